@@ -1,0 +1,119 @@
+"""Composition root: wires stdin/stdout, the JSON-RPC endpoint and the session manager, and owns shutdown.
+
+stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled (and answered
+`cancelled` while stdout is writable), output is flushed, and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import anyio
+import structlog
+
+from acp_agent.config import Config
+from acp_agent.model.anthropic import AnthropicModel, has_credentials, preload
+from acp_agent.protocol.errors import ProtocolError
+from acp_agent.rpc.endpoint import Endpoint
+from acp_agent.rpc.errors import RpcError
+from acp_agent.rpc.framing import LineReader, LineWriter
+from acp_agent.session.handlers import AcpHandler
+from acp_agent.session.manager import SessionManager
+from acp_agent.tools.registry import default_registry
+
+__all__ = ["run", "serve"]
+
+log = structlog.get_logger(__name__)
+
+SHUTDOWN_GRACE = 1.5
+"""Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
+
+
+class _RpcHandler:
+    """Adapts the ACP handler to the endpoint: ProtocolError → RpcError with the same code."""
+
+    def __init__(self, handler: AcpHandler) -> None:
+        self._handler = handler
+
+    async def handle_request(self, method: str, params: Any) -> Any:
+        try:
+            return await self._handler.handle_request(method, params)
+        except ProtocolError as exc:
+            raise RpcError(exc.code, exc.message, exc.data) from None
+
+    async def handle_notification(self, method: str, params: Any) -> None:
+        await self._handler.handle_notification(method, params)
+
+    def cancel_request(self, method: str, params: Any) -> bool:
+        return self._handler.cancel_request(method, params)
+
+
+class _EndpointRequester:
+    """The session layer's Requester, over the endpoint: RpcError → ProtocolError."""
+
+    def __init__(self, endpoint: Endpoint | None = None) -> None:
+        self.endpoint = endpoint
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        assert self.endpoint is not None
+        await self.endpoint.notify(method, params)
+
+    async def request(self, method: str, params: dict[str, Any], *,
+                      timeout: float | None = None) -> Any:
+        assert self.endpoint is not None
+        try:
+            return await self.endpoint.request(method, params, timeout=timeout)
+        except RpcError as exc:
+            raise ProtocolError(exc.code, exc.message, exc.data) from None
+
+
+async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
+    """Serve ACP until stdin closes or a termination signal arrives; returns the exit code."""
+    writer = LineWriter(stdout_fd)
+    reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
+    requester = _EndpointRequester()
+    model = AnthropicModel(streaming=config.streaming, base_url=config.base_url,
+                           max_retries=config.max_retries, stall_seconds=config.stall_seconds,
+                           request_timeout=config.request_timeout)
+    manager = SessionManager(config, requester, model=lambda: model, tools=default_registry)
+    handler = AcpHandler(manager, has_credentials=has_credentials, preload=preload)
+    endpoint = Endpoint(_RpcHandler(handler), writer)
+    requester.endpoint = endpoint
+
+    async def cancel_turns() -> None:
+        manager.cancel_all()
+
+    log.info("agent.started", model=config.model, streaming=config.streaming)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            tg.start_soon(_watch_signals, manager, tg.cancel_scope)
+            await endpoint.serve(reader, on_eof=cancel_turns, grace=SHUTDOWN_GRACE)
+            await writer.flush(timeout=0.5)
+            tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await writer.aclose()
+            await reader.aclose()
+            await model.aclose()
+    log.info("agent.stopped")
+    return 0
+
+
+async def _watch_signals(manager: SessionManager, scope: anyio.CancelScope) -> None:
+    """SIGTERM/SIGINT: cancel running turns, give them a moment to answer, then stop serving."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("agent.signal", signal=signal.Signals(signum).name)
+            manager.cancel_all()
+            with anyio.move_on_after(SHUTDOWN_GRACE):
+                while any(s.running is not None for s in manager.sessions.values()):
+                    await anyio.sleep(0.02)
+            scope.cancel()
+            return
+
+
+def run(config: Config) -> int:
+    """Run the server on the asyncio backend."""
+    return anyio.run(serve, config)

@@ -1,0 +1,79 @@
+"""Command line: `acp-agent` serves ACP on stdin/stdout until stdin closes.
+
+Flags win over environment variables, which win over the defaults (see `config.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from acp_agent import __version__
+from acp_agent.config import ENV_VARS, Config
+
+__all__ = ["build_parser", "main"]
+
+
+def _env(name: str) -> str:
+    return f" [env {ENV_VARS[name]}]" if name in ENV_VARS else ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-agent",
+        description="A governed Claude coding agent speaking the Agent Client Protocol (ACP) over "
+                    "stdio. With no sub-command it serves ACP on stdin/stdout until stdin closes.",
+        epilog="Credentials come from ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN). Logs go to "
+               "stderr; set ACP_AGENT_LOG_LEVEL=debug|info|warning|error.")
+    parser.add_argument("--version", action="version", version=f"acp-agent {__version__}")
+    parser.add_argument("command", nargs="?", choices=["serve"], default="serve",
+                        help="what to run (default: serve)")
+    model = parser.add_argument_group("model")
+    model.add_argument("--model", help=f"model id (default {Config().model}){_env('model')}")
+    model.add_argument("--max-tokens", type=int, help=f"max_tokens per model request (default "
+                       f"{Config().max_tokens}){_env('max_tokens')}")
+    model.add_argument("--stream", dest="streaming", action=argparse.BooleanOptionalAction,
+                       default=None, help="stream replies over SSE, or make one non-streaming "
+                       f"request per model call (default: stream){_env('streaming')}")
+    model.add_argument("--base-url", help=f"Messages API base URL, without /v1{_env('base_url')}")
+    model.add_argument("--max-retries", type=int, help="retries per model request, only before "
+                       f"any output was relayed (default 2){_env('max_retries')}")
+    model.add_argument("--stall-seconds", type=float, help="a stream silent this long has stalled "
+                       f"(default 120){_env('stall_seconds')}")
+    model.add_argument("--request-timeout", type=float, help="read timeout of a non-streaming "
+                       f"request in seconds (default 600){_env('request_timeout')}")
+    model.add_argument("--context-window", type=int, help="context window reported in "
+                       f"usage_update (default 200000){_env('context_window')}")
+    model.add_argument("--thinking-budget", type=int, help="turn extended thinking on with this "
+                       f"token budget (≥ 1024; default off){_env('thinking_budget')}")
+    limits = parser.add_argument_group("per-turn limits")
+    limits.add_argument("--max-turn-requests", type=int, help="model requests allowed per prompt "
+                        f"turn (default 50){_env('max_turn_requests')}")
+    limits.add_argument("--max-tool-calls", type=int, help="tool calls allowed per prompt turn "
+                        f"(default 200){_env('max_tool_calls')}")
+    limits.add_argument("--max-turn-seconds", type=float, help="wall clock per prompt turn "
+                        f"(default 3600){_env('max_turn_seconds')}")
+    protocol = parser.add_argument_group("protocol")
+    protocol.add_argument("--max-line-bytes", type=int, help="longest JSON-RPC line accepted "
+                          f"(default 50 MiB){_env('max_line_bytes')}")
+    protocol.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+                          help="stderr log level (default info) [env ACP_AGENT_LOG_LEVEL]")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from acp_agent import logs
+
+    logs.configure(args.log_level)
+    flags: dict[str, Any] = {k: v for k, v in vars(args).items() if k not in {"command", "log_level"}}
+    try:
+        config = Config.from_sources(flags)
+    except ValueError as exc:
+        sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
+        return 2
+    from acp_agent.app import run
+
+    return run(config)

@@ -1,0 +1,158 @@
+"""All settings and their defaults, in one place: flags > environment > defaults.
+
+`Config` is what the process was started with; `Limits` is the per-turn allowance a session runs
+under, which a session may override through `session/new` `_meta["acp-agent"]`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+__all__ = ["DEFAULT_MODEL", "Config", "Limits", "LimitsError"]
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""The model used when none is configured (decisions D2)."""
+
+
+class LimitsError(ValueError):
+    """A per-session limit override is invalid; `field` names it for the -32602 answer."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"_meta.acp-agent.{field}: {message}")
+        self.field = field
+
+
+class Limits(BaseModel):
+    """The per-turn budgets (turn-semantics C4). `None` turns a budget off."""
+
+    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+    max_turn_requests: int = Field(50, ge=1)
+    """Model requests allowed in one prompt turn; the N+1st is never sent."""
+    max_tool_calls: int | None = Field(200, ge=0)
+    """Tool calls started in one prompt turn."""
+    max_turn_seconds: float | None = Field(3600.0, gt=0)
+    """Wall clock for one prompt turn (a backstop; the editor's cancel is the real control)."""
+    max_turn_output_tokens: int | None = Field(None, ge=1)
+    """Output tokens summed over the turn's requests."""
+    max_turn_input_tokens: int | None = Field(None, ge=1)
+    """Input tokens summed over the turn's requests."""
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Limits:
+        """Apply `_meta["acp-agent"]` overrides (camelCase keys); unknown keys are ignored.
+
+        Raises:
+            LimitsError: a value is not valid for its limit (`maxTurnRequests` may not be null).
+        """
+        fields = {f.alias: name for name, f in type(self).model_fields.items() if f.alias}
+        data = self.model_dump()
+        for key, value in overrides.items():
+            name = fields.get(key)
+            if name is None:
+                continue
+            if value is None and name == "max_turn_requests":
+                raise LimitsError(key, "must be an integer ≥ 1 (it cannot be turned off)")
+            if isinstance(value, bool) or not (value is None or isinstance(value, int | float)):
+                raise LimitsError(key, "must be a number or null")
+            data[name] = value
+        try:
+            return type(self).model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = fields_by_name(type(self)).get(str(err["loc"][0]), str(err["loc"][0]))
+            raise LimitsError(field, err["msg"]) from None
+
+
+def fields_by_name(model: type[BaseModel]) -> dict[str, str]:
+    """Field name → its camelCase alias."""
+    return {name: f.alias or name for name, f in model.model_fields.items()}
+
+
+class Config(BaseModel):
+    """How the agent was started. Built once by the CLI from flags, environment and defaults."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = DEFAULT_MODEL
+    """Model id sent to the Messages API."""
+    max_tokens: int = Field(16_000, ge=1)
+    """max_tokens of each model request (below the SDK's non-streaming guard)."""
+    streaming: bool = True
+    """Stream replies (SSE) or make one non-streaming request per model call."""
+    base_url: str | None = None
+    """Messages API base URL (no /v1); None lets the SDK read ANTHROPIC_BASE_URL."""
+    max_retries: int = Field(2, ge=0)
+    """Retries of one model request, only while nothing of it was relayed."""
+    stall_seconds: float = Field(120.0, gt=0)
+    """A stream that yields no event for this long has stalled."""
+    request_timeout: float = Field(600.0, gt=0)
+    """Read timeout of a non-streaming request (not retried)."""
+    context_window: int | None = Field(None, ge=1)
+    """Context window reported in usage_update.size; None → 200,000."""
+    thinking_budget: int | None = Field(None, ge=1024)
+    """Extended thinking budget in tokens; None keeps thinking off."""
+    max_line_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    """Longest JSON-RPC line accepted on stdin."""
+    limits: Limits = Limits()
+    """Per-turn budgets; sessions may override them."""
+
+    @classmethod
+    def from_sources(cls, flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Config:
+        """Flags (None = not given) over environment over defaults.
+
+        Raises:
+            ValueError: an environment value does not parse; the message names the variable.
+        """
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        limits: dict[str, Any] = {}
+        for name, var, target in _ENV_MAP:
+            raw = flags.get(name)
+            if raw is None and env.get(var, "") != "":
+                raw = _parse_env(var, env[var], name)
+            if raw is not None:
+                (limits if target == "limits" else values)[name] = raw
+        if limits:
+            values["limits"] = Limits(**limits)
+        return cls(**values)
+
+
+_ENV_MAP: tuple[tuple[str, str, str], ...] = (
+    ("model", "ACP_AGENT_MODEL", "config"),
+    ("max_tokens", "ACP_AGENT_MAX_TOKENS", "config"),
+    ("streaming", "ACP_AGENT_STREAMING", "config"),
+    ("base_url", "ANTHROPIC_BASE_URL", "config"),
+    ("max_retries", "ACP_AGENT_MAX_RETRIES", "config"),
+    ("stall_seconds", "ACP_AGENT_STALL_SECONDS", "config"),
+    ("request_timeout", "ACP_AGENT_REQUEST_TIMEOUT", "config"),
+    ("context_window", "ACP_AGENT_CONTEXT_WINDOW", "config"),
+    ("thinking_budget", "ACP_AGENT_THINKING_BUDGET", "config"),
+    ("max_line_bytes", "ACP_AGENT_MAX_LINE_BYTES", "config"),
+    ("max_turn_requests", "ACP_AGENT_MAX_TURN_REQUESTS", "limits"),
+    ("max_tool_calls", "ACP_AGENT_MAX_TOOL_CALLS", "limits"),
+    ("max_turn_seconds", "ACP_AGENT_MAX_TURN_SECONDS", "limits"),
+)
+"""(setting, environment variable, where it lives). The CLI's flags use the same setting names."""
+
+ENV_VARS: dict[str, str] = {name: var for name, var, _ in _ENV_MAP}
+
+
+def _parse_env(var: str, raw: str, name: str) -> Any:
+    if name == "streaming":
+        if raw.strip().lower() in {"1", "true", "yes", "on"}:
+            return True
+        if raw.strip().lower() in {"0", "false", "no", "off"}:
+            return False
+        raise ValueError(f"{var} must be 1 or 0, not {raw!r}")
+    if name in {"model", "base_url"}:
+        return raw
+    try:
+        return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds"} \
+            else int(raw)
+    except ValueError:
+        raise ValueError(f"{var} must be a number, not {raw!r}") from None

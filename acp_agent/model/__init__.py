@@ -1,0 +1,1 @@
+"""Talking to Claude. Knows nothing of ACP: the turn loop consumes `ModelEvent`s."""

@@ -1,0 +1,412 @@
+"""AnthropicModel: the Messages API behind the `ModelClient` seam, streaming or not.
+
+Both paths yield the same `ModelEvent` sequence (turn-semantics C8). The SDK runs with
+`max_retries=0`: retries are ours, because only here do we know whether output of the request
+was already relayed (decisions D1). `anthropic` is imported lazily: it costs about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import structlog
+
+from acp_agent.errors import AgentError, AuthRequired, ModelUnavailable, StreamBroken
+from acp_agent.model.base import (
+    MessageDone,
+    ModelEvent,
+    ModelRequest,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseStarted,
+    Usage,
+)
+from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
+
+if TYPE_CHECKING:
+    import anthropic
+
+__all__ = ["AnthropicModel", "has_credentials", "preload"]
+
+log = structlog.get_logger(__name__)
+
+_ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def preload() -> None:
+    """Import the SDK (and the messages resource it loads on first use) ahead of the first prompt.
+
+    Meant for a worker thread started right after `initialize`.
+    """
+    import anthropic
+    import anthropic.resources.messages  # noqa: F401
+    import anthropic.types  # noqa: F401
+
+    del anthropic
+
+
+def has_credentials(api_key: str | None = None) -> bool:
+    """Whether a request would carry credentials, decided without sending one.
+
+    An explicit key, or `ANTHROPIC_API_KEY`/`ANTHROPIC_AUTH_TOKEN`, answers at once; otherwise the
+    SDK's own chain (profiles, federation) is asked, which reads only local files and env.
+    """
+    if api_key or any(os.environ.get(name) for name in _ENV_KEYS):
+        return True
+    try:
+        from anthropic.lib.credentials import default_credentials
+    except ImportError:  # an SDK without credential profiles
+        return False
+    try:
+        return default_credentials() is not None
+    except Exception as exc:  # a broken profile: no usable credentials
+        log.warning("model.credentials_unreadable", error=type(exc).__name__)
+        return False
+
+
+class AnthropicModel:
+    """A `ModelClient` over the official SDK, with the agent's own retry policy."""
+
+    def __init__(self, *, streaming: bool, api_key: str | None = None, base_url: str | None = None,
+                 max_retries: int = 2, stall_seconds: float = 120.0, request_timeout: float = 600.0,
+                 deadline: Callable[[], float | None] | None = None,
+                 policy: RetryPolicy | None = None) -> None:
+        self.streaming = streaming
+        self.stall_seconds = stall_seconds
+        self.request_timeout = request_timeout
+        self.policy = policy or RetryPolicy(max_retries=max_retries)
+        self._api_key = api_key
+        self._base_url = base_url
+        self._deadline = deadline
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def __repr__(self) -> str:
+        return (f"AnthropicModel(streaming={self.streaming}, base_url={self._base_url!r}, "
+                f"max_retries={self.policy.max_retries}, stall_seconds={self.stall_seconds})")
+
+    async def aclose(self) -> None:
+        """Close the HTTP client, if one was built."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
+        return self._respond(request)
+
+    # ── the retry loop ─────────────────────────────────────────────────────────────────────
+    async def _respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        import anthropic
+        import httpx2
+
+        client = self._get_client()
+        kwargs = _request_kwargs(request)
+        retries = 0
+        while True:
+            attempt = Attempt()
+            try:
+                once = self._stream_once if self.streaming else self._create_once
+                async with aclosing(once(client, kwargs, attempt)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except AgentError:
+                raise
+            except (anthropic.APIError, httpx2.TransportError, TimeoutError) as exc:
+                failure = self._failure(exc)
+            except TypeError as exc:
+                if "authentication method" in str(exc):
+                    raise AuthRequired(_NO_CREDENTIALS) from None
+                raise
+            if failure.status == 400 and "prompt is too long" in failure.reason.lower():
+                yield MessageDone([], "model_context_window_exceeded", Usage())
+                return
+            decision = self.policy.decide(failure, retries_taken=retries,
+                                          relayed=attempt.relayed,
+                                          time_left=self._deadline() if self._deadline else None)
+            if isinstance(decision, GiveUp):
+                raise self._give_up(decision, failure, attempt)
+            retries += 1
+            log.info("model.retry", attempt=retries, delay=round(decision.delay, 3),
+                     reason=decision.reason)
+            yield RetryScheduled(retries, decision.delay, decision.reason)
+            await anyio.sleep(decision.delay)
+
+    def _give_up(self, decision: GiveUp, failure: Failure, attempt: Attempt) -> AgentError:
+        reason = self._redact(decision.reason)
+        if attempt.relayed:
+            return StreamBroken(reason, partial=attempt.partial(), retryable=decision.transient)
+        error = ModelUnavailable(reason, retryable=decision.transient)
+        error.detail.update({"status": failure.status, "errorType": failure.error_type})
+        return error
+
+    # ── one attempt on each path ───────────────────────────────────────────────────────────
+    async def _stream_once(self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any],
+                           attempt: Attempt) -> AsyncIterator[ModelEvent]:
+        import httpx2
+
+        # A stall is no byte for stall_seconds: the read timeout watches every socket read at no
+        # per-event cost (a cancel scope per event would add ~25 µs to each delta).
+        timeout = httpx2.Timeout(self.stall_seconds, connect=min(self.stall_seconds, 10.0))
+        with anyio.fail_after(self.stall_seconds + 1):
+            stream = await client.messages.create(stream=True, timeout=timeout, **kwargs)
+        try:
+            async for event in _events(stream, attempt):
+                yield event
+        except (KeyError, ValueError) as exc:  # deltas for an unknown block, or bad tool JSON
+            raise StreamBroken(f"the reply was malformed ({type(exc).__name__})",
+                               partial=attempt.partial()) from None
+        finally:
+            with anyio.move_on_after(2, shield=True):
+                await stream.close()
+        if not attempt.stopped:
+            raise StreamBroken("the reply ended early, without message_stop",
+                               partial=attempt.partial(), retryable=True)
+        if attempt.stop_reason is None:
+            raise StreamBroken("the reply ended without a stop_reason", partial=attempt.partial())
+        yield MessageDone(attempt.content(), attempt.stop_reason, attempt.usage,
+                          attempt.message_id)
+
+    async def _create_once(self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any],
+                           attempt: Attempt) -> AsyncIterator[ModelEvent]:
+        import anthropic
+
+        try:
+            message = await client.messages.create(timeout=self.request_timeout, **kwargs)
+        except anthropic.APITimeoutError as exc:
+            if _is_connect_timeout(exc):
+                raise
+            raise ModelUnavailable(
+                f"no answer within {self.request_timeout:g} s; not retried, because the API "
+                "may have processed (and billed) the request", retryable=True) from None
+        if not isinstance(message, anthropic.types.Message):
+            raise ModelUnavailable("the API answered with a body that is not a message")
+        content = []
+        for index, block in enumerate(message.content):
+            kind = block.type
+            if kind == "text" and block.text:
+                attempt.relayed = True
+                yield TextDelta(index, block.text)
+            elif kind == "thinking":
+                attempt.relayed = True
+                yield ThinkingDelta(index, block.thinking)
+            elif kind == "tool_use":
+                attempt.relayed = True
+                yield ToolUseStarted(index, block.id, block.name)
+            item = _input_block(block)
+            if item is not None:
+                content.append(item)
+        usage = _usage(message.usage)
+        yield usage
+        if message.stop_reason is None:
+            raise StreamBroken("the reply ended without a stop_reason", partial=content)
+        yield MessageDone(content, message.stop_reason, usage, message.id)
+
+    # ── helpers ────────────────────────────────────────────────────────────────────────────
+    def _get_client(self) -> anthropic.AsyncAnthropic:
+        if self._client is not None:
+            return self._client
+        import anthropic
+
+        try:
+            client = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url,
+                                              max_retries=0, timeout=self.request_timeout)
+        except ValueError as exc:  # a broken credentials profile
+            raise AuthRequired(f"{_NO_CREDENTIALS} ({type(exc).__name__})") from None
+        if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
+            raise AuthRequired(_NO_CREDENTIALS)
+        self._client = client
+        return client
+
+    def _failure(self, exc: BaseException) -> Failure:
+        """Describe a failed attempt for the policy; 401/403 end the turn at once."""
+        import anthropic
+        import httpx2
+
+        if isinstance(exc, anthropic.APIStatusError):
+            error_type, message = _error_fields(exc)
+            text = self._redact(f"{error_type}: {message}")
+            if exc.status_code == 200:  # an `error` event inside the stream
+                return Failure(f"the stream failed with {text}", error_type=error_type or "?")
+            if exc.status_code in (401, 403):
+                raise AuthRequired(f"the API refused the credentials (HTTP {exc.status_code} "
+                                   f"{text})") from None
+            return Failure(f"HTTP {exc.status_code} {text}", status=exc.status_code,
+                           error_type=error_type, headers=dict(exc.response.headers))
+        if isinstance(exc, anthropic.APITimeoutError) and _is_connect_timeout(exc):
+            return Failure("could not connect to the API in time")
+        if isinstance(exc, TimeoutError | anthropic.APITimeoutError | httpx2.TimeoutException):
+            return Failure(f"no answer from the API for {self.stall_seconds:g} s (stall)")
+        if isinstance(exc, anthropic.APIConnectionError):
+            exc = exc.__cause__ or exc
+        return Failure(f"connection failed ({type(exc).__name__}: {self._redact(str(exc))})")
+
+    def _redact(self, text: str) -> str:
+        for secret in (self._api_key, *(os.environ.get(name) for name in _ENV_KEYS)):
+            if secret and secret in text:
+                text = text.replace(secret, "[redacted]")
+        return text
+
+
+_NO_USAGE = Usage()
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                 "cache_creation_input_tokens")
+_NO_CREDENTIALS = ("no Anthropic credentials: set ANTHROPIC_API_KEY in the agent's environment "
+                   "(or use --model demo, which needs none)")
+
+
+def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens,
+                              "messages": request.messages}
+    if request.system is not None:
+        kwargs["system"] = request.system
+    if request.tools:
+        kwargs["tools"] = request.tools
+    if request.tool_choice is not None:
+        kwargs["tool_choice"] = request.tool_choice
+    if request.thinking is not None:
+        kwargs["thinking"] = request.thinking
+    return kwargs
+
+
+def _error_fields(exc: anthropic.APIStatusError) -> tuple[str | None, str]:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error") if isinstance(body.get("error"), dict) else {}
+    error_type = getattr(exc, "type", None) or inner.get("type")
+    message = getattr(exc, "api_message", None) or inner.get("message") or "no message"
+    return error_type, str(message)
+
+
+def _is_connect_timeout(exc: BaseException) -> bool:
+    return type(exc.__cause__).__name__ in ("ConnectTimeout", "PoolTimeout")
+
+
+# ── events and content blocks ──────────────────────────────────────────────────────────────────
+
+class Attempt:
+    """What one attempt produced so far: blocks by index, usage, stop reason, relayed or not."""
+
+    __slots__ = ("_blocks", "_done", "_parts", "message_id", "relayed", "stop_reason",
+                 "stopped", "usage")
+
+    def __init__(self) -> None:
+        self.relayed = False
+        self.stopped = False
+        self.stop_reason: str | None = None
+        self.usage = Usage()
+        self.message_id: str | None = None
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._parts: dict[int, list[str]] = {}
+        self._done: set[int] = set()
+
+    def finish(self, index: int) -> None:
+        """A block is complete: join its pieces (tool input is parsed; bad JSON raises)."""
+        block = self._blocks.get(index)
+        parts = self._parts.pop(index, None)
+        if block is None:
+            return
+        if parts is not None:
+            joined = "".join(parts)
+            kind = block["type"]
+            if kind == "text":
+                block["text"] = joined
+            elif kind == "thinking":
+                block["thinking"] = joined
+            else:
+                block["input"] = json.loads(joined) if joined else {}
+        self._done.add(index)
+
+    def content(self) -> list[dict[str, Any]]:
+        """The complete blocks in order, as valid input for the next request."""
+        return [b for i, b in sorted(self._blocks.items())
+                if i in self._done and not (b["type"] == "text" and not b["text"])]
+
+    def partial(self) -> list[dict[str, Any]]:
+        """Complete blocks plus a text block in progress; unfinished tool_use/thinking dropped."""
+        out = []
+        for i, block in sorted(self._blocks.items()):
+            if i in self._done:
+                if block["type"] != "text" or block["text"]:
+                    out.append(block)
+            elif block["type"] == "text" and (text := "".join(self._parts.get(i, ()))):
+                out.append({"type": "text", "text": text})
+        return out
+
+
+async def _events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
+    """Map the SDK's raw stream events to ModelEvents, accumulating blocks in `a`. Hot path."""
+    blocks, parts = a._blocks, a._parts
+    async for event in stream:
+        kind = event.type
+        if kind == "content_block_delta":
+            delta = event.delta
+            dkind = delta.type
+            if dkind == "text_delta":
+                parts[event.index].append(delta.text)
+                a.relayed = True
+                yield TextDelta(event.index, delta.text)
+            elif dkind == "input_json_delta":
+                parts[event.index].append(delta.partial_json)
+            elif dkind == "thinking_delta":
+                parts[event.index].append(delta.thinking)
+                a.relayed = True
+                yield ThinkingDelta(event.index, delta.thinking)
+            elif dkind == "signature_delta":
+                blocks[event.index]["signature"] += delta.signature
+        elif kind == "content_block_start":
+            index, block = event.index, event.content_block
+            item = _input_block(block, keep_empty=True)
+            if item is None:
+                continue
+            blocks[index] = item
+            if block.type in ("text", "thinking"):
+                first = item.get(block.type, "")
+                parts[index] = [first] if first else []
+                if first:
+                    a.relayed = True
+                    yield (TextDelta if block.type == "text" else ThinkingDelta)(index, first)
+            elif "input" in item:
+                parts[index] = []
+                if block.type == "tool_use":
+                    a.relayed = True
+                    yield ToolUseStarted(index, block.id, block.name)
+        elif kind == "content_block_stop":
+            a.finish(event.index)
+        elif kind == "message_delta":
+            a.stop_reason = event.delta.stop_reason
+            a.usage = _usage(event.usage, a.usage)
+            yield a.usage
+        elif kind == "message_start":
+            a.message_id = event.message.id
+            a.usage = _usage(event.message.usage)
+            yield a.usage
+        elif kind == "message_stop":
+            a.stopped = True
+
+
+def _input_block(block: Any, *, keep_empty: bool = False) -> dict[str, Any] | None:
+    """An SDK content block as an API *input* block (no None fields, no citations)."""
+    kind = block.type
+    if kind == "text":
+        return {"type": "text", "text": block.text} if block.text or keep_empty else None
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature or ""}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    dumped: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+    dumped.pop("citations", None)
+    return dumped
+
+
+def _usage(raw: Any, prev: Usage = _NO_USAGE) -> Usage:
+    """Usage from the API; counts that a message_delta leaves out keep their earlier values."""
+    return Usage(*(getattr(prev, name) if getattr(raw, name, None) is None
+                   else int(getattr(raw, name)) for name in _USAGE_FIELDS))

@@ -1,0 +1,122 @@
+"""The model seam: one `respond()` that yields the same event sequence on both API paths.
+
+The turn loop never branches on streaming; the non-streaming adapter synthesises the events a
+stream would have produced from the finished message (turn-semantics C8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = [
+    "MessageDone",
+    "ModelClient",
+    "ModelEvent",
+    "ModelRequest",
+    "RetryScheduled",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolUseStarted",
+    "Usage",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One logical Messages API request, in Anthropic's own shapes."""
+
+    model: str
+    max_tokens: int
+    messages: list[dict[str, Any]]
+    system: str | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_choice: dict[str, Any] | None = None
+    thinking: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of assistant text, relayed as it arrives. `index` is the content block's index."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's thinking."""
+
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseStarted:
+    """The model began a tool_use block (its input follows; the finished input is in MessageDone)."""
+
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of this request so far (cumulative within the request, as the API reports)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        """The size of the context this request used: input + cache + output."""
+        return (self.input_tokens + self.cache_read_input_tokens
+                + self.cache_creation_input_tokens + self.output_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled:
+    """An attempt failed before any output; the client waits `delay` seconds and tries again.
+
+    Not output: the runner counts it as a retry and may tell the user.
+    """
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDone:
+    """The reply is complete: the assistant content blocks as they go into history, and why it stopped.
+
+    `stop_reason` is the API's own string (end_turn, tool_use, max_tokens, pause_turn, refusal, ...),
+    never None: a reply without one raises StreamBroken instead.
+    """
+
+    content: list[dict[str, Any]]
+    stop_reason: str
+    usage: Usage
+    message_id: str | None = None
+
+
+ModelEvent = TextDelta | ThinkingDelta | ToolUseStarted | Usage | RetryScheduled | MessageDone
+
+
+class ModelClient(Protocol):
+    """Anything that answers a ModelRequest with a stream of ModelEvents.
+
+    Raises (out of the iterator):
+        ModelUnavailable: the API failed and the retry policy gave up (or the error is not retryable).
+        StreamBroken: the reply broke off after output, or ended with no stop_reason; carries the partial
+            content blocks.
+        AuthRequired: no credentials, or 401/403.
+    Cancellation propagates unchanged.
+    """
+
+    streaming: bool
+
+    def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]: ...

@@ -1,0 +1,68 @@
+"""initialize and authenticate: capabilities and version negotiation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from acp_agent.protocol.base import AcpModel
+
+__all__ = [
+    "LATEST_PROTOCOL_VERSION",
+    "AuthenticateRequest",
+    "ClientCapabilities",
+    "FileSystemCapability",
+    "InitializeRequest",
+    "negotiate_version",
+]
+
+LATEST_PROTOCOL_VERSION = 1
+SUPPORTED_PROTOCOL_VERSIONS = frozenset({1})
+
+
+class FileSystemCapability(AcpModel):
+    read_text_file: bool = False
+    write_text_file: bool = False
+
+
+class ClientCapabilities(AcpModel):
+    """What the client can do; anything omitted is unsupported."""
+
+    fs: FileSystemCapability = Field(default_factory=FileSystemCapability)
+    terminal: bool = False
+    auth: dict[str, Any] | None = None
+
+
+class InitializeRequest(AcpModel):
+    protocol_version: int | str
+    client_capabilities: ClientCapabilities = Field(default_factory=ClientCapabilities)
+    client_info: dict[str, Any] | None = None
+
+    @field_validator("protocol_version", mode="before")
+    @classmethod
+    def _check_version(cls, value: Any) -> int | str:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError("must be an integer 0–65535")
+        if isinstance(value, int) and not 0 <= value <= 65535:
+            raise ValueError("must be an integer 0–65535")
+        return value
+
+    @field_validator("client_capabilities", mode="before")
+    @classmethod
+    def _null_means_nothing(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+def negotiate_version(requested: int | str) -> int:
+    """The client's version when we support it, else our latest (never the minimum).
+
+    A string comes from a legacy client: "1" means 1, any other string is an old version (D3).
+    """
+    if isinstance(requested, str):
+        return 1 if requested.strip() == "1" else LATEST_PROTOCOL_VERSION
+    return requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+
+
+class AuthenticateRequest(AcpModel):
+    method_id: str

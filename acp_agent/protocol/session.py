@@ -1,0 +1,132 @@
+"""session/new, session/prompt, session/cancel and the prompt's content blocks."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from acp_agent.protocol.base import AcpModel
+
+__all__ = [
+    "AudioContent",
+    "BlobResource",
+    "CancelNotification",
+    "ContentBlock",
+    "EmbeddedResource",
+    "ImageContent",
+    "NewSessionRequest",
+    "PromptRequest",
+    "ResourceLink",
+    "SessionRef",
+    "TextContent",
+    "TextResource",
+]
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def _absolute(value: str) -> str:
+    if not (PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute()):
+        raise ValueError("must be an absolute path")
+    return value
+
+
+class NewSessionRequest(AcpModel):
+    cwd: str
+    mcp_servers: list[dict[str, Any]]
+    additional_directories: list[str] | None = None
+
+    @field_validator("cwd")
+    @classmethod
+    def _cwd_absolute(cls, value: str) -> str:
+        return _absolute(value)
+
+    @field_validator("additional_directories")
+    @classmethod
+    def _dirs_absolute(cls, value: list[str] | None) -> list[str] | None:
+        return [_absolute(v) for v in value] if value else value
+
+
+class SessionRef(AcpModel):
+    """Any request or notification that names a session and nothing more we need."""
+
+    session_id: str
+
+
+class CancelNotification(SessionRef):
+    pass
+
+
+class TextContent(AcpModel):
+    type: Literal["text"]
+    text: str
+
+
+class ImageContent(AcpModel):
+    type: Literal["image"]
+    data: str
+    mime_type: str
+    uri: str | None = None
+
+    @field_validator("mime_type")
+    @classmethod
+    def _known_image(cls, value: str) -> str:
+        if value not in IMAGE_TYPES:
+            raise ValueError(f"unsupported image type {value!r} (png, jpeg, gif or webp)")
+        return value
+
+    @field_validator("data")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("must be base64") from None
+        return value
+
+
+class AudioContent(AcpModel):
+    type: Literal["audio"]
+    data: str
+    mime_type: str
+
+
+class ResourceLink(AcpModel):
+    type: Literal["resource_link"]
+    uri: str
+    name: str
+    mime_type: str | None = None
+    title: str | None = None
+    description: str | None = None
+    size: int | None = None
+
+
+class TextResource(AcpModel):
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+class BlobResource(AcpModel):
+    uri: str
+    blob: str
+    mime_type: str | None = None
+
+
+class EmbeddedResource(AcpModel):
+    type: Literal["resource"]
+    resource: TextResource | BlobResource
+
+
+ContentBlock = Annotated[
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+    Field(discriminator="type"),
+]
+
+
+class PromptRequest(SessionRef):
+    prompt: list[ContentBlock]

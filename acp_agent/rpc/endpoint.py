@@ -1,0 +1,295 @@
+"""One JSON-RPC connection: concurrent dispatch of incoming calls, outgoing calls matched by id.
+
+Each incoming request runs in its own task, so a long `session/prompt` never blocks an
+`initialize` or a `session/cancel`; notifications run inline, in arrival order. Knows nothing
+of ACP: methods and params go to a `Handler` as parsed JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+
+from acp_agent.rpc.errors import ConnectionClosed, RpcError
+from acp_agent.rpc.framing import LineTooLong
+from acp_agent.rpc.messages import (
+    Notification,
+    Request,
+    classify,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_response,
+)
+
+__all__ = ["CANCEL_REQUEST", "Endpoint", "Handler", "LineSink", "LineSource"]
+
+log = structlog.get_logger(__name__)
+
+CANCEL_REQUEST = "$/cancel_request"
+DEFAULT_GRACE = 1.5
+_CANCEL_SEND_TIMEOUT = 0.25  # bound on the shielded sends made while being cancelled
+
+
+class Handler(Protocol):
+    """What the endpoint dispatches to (the app wires ACP's method table here)."""
+
+    async def handle_request(self, method: str, params: Any) -> Any:
+        """Return a JSON-able result or raise `RpcError` (-32601 for an unknown method)."""
+
+    async def handle_notification(self, method: str, params: Any) -> None:
+        """Handle a notification quickly: the next line is not read until this returns."""
+
+    def cancel_request(self, method: str, params: Any) -> bool:
+        """`$/cancel_request` named this pending request: True if the handler answers it itself."""
+
+
+class LineSource(Protocol):
+    async def read_line(self) -> bytes | None: ...
+
+
+class LineSink(Protocol):
+    async def send(self, data: bytes) -> None: ...
+
+
+def _key(request_id: Any) -> tuple[type, Any]:
+    # Ids match by value *and* JSON type: 1, "1" and true are three different ids.
+    return (type(request_id), request_id)
+
+
+class _Incoming:
+    __slots__ = ("method", "params", "scope")
+
+    def __init__(self, method: str, params: Any) -> None:
+        self.method = method
+        self.params = params
+        self.scope = anyio.CancelScope()
+
+
+class _Outgoing:
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: Any = None
+        self.error: RpcError | None = None
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """A handler's task group wraps a lone RpcError in an ExceptionGroup: look inside."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+class Endpoint:
+    """Serves one client: `serve(reader)` until EOF; `notify`/`request` to call the client."""
+
+    def __init__(self, handler: Handler, writer: LineSink) -> None:
+        self._handler = handler
+        self._writer = writer
+        self._incoming: dict[tuple[type, Any], _Incoming] = {}
+        self._outgoing: dict[int, _Outgoing] = {}
+        self._next_id = 0
+        self._in_flight = 0
+        self._idle: anyio.Event | None = None
+        self._closed = False
+
+    @property
+    def is_closed(self) -> bool:
+        """True once the client's input ended: outgoing requests fail at once."""
+        return self._closed
+
+    # -- incoming ---------------------------------------------------------------------------
+
+    async def serve(
+        self,
+        reader: LineSource,
+        *,
+        on_eof: Callable[[], Awaitable[None]] | None = None,
+        grace: float = DEFAULT_GRACE,
+    ) -> None:
+        """Read and dispatch lines until EOF, then wind down within `grace` seconds.
+
+        At EOF, pending outgoing requests fail with `ConnectionClosed`, `on_eof` runs (the
+        app cancels running turns there), in-flight requests get up to `grace` seconds to
+        answer, and whatever is left is cancelled (and answered -32800).
+        """
+        async with anyio.create_task_group() as tg:
+            while True:
+                try:
+                    line = await reader.read_line()
+                except LineTooLong as exc:
+                    log.warning("rpc.line_too_long", size=exc.size, limit=exc.limit)
+                    await self._writer.send(
+                        encode_error(
+                            None,
+                            RpcError.invalid_request(
+                                f"line of {exc.size} bytes exceeds the {exc.limit}-byte limit"
+                            ),
+                        )
+                    )
+                    continue
+                except OSError as exc:
+                    log.warning("rpc.read_failed", error=str(exc))
+                    line = None
+                if line is None:
+                    break
+                await self._dispatch(line, tg)
+            await self._wind_down(on_eof, grace)
+            tg.cancel_scope.cancel()
+
+    async def _dispatch(self, line: bytes, tg: TaskGroup) -> None:
+        if not line.strip():
+            return  # a blank line carries no message, so nothing to answer
+        try:
+            msg = classify(line)
+        except RpcError as err:
+            log.debug("rpc.bad_message", code=err.code, detail=err.message)
+            await self._writer.send(encode_error(err.request_id, err))
+            return
+        if isinstance(msg, Request):
+            self._in_flight += 1
+            tg.start_soon(self._run_request, msg)
+        elif isinstance(msg, Notification):
+            await self._run_notification(msg)
+        else:
+            pending = self._outgoing.pop(msg.id, None) if type(msg.id) is int else None
+            if pending is None:
+                log.debug("rpc.unmatched_response", id=msg.id)
+                return
+            if msg.error is not None:
+                pending.error = msg.error.to_exception()
+            else:
+                pending.result = msg.result
+            pending.done.set()
+
+    async def _run_notification(self, msg: Notification) -> None:
+        if msg.method == CANCEL_REQUEST:
+            self._cancel_incoming(msg.params)
+            return
+        try:
+            await self._handler.handle_notification(msg.method, msg.params)
+        except Exception:
+            log.exception("rpc.notification_failed", method=msg.method)
+
+    def _cancel_incoming(self, params: Any) -> None:
+        if type(params) is not dict or "requestId" not in params:
+            log.debug("rpc.bad_cancel_request", params=params)
+            return
+        entry = self._incoming.get(_key(params["requestId"]))
+        if entry is None:
+            return  # already answered, or never seen: nothing to do
+        try:
+            answers_itself = self._handler.cancel_request(entry.method, entry.params)
+        except Exception:
+            log.exception("rpc.cancel_hook_failed", method=entry.method)
+            answers_itself = False
+        if not answers_itself:
+            entry.scope.cancel()
+
+    async def _run_request(self, req: Request) -> None:
+        entry = _Incoming(req.method, req.params)
+        key = _key(req.id)
+        self._incoming[key] = entry
+        try:
+            data = await self._answer(req, entry)
+            await self._writer.send(data)
+        except anyio.get_cancelled_exc_class():
+            # Shutdown after the grace period: still one answer per request while we can.
+            with anyio.move_on_after(_CANCEL_SEND_TIMEOUT, shield=True):
+                await self._writer.send(encode_error(req.id, RpcError.request_cancelled()))
+            raise
+        finally:
+            if self._incoming.get(key) is entry:
+                del self._incoming[key]
+            self._in_flight -= 1
+            if self._in_flight == 0 and self._idle is not None:
+                self._idle.set()
+
+    async def _answer(self, req: Request, entry: _Incoming) -> bytes:
+        with entry.scope:
+            try:
+                result = await self._handler.handle_request(req.method, req.params)
+            except Exception as exc:  # every failure becomes one error answer
+                return self._error_line(req, exc)
+            try:
+                return encode_response(req.id, result)
+            except (TypeError, ValueError, RecursionError) as exc:
+                return self._error_line(req, exc)
+        # Only reached when $/cancel_request cancelled the scope.
+        return encode_error(req.id, RpcError.request_cancelled())
+
+    def _error_line(self, req: Request, exc: BaseException) -> bytes:
+        err = _unwrap(exc)
+        if not isinstance(err, RpcError):
+            log.error("rpc.handler_failed", method=req.method, exc_info=exc)
+            err = RpcError.internal_error(
+                f"Internal error while handling {req.method}",
+                {"exception": type(err).__name__},
+            )
+        return encode_error(req.id, err)
+
+    async def _wind_down(self, on_eof: Callable[[], Awaitable[None]] | None, grace: float) -> None:
+        self._closed = True
+        for pending in self._outgoing.values():
+            pending.error = ConnectionClosed()
+            pending.done.set()
+        self._outgoing.clear()
+        with anyio.move_on_after(grace):
+            if on_eof is not None:
+                try:
+                    await on_eof()
+                except Exception:
+                    log.exception("rpc.on_eof_failed")
+            while self._in_flight:
+                self._idle = anyio.Event()
+                await self._idle.wait()
+        if self._in_flight:
+            log.info("rpc.cancelling_requests", count=self._in_flight)
+
+    # -- outgoing ---------------------------------------------------------------------------
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification (dropped quietly if the client is gone)."""
+        await self._writer.send(encode_notification(method, params))
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        *,
+        timeout: float | None,  # noqa: ASYNC109 - on timeout we also tell the client to stop
+    ) -> Any:
+        """Call the client and return its result.
+
+        Raises:
+            RpcError: the client answered with an error (its code, message and data).
+            ConnectionClosed: the client's input ended before it answered.
+            TimeoutError: no answer within `timeout` seconds.
+        """
+        if self._closed:
+            raise ConnectionClosed()
+        request_id = self._next_id
+        self._next_id += 1
+        pending = _Outgoing()
+        self._outgoing[request_id] = pending
+        try:
+            await self._writer.send(encode_request(request_id, method, params))
+            with anyio.fail_after(timeout):
+                await pending.done.wait()
+        except (anyio.get_cancelled_exc_class(), TimeoutError):
+            if self._outgoing.pop(request_id, None) is not None and not self._closed:
+                # We no longer want the answer: tell the client so it can stop working on it.
+                with anyio.move_on_after(_CANCEL_SEND_TIMEOUT, shield=True):
+                    await self._writer.send(
+                        encode_notification(CANCEL_REQUEST, {"requestId": request_id})
+                    )
+            raise
+        if pending.error is not None:
+            raise pending.error
+        return pending.result

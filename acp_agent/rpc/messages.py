@@ -1,0 +1,190 @@
+"""JSON-RPC 2.0 envelopes: classify one raw line, and encode the four kinds of outgoing line.
+
+Kept free of pydantic: every streamed chunk goes through an encoder here, so they are plain
+`json` calls on pre-built encoders. Params and results pass through as parsed JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from acp_agent.rpc.errors import INTERNAL_ERROR, RpcError
+
+__all__ = [
+    "ErrorObject",
+    "Message",
+    "Notification",
+    "Request",
+    "Response",
+    "classify",
+    "encode_error",
+    "encode_notification",
+    "encode_request",
+    "encode_response",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A call that wants exactly one response; `id` is str, int or None, echoed unchanged."""
+
+    id: str | int | None
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A call without an id: never answered."""
+
+    method: str
+    params: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorObject:
+    """The `error` member of a response the peer sent us."""
+
+    code: int
+    message: str
+    data: Any = None
+
+    def to_exception(self) -> RpcError:
+        return RpcError(self.code, self.message, self.data)
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """The peer's answer to one of our requests: `error` is None on success."""
+
+    id: str | int | None
+    result: Any
+    error: ErrorObject | None
+
+
+Message = Request | Notification | Response
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; accepting them would let us echo invalid JSON later.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_decode = _decoder.decode
+
+
+def _invalid(detail: str, request_id: Any = None) -> RpcError:
+    err = RpcError.invalid_request(detail)
+    err.request_id = request_id
+    return err
+
+
+def _is_valid_id(value: Any) -> bool:
+    kind = type(value)
+    return kind is str or kind is int or value is None  # bool is not an id
+
+
+def classify(line: bytes) -> Message:
+    """Turn one line (no trailing newline) into a message, or raise `RpcError`.
+
+    Raises:
+        RpcError: -32700 for bytes that are not UTF-8 JSON, -32600 for JSON that is not one
+            message object; `request_id` holds the message's id when it could be read.
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RpcError.parse_error(f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        obj = _decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise RpcError.parse_error(str(exc) or type(exc).__name__) from None
+
+    if type(obj) is not dict:
+        if type(obj) is list:
+            raise _invalid("batches are not supported; send one JSON object per line")
+        raise _invalid("a message must be a JSON object")
+
+    has_id = "id" in obj
+    rid = obj.get("id")
+    if not _is_valid_id(rid):
+        raise _invalid('"id" must be a string, an integer or null')
+    if obj.get("jsonrpc") != "2.0":
+        raise _invalid('"jsonrpc" must be "2.0"', rid)
+
+    if "method" in obj:
+        method = obj["method"]
+        if type(method) is not str:
+            raise _invalid('"method" must be a string', rid)
+        params = obj.get("params")
+        # An explicit `"params": null` is tolerated: the official Python SDK sends it.
+        if params is not None and type(params) is not dict and type(params) is not list:
+            raise _invalid('"params" must be an object or an array', rid)
+        if has_id:
+            return Request(rid, method, params)
+        return Notification(method, params)
+
+    if has_id and ("result" in obj or "error" in obj):
+        error = obj.get("error")
+        if error is None:
+            return Response(rid, obj.get("result"), None)
+        if type(error) is not dict:
+            raise _invalid('"error" must be an object', rid)
+        code = error.get("code")
+        message = error.get("message")
+        return Response(
+            rid,
+            None,
+            ErrorObject(
+                code if type(code) is int else INTERNAL_ERROR,
+                message if type(message) is str else "",
+                error.get("data"),
+            ),
+        )
+    raise _invalid('a message needs a "method", or an "id" with a "result" or an "error"', rid)
+
+
+# Pre-built encoders: json.dumps() with keyword arguments builds a new encoder on every call.
+_encode_utf8 = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_encode_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    """One compact JSON line. json escapes every control character, so no raw newline."""
+    text = _encode_utf8(obj)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate: \u-escape everything instead
+        return _encode_ascii(obj).encode("ascii") + b"\n"
+
+
+def encode_response(id: str | int | None, result: Any) -> bytes:
+    """A success response. Raises TypeError/ValueError when `result` is not JSON."""
+    return _line({"jsonrpc": "2.0", "id": id, "result": result})
+
+
+def encode_error(id: str | int | None, error: RpcError) -> bytes:
+    """An error response; `"id": null` is kept. Never raises: unencodable `data` is dropped."""
+    try:
+        return _line({"jsonrpc": "2.0", "id": id, "error": error.to_dict()})
+    except (TypeError, ValueError, RecursionError):
+        return _line(
+            {"jsonrpc": "2.0", "id": id, "error": {"code": error.code, "message": error.message}}
+        )
+
+
+def encode_notification(method: str, params: Any) -> bytes:
+    """A notification; `params` is omitted when None."""
+    if params is None:
+        return _line({"jsonrpc": "2.0", "method": method})
+    return _line({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def encode_request(id: str | int | None, method: str, params: Any) -> bytes:
+    """A request to the peer; `params` is omitted when None."""
+    if params is None:
+        return _line({"jsonrpc": "2.0", "id": id, "method": method})
+    return _line({"jsonrpc": "2.0", "id": id, "method": method, "params": params})

@@ -1,0 +1,1 @@
+"""ACP semantics: sessions and their turns as the editor sees them."""

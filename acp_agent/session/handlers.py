@@ -1,0 +1,157 @@
+"""ACP methods → the session manager. Params are validated here; a bad one is -32602 naming the field."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import structlog
+from pydantic import ValidationError
+
+from acp_agent import __version__
+from acp_agent.config import LimitsError
+from acp_agent.protocol.base import AcpModel, describe_validation_error
+from acp_agent.protocol.errors import ProtocolError
+from acp_agent.protocol.lifecycle import (
+    AuthenticateRequest,
+    ClientCapabilities,
+    InitializeRequest,
+    negotiate_version,
+)
+from acp_agent.protocol.session import (
+    CancelNotification,
+    NewSessionRequest,
+    PromptRequest,
+)
+from acp_agent.protocol.turn import PromptResponse
+from acp_agent.session.manager import SessionManager
+from acp_agent.session.prompts import to_model_blocks
+from acp_agent.turn.stop import TurnStop
+
+__all__ = ["AUTH_METHOD_ID", "AcpHandler"]
+
+log = structlog.get_logger(__name__)
+
+M = TypeVar("M", bound=AcpModel)
+
+AUTH_METHOD_ID = "anthropic-api-key"
+AUTH_HELP = ("Set ANTHROPIC_API_KEY in the editor's agent_servers env for this agent and restart "
+             "it.")
+
+_STOP_REASONS = {TurnStop.END_TURN: "end_turn", TurnStop.MAX_TOKENS: "max_tokens",
+                 TurnStop.REFUSAL: "refusal", TurnStop.LIMIT: "max_turn_requests",
+                 TurnStop.CANCELLED: "cancelled"}
+
+
+def parse(model: type[M], params: Any) -> M:
+    """Validate params into `model`, or raise -32602 naming the first bad field."""
+    if not isinstance(params, dict):
+        raise ProtocolError.invalid_params("Invalid params: params must be an object")
+    try:
+        return model.model_validate(params)
+    except ValidationError as exc:
+        message, details = describe_validation_error(exc)
+        raise ProtocolError.invalid_params(message, {"errors": details}) from None
+
+
+class AcpHandler:
+    """Routes each ACP method to its handler; unknown requests are -32601, unknown notifications ignored."""
+
+    def __init__(self, manager: SessionManager, *,
+                 has_credentials: Callable[[], bool] = lambda: True,
+                 preload: Callable[[], None] | None = None) -> None:
+        self.manager = manager
+        self.client_capabilities = ClientCapabilities()
+        self._has_credentials = has_credentials
+        self._preload = preload
+        self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.new_session,
+            "session/prompt": self.prompt,
+        }
+
+    async def handle_request(self, method: str, params: Any) -> Any:
+        route = self._routes.get(method)
+        if route is None:
+            raise ProtocolError.method_not_found(method)
+        return await route(params)
+
+    async def handle_notification(self, method: str, params: Any) -> None:
+        if method == "session/cancel":
+            try:
+                request = parse(CancelNotification, params)
+            except ProtocolError:
+                log.warning("rpc.bad_notification", method=method)
+                return
+            self.manager.cancel(request.session_id)
+
+    def cancel_request(self, method: str, params: Any) -> bool:
+        """$/cancel_request for a pending session/prompt acts as session/cancel (D3)."""
+        if method == "session/prompt" and isinstance(params, dict):
+            session_id = params.get("sessionId")
+            return isinstance(session_id, str) and self.manager.cancel(session_id)
+        return False
+
+    async def initialize(self, params: Any) -> dict[str, Any]:
+        request = parse(InitializeRequest, params)
+        self.client_capabilities = request.client_capabilities
+        if self._preload is not None:
+            # The SDK import costs about a second: pay it in the background while the editor
+            # sends session/new (a daemon thread, so it never holds up exit).
+            threading.Thread(target=self._preload, name="preload", daemon=True).start()
+        return {
+            "protocolVersion": negotiate_version(request.protocol_version),
+            "agentCapabilities": {
+                "loadSession": False,
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": False, "sse": False},
+            },
+            "authMethods": [{"id": AUTH_METHOD_ID, "name": "Anthropic API key",
+                             "description": AUTH_HELP}],
+            "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
+        }
+
+    async def authenticate(self, params: Any) -> dict[str, Any]:
+        request = parse(AuthenticateRequest, params)
+        if request.method_id != AUTH_METHOD_ID:
+            raise ProtocolError.invalid_params(
+                f"Invalid params: methodId: unknown auth method {request.method_id!r}",
+                {"methodId": request.method_id})
+        if not self._has_credentials():
+            raise ProtocolError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
+        return {}
+
+    async def new_session(self, params: Any) -> dict[str, Any]:
+        request = parse(NewSessionRequest, params)
+        if not self._has_credentials():
+            raise ProtocolError.auth_required(
+                f"Authentication required: no Anthropic API key found. {AUTH_HELP}",
+                {"authMethods": [AUTH_METHOD_ID]})
+        overrides = (request.meta or {}).get("acp-agent") or {}
+        if not isinstance(overrides, dict):
+            raise ProtocolError.invalid_params('Invalid params: _meta.acp-agent must be an object')
+        try:
+            session = self.manager.create(request.cwd, overrides)
+        except LimitsError as exc:
+            raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
+        if request.mcp_servers:
+            log.warning("session.mcp_not_connected", count=len(request.mcp_servers))
+        return {"sessionId": session.id}
+
+    async def prompt(self, params: Any) -> dict[str, Any]:
+        request = parse(PromptRequest, params)
+        session = self.manager.get(request.session_id)
+        blocks = to_model_blocks(request.prompt)
+        result = await self.manager.prompt(session, blocks)
+        meta = {"acp-agent": {"turn": result.record.to_meta()}}
+        if result.failure is not None:
+            failure = result.failure
+            data = {"acp-agent": {"kind": failure.kind, "retryable": failure.retryable,
+                                  "turn": result.record.to_meta()}}
+            if failure.kind == "auth_required":
+                raise ProtocolError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}",
+                                                  data)
+            raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
+        return PromptResponse(stop_reason=_STOP_REASONS[result.stop], meta=meta).to_wire()

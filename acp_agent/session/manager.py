@@ -1,0 +1,139 @@
+"""Sessions: each holds its history, its limits and its running turn's cancel scope.
+
+A prompt turn builds a fresh meter (the reset), runs the strategy inside a cancel scope that
+`session/cancel` cancels, and answers with the turn record. Turns of different sessions run at once;
+within one session a second prompt is refused unless the running turn is already winding down.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+
+from acp_agent.config import Config, Limits
+from acp_agent.model.base import ModelClient
+from acp_agent.protocol.errors import ProtocolError
+from acp_agent.session.relay import Relay
+from acp_agent.session.requester import Requester
+from acp_agent.tools.base import ToolContext
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.driver import TurnResult, drive_turn
+from acp_agent.turn.governor import TurnMeter
+from acp_agent.turn.history import History
+from acp_agent.turn.runner import RunnerSettings, TurnRunner
+from acp_agent.turn.strategies import Strategy, ToolsStrategy
+
+__all__ = ["Session", "SessionManager"]
+
+log = structlog.get_logger(__name__)
+
+SYSTEM_PROMPT = """You are acp-agent, a coding assistant working inside the user's editor.
+The workspace root is {cwd}. Use the tools to look at files before you answer questions about them;
+paths are relative to the workspace root. Be concise and precise."""
+
+
+@dataclass(slots=True)
+class RunningTurn:
+    """The turn a session is running now."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    cancelled: bool = False
+
+
+@dataclass(slots=True)
+class Session:
+    id: str
+    cwd: Path
+    limits: Limits
+    history: History
+    runner: TurnRunner
+    strategy: Strategy
+    running: RunningTurn | None = None
+
+    def cancel(self) -> bool:
+        """Cancel the running turn, if any; True when there was one."""
+        turn = self.running
+        if turn is None:
+            return False
+        turn.cancelled = True
+        turn.scope.cancel()
+        return True
+
+
+class SessionManager:
+    """Creates sessions and runs their turns."""
+
+    def __init__(self, config: Config, requester: Requester, model: Callable[[], ModelClient],
+                 tools: Callable[[], ToolRegistry]) -> None:
+        self.config = config
+        self.requester = requester
+        self._model = model
+        self._tools = tools
+        self.sessions: dict[str, Session] = {}
+
+    def create(self, cwd: str, overrides: dict[str, Any]) -> Session:
+        """A new session rooted at `cwd` (absolute), with `_meta` limit overrides applied."""
+        root = Path(cwd)
+        if not root.is_dir():
+            raise ProtocolError.invalid_params(
+                f"Invalid params: cwd: {cwd!r} is not an existing directory", {"cwd": cwd})
+        limits = self.config.limits.with_overrides(overrides)
+        session_id = f"sess_{uuid.uuid4().hex}"
+        config = self.config
+        settings = RunnerSettings(
+            model=config.model, max_tokens=config.max_tokens,
+            system=SYSTEM_PROMPT.format(cwd=root.resolve()),
+            thinking=({"type": "enabled", "budget_tokens": config.thinking_budget}
+                      if config.thinking_budget else None),
+            context_window=config.context_window or 200_000)
+        relay = Relay(session_id, self.requester)
+        runner = TurnRunner(self._model(), self._tools(), relay, ToolContext(cwd=root.resolve()),
+                            settings)
+        session = Session(session_id, root.resolve(), limits, History(), runner, ToolsStrategy())
+        self.sessions[session_id] = session
+        log.info("session.created", session_id=session_id, cwd=str(root))
+        return session
+
+    def get(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise ProtocolError.unknown_session(session_id)
+        return session
+
+    def cancel(self, session_id: str) -> bool:
+        """session/cancel: a cancel for an idle or unknown session is ignored."""
+        session = self.sessions.get(session_id)
+        return session.cancel() if session is not None else False
+
+    def cancel_all(self) -> None:
+        for session in self.sessions.values():
+            session.cancel()
+
+    async def prompt(self, session: Session, blocks: list[dict[str, Any]]) -> TurnResult:
+        """Run one prompt turn; a prompt while one runs waits only if that one was cancelled."""
+        while session.running is not None:
+            running = session.running
+            if not running.cancelled:
+                raise ProtocolError.invalid_request(
+                    "A prompt is already running in this session; cancel it first",
+                    {"sessionId": session.id})
+            with anyio.fail_after(30):
+                await running.done.wait()
+        turn = RunningTurn()
+        session.running = turn
+        try:
+            return await drive_turn(
+                strategy=session.strategy, runner=session.runner, history=session.history,
+                meter=TurnMeter(session.limits), prompt=blocks, sink=session.runner.sink,
+                scope=turn.scope, turn_id=f"t_{uuid.uuid4().hex[:16]}",
+                streaming=session.runner.model.streaming)
+        finally:
+            session.running = None
+            turn.done.set()

@@ -1,0 +1,72 @@
+"""Turn events → ACP `session/update` notifications, built directly (no validation per chunk, D4).
+
+The official schema checks these in the tests; here they are plain dicts serialised once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_agent.session.requester import Requester
+from acp_agent.turn.events import (
+    Notice,
+    TextChunk,
+    ThoughtChunk,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolCallUpdated,
+    TurnEvent,
+    UsageReported,
+)
+
+__all__ = ["Relay"]
+
+UPDATE = "session/update"
+
+
+class Relay:
+    """An EventSink for one session: every event becomes one `session/update`."""
+
+    def __init__(self, session_id: str, requester: Requester) -> None:
+        self.session_id = session_id
+        self.requester = requester
+
+    async def emit(self, event: TurnEvent) -> None:
+        kind = type(event)
+        if kind is TextChunk or kind is Notice:
+            update: dict[str, Any] = {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": event.text},  # type: ignore[union-attr]
+                "messageId": event.message_id}  # type: ignore[union-attr]
+        elif kind is ThoughtChunk:
+            update = {"sessionUpdate": "agent_thought_chunk",
+                      "content": {"type": "text", "text": event.text},  # type: ignore[union-attr]
+                      "messageId": event.message_id}  # type: ignore[union-attr]
+        else:
+            update = _tool_or_usage_update(event)
+        await self.requester.notify(UPDATE, {"sessionId": self.session_id, "update": update})
+
+
+def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
+    if isinstance(event, ToolCallStarted):
+        return {"sessionUpdate": "tool_call", "toolCallId": event.call_id, "title": event.title,
+                "kind": event.kind, "status": "pending", "rawInput": event.raw_input}
+    if isinstance(event, ToolCallUpdated):
+        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
+                "status": event.status}
+    if isinstance(event, ToolCallFinished):
+        update: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
+            "status": event.status,
+            "content": [{"type": "content", "content": {"type": "text", "text": event.text}}],
+        }
+        if event.locations:
+            update["locations"] = [
+                {"path": str(path)} if line is None else {"path": str(path), "line": line}
+                for path, line in event.locations]
+        if event.raw_output is not None:
+            update["rawOutput"] = event.raw_output
+        return update
+    if isinstance(event, UsageReported):
+        return {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
+    raise TypeError(f"no ACP update for {type(event).__name__}")

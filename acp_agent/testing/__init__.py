@@ -1,0 +1,17 @@
+"""Test helpers shipped with the package: a loopback fake of the Anthropic Messages API.
+
+    from acp_agent.testing import FakeMessagesAPI, replies
+
+    with FakeMessagesAPI() as api:
+        api.script(replies.tool_use("read_file", {"path": "a.txt"}), replies.text("done"))
+        ...  # point the SDK (or the agent) at api.base_url
+
+Importing this package never imports `anthropic`; it uses only the standard library.
+"""
+
+from __future__ import annotations
+
+from acp_agent.testing import replies
+from acp_agent.testing.messages_api import FakeMessagesAPI, RecordedRequest
+
+__all__ = ["FakeMessagesAPI", "RecordedRequest", "replies"]

@@ -1,0 +1,306 @@
+"""Scripted replies for the loopback Messages API: what the fake answers, and how it misbehaves.
+
+One reply value serves both API paths: the fake renders a `Message` as SSE when the request asked
+for a stream and as one JSON body otherwise, so a test parametrised over `streaming` scripts once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Block",
+    "Error",
+    "Message",
+    "RedactedThinkingBlock",
+    "Reply",
+    "ReplyFactory",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolUseBlock",
+    "content_json",
+    "drop",
+    "error",
+    "error_event",
+    "message",
+    "redacted_thinking_block",
+    "render_events",
+    "render_json",
+    "stall",
+    "text",
+    "text_block",
+    "thinking_block",
+    "tool_use",
+    "tool_use_block",
+]
+
+_ids = itertools.count(1)
+
+
+def _new_tool_id() -> str:
+    return f"toolu_fake_{next(_ids):06d}"
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """A text block; `chunks` splits it into that many `text_delta` events when streamed."""
+
+    text: str
+    chunks: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A tool_use block; its input is streamed as an empty `input_json_delta` then a few pieces."""
+
+    name: str
+    input: Mapping[str, Any]
+    id: str = field(default_factory=_new_tool_id)
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """A thinking block with the signature the API requires when it is sent back."""
+
+    thinking: str
+    signature: str
+    chunks: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedThinkingBlock:
+    """A redacted_thinking block: arrives whole in its start event."""
+
+    data: str
+
+
+Block = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A successful (200) reply, with optional faults.
+
+    Stream faults count SSE events written (message_start is event 1):
+    `chunk_delay` seconds between events; `stall_after=k` sends k events then hangs;
+    `drop_after=k` closes the connection abruptly after k events; `truncate_after=k` ends the
+    body cleanly after k events; `error_event_after=k` sends an `overloaded_error` event after k.
+    Faults before any response, on both paths: `stall` hangs before the status line, `drop`
+    closes the connection without answering.
+    """
+
+    blocks: tuple[Block, ...] = ()
+    stop_reason: str | None = "end_turn"
+    usage: tuple[int, int] = (10, 5)
+    model: str | None = None
+    chunk_delay: float = 0.0
+    stall_after: int | None = None
+    drop_after: int | None = None
+    truncate_after: int | None = None
+    error_event_after: int | None = None
+    stall: bool = False
+    drop: bool = False
+
+    @property
+    def has_stream_faults(self) -> bool:
+        """Whether the SSE body must be written event by event instead of in one buffer."""
+        return bool(self.chunk_delay) or any(
+            k is not None
+            for k in (self.stall_after, self.drop_after, self.truncate_after,
+                      self.error_event_after)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    """An API error reply with the real body shape; `retry_after*` become response headers."""
+
+    status: int
+    type: str
+    message: str
+    retry_after_ms: float | None = None
+    retry_after: float | str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def body(self, request_id: str) -> dict[str, Any]:
+        """The JSON body the API sends for this error."""
+        return {"type": "error", "error": {"type": self.type, "message": self.message},
+                "request_id": request_id}
+
+    def response_headers(self) -> dict[str, str]:
+        """Extra response headers: the retry hints and anything given explicitly."""
+        out = dict(self.headers)
+        if self.retry_after_ms is not None:
+            out["retry-after-ms"] = _number(self.retry_after_ms)
+        if self.retry_after is not None:
+            out["retry-after"] = (self.retry_after if isinstance(self.retry_after, str)
+                                  else _number(self.retry_after))
+        return out
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+Reply = Message | Error
+ReplyFactory = Callable[[dict[str, Any], int], Reply]
+"""A dynamic reply: called with the parsed request body and the 1-based attempt number."""
+
+
+def text_block(text: str, *, chunks: int | None = None) -> TextBlock:
+    """A text block for `message()`."""
+    return TextBlock(text, chunks)
+
+
+def tool_use_block(name: str, input: Mapping[str, Any], *, id: str | None = None) -> ToolUseBlock:
+    """A tool_use block for `message()`; the id defaults to a fresh `toolu_fake_…`."""
+    return ToolUseBlock(name, dict(input), id or _new_tool_id())
+
+
+def thinking_block(thinking: str, signature: str, *, chunks: int | None = None) -> ThinkingBlock:
+    """A thinking block for `message()`."""
+    return ThinkingBlock(thinking, signature, chunks)
+
+
+def redacted_thinking_block(data: str) -> RedactedThinkingBlock:
+    """A redacted_thinking block for `message()`."""
+    return RedactedThinkingBlock(data)
+
+
+def message(blocks: Sequence[Block], *, stop_reason: str | None = "end_turn",
+            usage: tuple[int, int] = (10, 5), **faults: Any) -> Message:
+    """A reply made of any blocks (several tool_use blocks, thinking + text, ...)."""
+    return Message(tuple(blocks), stop_reason, usage, **faults)
+
+
+def text(text: str, *, chunks: int | None = None, stop_reason: str | None = "end_turn",
+         usage: tuple[int, int] = (10, 5), **faults: Any) -> Message:
+    """A text answer; `chunks=N` streams it as N deltas."""
+    return Message((TextBlock(text, chunks),), stop_reason, usage, **faults)
+
+
+def tool_use(name: str, input: Mapping[str, Any], *, id: str | None = None,
+             text: str | None = None, stop_reason: str | None = "tool_use",
+             usage: tuple[int, int] = (10, 5), **faults: Any) -> Message:
+    """One tool call, optionally preceded by a text block."""
+    blocks: list[Block] = [] if text is None else [TextBlock(text)]
+    blocks.append(tool_use_block(name, input, id=id))
+    return Message(tuple(blocks), stop_reason, usage, **faults)
+
+
+def error(status: int, type: str, message: str, *, retry_after_ms: float | None = None,
+          retry_after: float | str | None = None) -> Error:
+    """An API error such as `error(529, "overloaded_error", "Overloaded", retry_after_ms=10)`."""
+    return Error(status, type, message, retry_after_ms, retry_after)
+
+
+def stall() -> Message:
+    """Hang before answering at all (released by `FakeMessagesAPI.stop()` or after 30 s)."""
+    return Message(stall=True)
+
+
+def drop() -> Message:
+    """Close the connection without sending any response."""
+    return Message(drop=True)
+
+
+# ── rendering: the exact bytes the real API would send ─────────────────────────────────────────
+
+def _split(text: str, chunks: int | None) -> list[str]:
+    """Split into `chunks` near-equal non-empty pieces (one piece when None or text is short)."""
+    if not chunks or chunks <= 1 or len(text) <= 1:
+        return [text]
+    n = min(chunks, len(text))
+    size, extra = divmod(len(text), n)
+    pieces, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < extra else 0)
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
+def _event(name: str, data: str) -> bytes:
+    return f"event: {name}\ndata: {data}\n\n".encode()
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def content_json(block: Block) -> dict[str, Any]:
+    """The block as it appears in a finished message's `content`."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    return {"type": "redacted_thinking", "data": block.data}
+
+
+def render_json(reply: Message, *, model: str, message_id: str) -> dict[str, Any]:
+    """The non-streaming response body."""
+    return {
+        "id": message_id, "type": "message", "role": "assistant", "model": model,
+        "content": [content_json(b) for b in reply.blocks],
+        "stop_reason": reply.stop_reason, "stop_sequence": None,
+        "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1],
+                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+    }
+
+
+def render_events(reply: Message, *, model: str, message_id: str) -> list[bytes]:
+    """The SSE events of a streamed reply, in the real API's order, one bytes value per event."""
+    start = {"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": reply.usage[0], "output_tokens": 1,
+                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}
+    events = [_event("message_start", _json(start))]
+    for index, block in enumerate(reply.blocks):
+        events.extend(_block_events(index, block))
+    delta = {"type": "message_delta",
+             "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+             "usage": {"output_tokens": reply.usage[1]}}
+    events.append(_event("message_delta", _json(delta)))
+    events.append(_event("message_stop", '{"type":"message_stop"}'))
+    return events
+
+
+def _delta(index: int, delta: dict[str, Any]) -> bytes:
+    return _event("content_block_delta",
+                  _json({"type": "content_block_delta", "index": index, "delta": delta}))
+
+
+def _block_events(index: int, block: Block) -> list[bytes]:
+    if isinstance(block, TextBlock):
+        first = {"type": "text", "text": ""}
+        head = f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
+        deltas = [f'{head}"delta":{{"type":"text_delta","text":{_json(piece)}}}}}\n\n'.encode()
+                  for piece in _split(block.text, block.chunks)]
+    elif isinstance(block, ToolUseBlock):
+        first = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
+        deltas = [_delta(index, {"type": "input_json_delta", "partial_json": piece})
+                  for piece in ["", *_split(_json(dict(block.input)), 3)]]
+    elif isinstance(block, ThinkingBlock):
+        first = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [_delta(index, {"type": "thinking_delta", "thinking": piece})
+                  for piece in _split(block.thinking, block.chunks)]
+        deltas.append(_delta(index, {"type": "signature_delta", "signature": block.signature}))
+    else:
+        first = content_json(block)
+        deltas = []
+    start = {"type": "content_block_start", "index": index, "content_block": first}
+    stop = {"type": "content_block_stop", "index": index}
+    return [_event("content_block_start", _json(start)), *deltas,
+            _event("content_block_stop", _json(stop))]
+
+
+def error_event(type: str = "overloaded_error", message: str = "Overloaded") -> bytes:
+    """The SSE `error` event the API sends when it fails mid-stream."""
+    return _event("error", _json({"type": "error", "error": {"type": type, "message": message}}))

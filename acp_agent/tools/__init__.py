@@ -1,0 +1,1 @@
+"""What the model can do. Knows nothing of ACP or of the turn loop."""

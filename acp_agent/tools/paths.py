@@ -1,0 +1,150 @@
+"""Path confinement: every path a tool touches must resolve inside the session's roots.
+
+Resolution follows symlinks the way the OS will (including dangling ones and the final
+component), so a link that points out of the working directory is refused before any I/O on it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from acp_agent.errors import PathOutsideCwd, ToolError
+
+__all__ = [
+    "SKIPPED_DIRS",
+    "Roots",
+    "display_path",
+    "glob_to_regex",
+    "resolve_inside",
+    "walk_tree",
+]
+
+Roots = Path | Sequence[Path]
+
+# Directories no listing or search descends into: tooling noise the model never needs.
+SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
+
+
+def _given_roots(roots: Roots) -> tuple[Path, ...]:
+    return (roots,) if isinstance(roots, Path) else tuple(roots)
+
+
+def _real_roots(roots: Roots) -> tuple[Path, ...]:
+    seq = _given_roots(roots)
+    if not seq:
+        raise ValueError("at least one root is required")
+    for root in seq:
+        if not root.is_absolute():
+            raise ValueError(f"root must be absolute: {root}")
+    return tuple(Path(os.path.realpath(root)) for root in seq)
+
+
+def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def resolve_inside(roots: Roots, path: str) -> Path:
+    """Resolve `path` (relative to the first root) and insist the result lies inside a root.
+
+    Raises:
+        PathOutsideCwd: `..`, an absolute path, or a symlink anywhere along the path leads out.
+        ToolError: the path is not a usable string (empty, or contains a NUL byte).
+    """
+    if not isinstance(path, str) or not path:
+        raise ToolError("path must be a non-empty string")
+    if "\0" in path:
+        raise ToolError(f"path {path!r} contains a NUL byte")
+    real_roots = _real_roots(roots)
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = real_roots[0] / candidate
+    try:
+        resolved = Path(os.path.realpath(candidate))
+    except (OSError, ValueError) as exc:  # pragma: no cover - realpath is non-strict
+        raise ToolError(f"cannot resolve path {path!r}: {exc}") from exc
+    if _inside(resolved, real_roots):
+        return resolved
+    where = ", ".join(str(r) for r in real_roots)
+    lexical = Path(os.path.normpath(candidate))
+    given = tuple(Path(os.path.normpath(r)) for r in _given_roots(roots))
+    if _inside(lexical, real_roots + given):
+        raise PathOutsideCwd(
+            f"path {path!r} resolves through a symlink to {resolved}, "
+            f"which is outside the working directory ({where})"
+        )
+    raise PathOutsideCwd(f"path {path!r} is outside the working directory ({where})")
+
+
+def display_path(roots: Roots, path: Path) -> str:
+    """`path` relative to the first root containing it (POSIX separators), else absolute."""
+    for root in _real_roots(roots):
+        if path == root:
+            return "."
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    return str(path)
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob over '/'-separated relative paths.
+
+    `*` and `?` stay within one path segment, `**/` matches zero or more directories,
+    a trailing `**` matches everything below, and `[...]` is a character class.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern.startswith("[!", i) else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    try:
+        return re.compile("(?s:" + "".join(out) + r")\Z")
+    except re.error as exc:
+        raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
+
+
+def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str]]:
+    """Yield (path, kind) under `top`, kind being "dir", "file" or "link"; never follows links.
+
+    Skips SKIPPED_DIRS below `top` and symlinks whose target leaves the roots; a symlink that
+    stays inside is yielded as "link" but never descended into. Each directory is sorted.
+    """
+    real_roots = _real_roots(roots)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        base = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        entries = [(name, "dir") for name in dirnames] + [(name, "file") for name in filenames]
+        for name, kind in sorted(entries):
+            path = base / name
+            if path.is_symlink():
+                if not _inside(Path(os.path.realpath(path)), real_roots):
+                    continue
+                kind = "link"
+            yield path, kind

@@ -1,0 +1,160 @@
+"""ToolRegistry: find a tool by name, list tools for the API, and check the model's arguments.
+
+The check is a small JSON-schema subset, enough for our own schemas, so a bad argument comes
+back to the model as one readable sentence naming the field instead of a stack trace.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+from acp_agent.errors import InvalidToolInput
+from acp_agent.tools.base import Tool
+from acp_agent.tools.files import read_only_tools
+
+__all__ = ["ToolRegistry", "default_registry"]
+
+_TYPE_NAMES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "array": "an array",
+    "object": "an object",
+    "null": "null",
+}
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "integer":
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "null":
+        return value is None
+    raise ValueError(f"unsupported schema type {kind!r}")
+
+
+def _check(tool: str, where: str, value: Any, schema: dict[str, Any]) -> Any:
+    """Check `value` against `schema`; return it, with integral floats made ints."""
+    types = schema.get("type")
+    if types is not None:
+        kinds = [types] if isinstance(types, str) else list(types)
+        if not any(_has_type(value, k) for k in kinds):
+            wanted = " or ".join(_TYPE_NAMES.get(k, k) for k in kinds)
+            raise InvalidToolInput(f"{tool}: {where} must be {wanted}")
+        if isinstance(value, float) and "integer" in kinds and "number" not in kinds:
+            value = int(value)
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(repr(v) for v in schema["enum"])
+        raise InvalidToolInput(f"{tool}: {where} must be one of {allowed}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise InvalidToolInput(f"{tool}: {where} must be at least {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            raise InvalidToolInput(f"{tool}: {where} must be at most {schema['maximum']}")
+    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
+        raise InvalidToolInput(
+            f"{tool}: {where} must be at least {schema['minLength']} character(s) long"
+        )
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        base = where.strip("'")
+        value = [
+            _check(tool, f"'{base}[{i}]'", item, schema["items"]) for i, item in enumerate(value)
+        ]
+    if isinstance(value, dict) and ("properties" in schema or "required" in schema):
+        value = _check_object(tool, where.strip("'") + ".", value, schema)
+    return value
+
+
+def _check_object(
+    tool: str, prefix: str, value: dict[str, Any], schema: dict[str, Any]
+) -> dict[str, Any]:
+    props: dict[str, Any] = schema.get("properties", {})
+    for key in schema.get("required", []):
+        if key not in value:
+            raise InvalidToolInput(f"{tool}: '{prefix}{key}' is required")
+    if schema.get("additionalProperties") is False:
+        unknown = sorted(set(value) - set(props))
+        if unknown:
+            expected = ", ".join(props) or "none"
+            raise InvalidToolInput(
+                f"{tool}: unknown argument '{prefix}{unknown[0]}' (expected: {expected})"
+            )
+    return {
+        key: _check(tool, f"'{prefix}{key}'", item, props[key]) if key in props else item
+        for key, item in value.items()
+    }
+
+
+class ToolRegistry:
+    """The tools of a session, by name."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._api_tools: list[dict[str, Any]] | None = None
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        """Register `tool`; a second tool with the same name is a programming error."""
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool name {tool.name!r}")
+        self._tools[tool.name] = tool
+        self._api_tools = None
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Tool names in registration order."""
+        return tuple(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def api_tools(self) -> list[dict[str, Any]]:
+        """The Messages API `tools` parameter, built once (a stable prefix keeps the cache warm)."""
+        if self._api_tools is None:
+            self._api_tools = [
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": copy.deepcopy(tool.input_schema),
+                }
+                for tool in self._tools.values()
+            ]
+        return self._api_tools
+
+    def validate(self, tool: Tool, args: Any) -> dict[str, Any]:
+        """Check `args` against the tool's input schema; return them (integral floats as ints).
+
+        Defaults are not filled in: tools handle their missing optionals.
+
+        Raises:
+            InvalidToolInput: naming the field and what is wrong with it.
+        """
+        if not isinstance(args, dict):
+            raise InvalidToolInput(f"{tool.name}: arguments must be a JSON object")
+        return _check_object(tool.name, "", args, tool.input_schema)
+
+
+def default_registry() -> ToolRegistry:
+    """A registry with the read-only tools."""
+    return ToolRegistry(read_only_tools())

@@ -1,0 +1,96 @@
+"""One prompt turn from start to record: cancel scope, wall clock, history repair, limit notice.
+
+The session hands in a fresh meter and the prompt; the driver runs the strategy and always leaves the
+history valid for the next request, whatever ended the turn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import structlog
+
+from acp_agent.errors import TurnFailed
+from acp_agent.turn.events import EventSink, Notice
+from acp_agent.turn.governor import TurnMeter
+from acp_agent.turn.history import History
+from acp_agent.turn.record import TurnRecord
+from acp_agent.turn.runner import TurnRunner, new_message_id
+from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.strategies.base import Strategy
+
+__all__ = ["TurnResult", "drive_turn", "limit_notice"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """How the turn ended; `failure` is set when it ended in a terminal error."""
+
+    stop: TurnStop
+    record: TurnRecord
+    failure: TurnFailed | None = None
+
+
+_HOW_TO_RAISE = {
+    "maxTurnRequests": ("model requests", "--max-turn-requests / ACP_AGENT_MAX_TURN_REQUESTS"),
+    "maxToolCalls": ("tool calls", "--max-tool-calls / ACP_AGENT_MAX_TOOL_CALLS"),
+    "maxTurnSeconds": ("seconds", "--max-turn-seconds / ACP_AGENT_MAX_TURN_SECONDS"),
+    "maxTurnOutputTokens": ("output tokens", "session/new _meta"),
+    "maxTurnInputTokens": ("input tokens", "session/new _meta"),
+}
+
+
+def limit_notice(limit: str, meter: TurnMeter) -> str:
+    """One short line for the user: which limit stopped the turn and how to raise it."""
+    what, how = _HOW_TO_RAISE.get(limit, ("budget", "session/new _meta"))
+    value = meter.limits.model_dump(by_alias=True).get(limit)
+    amount = f"{value:g} {what}" if isinstance(value, int | float) else what
+    return (f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({limit}). "
+            f"Send another prompt to continue, or raise it with {how} or "
+            f'session/new _meta {{"acp-agent": {{"{limit}": …}}}}.\n')
+
+
+async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History, meter: TurnMeter,
+                     prompt: list[dict[str, Any]], sink: EventSink, scope: anyio.CancelScope,
+                     turn_id: str, streaming: bool) -> TurnResult:
+    """Run one prompt turn inside `scope` (cancelled by session/cancel) and build its record."""
+    mark = history.mark()
+    history.add_user(prompt)
+    stop, limit, failure, aborted = TurnStop.END_TURN, None, None, None
+    log.info("turn.started", turn_id=turn_id, max_turn_requests=meter.limits.max_turn_requests)
+    left = meter.seconds_left()
+    try:
+        with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
+            outcome = await strategy.run(runner, history, meter)
+            stop, limit = outcome.stop, outcome.limit
+        if scope.cancelled_caught:
+            stop, aborted = TurnStop.CANCELLED, meter.phase
+        elif clock.cancelled_caught:
+            stop, limit = TurnStop.LIMIT, "maxTurnSeconds"
+    except TurnFailed as exc:
+        failure = exc
+    except Exception as exc:
+        log.exception("turn.crashed", turn_id=turn_id)
+        failure = TurnFailed(f"internal error: {type(exc).__name__}: {exc}")
+    history.repair()
+    if stop is TurnStop.REFUSAL:
+        history.rollback(mark)
+    if limit is not None and failure is None:
+        with anyio.move_on_after(5, shield=True):
+            await sink.emit(Notice(limit_notice(limit, meter), new_message_id()))
+    record = TurnRecord.from_meter(
+        meter, turn_id=turn_id, stop_reason="error" if failure else _reported_name(stop),
+        streaming=streaming, limit=limit,
+        aborted_during=aborted, error=str(failure) if failure else None)
+    log.info("turn.ended", **record.to_meta())
+    return TurnResult(stop, record, failure)
+
+
+def _reported_name(stop: TurnStop) -> str:
+    """The stop as the record reports it: a limit stop is reported as max_turn_requests."""
+    return "max_turn_requests" if stop is TurnStop.LIMIT else stop.value

@@ -1,0 +1,92 @@
+"""What the loop tells the outside world, through an `EventSink` the session implements.
+
+The loop emits these; `session/relay.py` turns them into ACP `session/update`s. Hot-path values:
+frozen slotted dataclasses, no validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = [
+    "EventSink",
+    "Notice",
+    "TextChunk",
+    "ThoughtChunk",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolCallUpdated",
+    "TurnEvent",
+    "UsageReported",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """Assistant text; chunks of one model response share `message_id`."""
+
+    text: str
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThoughtChunk:
+    """The model's thinking, or a status note such as "retrying in 2 s"."""
+
+    text: str
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A note for the user only (never in the model's history), e.g. which limit ended the turn."""
+
+    text: str
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    call_id: str
+    title: str
+    kind: str
+    raw_input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallUpdated:
+    """A tool call moved to `in_progress` (or got a new title)."""
+
+    call_id: str
+    status: str = "in_progress"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """A tool call ended: `status` is completed or failed; `text` is what the model saw."""
+
+    call_id: str
+    status: str
+    text: str
+    locations: tuple[tuple[Path, int | None], ...] = ()
+    raw_output: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReported:
+    """After each model request: the current context size (never a running total) and the window."""
+
+    used: int
+    size: int
+
+
+TurnEvent = (TextChunk | ThoughtChunk | Notice | ToolCallStarted | ToolCallUpdated
+             | ToolCallFinished | UsageReported)
+
+
+class EventSink(Protocol):
+    """Where the loop's events go. Implemented in `session/` and injected."""
+
+    async def emit(self, event: TurnEvent) -> None: ...

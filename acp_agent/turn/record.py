@@ -1,0 +1,64 @@
+"""The turn record: built once at the end of a turn from the meter, sent in `_meta` and logged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from acp_agent.turn.governor import TurnMeter
+
+__all__ = ["TurnRecord"]
+
+
+class TurnRecord(BaseModel):
+    """What one prompt turn did (turn-semantics C6); same shape on every path and on errors."""
+
+    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+    turn_id: str
+    stop_reason: str
+    model_requests: int
+    max_turn_requests: int
+    tool_calls: int
+    retries: int
+    input_tokens: int
+    output_tokens: int
+    duration_ms: int
+    streaming: bool
+    limit: str | None = None
+    aborted_during: str | None = None
+    continuations: int = 0
+    tool_calls_failed: int = 0
+    tool_calls_denied: int = 0
+    tool_calls_skipped: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    model_duration_ms: int = 0
+    model_stop_reason: str | None = None
+    error: str | None = None
+    limits: dict[str, Any] | None = None
+
+    @classmethod
+    def from_meter(cls, meter: TurnMeter, *, turn_id: str, stop_reason: str, streaming: bool,
+                   limit: str | None = None, aborted_during: str | None = None,
+                   error: str | None = None) -> TurnRecord:
+        limits = meter.limits.model_dump(by_alias=True)
+        return cls(
+            turn_id=turn_id, stop_reason=stop_reason, limit=limit, aborted_during=aborted_during,
+            model_requests=meter.model_requests, max_turn_requests=meter.limits.max_turn_requests,
+            continuations=meter.continuations, retries=meter.retries,
+            tool_calls=meter.tool_calls, tool_calls_failed=meter.tool_calls_failed,
+            tool_calls_denied=meter.tool_calls_denied, tool_calls_skipped=meter.tool_calls_skipped,
+            input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
+            cache_read_input_tokens=meter.cache_read_input_tokens,
+            cache_creation_input_tokens=meter.cache_creation_input_tokens,
+            duration_ms=meter.elapsed_ms(), model_duration_ms=int(meter.model_seconds * 1000),
+            streaming=streaming, model_stop_reason=meter.model_stop_reason, error=error,
+            limits={k: v for k, v in limits.items() if v is not None},
+        )
+
+    def to_meta(self) -> dict[str, Any]:
+        """The camelCase object under `_meta["acp-agent"]["turn"]` (optional fields left out when unset)."""
+        return self.model_dump(by_alias=True, exclude_none=True)

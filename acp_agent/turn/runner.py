@@ -1,0 +1,243 @@
+"""The governed tool-calling loop: request → relay → tools → repeat, until the model stops or a budget does.
+
+One loop for both model paths: the model client yields the same events either way (C8). The runner
+takes its meter from outside and can be entered again within one turn, so a strategy can drive it
+(decisions D9); it returns an `AttemptOutcome`, never the turn's final answer.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import structlog
+
+from acp_agent.errors import StreamBroken, ToolError
+from acp_agent.model.base import (
+    MessageDone,
+    ModelClient,
+    ModelRequest,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+)
+from acp_agent.tools.base import ToolContext, ToolResult
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.events import (
+    EventSink,
+    TextChunk,
+    ThoughtChunk,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolCallUpdated,
+    UsageReported,
+)
+from acp_agent.turn.governor import Stop, TurnMeter
+from acp_agent.turn.history import History, tool_result
+from acp_agent.turn.stop import TurnStop, map_model_stop
+
+__all__ = ["AttemptOutcome", "RunnerSettings", "TurnRunner"]
+
+log = structlog.get_logger(__name__)
+
+CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
+CANCELLED = "not executed: the user cancelled the turn"
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerSettings:
+    """What every model request of a session carries."""
+
+    model: str
+    max_tokens: int
+    system: str | None = None
+    thinking: dict[str, Any] | None = None
+    context_window: int = 200_000
+    tool_timeout: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptOutcome:
+    """How one run of the loop ended: the turn stop it implies, and the model's own words."""
+
+    stop: TurnStop
+    limit: str | None = None
+    model_stop_reason: str | None = None
+    final_text: str = ""
+
+
+def new_message_id() -> str:
+    return str(uuid.uuid4())
+
+
+class TurnRunner:
+    """Runs the loop for one session; stateless between runs except for what it is given."""
+
+    def __init__(self, model: ModelClient, tools: ToolRegistry, sink: EventSink, ctx: ToolContext,
+                 settings: RunnerSettings, *, new_id: Callable[[], str] = new_message_id) -> None:
+        self.model = model
+        self.tools = tools
+        self.sink = sink
+        self.ctx = ctx
+        self.settings = settings
+        self.new_id = new_id
+
+    async def run(self, history: History, meter: TurnMeter) -> AttemptOutcome:
+        """Loop until the model ends its reply or a budget stops the turn."""
+        while True:
+            decision = meter.before_request()
+            if isinstance(decision, Stop):
+                return AttemptOutcome(decision.stop, decision.limit, meter.model_stop_reason)
+            number = meter.count_request()
+            log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
+            done = await self._request(history, meter)
+            meter.model_stop_reason = done.stop_reason
+            tool_uses = [b for b in done.content if b.get("type") == "tool_use"]
+            if done.stop_reason == "pause_turn":
+                meter.continuations += 1
+                continue
+            if done.stop_reason == "tool_use" and tool_uses:
+                await self._run_tools(tool_uses, history, meter)
+                decision = meter.after_tools()
+                if isinstance(decision, Stop):
+                    return AttemptOutcome(decision.stop, decision.limit, done.stop_reason)
+                continue
+            if tool_uses:
+                history.repair(CUT_OFF)
+            stop = map_model_stop(done.stop_reason) or TurnStop.END_TURN
+            text = "".join(b.get("text", "") for b in done.content if b.get("type") == "text")
+            return AttemptOutcome(stop, None, done.stop_reason, text)
+
+    async def _request(self, history: History, meter: TurnMeter) -> MessageDone:
+        """One model request: relay its output as it arrives, and append the reply to history."""
+        meter.phase = "model"
+        settings = self.settings
+        request = ModelRequest(
+            model=settings.model, max_tokens=settings.max_tokens, messages=history.messages,
+            system=settings.system, tools=self.tools.api_tools(), thinking=settings.thinking)
+        sink = self.sink
+        text_id: str | None = None
+        thought_id: str | None = None
+        texts: dict[int, list[str]] = {}
+        usage = Usage()
+        done: MessageDone | None = None
+        started = time.monotonic()
+        try:
+            async for event in self.model.respond(request):
+                kind = type(event)
+                if kind is TextDelta:
+                    if text_id is None:
+                        text_id = self.new_id()
+                    texts.setdefault(event.index, []).append(event.text)  # type: ignore[union-attr]
+                    await sink.emit(TextChunk(event.text, text_id))  # type: ignore[union-attr]
+                elif kind is ThinkingDelta:
+                    if thought_id is None:
+                        thought_id = self.new_id()
+                    await sink.emit(ThoughtChunk(event.text, thought_id))  # type: ignore[union-attr]
+                elif kind is Usage:
+                    usage = event  # type: ignore[assignment]
+                elif kind is RetryScheduled:
+                    meter.retries += 1
+                    await self._tell_retry(event)  # type: ignore[arg-type]
+                elif kind is MessageDone:
+                    done = event  # type: ignore[assignment]
+        except StreamBroken as exc:
+            meter.add_usage(usage)
+            history.add_assistant([b for b in exc.partial if b.get("type") == "text"])
+            raise
+        except anyio.get_cancelled_exc_class():
+            meter.add_usage(usage)
+            history.add_assistant([{"type": "text", "text": "".join(parts)}
+                                   for _, parts in sorted(texts.items())])
+            raise
+        finally:
+            meter.model_seconds += time.monotonic() - started
+        if done is None:
+            meter.add_usage(usage)
+            history.add_assistant([{"type": "text", "text": "".join(parts)}
+                                   for _, parts in sorted(texts.items())])
+            raise StreamBroken("the model's reply ended without a stop_reason")
+        meter.add_usage(done.usage)
+        history.add_assistant(done.content)
+        await sink.emit(UsageReported(done.usage.context_tokens, settings.context_window))
+        return done
+
+    async def _tell_retry(self, event: RetryScheduled) -> None:
+        log.info("model.retry", attempt=event.attempt, delay=round(event.delay, 2), reason=event.reason)
+        await self.sink.emit(ThoughtChunk(
+            f"The API is busy ({event.reason}); retrying in {event.delay:.1f} s.\n", self.new_id()))
+
+    async def _run_tools(self, tool_uses: list[dict[str, Any]], history: History,
+                         meter: TurnMeter) -> None:
+        """Run a batch in model order; every tool_use gets exactly one tool_result, whatever happens."""
+        allowed = meter.tool_allowance(len(tool_uses))
+        results: list[dict[str, Any]] = []
+        try:
+            for position, block in enumerate(tool_uses):
+                if position >= allowed:
+                    meter.tool_calls_skipped += 1
+                    cap = meter.limits.max_tool_calls
+                    results.append(tool_result(
+                        block["id"], f"not executed: per-turn tool-call budget exhausted ({cap}/{cap})",
+                        is_error=True))
+                    continue
+                results.append(await self._run_one(block, meter))
+        finally:
+            results.extend(tool_result(b["id"], CANCELLED, is_error=True)
+                           for b in tool_uses[len(results):])
+            history.add_user(results)
+
+    async def _run_one(self, block: dict[str, Any], meter: TurnMeter) -> dict[str, Any]:
+        call_id, name = block["id"], block["name"]
+        args = block.get("input")
+        args = args if isinstance(args, dict) else {}
+        tool = self.tools.get(name)
+        title, kind = name, "other"
+        if tool is not None:
+            kind = tool.kind
+            try:
+                title = tool.title(args) or name
+            except Exception:  # a title is cosmetic; malformed input is reported below
+                title = name
+        await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
+        meter.tool_calls += 1
+        meter.phase = "tools"
+        log.debug("tool.started", tool=name, call_id=call_id)
+        try:
+            result = await self._execute(tool, name, args, call_id)
+        except anyio.get_cancelled_exc_class():
+            meter.tool_calls_failed += 1
+            with anyio.move_on_after(2, shield=True):
+                await self.sink.emit(ToolCallFinished(call_id, "failed", CANCELLED))
+            raise
+        if result.is_error:
+            meter.tool_calls_failed += 1
+        log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
+        await self.sink.emit(ToolCallFinished(
+            call_id, "failed" if result.is_error else "completed", result.text, result.locations,
+            result.raw_output))
+        return tool_result(call_id, result.text, is_error=result.is_error)
+
+    async def _execute(self, tool: Any, name: str, args: dict[str, Any],
+                       call_id: str) -> ToolResult:
+        if tool is None:
+            known = ", ".join(self.tools.names)
+            return ToolResult(f"unknown tool {name!r}; available tools: {known}", is_error=True)
+        try:
+            args = self.tools.validate(tool, args)
+            await self.sink.emit(ToolCallUpdated(call_id))
+            with anyio.fail_after(self.settings.tool_timeout):
+                return await tool.run(args, self.ctx)
+        except TimeoutError:
+            return ToolResult(f"{name} timed out after {self.settings.tool_timeout:g} s",
+                              is_error=True)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except Exception as exc:
+            log.exception("tool.crashed", tool=name, call_id=call_id)
+            return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)

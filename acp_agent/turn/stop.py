@@ -1,0 +1,36 @@
+"""How a turn ends, in the loop's own terms, and the map from the model's stop_reason."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["TurnStop", "map_model_stop"]
+
+
+class TurnStop(StrEnum):
+    """The loop's stop value; `session/` maps it to ACP's StopReason."""
+
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    REFUSAL = "refusal"
+    LIMIT = "limit"
+    CANCELLED = "cancelled"
+
+
+_MODEL_STOPS = {
+    "end_turn": TurnStop.END_TURN,
+    "stop_sequence": TurnStop.END_TURN,
+    "max_tokens": TurnStop.MAX_TOKENS,
+    "model_context_window_exceeded": TurnStop.MAX_TOKENS,
+    "refusal": TurnStop.REFUSAL,
+}
+
+
+def map_model_stop(stop_reason: str) -> TurnStop | None:
+    """The turn's stop for a model stop_reason; None means the loop goes on (tool_use, pause_turn).
+
+    An unknown future stop_reason ends the turn as end_turn rather than looping on it.
+    """
+    if stop_reason in {"tool_use", "pause_turn"}:
+        return None
+    return _MODEL_STOPS.get(stop_reason, TurnStop.END_TURN)

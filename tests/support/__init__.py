@@ -1,0 +1,1 @@
+"""Test support: a subprocess driver for the agent and the ACP schema validator."""

@@ -1,0 +1,70 @@
+"""History stays valid for the Messages API at every turn boundary."""
+
+from __future__ import annotations
+
+from acp_agent.turn.history import History, tool_result
+
+
+def tool_use(id_: str) -> dict:
+    return {"type": "tool_use", "id": id_, "name": "read_file", "input": {"path": "a"}}
+
+
+def test_prompt_after_trailing_tool_results_is_merged_into_that_user_message() -> None:
+    history = History()
+    history.add_user([{"type": "text", "text": "hi"}])
+    history.add_assistant([tool_use("t1")])
+    history.add_user([tool_result("t1", "ok")])
+    history.add_user([{"type": "text", "text": "next"}])
+    assert [m["role"] for m in history.messages] == ["user", "assistant", "user"]
+    assert history.messages[-1]["content"][0]["type"] == "tool_result"
+    assert history.messages[-1]["content"][1] == {"type": "text", "text": "next"}
+
+
+def test_repair_answers_every_dangling_tool_use() -> None:
+    history = History()
+    history.add_user([{"type": "text", "text": "go"}])
+    history.add_assistant([{"type": "text", "text": "sure"}, tool_use("a"), tool_use("b")])
+    assert history.repair() == 2
+    results = history.messages[-1]["content"]
+    assert [r["tool_use_id"] for r in results] == ["a", "b"]
+    assert all(r["is_error"] for r in results)
+    assert history.repair() == 0
+
+
+def test_refusal_rollback_drops_only_that_prompts_blocks() -> None:
+    history = History()
+    history.add_user([{"type": "text", "text": "one"}])
+    history.add_assistant([tool_use("t1")])
+    history.add_user([tool_result("t1", "ok")])
+    mark = history.mark()
+    history.add_user([{"type": "text", "text": "refused prompt"}])
+    history.add_assistant([{"type": "text", "text": "I can't"}])
+    history.rollback(mark)
+    assert len(history.messages) == 3
+    assert history.messages[-1]["content"] == [tool_result("t1", "ok")]
+
+
+def test_rollback_of_a_fresh_prompt_removes_the_user_message() -> None:
+    history = History()
+    history.add_user([{"type": "text", "text": "one"}])
+    history.add_assistant([{"type": "text", "text": "answer"}])
+    mark = history.mark()
+    history.add_user([{"type": "text", "text": "two"}])
+    history.rollback(mark)
+    assert [m["role"] for m in history.messages] == ["user", "assistant"]
+
+
+def test_empty_assistant_reply_leaves_no_message() -> None:
+    history = History()
+    history.add_user([{"type": "text", "text": "x"}])
+    history.add_assistant([{"type": "text", "text": ""}])
+    assert len(history.messages) == 1
+
+
+def test_pause_turn_continuation_extends_the_same_assistant_message() -> None:
+    history = History()
+    history.add_user([{"type": "text", "text": "x"}])
+    history.add_assistant([{"type": "text", "text": "part one"}])
+    history.add_assistant([{"type": "text", "text": "part two"}])
+    assert len(history.messages) == 2
+    assert history.last_assistant_text() == "part onepart two"
