@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -44,11 +44,8 @@ def preload() -> None:
 
     Meant for a worker thread started right after `initialize`.
     """
-    import anthropic
-    import anthropic.resources.messages  # noqa: F401
+    import anthropic.resources.messages
     import anthropic.types  # noqa: F401
-
-    del anthropic
 
 
 def has_credentials(api_key: str | None = None) -> bool:
@@ -61,12 +58,10 @@ def has_credentials(api_key: str | None = None) -> bool:
         return True
     try:
         from anthropic.lib.credentials import default_credentials
-    except ImportError:  # an SDK without credential profiles
-        return False
-    try:
+
         return default_credentials() is not None
-    except Exception as exc:  # a broken profile: no usable credentials
-        log.warning("model.credentials_unreadable", error=type(exc).__name__)
+    except Exception as exc:  # an SDK without profiles, or a missing or broken profile
+        log.debug("model.no_profile", error=type(exc).__name__)
         return False
 
 
@@ -94,14 +89,12 @@ class AnthropicModel:
         """Close the HTTP client, if one was built."""
         client, self._client = self._client, None
         if client is not None:
-            await client.close()
-
-    def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
-        return self._respond(request)
+            with anyio.move_on_after(2, shield=True):
+                await client.close()
 
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
-    async def _respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
         import anthropic
         import httpx2
 
@@ -139,16 +132,17 @@ class AnthropicModel:
             await anyio.sleep(decision.delay)
 
     def _give_up(self, decision: GiveUp, failure: Failure, attempt: Attempt) -> AgentError:
-        reason = self._redact(decision.reason)
+        reason = self._redact(decision.reason)  # no-op unless the API echoed a key
         if attempt.relayed:
-            return StreamBroken(reason, partial=attempt.partial(), retryable=decision.transient)
+            return StreamBroken(reason, partial=attempt.content(partial=True),
+                                retryable=decision.transient)
         error = ModelUnavailable(reason, retryable=decision.transient)
         error.detail.update({"status": failure.status, "errorType": failure.error_type})
         return error
 
     # ── one attempt on each path ───────────────────────────────────────────────────────────
     async def _stream_once(self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any],
-                           attempt: Attempt) -> AsyncIterator[ModelEvent]:
+                           attempt: Attempt) -> AsyncGenerator[ModelEvent, None]:
         import httpx2
 
         # A stall is no byte for stall_seconds: the read timeout watches every socket read at no
@@ -159,22 +153,21 @@ class AnthropicModel:
         try:
             async for event in _events(stream, attempt):
                 yield event
-        except (KeyError, ValueError) as exc:  # deltas for an unknown block, or bad tool JSON
+        except (KeyError, ValueError) as exc:  # deltas for an unknown block, or bad event JSON
             raise StreamBroken(f"the reply was malformed ({type(exc).__name__})",
-                               partial=attempt.partial()) from None
+                               partial=attempt.content(partial=True)) from None
         finally:
             with anyio.move_on_after(2, shield=True):
                 await stream.close()
-        if not attempt.stopped:
-            raise StreamBroken("the reply ended early, without message_stop",
-                               partial=attempt.partial(), retryable=True)
-        if attempt.stop_reason is None:
-            raise StreamBroken("the reply ended without a stop_reason", partial=attempt.partial())
+        if not attempt.stopped or attempt.stop_reason is None:
+            what = "a stop_reason" if attempt.stopped else "message_stop (truncated)"
+            raise StreamBroken(f"the reply ended without {what}",
+                               partial=attempt.content(partial=True), retryable=True)
         yield MessageDone(attempt.content(), attempt.stop_reason, attempt.usage,
                           attempt.message_id)
 
     async def _create_once(self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any],
-                           attempt: Attempt) -> AsyncIterator[ModelEvent]:
+                           attempt: Attempt) -> AsyncGenerator[ModelEvent, None]:
         import anthropic
 
         try:
@@ -187,28 +180,22 @@ class AnthropicModel:
                 "may have processed (and billed) the request", retryable=True) from None
         if not isinstance(message, anthropic.types.Message):
             raise ModelUnavailable("the API answered with a body that is not a message")
-        content = []
+        attempt.relayed = True  # nothing after this point is retried
+        block: Any
         for index, block in enumerate(message.content):
-            kind = block.type
-            if kind == "text" and block.text:
-                attempt.relayed = True
+            if block.type == "text" and block.text:
                 yield TextDelta(index, block.text)
-            elif kind == "thinking":
-                attempt.relayed = True
+            elif block.type == "thinking":
                 yield ThinkingDelta(index, block.thinking)
-            elif kind == "tool_use":
-                attempt.relayed = True
+            elif block.type == "tool_use":
                 yield ToolUseStarted(index, block.id, block.name)
-            item = _input_block(block)
-            if item is not None:
-                content.append(item)
+        content = [b for b in map(_input_block, message.content) if b != _EMPTY_TEXT]
         usage = _usage(message.usage)
         yield usage
         if message.stop_reason is None:
             raise StreamBroken("the reply ended without a stop_reason", partial=content)
         yield MessageDone(content, message.stop_reason, usage, message.id)
 
-    # ── helpers ────────────────────────────────────────────────────────────────────────────
     def _get_client(self) -> anthropic.AsyncAnthropic:
         if self._client is not None:
             return self._client
@@ -217,8 +204,8 @@ class AnthropicModel:
         try:
             client = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url,
                                               max_retries=0, timeout=self.request_timeout)
-        except ValueError as exc:  # a broken credentials profile
-            raise AuthRequired(f"{_NO_CREDENTIALS} ({type(exc).__name__})") from None
+        except (ValueError, anthropic.AnthropicError) as exc:  # no or a broken profile
+            raise AuthRequired(f"{_NO_CREDENTIALS} ({self._redact(str(exc))})") from None
         if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
             raise AuthRequired(_NO_CREDENTIALS)
         self._client = client
@@ -230,8 +217,8 @@ class AnthropicModel:
         import httpx2
 
         if isinstance(exc, anthropic.APIStatusError):
-            error_type, message = _error_fields(exc)
-            text = self._redact(f"{error_type}: {message}")
+            error_type = exc.type  # the body's error.type and error.message (SDK >= 2.10)
+            text = self._redact(f"{error_type}: {exc.api_message or 'no message'}")
             if exc.status_code == 200:  # an `error` event inside the stream
                 return Failure(f"the stream failed with {text}", error_type=error_type or "?")
             if exc.status_code in (401, 403):
@@ -255,6 +242,7 @@ class AnthropicModel:
 
 
 _NO_USAGE = Usage()
+_EMPTY_TEXT = {"type": "text", "text": ""}
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
                  "cache_creation_input_tokens")
 _NO_CREDENTIALS = ("no Anthropic credentials: set ANTHROPIC_API_KEY in the agent's environment "
@@ -262,25 +250,11 @@ _NO_CREDENTIALS = ("no Anthropic credentials: set ANTHROPIC_API_KEY in the agent
 
 
 def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens,
-                              "messages": request.messages}
-    if request.system is not None:
-        kwargs["system"] = request.system
-    if request.tools:
-        kwargs["tools"] = request.tools
-    if request.tool_choice is not None:
-        kwargs["tool_choice"] = request.tool_choice
-    if request.thinking is not None:
-        kwargs["thinking"] = request.thinking
-    return kwargs
-
-
-def _error_fields(exc: anthropic.APIStatusError) -> tuple[str | None, str]:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    inner = body.get("error") if isinstance(body.get("error"), dict) else {}
-    error_type = getattr(exc, "type", None) or inner.get("type")
-    message = getattr(exc, "api_message", None) or inner.get("message") or "no message"
-    return error_type, str(message)
+    """The SDK's keyword arguments: unset optional fields are left out, never sent as null."""
+    optional = {"system": request.system, "tools": request.tools or None,
+                "tool_choice": request.tool_choice, "thinking": request.thinking}
+    return {"model": request.model, "max_tokens": request.max_tokens, "messages": request.messages,
+            **{name: value for name, value in optional.items() if value is not None}}
 
 
 def _is_connect_timeout(exc: BaseException) -> bool:
@@ -288,7 +262,6 @@ def _is_connect_timeout(exc: BaseException) -> bool:
 
 
 # ── events and content blocks ──────────────────────────────────────────────────────────────────
-
 class Attempt:
     """What one attempt produced so far: blocks by index, usage, stop reason, relayed or not."""
 
@@ -296,17 +269,16 @@ class Attempt:
                  "stopped", "usage")
 
     def __init__(self) -> None:
-        self.relayed = False
-        self.stopped = False
+        self.relayed = self.stopped = False
         self.stop_reason: str | None = None
-        self.usage = Usage()
         self.message_id: str | None = None
+        self.usage = Usage()
         self._blocks: dict[int, dict[str, Any]] = {}
         self._parts: dict[int, list[str]] = {}
         self._done: set[int] = set()
 
     def finish(self, index: int) -> None:
-        """A block is complete: join its pieces (tool input is parsed; bad JSON raises)."""
+        """A block is complete: join its pieces (tool input JSON is parsed)."""
         block = self._blocks.get(index)
         parts = self._parts.pop(index, None)
         if block is None:
@@ -319,23 +291,23 @@ class Attempt:
             elif kind == "thinking":
                 block["thinking"] = joined
             else:
-                block["input"] = json.loads(joined) if joined else {}
+                block["input"] = _tool_input(joined)
         self._done.add(index)
 
-    def content(self) -> list[dict[str, Any]]:
-        """The complete blocks in order, as valid input for the next request."""
-        return [b for i, b in sorted(self._blocks.items())
-                if i in self._done and not (b["type"] == "text" and not b["text"])]
+    def content(self, *, partial: bool = False) -> list[dict[str, Any]]:
+        """The complete blocks in order, as valid input for the next request.
 
-    def partial(self) -> list[dict[str, Any]]:
-        """Complete blocks plus a text block in progress; unfinished tool_use/thinking dropped."""
+        With `partial`, a text block still in progress is kept too; an unfinished tool_use or
+        thinking block never is (its input or signature is missing).
+        """
         out = []
         for i, block in sorted(self._blocks.items()):
-            if i in self._done:
-                if block["type"] != "text" or block["text"]:
-                    out.append(block)
-            elif block["type"] == "text" and (text := "".join(self._parts.get(i, ()))):
-                out.append({"type": "text", "text": text})
+            if i not in self._done:
+                if not (partial and block["type"] == "text"):
+                    continue
+                block = {"type": "text", "text": "".join(self._parts.get(i, ()))}
+            if block != _EMPTY_TEXT:
+                out.append(block)
         return out
 
 
@@ -361,10 +333,7 @@ async def _events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
                 blocks[event.index]["signature"] += delta.signature
         elif kind == "content_block_start":
             index, block = event.index, event.content_block
-            item = _input_block(block, keep_empty=True)
-            if item is None:
-                continue
-            blocks[index] = item
+            blocks[index] = item = _input_block(block)
             if block.type in ("text", "thinking"):
                 first = item.get(block.type, "")
                 parts[index] = [first] if first else []
@@ -390,11 +359,11 @@ async def _events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
             a.stopped = True
 
 
-def _input_block(block: Any, *, keep_empty: bool = False) -> dict[str, Any] | None:
+def _input_block(block: Any) -> dict[str, Any]:
     """An SDK content block as an API *input* block (no None fields, no citations)."""
     kind = block.type
     if kind == "text":
-        return {"type": "text", "text": block.text} if block.text or keep_empty else None
+        return {"type": "text", "text": block.text}
     if kind == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if kind == "thinking":
@@ -404,6 +373,20 @@ def _input_block(block: Any, *, keep_empty: bool = False) -> dict[str, Any] | No
     dumped: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
     dumped.pop("citations", None)
     return dumped
+
+
+def _tool_input(text: str) -> Any:
+    """Tool input JSON; one cut off (max_tokens) keeps its complete values, as the SDK does."""
+    try:
+        return json.loads(text) if text else {}
+    except ValueError:
+        import jiter  # a dependency of the SDK
+
+        try:
+            value = jiter.from_json(text.encode(), partial_mode=True)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
 
 
 def _usage(raw: Any, prev: Usage = _NO_USAGE) -> Usage:

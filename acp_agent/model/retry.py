@@ -47,7 +47,7 @@ class Failure:
 
     @property
     def is_retryable(self) -> bool:
-        """Transient by nature: 408/409/429/5xx, a connection error or stall, or a retryable event."""
+        """Transient: 408/409/429/5xx, a connection error or stall, or a retryable error event."""
         if self.status is not None:
             return self.status in RETRYABLE_STATUSES or self.status >= 500
         if self.error_type is not None:

@@ -6,6 +6,7 @@ Prints its base_url on stdout (this is a test tool, not the agent) and serves un
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -24,7 +25,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--reply", choices=("text", "tool_use"), default="text",
-                        help="text: answer every request with --text; tool_use: call a tool forever")
+                        help="text: answer with --text; tool_use: call a tool forever")
     parser.add_argument("--text", default="Hello from the fake Messages API.")
     parser.add_argument("--chunks", type=int, default=None, help="stream the text as N deltas")
     parser.add_argument("--tool", default="read_file", help="the tool name for --reply tool_use")
@@ -55,10 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     with fake:
         sys.stdout.write(fake.base_url + "\n")
         sys.stdout.flush()
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             done.wait()
-        except KeyboardInterrupt:
-            pass
     return 0
 
 

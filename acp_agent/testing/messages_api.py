@@ -7,6 +7,7 @@ HTTP, SSE and error handling run unchanged: nothing of the SDK is mocked.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -183,14 +184,10 @@ class _Server(ThreadingHTTPServer):
 
 
 def _hard_close(conn: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         conn.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    try:
+    with contextlib.suppress(OSError):
         conn.close()
-    except OSError:
-        pass
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -208,10 +205,8 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         with fake._lock:
             fake._connections.discard(self.connection)
-        try:
+        with contextlib.suppress(OSError):
             super().finish()
-        except OSError:
-            pass
 
     def log_message(self, format: str, *args: Any) -> None:
         """No access log: stderr belongs to whoever runs the fake."""

@@ -55,11 +55,15 @@ class TextBlock:
 
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
-    """A tool_use block; its input is streamed as an empty `input_json_delta` then a few pieces."""
+    """A tool_use block; its input is streamed as an empty `input_json_delta` then a few pieces.
+
+    `partial_json` replaces the streamed JSON text, e.g. a cut-off one as at `max_tokens`.
+    """
 
     name: str
     input: Mapping[str, Any]
     id: str = field(default_factory=_new_tool_id)
+    partial_json: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,9 +160,10 @@ def text_block(text: str, *, chunks: int | None = None) -> TextBlock:
     return TextBlock(text, chunks)
 
 
-def tool_use_block(name: str, input: Mapping[str, Any], *, id: str | None = None) -> ToolUseBlock:
+def tool_use_block(name: str, input: Mapping[str, Any], *, id: str | None = None,
+                   partial_json: str | None = None) -> ToolUseBlock:
     """A tool_use block for `message()`; the id defaults to a fresh `toolu_fake_…`."""
-    return ToolUseBlock(name, dict(input), id or _new_tool_id())
+    return ToolUseBlock(name, dict(input), id or _new_tool_id(), partial_json)
 
 
 def thinking_block(thinking: str, signature: str, *, chunks: int | None = None) -> ThinkingBlock:
@@ -278,6 +283,7 @@ def _delta(index: int, delta: dict[str, Any]) -> bytes:
 
 
 def _block_events(index: int, block: Block) -> list[bytes]:
+    first: dict[str, Any]
     if isinstance(block, TextBlock):
         first = {"type": "text", "text": ""}
         head = f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
@@ -286,7 +292,8 @@ def _block_events(index: int, block: Block) -> list[bytes]:
     elif isinstance(block, ToolUseBlock):
         first = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
         deltas = [_delta(index, {"type": "input_json_delta", "partial_json": piece})
-                  for piece in ["", *_split(_json(dict(block.input)), 3)]]
+                  for piece in ["", *_split(block.partial_json if block.partial_json is not None
+                                            else _json(dict(block.input)), 3)]]
     elif isinstance(block, ThinkingBlock):
         first = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [_delta(index, {"type": "thinking_delta", "thinking": piece})

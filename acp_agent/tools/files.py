@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO
 
 import anyio.to_thread
 import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
@@ -26,8 +26,6 @@ from acp_agent.tools.paths import display_path, glob_to_regex, resolve_inside, w
 from acp_agent.tools.truncate import clip_line
 
 __all__ = ["ListFiles", "ReadFile", "SearchText", "read_only_tools"]
-
-T = TypeVar("T")
 
 SNIFF_BYTES = 8192  # like git: a NUL in the first 8 KiB means binary
 _BLOCK = 1 << 20
@@ -41,7 +39,7 @@ class _Stopped(Exception):
     """The caller went away (cancel or timeout); the worker thread just ends."""
 
 
-async def _in_thread(work: Callable[[threading.Event], T]) -> T:
+async def _in_thread(work: Callable[[threading.Event], ToolResult]) -> ToolResult:
     """Run `work(stop)` in a thread; on cancel, abandon it and raise its stop flag."""
     stop = threading.Event()
     try:
@@ -82,6 +80,12 @@ def _count_rest(f: BinaryIO, stop: threading.Event) -> int:
         count += block.count(b"\n")
         last = block[-1:]
     return count + (last != b"\n")
+
+
+def _prefix(cwd: Path, top: Path) -> str:
+    """What to put before a path relative to `top` to make it relative to the cwd."""
+    shown = display_path(cwd, top)
+    return "" if shown == "." else shown + "/"
 
 
 def _left(deadline: float) -> float:
@@ -236,16 +240,16 @@ class ListFiles:
         def work(stop: threading.Event) -> ToolResult:
             top = resolve_inside(ctx.cwd, shown)
             if not top.is_dir():
-                if top.exists():
-                    raise ToolError(f"{shown!r} is not a directory; use read_file to read it")
-                raise ToolError(f"no such directory: {shown!r}")
+                raise ToolError(f"{shown!r} is not a directory; use read_file to read it"
+                                if top.exists() else f"no such directory: {shown!r}")
             matcher = glob_to_regex(pattern)
+            prefix = _prefix(ctx.cwd, top)
             found: list[str] = []
-            for path, kind in walk_tree(top, ctx.cwd):
+            for _, rel, kind in walk_tree(top, ctx.cwd):
                 if stop.is_set():
                     raise _Stopped
-                if matcher.match(path.relative_to(top).as_posix()):
-                    found.append(display_path(ctx.cwd, path) + ("/" if kind == "dir" else ""))
+                if matcher.match(rel):
+                    found.append(prefix + rel + ("/" if kind == "dir" else ""))
             found.sort()
             if not found:
                 return ToolResult(text=f"No entries match {pattern!r} under {shown!r}.")
@@ -316,17 +320,18 @@ class SearchText:
         name_glob = str(args.get("glob") or "")
         matcher = glob_to_regex(name_glob) if name_glob else None
         if target.is_file():
-            files: Iterator[Path] = iter((target,))
+            files: Iterator[tuple[Path, str]] = iter(((target, display_path(ctx.cwd, target)),))
         elif target.is_dir():
-            files = (p for p, kind in walk_tree(target, ctx.cwd) if kind == "file"
-                     and (matcher is None or matcher.match(
-                         p.relative_to(target).as_posix() if "/" in name_glob else p.name)))
+            prefix = _prefix(ctx.cwd, target)
+            files = ((p, prefix + rel) for p, rel, kind in walk_tree(target, ctx.cwd)
+                     if kind == "file" and (matcher is None or matcher.match(
+                         rel if "/" in name_glob else p.name)))
         else:
             raise ToolError(f"no such file or directory: {shown!r}")
         deadline = time.monotonic() + self.budget_seconds
         matches: list[str] = []
         skipped_large = skipped_binary = 0
-        for path in files:
+        for path, where in files:
             if stop.is_set():
                 raise _Stopped
             try:
@@ -334,22 +339,20 @@ class SearchText:
                     if os.fstat(f.fileno()).st_size > self.max_file_bytes:
                         skipped_large += 1
                         continue
-                    data = f.read()
+                    if b"\0" in (data := f.read(SNIFF_BYTES)):
+                        skipped_binary += 1
+                        continue
+                    data += f.read()
             except OSError:
                 continue  # unreadable files are skipped, as grep -s would
-            if b"\0" in data[:SNIFF_BYTES]:
-                skipped_binary += 1
-                continue
             text = data.decode("utf-8", errors="replace")
-            where = display_path(ctx.cwd, path)
             stopped_at = self._scan(text, per_line, whole, where, deadline, matches)
-            if stopped_at:
-                raise ToolTimeout(
-                    f"search stopped after its {self.budget_seconds:g} s budget at {stopped_at}; "
-                    f"the pattern may backtrack catastrophically: simplify it or narrow "
-                    f"path/glob ({len(matches)} matches found before stopping)",
-                    partial="\n".join(matches),
-                )
+            if stopped_at:  # the message carries the partial matches too, so it stands alone
+                found = f"the {len(matches)} match(es) above" if matches else "no matches"
+                note = (f"[search stopped after its {self.budget_seconds:g} s budget at "
+                        f"{stopped_at}; the pattern may backtrack catastrophically: simplify it "
+                        f"or narrow path/glob; {found} were found before stopping]")
+                raise ToolTimeout("\n".join([*matches, note]), partial="\n".join(matches))
             if len(matches) >= self.max_matches:
                 break
         notes = []
@@ -369,15 +372,12 @@ class SearchText:
         """Append matching lines; return where the budget ran out ("path:LINE"), else ""."""
         try:
             if whole is not None and not whole.search(
-                _TRAILING_CR.sub("", text), timeout=_left(deadline)
+                _TRAILING_CR.sub("", text) if "\r" in text else text, timeout=_left(deadline)
             ):
                 return ""
         except TimeoutError:
             return where
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        for lineno, line in enumerate(lines, 1):
+        for lineno, line in enumerate(text.removesuffix("\n").split("\n") if text else (), 1):
             line = line.rstrip("\r")
             try:
                 found = per_line.search(line, timeout=_left(deadline))

@@ -130,8 +130,9 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
         raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
 
 
-def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str]]:
-    """Yield (path, kind) under `top`, kind being "dir", "file" or "link"; never follows links.
+def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str, str]]:
+    """Yield (path, relative, kind) under `top`; `relative` is POSIX and relative to `top`,
+    kind is "dir", "file" or "link". Never follows links.
 
     Skips SKIPPED_DIRS below `top` and symlinks whose target leaves the roots; a symlink that
     stays inside is yielded as "link" but never descended into. Each directory is sorted.
@@ -139,6 +140,8 @@ def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str]]:
     real_roots = _real_roots(roots)
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
         base = Path(dirpath)
+        rel_base = Path(os.path.relpath(dirpath, top)).as_posix()
+        prefix = "" if rel_base == "." else rel_base + "/"
         dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
         entries = [(name, "dir") for name in dirnames] + [(name, "file") for name in filenames]
         for name, kind in sorted(entries):
@@ -147,4 +150,4 @@ def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str]]:
                 if not _inside(Path(os.path.realpath(path)), real_roots):
                     continue
                 kind = "link"
-            yield path, kind
+            yield path, prefix + name, kind

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import StreamBroken, ToolError
+from acp_agent.errors import StreamBroken, ToolError, ToolTimeout
 from acp_agent.model.base import (
     MessageDone,
     ModelClient,
@@ -236,6 +236,11 @@ class TurnRunner:
         except TimeoutError:
             return ToolResult(f"{name} timed out after {self.settings.tool_timeout:g} s",
                               is_error=True)
+        except ToolTimeout as exc:
+            text = str(exc)
+            if exc.partial and exc.partial not in text:
+                text = f"{exc.partial}\n{text}"
+            return ToolResult(text, is_error=True)
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True)
         except Exception as exc:

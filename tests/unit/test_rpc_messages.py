@@ -43,7 +43,9 @@ BAD_LINES = [
     pytest.param(b'{"jsonrpc":"2.0","id":4,"method":5}', -32600, 4, id="method-not-string"),
     pytest.param(b'{"jsonrpc":"2.0","id":4,"method":null}', -32600, 4, id="method-null"),
     pytest.param(b'{"jsonrpc":"2.0","method":["a"]}', -32600, None, id="notification-bad-method"),
-    pytest.param(b'{"jsonrpc":"2.0","id":5,"method":"a","params":3}', -32600, 5, id="params-number"),
+    pytest.param(
+        b'{"jsonrpc":"2.0","id":5,"method":"a","params":3}', -32600, 5, id="params-number"
+    ),
     pytest.param(b'{"jsonrpc":"2.0","id":5,"method":"a","params":"x"}', -32600, 5, id="params-str"),
     pytest.param(b'{"jsonrpc":"2.0","id":1.5,"method":"a"}', -32600, None, id="id-float"),
     pytest.param(b'{"jsonrpc":"2.0","id":true,"method":"a"}', -32600, None, id="id-bool"),
@@ -113,13 +115,20 @@ def test_non_ascii_text_survives_a_round_trip() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 tricky_text = st.text(
-    alphabet=st.sampled_from(["\n", "\r", "\u2028", "\x85", "\ud800", "\udfff", "a", "é", '"', "\\"])
+    alphabet=st.sampled_from(
+        ["\n", "\r", "\u2028", "\x85", "\ud800", "\udfff", "a", "é", '"', "\\"]
+    )
 )
 
 

@@ -1,0 +1,87 @@
+"""Shared fixtures: anyio backend, ACP schema, a workspace, the fake Messages API, agent env."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.support import base_env
+from tests.support.schema import AcpSchema, SchemaNotFoundError
+
+if TYPE_CHECKING:
+    from acp_agent.testing.messages_api import FakeMessagesAPI
+
+_LOCAL = "127.0.0.1,localhost"
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_proxy_for_local_servers() -> Iterator[None]:
+    """In-process HTTP clients reach the fakes on 127.0.0.1 directly, whatever proxy is set."""
+    saved = {name: os.environ.get(name) for name in ("NO_PROXY", "no_proxy")}
+    os.environ["NO_PROXY"] = os.environ["no_proxy"] = _LOCAL
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(scope="session")
+def acp_schema() -> AcpSchema:
+    """The ACP v1 schema from ../shared/acp/schema/v1 (or $ACP_SCHEMA_DIR); skips when absent."""
+    try:
+        return AcpSchema.load()
+    except SchemaNotFoundError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(params=[True, False], ids=["stream", "no-stream"])
+def streaming(request: pytest.FixtureRequest) -> bool:
+    value: bool = request.param
+    return value
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small project directory to use as a session's cwd."""
+    root = tmp_path / "workspace"
+    (root / "src").mkdir(parents=True)
+    (root / "README.md").write_text("# demo\n\nA tiny project for tests.\n", encoding="utf-8")
+    (root / "src" / "app.py").write_text(
+        'def greet(name: str) -> str:\n    return f"hello, {name}"\n', encoding="utf-8"
+    )
+    (root / "notes.txt").write_text("alpha\nbeta\ngamma\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeMessagesAPI]:
+    """A started fake Messages API on 127.0.0.1 (imported here: unit tests run without it)."""
+    from acp_agent.testing.messages_api import FakeMessagesAPI
+
+    with FakeMessagesAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def agent_env(tmp_path: Path, fake_api: Any, streaming: bool) -> dict[str, str]:
+    """The env of an agent talking to `fake_api`, streaming or not, with a short stall limit."""
+    return base_env(
+        tmp_path,
+        ANTHROPIC_API_KEY="test-key",
+        ANTHROPIC_BASE_URL=str(fake_api.base_url),
+        ACP_AGENT_MODEL="claude-test-1",
+        ACP_AGENT_STREAMING="1" if streaming else "0",
+        ACP_AGENT_STALL_SECONDS="2",
+        ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
+    )

@@ -1,0 +1,177 @@
+"""ToolRegistry: lookup, the API tool list, and argument checks that name the field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+from acp_agent.errors import InvalidToolInput
+from acp_agent.tools.base import ToolContext, ToolResult
+from acp_agent.tools.registry import ToolRegistry, default_registry
+
+
+@dataclass
+class Echo:
+    """A tool with every schema feature the checker supports."""
+
+    name: str = "echo"
+    description: str = "Echo the arguments back."
+    kind: str = "other"
+    input_schema: Any = None
+
+    def __post_init__(self) -> None:
+        if self.input_schema is None:
+            self.input_schema = {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "minLength": 1},
+                    "mode": {"type": "string", "enum": ["loud", "quiet"]},
+                    "times": {"type": "integer", "minimum": 1, "maximum": 5},
+                    "ratio": {"type": "number"},
+                    "dry_run": {"type": "boolean"},
+                    "note": {"type": ["string", "null"]},
+                    "edits": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"old": {"type": "string"}, "new": {"type": "string"}},
+                            "required": ["old", "new"],
+                            "additionalProperties": False,
+                        },
+                    },
+                    "meta": {"type": "object"},
+                },
+                "required": ["text"],
+                "additionalProperties": False,
+            }
+
+    def title(self, args: dict[str, Any]) -> str:
+        return "Echo"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(text=repr(args))
+
+
+def test_default_registry_holds_the_read_only_tools() -> None:
+    registry = default_registry()
+    assert registry.names == ("read_file", "list_files", "search_text")
+    read = registry.get("read_file")
+    assert read is not None and read.kind == "read"
+    assert registry.get("write_file") is None
+    assert "search_text" in registry and len(registry) == 3
+
+
+def test_duplicate_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="duplicate tool name 'echo'"):
+        ToolRegistry([Echo(), Echo()])
+
+
+def test_api_tools_is_built_once_and_rebuilt_after_add() -> None:
+    registry = default_registry()
+    first = registry.api_tools()
+    assert registry.api_tools() is first
+    assert [set(t) for t in first] == [{"name", "description", "input_schema"}] * 3
+    registry.add(Echo())
+    second = registry.api_tools()
+    assert second is not first and second[-1]["name"] == "echo"
+
+
+def test_api_tools_schemas_are_copies() -> None:
+    registry = default_registry()
+    registry.api_tools()[0]["input_schema"]["properties"]["evil"] = {"type": "string"}
+    read = registry.get("read_file")
+    assert read is not None and "evil" not in read.input_schema["properties"]
+
+
+def test_every_default_schema_is_valid_json_schema() -> None:
+    for tool in default_registry().api_tools():
+        jsonschema.Draft202012Validator.check_schema(tool["input_schema"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({}, "read_file: 'path' is required"),
+        ({"path": "a", "limit": "10"}, "read_file: 'limit' must be an integer"),
+        ({"path": "a", "limit": True}, "read_file: 'limit' must be an integer"),
+        ({"path": "a", "limit": 2.5}, "read_file: 'limit' must be an integer"),
+        ({"path": "a", "offset": 0}, "read_file: 'offset' must be at least 1"),
+        ({"path": 7}, "read_file: 'path' must be a string"),
+        ({"path": "a", "lines": 3},
+         "read_file: unknown argument 'lines' (expected: path, offset, limit)"),
+    ],
+)
+def test_read_file_argument_errors_name_the_field(args: dict[str, Any], message: str) -> None:
+    registry = default_registry()
+    tool = registry.get("read_file")
+    assert tool is not None
+    with pytest.raises(InvalidToolInput) as info:
+        registry.validate(tool, args)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"text": ""}, "echo: 'text' must be at least 1 character(s) long"),
+        ({"text": "a", "mode": "shout"}, "echo: 'mode' must be one of 'loud', 'quiet'"),
+        ({"text": "a", "times": 6}, "echo: 'times' must be at most 5"),
+        ({"text": "a", "ratio": "1"}, "echo: 'ratio' must be a number"),
+        ({"text": "a", "dry_run": 1}, "echo: 'dry_run' must be a boolean"),
+        ({"text": "a", "note": 3}, "echo: 'note' must be a string or null"),
+        ({"text": "a", "edits": {}}, "echo: 'edits' must be an array"),
+        ({"text": "a", "edits": [{"old": "x"}]}, "echo: 'edits[0].new' is required"),
+        ({"text": "a", "edits": [{"old": "x", "new": 1}]}, "echo: 'edits[0].new' must be a string"),
+        ({"text": "a", "edits": [{"old": "", "new": "", "x": 1}]},
+         "echo: unknown argument 'edits[0].x' (expected: old, new)"),
+        ({"text": "a", "meta": []}, "echo: 'meta' must be an object"),
+    ],
+)
+def test_schema_features_produce_field_named_errors(args: dict[str, Any], message: str) -> None:
+    tool = Echo()
+    with pytest.raises(InvalidToolInput) as info:
+        ToolRegistry([tool]).validate(tool, args)
+    assert str(info.value) == message
+
+
+def test_arguments_that_are_not_an_object_are_refused() -> None:
+    tool = Echo()
+    with pytest.raises(InvalidToolInput, match="echo: arguments must be a JSON object"):
+        ToolRegistry([tool]).validate(tool, ["text"])
+
+
+def test_valid_arguments_come_back_without_injected_defaults() -> None:
+    registry = default_registry()
+    tool = registry.get("list_files")
+    assert tool is not None
+    assert registry.validate(tool, {}) == {}
+    echo = Echo()
+    args = {"text": "a", "times": 2.0, "ratio": 1, "note": None, "meta": {"any": [1]},
+            "edits": [{"old": "x", "new": "y"}]}
+    checked = ToolRegistry([echo]).validate(echo, args)
+    assert checked == args and type(checked["times"]) is int  # JSON 2.0 is an integer
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"text": "a"}, {}, {"text": 1}, {"text": "a", "times": 0}, {"text": "a", "times": 3.0},
+        {"text": "a", "times": 3.5}, {"text": "a", "ratio": True}, {"text": "a", "ratio": 0.5},
+        {"text": "a", "mode": "loud"}, {"text": "a", "mode": None}, {"text": "a", "note": None},
+        {"text": "a", "edits": []}, {"text": "a", "edits": [{"old": "a", "new": "b", "c": 1}]},
+        {"text": "a", "extra": 1}, {"text": "", "dry_run": False}, {"text": "a", "meta": {"k": 1}},
+    ],
+)
+def test_checker_agrees_with_jsonschema_on_our_subset(args: dict[str, Any]) -> None:
+    tool = Echo()
+    expected = jsonschema.Draft202012Validator(tool.input_schema).is_valid(args)
+    try:
+        ToolRegistry([tool]).validate(tool, args)
+    except InvalidToolInput:
+        accepted = False
+    else:
+        accepted = True
+    assert accepted is expected
