@@ -14,6 +14,7 @@ import structlog
 
 from acp_agent.config import Config
 from acp_agent.model.anthropic import AnthropicModel, has_credentials, preload
+from acp_agent.model.base import seconds_left_in_turn
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.errors import RpcError
@@ -75,7 +76,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     requester = _EndpointRequester()
     model = AnthropicModel(streaming=config.streaming, base_url=config.base_url,
                            max_retries=config.max_retries, stall_seconds=config.stall_seconds,
-                           request_timeout=config.request_timeout)
+                           request_timeout=config.request_timeout, deadline=seconds_left_in_turn)
     manager = SessionManager(config, requester, model=lambda: model, tools=default_registry)
     handler = AcpHandler(manager, has_credentials=has_credentials, preload=preload)
     endpoint = Endpoint(_RpcHandler(handler), writer)
@@ -108,8 +109,8 @@ async def _watch_signals(manager: SessionManager, scope: anyio.CancelScope) -> N
             log.info("agent.signal", signal=signal.Signals(signum).name)
             manager.cancel_all()
             with anyio.move_on_after(SHUTDOWN_GRACE):
-                while any(s.running is not None for s in manager.sessions.values()):
-                    await anyio.sleep(0.02)
+                for turn in [s.running for s in manager.sessions.values() if s.running]:
+                    await turn.done.wait()
             scope.cancel()
             return
 

@@ -13,10 +13,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-__all__ = ["DEFAULT_MODEL", "Config", "Limits", "LimitsError"]
+__all__ = ["BUILTIN_MODELS", "DEFAULT_MODEL", "Config", "Limits", "LimitsError"]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The model used when none is configured (decisions D2)."""
+
+BUILTIN_MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
+"""Models offered when the Models API cannot be asked; a unit test keeps them off the SDK's
+deprecation list."""
 
 
 class LimitsError(ValueError):

@@ -71,7 +71,8 @@ class AnthropicModel:
     def __init__(self, *, streaming: bool, api_key: str | None = None, base_url: str | None = None,
                  max_retries: int = 2, stall_seconds: float = 120.0, request_timeout: float = 600.0,
                  deadline: Callable[[], float | None] | None = None,
-                 policy: RetryPolicy | None = None) -> None:
+                 policy: RetryPolicy | None = None,
+                 http_client_factory: Callable[[], Any] | None = None) -> None:
         self.streaming = streaming
         self.stall_seconds = stall_seconds
         self.request_timeout = request_timeout
@@ -79,6 +80,8 @@ class AnthropicModel:
         self._api_key = api_key
         self._base_url = base_url
         self._deadline = deadline
+        self._http_client_factory = http_client_factory
+        """Builds the SDK's `httpx2.AsyncClient` (record/replay transports); None: the SDK's own."""
         self._client: anthropic.AsyncAnthropic | None = None
 
     def __repr__(self) -> str:
@@ -201,9 +204,11 @@ class AnthropicModel:
             return self._client
         import anthropic
 
+        http_client = self._http_client_factory() if self._http_client_factory else None
         try:
             client = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url,
-                                              max_retries=0, timeout=self.request_timeout)
+                                              max_retries=0, timeout=self.request_timeout,
+                                              http_client=http_client)
         except (ValueError, anthropic.AnthropicError) as exc:  # no or a broken profile
             raise AuthRequired(f"{_NO_CREDENTIALS} ({self._redact(str(exc))})") from None
         if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):

@@ -6,7 +6,9 @@ stream would have produced from the finished message (turn-semantics C8).
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,7 +22,19 @@ __all__ = [
     "ThinkingDelta",
     "ToolUseStarted",
     "Usage",
+    "seconds_left_in_turn",
+    "turn_deadline",
 ]
+
+turn_deadline: ContextVar[float | None] = ContextVar("turn_deadline", default=None)
+"""The running turn's deadline (time.monotonic), set by the turn loop for the task running it,
+so a retry never waits past the end of the turn."""
+
+
+def seconds_left_in_turn() -> float | None:
+    """Seconds until the current turn's deadline, or None when it has none."""
+    deadline = turn_deadline.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 @dataclass(frozen=True, slots=True)

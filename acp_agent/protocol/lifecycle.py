@@ -43,9 +43,9 @@ class InitializeRequest(AcpModel):
     @classmethod
     def _check_version(cls, value: Any) -> int | str:
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise ValueError("must be an integer 0–65535")
+            raise ValueError("must be an integer 0 to 65535")
         if isinstance(value, int) and not 0 <= value <= 65535:
-            raise ValueError("must be an integer 0–65535")
+            raise ValueError("must be an integer 0 to 65535")
         return value
 
     @field_validator("client_capabilities", mode="before")

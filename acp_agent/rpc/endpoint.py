@@ -264,7 +264,7 @@ class Endpoint:
         method: str,
         params: Any,
         *,
-        timeout: float | None,  # noqa: ASYNC109 - on timeout we also tell the client to stop
+        timeout: float | None,
     ) -> Any:
         """Call the client and return its result.
 

@@ -258,7 +258,7 @@ class LineWriter:
             self._room = None
         self._signal_drained()
 
-    async def flush(self, timeout: float | None) -> bool:  # noqa: ASYNC109 - a bool, not a raise
+    async def flush(self, timeout: float | None) -> bool:
         """Wait until everything sent so far is written; True if it was, within `timeout`."""
         with anyio.move_on_after(timeout):
             while self._buf and not self._stopped:

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import anyio.to_thread
 import structlog
 from pydantic import ValidationError
 
@@ -119,13 +120,18 @@ class AcpHandler:
             raise ProtocolError.invalid_params(
                 f"Invalid params: methodId: unknown auth method {request.method_id!r}",
                 {"methodId": request.method_id})
-        if not self._has_credentials():
+        if not await self._credentials_found():
             raise ProtocolError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
         return {}
 
+    async def _credentials_found(self) -> bool:
+        # Without a key in the environment the SDK's profile lookup imports `anthropic` (~1 s):
+        # keep that off the event loop.
+        return await anyio.to_thread.run_sync(self._has_credentials)
+
     async def new_session(self, params: Any) -> dict[str, Any]:
         request = parse(NewSessionRequest, params)
-        if not self._has_credentials():
+        if not await self._credentials_found():
             raise ProtocolError.auth_required(
                 f"Authentication required: no Anthropic API key found. {AUTH_HELP}",
                 {"authMethods": [AUTH_METHOD_ID]})

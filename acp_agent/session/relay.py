@@ -13,6 +13,7 @@ from acp_agent.turn.events import (
     TextChunk,
     ThoughtChunk,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     ToolCallUpdated,
     TurnEvent,
@@ -54,11 +55,20 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
     if isinstance(event, ToolCallUpdated):
         return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
                 "status": event.status}
+    if isinstance(event, ToolCallProgress):
+        content = ([{"type": "terminal", "terminalId": event.terminal_id}] if event.terminal_id
+                   else [_text_content(event.text or "")])
+        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
+                "content": content}
     if isinstance(event, ToolCallFinished):
+        content = [{"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
+                   for d in event.diffs]
+        if event.terminal_id:
+            content.append({"type": "terminal", "terminalId": event.terminal_id})
+        content.append(_text_content(event.text))
         update: dict[str, Any] = {
             "sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
-            "status": event.status,
-            "content": [{"type": "content", "content": {"type": "text", "text": event.text}}],
+            "status": event.status, "content": content,
         }
         if event.locations:
             update["locations"] = [
@@ -70,3 +80,7 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
     if isinstance(event, UsageReported):
         return {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
     raise TypeError(f"no ACP update for {type(event).__name__}")
+
+
+def _text_content(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": text}}

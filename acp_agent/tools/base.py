@@ -2,22 +2,114 @@
 
 A tool raises `ToolError` (or a subclass) for anything the model should hear about and retry;
 the runner turns any other exception into a failed tool call as well, so a tool never ends a turn.
+Tools reach the editor only through the small Protocols here (`FileSystem`, `Terminal`), which the
+session implements over ACP and injects (decisions D6); with none injected they use the local disk
+and local processes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-__all__ = ["Tool", "ToolContext", "ToolResult"]
+__all__ = [
+    "Diff",
+    "FileSystem",
+    "Progress",
+    "TerminalExit",
+    "TerminalHost",
+    "TerminalOutput",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+]
+
+Permission = Literal["edit", "execute"]
+
+
+class FileSystem(Protocol):
+    """Text files by absolute path: the editor's buffers (fs/*) or the local disk.
+
+    Raises:
+        ToolError: the file cannot be read or written (missing, not text, refused by the editor).
+    """
+
+    async def read_text(self, path: Path) -> str: ...
+
+    async def write_text(self, path: Path, text: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalExit:
+    exit_code: int | None
+    signal: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalOutput:
+    output: str
+    truncated: bool
+    exit: TerminalExit | None
+
+
+class TerminalHost(Protocol):
+    """The editor's terminals (ACP terminal/*), for a client that advertised `terminal`.
+
+    Every created terminal must be released. Raises ToolError when the editor answers an error.
+    """
+
+    async def create(self, command: str, args: list[str], cwd: Path,
+                     output_byte_limit: int) -> str: ...
+
+    async def wait_for_exit(self, terminal_id: str) -> TerminalExit: ...
+
+    async def output(self, terminal_id: str) -> TerminalOutput: ...
+
+    async def kill(self, terminal_id: str) -> None: ...
+
+    async def release(self, terminal_id: str) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Something a running tool wants the editor to see now.
+
+    `text` replaces earlier progress text (send a tail, never the whole output again);
+    `terminal_id` embeds an editor terminal in the tool call.
+    """
+
+    text: str | None = None
+    terminal_id: str | None = None
+
+
+async def _no_report(progress: Progress) -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a tool may touch: the session's working directory (an absolute, resolved path)."""
+    """What a tool may touch: the session's roots (the first is the cwd), files and terminals."""
 
     cwd: Path
+    fs: FileSystem | None = None
+    terminal: TerminalHost | None = None
+    report: Callable[[Progress], Awaitable[None]] = _no_report
+    extra_roots: tuple[Path, ...] = ()
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return (self.cwd, *self.extra_roots)
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """A file change for the editor to show: `old_text` None means a new file."""
+
+    path: Path
+    old_text: str | None
+    new_text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,25 +117,31 @@ class ToolResult:
     """What a tool produced.
 
     `text` goes back to the model as the tool_result and is shown to the editor;
-    `locations` are absolute paths (with an optional 1-based line) the editor can follow.
+    `locations` are absolute paths (with an optional 1-based line) the editor can follow;
+    `diffs` are shown as ACP diff content; `terminal_id` keeps an embedded terminal in the final update.
     """
 
     text: str
     is_error: bool = False
     locations: tuple[tuple[Path, int | None], ...] = ()
     raw_output: dict[str, Any] | None = field(default=None)
+    diffs: tuple[Diff, ...] = ()
+    terminal_id: str | None = None
 
 
 class Tool(Protocol):
     """A tool the model can call.
 
     `kind` is one of read, edit, delete, move, search, execute, think, fetch, other.
+    `permission` is None for tools that only look, "edit" for tools that change files and
+    "execute" for tools that run commands: the session asks the user before those run.
     """
 
     name: str
     description: str
     input_schema: dict[str, Any]
     kind: str
+    permission: Permission | None
 
     def title(self, args: dict[str, Any]) -> str:
         """A short human title for the editor, e.g. "Read src/app.py"."""

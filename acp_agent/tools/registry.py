@@ -12,7 +12,7 @@ from typing import Any
 
 from acp_agent.errors import InvalidToolInput
 from acp_agent.tools.base import Tool
-from acp_agent.tools.files import read_only_tools
+from acp_agent.tools.search import read_only_tools
 
 __all__ = ["ToolRegistry", "default_registry"]
 

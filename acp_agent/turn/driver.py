@@ -18,7 +18,7 @@ from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
 from acp_agent.turn.record import TurnRecord
-from acp_agent.turn.runner import TurnRunner, new_message_id
+from acp_agent.turn.runner import PermissionCancelled, TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy
 
@@ -66,8 +66,11 @@ async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History
     left = meter.seconds_left()
     try:
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
-            outcome = await strategy.run(runner, history, meter)
-            stop, limit = outcome.stop, outcome.limit
+            try:
+                outcome = await strategy.run(runner, history, meter)
+                stop, limit = outcome.stop, outcome.limit
+            except PermissionCancelled:
+                stop, aborted = TurnStop.CANCELLED, "permission"
         if scope.cancelled_caught:
             stop, aborted = TurnStop.CANCELLED, meter.phase
         elif clock.cancelled_caught:

@@ -10,12 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from acp_agent.tools.base import Diff
+
 __all__ = [
     "EventSink",
     "Notice",
     "TextChunk",
     "ThoughtChunk",
     "ToolCallFinished",
+    "ToolCallProgress",
     "ToolCallStarted",
     "ToolCallUpdated",
     "TurnEvent",
@@ -64,6 +67,15 @@ class ToolCallUpdated:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallProgress:
+    """A running tool's latest output tail (replacing the previous one), or its editor terminal."""
+
+    call_id: str
+    text: str | None = None
+    terminal_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished:
     """A tool call ended: `status` is completed or failed; `text` is what the model saw."""
 
@@ -72,6 +84,8 @@ class ToolCallFinished:
     text: str
     locations: tuple[tuple[Path, int | None], ...] = ()
     raw_output: dict[str, Any] | None = None
+    diffs: tuple[Diff, ...] = ()
+    terminal_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +97,7 @@ class UsageReported:
 
 
 TurnEvent = (TextChunk | ThoughtChunk | Notice | ToolCallStarted | ToolCallUpdated
-             | ToolCallFinished | UsageReported)
+             | ToolCallProgress | ToolCallFinished | UsageReported)
 
 
 class EventSink(Protocol):

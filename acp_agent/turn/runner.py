@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -25,28 +25,35 @@ from acp_agent.model.base import (
     TextDelta,
     ThinkingDelta,
     Usage,
+    turn_deadline,
 )
-from acp_agent.tools.base import ToolContext, ToolResult
+from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.events import (
     EventSink,
     TextChunk,
     ThoughtChunk,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     ToolCallUpdated,
     UsageReported,
 )
 from acp_agent.turn.governor import Stop, TurnMeter
 from acp_agent.turn.history import History, tool_result
+from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.stop import TurnStop, map_model_stop
 
-__all__ = ["AttemptOutcome", "RunnerSettings", "TurnRunner"]
+__all__ = ["AttemptOutcome", "PermissionCancelled", "RunnerSettings", "TurnRunner"]
 
 log = structlog.get_logger(__name__)
 
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
 CANCELLED = "not executed: the user cancelled the turn"
+
+
+class PermissionCancelled(Exception):
+    """The user cancelled a permission question: the turn ends `cancelled`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +86,10 @@ class TurnRunner:
     """Runs the loop for one session; stateless between runs except for what it is given."""
 
     def __init__(self, model: ModelClient, tools: ToolRegistry, sink: EventSink, ctx: ToolContext,
-                 settings: RunnerSettings, *, new_id: Callable[[], str] = new_message_id) -> None:
+                 settings: RunnerSettings, *, new_id: Callable[[], str] = new_message_id,
+                 permissions: PermissionAsker | None = None) -> None:
         self.model = model
+        self.permissions: PermissionAsker = permissions or AllowAll()
         self.tools = tools
         self.sink = sink
         self.ctx = ctx
@@ -89,6 +98,8 @@ class TurnRunner:
 
     async def run(self, history: History, meter: TurnMeter) -> AttemptOutcome:
         """Loop until the model ends its reply or a budget stops the turn."""
+        left = meter.seconds_left()
+        turn_deadline.set(None if left is None else time.monotonic() + left)
         while True:
             decision = meter.before_request()
             if isinstance(decision, Stop):
@@ -205,12 +216,10 @@ class TurnRunner:
             except Exception:  # a title is cosmetic; malformed input is reported below
                 title = name
         await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
-        meter.tool_calls += 1
-        meter.phase = "tools"
         log.debug("tool.started", tool=name, call_id=call_id)
         try:
-            result = await self._execute(tool, name, args, call_id)
-        except anyio.get_cancelled_exc_class():
+            result = await self._execute(tool, name, title, args, call_id, meter)
+        except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_calls_failed += 1
             with anyio.move_on_after(2, shield=True):
                 await self.sink.emit(ToolCallFinished(call_id, "failed", CANCELLED))
@@ -220,22 +229,44 @@ class TurnRunner:
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         await self.sink.emit(ToolCallFinished(
             call_id, "failed" if result.is_error else "completed", result.text, result.locations,
-            result.raw_output))
+            result.raw_output, result.diffs, result.terminal_id))
         return tool_result(call_id, result.text, is_error=result.is_error)
 
-    async def _execute(self, tool: Any, name: str, args: dict[str, Any],
-                       call_id: str) -> ToolResult:
+    async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
+                       call_id: str, meter: TurnMeter) -> ToolResult:
+        """Validate, ask, run: every way this can go wrong is a result the model sees."""
         if tool is None:
+            meter.tool_calls += 1
             known = ", ".join(self.tools.names)
             return ToolResult(f"unknown tool {name!r}; available tools: {known}", is_error=True)
         try:
             args = self.tools.validate(tool, args)
-            await self.sink.emit(ToolCallUpdated(call_id))
-            with anyio.fail_after(self.settings.tool_timeout):
-                return await tool.run(args, self.ctx)
+        except ToolError as exc:
+            meter.tool_calls += 1
+            return ToolResult(str(exc), is_error=True)
+        permission = getattr(tool, "permission", None)
+        if permission is not None:
+            meter.phase = "permission"
+            decision = await self.permissions.ask(
+                call_id=call_id, tool_name=name, title=title, kind=tool.kind,
+                permission=permission, raw_input=args)
+            if decision.cancelled:
+                raise PermissionCancelled
+            if not decision.allowed:
+                meter.tool_calls_denied += 1
+                return ToolResult(decision.message or "The user declined this tool call.",
+                                  is_error=True)
+        meter.tool_calls += 1
+        meter.phase = "tools"
+        await self.sink.emit(ToolCallUpdated(call_id))
+        allowance = getattr(tool, "time_allowance", None)
+        seconds = allowance(args) if allowance else self.settings.tool_timeout
+        ctx = replace(self.ctx, report=self._reporter(call_id))
+        try:
+            with anyio.fail_after(seconds):
+                return await tool.run(args, ctx)
         except TimeoutError:
-            return ToolResult(f"{name} timed out after {self.settings.tool_timeout:g} s",
-                              is_error=True)
+            return ToolResult(f"{name} timed out after {seconds:g} s", is_error=True)
         except ToolTimeout as exc:
             text = str(exc)
             if exc.partial and exc.partial not in text:
@@ -246,3 +277,11 @@ class TurnRunner:
         except Exception as exc:
             log.exception("tool.crashed", tool=name, call_id=call_id)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+    def _reporter(self, call_id: str) -> Callable[[Progress], Awaitable[None]]:
+        sink = self.sink
+
+        async def report(progress: Progress) -> None:
+            await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id))
+
+        return report

@@ -163,6 +163,13 @@ def test_a_callable_reply_sees_the_body_and_the_attempt_number(
     assert create(client).content[0].text == "2:hi"
 
 
+def test_a_failing_reply_factory_answers_500_naming_the_error(
+        fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
+    fake.script(lambda body, n: body["no such key"])
+    with pytest.raises(anthropic.InternalServerError, match="reply factory raised KeyError"):
+        create(client)
+
+
 def test_models_are_listed(fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
     assert [m.id for m in client.models.list().data] == [MODEL]
     assert fake.attempts == 0  # the models list is not a messages attempt

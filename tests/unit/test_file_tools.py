@@ -12,7 +12,8 @@ import regex  # type: ignore[import-untyped]
 
 from acp_agent.errors import PathOutsideCwd, ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.files import ListFiles, ReadFile, SearchText, read_only_tools
+from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.search import SearchText, read_only_tools
 
 
 @pytest.fixture

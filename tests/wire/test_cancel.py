@@ -1,7 +1,8 @@
-"""session/cancel and $/cancel_request: the pending prompt answers `cancelled` promptly, history stays valid."""
+"""session/cancel and $/cancel_request: the prompt answers `cancelled` promptly; history stays valid."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from pathlib import Path
@@ -52,7 +53,7 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
     assert again["result"]["stopReason"] == "end_turn"
     messages = fake_api.requests[-1].body["messages"]
     roles = [m["role"] for m in messages]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
 
 
 async def test_cancel_during_a_tool_closes_the_tool_call_as_failed(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from acp_agent.testing import FakeMessagesAPI, replies
@@ -47,7 +48,7 @@ async def test_a_second_prompt_gets_a_fresh_request_budget(
     # The second prompt was merged after the trailing tool_result blocks, not sent as a 2nd user turn.
     messages = fake_api.requests[2].body["messages"]
     roles = [m["role"] for m in messages]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
     assert messages[-1]["content"][-1] == {"type": "text", "text": "two"}
 
 

@@ -1,0 +1,97 @@
+"""Build the model client from `--model`: the real API, or a cassette replayed through the SDK.
+
+`replay:FILE` serves a recorded run back through the real `anthropic` SDK (an in-process
+transport, so the same parsing, streaming and turn-loop code runs); `record` tees every Messages
+exchange of a run to a cassette. Neither imports `anthropic` or `httpx2` here: the SDK's HTTP
+client is built on the first request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from acp_agent.model.anthropic import AnthropicModel
+from acp_agent.model.cassette import CassetteError, CassetteHeader, CassetteWriter, load_cassette
+from acp_agent.model.transports import ClientTransport, RecordingTransport, ReplayTransport
+
+__all__ = ["REPLAY_API_KEY", "REPLAY_BASE_URL", "REPLAY_PREFIX", "make_model", "replay_path"]
+
+log = structlog.get_logger(__name__)
+
+REPLAY_PREFIX = "replay:"
+REPLAY_API_KEY = "replay"
+"""A placeholder credential: a replay never reaches the network, but the SDK wants one."""
+REPLAY_BASE_URL = "http://replay.invalid"
+"""Never resolved: every request is answered by the replay transport."""
+
+
+def replay_path(model_spec: str) -> Path | None:
+    """The cassette of a `replay:FILE` model spec, or None for a model id."""
+    if not model_spec.startswith(REPLAY_PREFIX):
+        return None
+    return Path(model_spec.removeprefix(REPLAY_PREFIX)).expanduser()
+
+
+def make_model(model_spec: str, *, streaming: bool, record: Path | None = None,
+               replay_strict: bool = False, **kwargs: Any) -> tuple[AnthropicModel, str]:
+    """The model client and the model id to send in requests.
+
+    `kwargs` go to `AnthropicModel` (max_retries, stall_seconds, request_timeout, deadline, ...);
+    for a replay, `api_key` and `base_url` are replaced by placeholders.
+
+    Raises:
+        CassetteError: the replay cassette cannot be read, or the record file cannot be written.
+    """
+    cassette_path = replay_path(model_spec)
+    if cassette_path is not None:
+        cassette = load_cassette(cassette_path)
+        model_id = cassette.header.model
+        kwargs.update(api_key=REPLAY_API_KEY, base_url=REPLAY_BASE_URL)
+        log.info("model.replay", path=str(cassette_path), exchanges=len(cassette.exchanges),
+                 strict=replay_strict)
+
+        def inner() -> Any:
+            return ReplayTransport(cassette, strict=replay_strict)
+    else:
+        model_id = model_spec
+        inner = _default_transport
+
+    transport = inner
+    if record is not None:
+        writer = _writer(record, CassetteHeader(model=model_id, streaming=streaming))
+        log.info("model.record", path=str(record))
+
+        def transport() -> Any:
+            return RecordingTransport(inner(), writer)
+
+    factory = None if transport is _default_transport else _client_factory(transport)
+    return AnthropicModel(streaming=streaming, http_client_factory=factory, **kwargs), model_id
+
+
+def _writer(path: Path, header: CassetteHeader) -> CassetteWriter:
+    try:
+        return CassetteWriter(path, header)
+    except OSError as exc:
+        raise CassetteError(f"cannot write cassette {path}: {exc.strerror or exc}") from None
+
+
+def _default_transport() -> Any:
+    """The SDK's default HTTP client (proxies from the environment, keep-alive) as a transport."""
+    import anthropic
+
+    return ClientTransport(anthropic.DefaultAsyncHttpxClient())
+
+
+def _client_factory(transport: Callable[[], Any]) -> Callable[[], Any]:
+    """Build the SDK's httpx2 client around a fresh transport, when the SDK client is built."""
+
+    def build() -> Any:
+        import anthropic
+
+        return anthropic.DefaultAsyncHttpxClient(transport=transport())
+
+    return build

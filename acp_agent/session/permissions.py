@@ -1,0 +1,75 @@
+"""Asking the user before a tool edits or executes, under the session's mode.
+
+"Always" answers are remembered per session and tool; a rejection tells the model the user
+declined; a cancelled question ends the turn `cancelled`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from acp_agent.protocol.errors import ProtocolError
+from acp_agent.session.requester import Requester
+from acp_agent.turn.permissions import ALLOW, PermissionDecision
+
+__all__ = ["SessionPermissions"]
+
+log = structlog.get_logger(__name__)
+
+OPTIONS = [
+    {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
+]
+
+DECLINED = "The user declined this tool call. Do not retry it; ask the user or try another way."
+PLAN_REFUSED = ("Refused: the session is in plan mode (read-only). Describe the change instead; "
+                "the user can switch modes to let you make it.")
+
+
+class SessionPermissions:
+    """The session's PermissionAsker: mode first, then remembered answers, then the user."""
+
+    def __init__(self, session_id: str, requester: Requester, mode: str = "default") -> None:
+        self.session_id = session_id
+        self.requester = requester
+        self.mode = mode
+        self.always: dict[str, bool] = {}
+
+    async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
+                  raw_input: dict[str, Any]) -> PermissionDecision:
+        if self.mode == "bypassPermissions":
+            return ALLOW
+        if self.mode == "plan":
+            return PermissionDecision(False, message=PLAN_REFUSED)
+        if self.mode == "acceptEdits" and permission == "edit":
+            return ALLOW
+        remembered = self.always.get(tool_name)
+        if remembered is not None:
+            return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
+        params = {"sessionId": self.session_id, "options": OPTIONS,
+                  "toolCall": {"toolCallId": call_id, "title": title, "kind": kind,
+                               "status": "pending", "rawInput": raw_input}}
+        try:
+            answer = await self.requester.request("session/request_permission", params)
+        except ProtocolError as exc:
+            log.warning("permission.client_error", code=exc.code)
+            return PermissionDecision(False, message=f"Could not ask the user ({exc.message}); "
+                                                     "the tool call was not run.")
+        return self._decide(tool_name, answer)
+
+    def _decide(self, tool_name: str, answer: Any) -> PermissionDecision:
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        if not isinstance(outcome, dict) or outcome.get("outcome") == "cancelled":
+            return PermissionDecision(False, cancelled=True)
+        option = outcome.get("optionId")
+        if option == "allow_always":
+            self.always[tool_name] = True
+        elif option == "reject_always":
+            self.always[tool_name] = False
+        if option in {"allow_once", "allow_always"}:
+            return ALLOW
+        return PermissionDecision(False, message=DECLINED)

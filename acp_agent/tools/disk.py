@@ -1,0 +1,72 @@
+"""Blocking disk work for the file tools: run in a worker thread that a cancel abandons at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import anyio.to_thread
+
+from acp_agent.errors import ToolError
+from acp_agent.tools.base import ToolResult
+from acp_agent.tools.paths import display_path
+
+__all__ = ["BLOCK", "SNIFF_BYTES", "Stopped", "in_thread", "iter_lines", "os_error", "prefix_for",
+           "time_left"]
+
+SNIFF_BYTES = 8192  # like git: a NUL in the first 8 KiB means binary
+BLOCK = 1 << 20
+
+
+class Stopped(Exception):
+    """The caller went away (cancel or timeout); the worker thread just ends."""
+
+
+async def in_thread(work: Callable[[threading.Event], ToolResult]) -> ToolResult:
+    """Run `work(stop)` in a thread; on cancel, abandon it and raise its stop flag."""
+    stop = threading.Event()
+    try:
+        return await anyio.to_thread.run_sync(work, stop, abandon_on_cancel=True)
+    finally:
+        stop.set()
+
+
+def os_error(exc: OSError, shown: str) -> ToolError:
+    if isinstance(exc, FileNotFoundError):
+        return ToolError(f"no such file or directory: {shown!r}")
+    if isinstance(exc, IsADirectoryError):
+        return ToolError(f"{shown!r} is a directory; use list_files to see what it holds")
+    if isinstance(exc, PermissionError):
+        return ToolError(f"permission denied: {shown!r}")
+    return ToolError(f"cannot read {shown!r}: {exc.strerror or exc}")
+
+
+def iter_lines(f: BinaryIO, cap: int) -> Iterator[tuple[bytes, int]]:
+    """Yield (line, full size): lines longer than `cap` are cut to `cap` bytes, never held whole."""
+    while part := f.readline(cap + 1):
+        if len(part) <= cap or part.endswith(b"\n"):
+            yield part, len(part)
+            continue
+        size = len(part)
+        while more := f.readline(BLOCK):
+            size += len(more)
+            if more.endswith(b"\n"):
+                break
+        yield part[:cap], size
+
+
+def prefix_for(cwd: Path, top: Path) -> str:
+    """What to put before a path relative to `top` to make it relative to the cwd."""
+    shown = display_path(cwd, top)
+    return "" if shown == "." else shown + "/"
+
+
+def time_left(deadline: float) -> float:
+    """Seconds left before `deadline`; raises TimeoutError once it has passed."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left

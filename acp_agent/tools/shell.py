@@ -1,0 +1,369 @@
+"""run_command: a shell command in the editor's terminal, or locally in its own process group.
+
+Locally the command is the leader of a new session, so one `killpg` reaches everything it
+started: on timeout, on cancel and when it ends (background leftovers), nothing is orphaned.
+Output is kept as a capped head and a rolling tail, never whole, and the editor sees at most one
+tail-only progress update per interval (decisions D6). With the client's `terminal` capability the
+editor runs and streams the command; the tool waits, kills on timeout or cancel, and always releases.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import structlog
+
+from acp_agent.errors import ToolError
+from acp_agent.tools.base import Progress, TerminalExit, TerminalHost, ToolContext, ToolResult
+from acp_agent.tools.paths import resolve_inside
+from acp_agent.tools.truncate import cap_text, clip_line
+
+__all__ = ["RunCommand"]
+
+log = structlog.get_logger(__name__)
+
+_NOTE_RESERVE = 64  # bytes kept free for a "[… N bytes cut …]" note
+_DRAIN_SECONDS = 1.0  # reading what is left in the pipe once the command is over
+_POLL_SECONDS = 0.05  # how often a dying process group is checked (no event exists for it)
+_HOST_SECONDS = 5.0  # bound on each terminal/* call made while cleaning up
+# Credentials of the agent itself are not handed to the commands the model runs.
+_SCRUBBED_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def _shell() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+def _is_continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80
+
+
+def _char_end(data: bytes | bytearray) -> int:
+    """The length of `data` without a last character that was cut in half."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if not _is_continuation(byte):
+            need = 4 if byte >= 0xF0 else 3 if byte >= 0xE0 else 2 if byte >= 0xC0 else 1
+            return len(data) - back if need > back else len(data)
+    return len(data)
+
+
+def _char_start(data: bytes) -> int:
+    """Where the first whole character of `data` starts."""
+    start = 0
+    while start < min(3, len(data)) and _is_continuation(data[start]):
+        start += 1
+    return start
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+class _Output:
+    """A command's output as a capped head and a rolling tail, with a 'something new' event."""
+
+    __slots__ = ("changed", "head", "head_limit", "tail", "tail_limit", "total")
+
+    def __init__(self, cap: int) -> None:
+        budget = cap - _NOTE_RESERVE
+        self.head_limit = budget // 2
+        self.tail_limit = budget - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self.changed = anyio.Event()
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * self.tail_limit:  # trim in batches: amortised O(1) per byte
+                del self.tail[: -self.tail_limit]
+        self.changed.set()
+
+    def _whole(self) -> bool:
+        return self.total == len(self.head) + len(self.tail)
+
+    def text(self) -> str:
+        """Everything if it fits, else head + "[… N bytes cut …]" + tail."""
+        if self._whole() and len(self.tail) <= self.tail_limit:
+            return _decode(bytes(self.head + self.tail))
+        head = bytes(self.head[: _char_end(self.head)])
+        tail = bytes(self.tail[-self.tail_limit :])
+        tail = tail[_char_start(tail) :]
+        cut = self.total - len(head) - len(tail)
+        return f"{_decode(head)}\n[… {cut:,} bytes cut …]\n{_decode(tail)}"
+
+    def recent(self, limit: int) -> str:
+        """The last bytes within `limit`, with a note when earlier output is not shown."""
+        kept = bytes(self.head + self.tail) if self._whole() else bytes(self.tail)
+        if self.total <= limit:
+            return _decode(kept)
+        part = kept[-(limit - _NOTE_RESERVE) :]
+        part = part[_char_start(part) :]
+        return f"[… {self.total - len(part):,} earlier bytes not shown …]\n{_decode(part)}"
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies, which no signal reaches, do not count)."""
+    if not _signal_group(pgid, 0):
+        return False
+    if not os.path.exists("/proc/self/stat"):
+        return True  # without /proc, trust kill(0)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(os.path.join(entry.path, "stat"), "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+async def _wait_group_gone(pgid: int, seconds: float) -> bool:
+    with anyio.move_on_after(seconds):
+        # No event tells when a process group is empty: polling is the only way to know.
+        while await anyio.to_thread.run_sync(_group_alive, pgid, abandon_on_cancel=True):  # noqa: ASYNC110
+            await anyio.sleep(_POLL_SECONDS)
+        return True
+    return False
+
+
+async def _stop_group(pgid: int, grace: float) -> None:
+    """SIGTERM the whole group, then SIGKILL whatever is still running after `grace` seconds."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    if await _wait_group_gone(pgid, grace):
+        return
+    log.debug("shell.sigkill", pgid=pgid)
+    _signal_group(pgid, signal.SIGKILL)
+    await _wait_group_gone(pgid, 1.0)
+
+
+async def _pump(stream: anyio.abc.ByteReceiveStream, out: _Output, eof: anyio.Event) -> None:
+    try:
+        async for chunk in stream:
+            out.add(chunk)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+    finally:
+        eof.set()
+
+
+def _status(exit_code: int | None, sig: str | None) -> str:
+    if sig:
+        return f"terminated by signal {sig}"
+    return f"exit code {exit_code}" if exit_code is not None else "exit code unknown"
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+async def _quietly(step: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    """A cleanup call to the editor: bounded, and its failure only logged."""
+    try:
+        with anyio.move_on_after(_HOST_SECONDS, shield=True):
+            return await call()
+    except Exception as exc:
+        log.warning("shell.terminal_cleanup_failed", step=step, error=str(exc))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RunCommand:
+    """Run a shell command and give the model its exit code and (capped) output."""
+
+    max_output_bytes: int = 32 * 1024
+    default_timeout: float = 120.0
+    max_timeout: float = 600.0
+    kill_grace: float = 2.0
+    progress_interval: float = 0.25
+    progress_tail_bytes: int = 8 * 1024
+    terminal_output_limit: int = 1024 * 1024
+
+    name = "run_command"
+    kind = "execute"
+    permission = "execute"
+    description = (
+        "Run a shell command with bash -c in the working directory (or in `cwd`, a directory "
+        "inside it) and return its exit code and combined stdout and stderr. stdin is empty, so "
+        "nothing can prompt for input. `timeout` is in seconds (default 120, at most 600); on "
+        "timeout the command and every process it started are killed and the output so far is "
+        "returned. Background processes still running when the command ends are stopped, so do "
+        "not start servers with '&'. Output over 32 KiB keeps its first and last 16 KiB with a "
+        "note saying how much was cut. A non-zero exit code is reported, not treated as an error."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "Shell command line."},
+            "cwd": {"type": "string",
+                    "description": "Directory to run in, relative to the cwd; default '.'."},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": 600,
+                        "description": "Seconds before the command is killed; default 120."},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    def title(self, args: dict[str, Any]) -> str:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return "Run command"
+        lines = command.strip().splitlines()
+        shown = clip_line(lines[0], 60) + (" …" if len(lines) > 1 else "")
+        return f"Run `{shown}`"
+
+    def time_allowance(self, args: dict[str, Any]) -> float:
+        """How long a caller should let `run` take: the command's timeout plus its cleanup."""
+        return self._timeout(args) + self.kill_grace + _DRAIN_SECONDS + 3 * _HOST_SECONDS
+
+    def _timeout(self, args: dict[str, Any]) -> float:
+        value = args.get("timeout")
+        if value is None:
+            return self.default_timeout
+        return min(max(float(value), 0.001), self.max_timeout)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        command = str(args["command"])
+        if not command.strip():
+            raise ToolError("command must not be empty")
+        shown_cwd = str(args.get("cwd") or ".")
+        cwd = resolve_inside(ctx.roots, shown_cwd)
+        if not cwd.is_dir():
+            raise ToolError(f"cwd {shown_cwd!r} is not a directory" if cwd.exists()
+                            else f"no such directory: {shown_cwd!r}")
+        timeout = self._timeout(args)
+        if ctx.terminal is not None:
+            return await self._in_terminal(ctx.terminal, command, cwd, timeout, ctx)
+        return await self._locally(command, cwd, timeout, ctx)
+
+    # ── local process group ──────────────────────────────────────────────────────────────────
+
+    async def _locally(self, command: str, cwd: Path, timeout: float, ctx: ToolContext) -> ToolResult:
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
+        try:
+            proc = await anyio.open_process(
+                [_shell(), "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
+        log.debug("shell.started", pid=proc.pid)
+        out, eof = _Output(self.max_output_bytes), anyio.Event()
+        assert proc.stdout is not None
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_pump, proc.stdout, out, eof)
+                tg.start_soon(self._report_progress, out, ctx)
+                with anyio.move_on_after(timeout) as limit:
+                    await proc.wait()
+                await _stop_group(proc.pid, self.kill_grace)  # the command, or its leftovers
+                with anyio.move_on_after(_DRAIN_SECONDS):
+                    await eof.wait()
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
+                await _stop_group(proc.pid, self.kill_grace)
+                await proc.aclose()
+        return self._local_result(out, proc.returncode, limit.cancelled_caught, timeout)
+
+    async def _report_progress(self, out: _Output, ctx: ToolContext) -> None:
+        """At most one tail-only update per interval, and only when there is something new."""
+        while True:
+            await out.changed.wait()
+            out.changed = anyio.Event()
+            progress = Progress(text=out.recent(self.progress_tail_bytes))
+            try:
+                with anyio.move_on_after(2.0, shield=True):  # never cut a message in half
+                    await ctx.report(progress)
+            except Exception as exc:  # progress is cosmetic: the command goes on
+                log.debug("shell.progress_failed", error=str(exc))
+            await anyio.sleep(self.progress_interval)
+
+    def _local_result(self, out: _Output, returncode: int | None, timed_out: bool,
+                      timeout: float) -> ToolResult:
+        output = out.text()
+        if len(output.encode("utf-8", "replace")) > self.max_output_bytes:
+            output = cap_text(output, self.max_output_bytes)  # replacement chars can grow it
+        sig = _signal_name(returncode) if returncode is not None and returncode < 0 else None
+        if timed_out:
+            status = f"timed out after {timeout:g}s; process group killed"
+        else:
+            status = _status(returncode, sig)
+        raw = {"exitCode": None if timed_out or sig else returncode, "signal": sig,
+               "timedOut": timed_out, "outputBytes": out.total,
+               "truncated": out.total > len(out.head) + len(out.tail)}
+        return ToolResult(text=f"{status}\n{output or '(no output)'}", is_error=timed_out,
+                          raw_output=raw)
+
+    # ── the editor's terminal ────────────────────────────────────────────────────────────────
+
+    async def _in_terminal(self, term: TerminalHost, command: str, cwd: Path, timeout: float,
+                           ctx: ToolContext) -> ToolResult:
+        terminal_id = await term.create(_shell(), ["-c", command], cwd, self.terminal_output_limit)
+        log.debug("shell.terminal_created", terminal_id=terminal_id)
+        finished = False
+        try:
+            try:
+                with anyio.move_on_after(2.0, shield=True):
+                    await ctx.report(Progress(terminal_id=terminal_id))
+            except Exception as exc:  # the editor still runs it; only the live view is lost
+                log.warning("shell.embed_failed", error=str(exc))
+            status: TerminalExit | None = None
+            with anyio.move_on_after(timeout) as limit:
+                status = await term.wait_for_exit(terminal_id)
+            if limit.cancelled_caught:
+                await _quietly("kill", lambda: term.kill(terminal_id))
+            with anyio.fail_after(_HOST_SECONDS):
+                result = await term.output(terminal_id)
+            finished = True
+        finally:
+            if not finished:  # cancelled or failed: the command may still be running
+                await _quietly("kill", lambda: term.kill(terminal_id))
+                await _quietly("output", lambda: term.output(terminal_id))
+            await _quietly("release", lambda: term.release(terminal_id))
+        timed_out = limit.cancelled_caught
+        output = cap_text(result.output, self.max_output_bytes) if result.output else ""
+        if result.truncated:
+            output = f"[earlier output dropped: the editor kept only the last part]\n{output}"
+        exit_ = status or result.exit
+        if timed_out:
+            text = f"timed out after {timeout:g}s; the command was killed"
+        else:
+            text = _status(exit_.exit_code if exit_ else None, exit_.signal if exit_ else None)
+        raw = {"exitCode": None if timed_out or exit_ is None else exit_.exit_code,
+               "signal": None if exit_ is None else exit_.signal, "timedOut": timed_out,
+               "truncated": result.truncated}
+        return ToolResult(text=f"{text}\n{output or '(no output)'}", is_error=timed_out,
+                          raw_output=raw, terminal_id=terminal_id)

@@ -1,0 +1,35 @@
+"""The permission seam: the loop asks before a tool that edits or executes, and obeys the answer.
+
+Implemented in `session/` (modes, remembered "always" answers, `session/request_permission`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["ALLOW", "PermissionAsker", "PermissionDecision"]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecision:
+    """`allowed` runs the tool; `cancelled` ends the turn; otherwise `message` tells the model why not."""
+
+    allowed: bool
+    cancelled: bool = False
+    message: str = ""
+
+
+ALLOW = PermissionDecision(True)
+
+
+class PermissionAsker(Protocol):
+    async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
+                  raw_input: dict[str, Any]) -> PermissionDecision: ...
+
+
+class AllowAll:
+    """For runs with nobody to ask (and for tests of the loop alone)."""
+
+    async def ask(self, **_: Any) -> PermissionDecision:
+        return ALLOW

@@ -1,0 +1,94 @@
+"""What the loopback Messages API answers during the benches, decided from the request alone.
+
+The prompt text is a small command (`bench:deltas 20000`, `bench:loop 200`, ...), so the agent and
+the baseline get byte-for-byte the same replies without any per-process script, and a reply never
+depends on which process asked or in what order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from acp_agent.testing import FakeMessagesAPI, replies
+
+__all__ = ["HELLO", "deltas", "fake_api", "loop", "route", "slow", "stall"]
+
+HELLO = "bench:hello"
+"""A one-line prompt answered with a one-line text in a few deltas."""
+
+_HELLO_TEXT = "Hello! I'm ready to help with your code."
+_PIECE = "tok "
+
+
+def deltas(n: int) -> str:
+    """N small text deltas (streaming), or N small text blocks in one message (non-streaming)."""
+    return f"bench:deltas {n}"
+
+
+def loop(k: int) -> str:
+    """K model requests: K-1 trivial `list_files` tool_use replies, then a short text."""
+    return f"bench:loop {k}"
+
+
+def slow(n: int, delay: float) -> str:
+    """A stream of N deltas with `delay` seconds between events (something to cancel)."""
+    return f"bench:slow {n} {delay}"
+
+
+def stall() -> str:
+    """Streaming: a slow stream; non-streaming: no answer at all (until the fake stops)."""
+    return "bench:stall"
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> tuple[str, int]:
+    """The last user text in the history, and how many assistant messages came after it."""
+    after = 0
+    for message in reversed(messages):
+        content = message.get("content")
+        if message.get("role") == "assistant":
+            after += 1
+            continue
+        if isinstance(content, str):
+            return content, after
+        texts = [b.get("text", "") for b in content or () if b.get("type") == "text"]
+        if texts:
+            return texts[-1], after
+    return "", after
+
+
+def route(body: dict[str, Any], attempt: int) -> replies.Reply:
+    """The fake's reply to any request of the benches."""
+    command, answered = _last_user_text(body.get("messages") or [])
+    words = command.split()
+    streaming = body.get("stream") is True
+    kind = words[0] if words else ""
+    if kind == "bench:deltas":
+        n = int(words[1])
+        if streaming:
+            return replies.text(_PIECE * n, chunks=n)
+        return replies.message([replies.text_block(_PIECE)] * n)
+    if kind == "bench:loop":
+        k = int(words[1])
+        if answered < k - 1:
+            # The input varies so no repeat detector sees the same call twice.
+            return replies.tool_use("list_files", {"pattern": f"*.{answered}"})
+        return replies.text("done.")
+    if kind == "bench:slow":
+        n, delay = int(words[1]), float(words[2])
+        return replies.text(_PIECE * n, chunks=n, chunk_delay=delay)
+    if kind == "bench:stall":
+        if streaming:
+            return replies.text(_PIECE * 500, chunks=500, chunk_delay=0.02)
+        return replies.stall()
+    return replies.text(_HELLO_TEXT, chunks=6)
+
+
+@contextlib.contextmanager
+def fake_api(hang_seconds: float = 15.0) -> Iterator[FakeMessagesAPI]:
+    """A fresh loopback Messages API on 127.0.0.1 that answers with `route`."""
+    api = FakeMessagesAPI(hang_seconds=hang_seconds)
+    api.set_fallback(route)
+    with api:
+        yield api
