@@ -55,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default 200){_env('max_tool_calls')}")
     limits.add_argument("--max-turn-seconds", type=float, help="wall clock per prompt turn "
                         f"(default 3600){_env('max_turn_seconds')}")
+    limits.add_argument("--max-turn-output-tokens", type=int, help="output tokens per prompt turn "
+                        f"(default off){_env('max_turn_output_tokens')}")
+    limits.add_argument("--max-turn-input-tokens", type=int, help="input tokens per prompt turn "
+                        f"(default off){_env('max_turn_input_tokens')}")
+    limits.add_argument("--repeat-limit", type=int, help="the Nth identical tool call with an "
+                        "identical result ends the turn; a note goes to the model at the 3rd "
+                        f"(default 5, 0 = off){_env('repeat_limit')}")
     protocol = parser.add_argument_group("protocol")
     protocol.add_argument("--max-line-bytes", type=int, help="longest JSON-RPC line accepted "
                           f"(default 50 MiB){_env('max_line_bytes')}")

@@ -46,6 +46,8 @@ class Limits(BaseModel):
     """Output tokens summed over the turn's requests."""
     max_turn_input_tokens: int | None = Field(None, ge=1)
     """Input tokens summed over the turn's requests."""
+    repeat_limit: int = Field(5, ge=0)
+    """The Nth identical tool call with an identical result ends the turn (nudge at 3; 0 = off)."""
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Limits:
         """Apply `_meta["acp-agent"]` overrides (camelCase keys); unknown keys are ignored.
@@ -59,8 +61,8 @@ class Limits(BaseModel):
             name = fields.get(key)
             if name is None:
                 continue
-            if value is None and name == "max_turn_requests":
-                raise LimitsError(key, "must be an integer ≥ 1 (it cannot be turned off)")
+            if value is None and name in {"max_turn_requests", "repeat_limit"}:
+                raise LimitsError(key, "must be an integer (it cannot be null)")
             if isinstance(value, bool) or not (value is None or isinstance(value, int | float)):
                 raise LimitsError(key, "must be a number or null")
             data[name] = value
@@ -140,6 +142,9 @@ _ENV_MAP: tuple[tuple[str, str, str], ...] = (
     ("max_turn_requests", "ACP_AGENT_MAX_TURN_REQUESTS", "limits"),
     ("max_tool_calls", "ACP_AGENT_MAX_TOOL_CALLS", "limits"),
     ("max_turn_seconds", "ACP_AGENT_MAX_TURN_SECONDS", "limits"),
+    ("max_turn_output_tokens", "ACP_AGENT_MAX_TURN_OUTPUT_TOKENS", "limits"),
+    ("max_turn_input_tokens", "ACP_AGENT_MAX_TURN_INPUT_TOKENS", "limits"),
+    ("repeat_limit", "ACP_AGENT_REPEAT_LIMIT", "limits"),
 )
 """(setting, environment variable, where it lives). The CLI's flags use the same setting names."""
 

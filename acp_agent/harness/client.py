@@ -1,4 +1,4 @@
-"""A small async JSON-RPC client over a spawned agent's stdio pipes, shared by the smoke runner and the harness.
+"""A small async JSON-RPC client over a spawned agent's stdio pipes, for the smoke runner and harness.
 
 Not the `acp` SDK's client: these tools must see exactly what any agent writes (bad lines included),
 answer the agent's requests their own way, and keep the agent's stderr drained so it never blocks.
@@ -191,7 +191,7 @@ class AgentClient:
         """Return at the next message (or at the close of stdout)."""
         await self._changed.wait()
 
-    def interrupt(self, signum: int = signal.SIGTERM) -> None:
+    def interrupt(self, signum: signal.Signals = signal.SIGTERM) -> None:
         with contextlib.suppress(ProcessLookupError):
             self._process.send_signal(signum)
 

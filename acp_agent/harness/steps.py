@@ -99,13 +99,16 @@ class ExpectStep(_Base):
     """Wait for a message from the agent that matches `match` (a partial pattern).
 
     Without `response`, the first message not yet matched by an earlier step is taken, whatever
-    came before it (notifications, the agent's requests, responses). With `response`, the answer
+    came before it (notifications, the agent's requests, responses); `after` skips the messages
+    that arrived before the named request was sent. With `response`, the answer
     to that named request (sent with `wait: false`) is checked.
     """
 
     op: Literal["expect"]
     match: Any = Field(None, description='the pattern; with `response` the default is {"result": "*"}')
     response: str | None = Field(None, description="the name of a request sent with wait: false")
+    after: str | None = Field(None, description="only messages that arrived after the named "
+                              "request was sent")
     timeout: Timeout | None = None
 
     @model_validator(mode="after")
@@ -186,21 +189,22 @@ def _describe(error: ValidationError) -> str:
 def load_script(path: str | Path) -> list[Step]:
     """Read and validate a whole script before anything runs."""
     text = Path(path).read_text(encoding="utf-8")
+    items: list[tuple[str, Any]] = []
+    problems: list[str] = []
     if text.lstrip().startswith("["):
         try:
             items = [(f"item {i + 1}", item) for i, item in enumerate(json.loads(text))]
         except ValueError as exc:
             raise ScriptError(f"{path}: not valid JSON: {exc}") from exc
     else:
-        items = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip() or line.lstrip().startswith(("#", "//")):
                 continue
             try:
                 items.append((f"line {number}", json.loads(line)))
             except ValueError as exc:
-                raise ScriptError(f"{path}:{number}: not a JSON object: {exc}") from exc
-    steps, problems = [], []
+                problems.append(f"{path} line {number}: not JSON: {exc}")
+    steps = []
     for where, item in items:
         try:
             steps.append(step_adapter().validate_python(item))

@@ -53,7 +53,7 @@ class _Line(BaseModel):
 class CassetteHeader(_Line):
     """The first line: what the run was recorded with."""
 
-    version: Literal[1] = CASSETTE_VERSION
+    version: Literal[1] = 1
     model: str
     """The model id the run used; a replay sends the same one."""
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))

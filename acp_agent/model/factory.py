@@ -23,8 +23,9 @@ __all__ = ["REPLAY_API_KEY", "REPLAY_BASE_URL", "REPLAY_PREFIX", "make_model", "
 log = structlog.get_logger(__name__)
 
 REPLAY_PREFIX = "replay:"
-REPLAY_API_KEY = "replay"
-"""A placeholder credential: a replay never reaches the network, but the SDK wants one."""
+REPLAY_API_KEY = "acp-agent-replay-placeholder-key"
+"""A placeholder credential: a replay never reaches the network, but the SDK wants one. Not a
+word that may appear in an error message: the model client redacts its key from every message."""
 REPLAY_BASE_URL = "http://replay.invalid"
 """Never resolved: every request is answered by the replay transport."""
 

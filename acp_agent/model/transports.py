@@ -142,7 +142,7 @@ def _recorded(status: int, headers: httpx2.Headers, raw: bytes, complete: bool, 
     if is_stream and status == 200:
         return RecordedResponse(status=status, headers=kept, sse=parse_sse(text), complete=complete)
     try:
-        return RecordedResponse(status=status, headers=kept, json=json.loads(text), complete=complete)
+        return RecordedResponse(status=status, headers=kept, json_body=json.loads(text), complete=complete)
     except ValueError:
         return RecordedResponse(status=status, headers=kept, text=text, complete=complete)
 
@@ -164,7 +164,7 @@ def _tee_class() -> type[Any]:
         async def __aiter__(self) -> AsyncIterator[bytes]:
             complete = False
             try:
-                async for chunk in self._response.aiter_raw():
+                async for chunk in self._response.stream:  # type: ignore[union-attr]
                     if self._on_end is not None:
                         self._chunks.append(chunk)
                     yield chunk

@@ -22,6 +22,8 @@ __all__ = [
     "PromptRequest",
     "ResourceLink",
     "SessionRef",
+    "SetConfigOptionRequest",
+    "SetModeRequest",
     "TextContent",
     "TextResource",
 ]
@@ -59,6 +61,15 @@ class SessionRef(AcpModel):
 
 class CancelNotification(SessionRef):
     pass
+
+
+class SetModeRequest(SessionRef):
+    mode_id: str
+
+
+class SetConfigOptionRequest(SessionRef):
+    config_id: str
+    value: str | bool
 
 
 class TextContent(AcpModel):

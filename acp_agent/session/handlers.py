@@ -24,9 +24,12 @@ from acp_agent.protocol.session import (
     CancelNotification,
     NewSessionRequest,
     PromptRequest,
+    SetConfigOptionRequest,
+    SetModeRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
-from acp_agent.session.manager import SessionManager
+from acp_agent.session.manager import Session, SessionManager
+from acp_agent.session.modes import MODES, mode_config_option, modes_state
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.turn.stop import TurnStop
 
@@ -71,6 +74,8 @@ class AcpHandler:
             "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
+            "session/set_mode": self.set_mode,
+            "session/set_config_option": self.set_config_option,
         }
 
     async def handle_request(self, method: str, params: Any) -> Any:
@@ -139,12 +144,46 @@ class AcpHandler:
         if not isinstance(overrides, dict):
             raise ProtocolError.invalid_params('Invalid params: _meta.acp-agent must be an object')
         try:
-            session = self.manager.create(request.cwd, overrides)
+            session = self.manager.create(request.cwd, overrides, self.client_capabilities)
         except LimitsError as exc:
             raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         if request.mcp_servers:
             log.warning("session.mcp_not_connected", count=len(request.mcp_servers))
-        return {"sessionId": session.id}
+        return {"sessionId": session.id, "modes": modes_state(session.mode),
+                "configOptions": [mode_config_option(session.mode)]}
+
+    async def set_mode(self, params: Any) -> dict[str, Any]:
+        request = parse(SetModeRequest, params)
+        session = self.manager.get(request.session_id)
+        await self._switch_mode(session, request.mode_id, "modeId")
+        return {}
+
+    async def set_config_option(self, params: Any) -> dict[str, Any]:
+        request = parse(SetConfigOptionRequest, params)
+        session = self.manager.get(request.session_id)
+        if request.config_id != "mode":
+            raise ProtocolError.invalid_params(
+                f"Invalid params: configId: unknown config option {request.config_id!r}",
+                {"configId": request.config_id})
+        if not isinstance(request.value, str):
+            raise ProtocolError.invalid_params("Invalid params: value: must be a mode id")
+        await self._switch_mode(session, request.value, "value")
+        return {"configOptions": [mode_config_option(session.mode)]}
+
+    async def _switch_mode(self, session: Session, mode_id: str, field: str) -> None:
+        if mode_id not in MODES:
+            raise ProtocolError.invalid_params(
+                f"Invalid params: {field}: unknown mode {mode_id!r} (one of {', '.join(MODES)})",
+                {field: mode_id})
+        if session.permissions.mode == mode_id:
+            return
+        session.permissions.mode = mode_id
+        notify = self.manager.requester.notify
+        await notify("session/update", {"sessionId": session.id, "update": {
+            "sessionUpdate": "current_mode_update", "currentModeId": mode_id}})
+        await notify("session/update", {"sessionId": session.id, "update": {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [mode_config_option(mode_id)]}})
 
     async def prompt(self, params: Any) -> dict[str, Any]:
         request = parse(PromptRequest, params)

@@ -19,9 +19,14 @@ import structlog
 from acp_agent.config import Config, Limits
 from acp_agent.model.base import ModelClient
 from acp_agent.protocol.errors import ProtocolError
+from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
+from acp_agent.session.modes import DEFAULT_MODE
+from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
 from acp_agent.tools.base import ToolContext
+from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.driver import TurnResult, drive_turn
 from acp_agent.turn.governor import TurnMeter
@@ -55,7 +60,12 @@ class Session:
     history: History
     runner: TurnRunner
     strategy: Strategy
+    permissions: SessionPermissions
     running: RunningTurn | None = None
+
+    @property
+    def mode(self) -> str:
+        return self.permissions.mode
 
     def cancel(self) -> bool:
         """Cancel the running turn, if any; True when there was one."""
@@ -78,8 +88,13 @@ class SessionManager:
         self._tools = tools
         self.sessions: dict[str, Session] = {}
 
-    def create(self, cwd: str, overrides: dict[str, Any]) -> Session:
-        """A new session rooted at `cwd` (absolute), with `_meta` limit overrides applied."""
+    def create(self, cwd: str, overrides: dict[str, Any],
+               capabilities: ClientCapabilities | None = None) -> Session:
+        """A new session rooted at `cwd` (absolute), with `_meta` limit overrides applied.
+
+        The client's capabilities decide whether tools use the editor's files and terminals.
+        """
+        capabilities = capabilities or ClientCapabilities()
         root = Path(cwd)
         if not root.is_dir():
             raise ProtocolError.invalid_params(
@@ -94,9 +109,19 @@ class SessionManager:
                       if config.thinking_budget else None),
             context_window=config.context_window or 200_000)
         relay = Relay(session_id, self.requester)
-        runner = TurnRunner(self._model(), self._tools(), relay, ToolContext(cwd=root.resolve()),
-                            settings)
-        session = Session(session_id, root.resolve(), limits, History(), runner, ToolsStrategy())
+        fs = capabilities.fs
+        local = LocalFileSystem()
+        ctx = ToolContext(
+            cwd=root.resolve(),
+            fs=(EditorFileSystem(session_id, self.requester, can_read=fs.read_text_file,
+                                 can_write=fs.write_text_file, local=local)
+                if fs.read_text_file or fs.write_text_file else local),
+            terminal=EditorTerminals(session_id, self.requester) if capabilities.terminal else None)
+        permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
+        runner = TurnRunner(self._model(), self._tools(), relay, ctx, settings,
+                            permissions=permissions)
+        session = Session(session_id, root.resolve(), limits, History(), runner, ToolsStrategy(),
+                          permissions)
         self.sessions[session_id] = session
         log.info("session.created", session_id=session_id, cwd=str(root))
         return session

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.base import Diff, FileSystem, ToolContext, ToolResult
+from acp_agent.tools.base import Diff, FileSystem, Permission, ToolContext, ToolResult
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.paths import display_path, resolve_inside
 
@@ -21,6 +21,8 @@ __all__ = ["DIFF_MAX_BYTES", "EditFile", "WriteFile", "changed_lines"]
 # Above this size (old or new text) no diff is attached: the editor would get megabytes per call.
 DIFF_MAX_BYTES = 1024 * 1024
 _MAX_LINES_LISTED = 10
+# Typed, so that `permission = _EDIT` on a class matches the Tool protocol's attribute type.
+_EDIT: Permission | None = "edit"
 
 
 def _fs(ctx: ToolContext) -> FileSystem:
@@ -81,7 +83,7 @@ class WriteFile:
 
     name = "write_file"
     kind = "edit"
-    permission = "edit"
+    permission = _EDIT
     description = (
         "Create a UTF-8 text file, or overwrite an existing one, with exactly `content`. `path` "
         "is relative to the working directory (absolute paths must lie inside it); missing parent "
@@ -139,7 +141,7 @@ class EditFile:
 
     name = "edit_file"
     kind = "edit"
-    permission = "edit"
+    permission = _EDIT
     description = (
         "Edit a UTF-8 text file by replacing `old_string` with `new_string`. `old_string` must "
         "match the file's text exactly (whitespace and indentation included) and occur exactly "

@@ -8,6 +8,7 @@ neither a cancel nor the per-tool timeout ever waits on the disk or on a runaway
 from __future__ import annotations
 
 import codecs
+import io
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +82,19 @@ class ReadFile:
         limit = args.get("limit")
         want = min(int(limit), self.max_lines) if limit is not None else self.max_lines
         user_window = limit is not None and int(limit) <= self.max_lines
+
+        if ctx.fs is not None:  # the editor's buffers (fs/read_text_file): same window and caps
+            path = resolve_inside(ctx.cwd, shown)
+            if path.is_dir():
+                raise ToolError(f"{shown!r} is a directory; use list_files to see what it holds")
+            data = (await ctx.fs.read_text(path)).encode("utf-8", errors="surrogatepass")
+
+            def window(stop: threading.Event) -> ToolResult:
+                if b"\0" in data[:SNIFF_BYTES]:
+                    raise ToolError(f"{shown!r} is a binary file; read_file reads text only")
+                return self._window(io.BytesIO(data), path, shown, offset, want, user_window, stop)
+
+            return await in_thread(window)
 
         def work(stop: threading.Event) -> ToolResult:
             path = resolve_inside(ctx.cwd, shown)

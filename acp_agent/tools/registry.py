@@ -12,9 +12,11 @@ from typing import Any
 
 from acp_agent.errors import InvalidToolInput
 from acp_agent.tools.base import Tool
+from acp_agent.tools.edit import EditFile, WriteFile
 from acp_agent.tools.search import read_only_tools
+from acp_agent.tools.shell import RunCommand
 
-__all__ = ["ToolRegistry", "default_registry"]
+__all__ = ["ToolRegistry", "coding_tools", "default_registry"]
 
 _TYPE_NAMES = {
     "string": "a string",
@@ -155,6 +157,11 @@ class ToolRegistry:
         return _check_object(tool.name, "", args, tool.input_schema)
 
 
+def coding_tools() -> list[Tool]:
+    """Every built-in tool: the read-only ones, then those that edit files and run commands."""
+    return [*read_only_tools(), WriteFile(), EditFile(), RunCommand()]
+
+
 def default_registry() -> ToolRegistry:
-    """A registry with the read-only tools."""
-    return ToolRegistry(read_only_tools())
+    """A registry with every built-in tool; the session asks before those with a `permission`."""
+    return ToolRegistry(coding_tools())

@@ -24,7 +24,14 @@ import anyio.to_thread
 import structlog
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.base import Progress, TerminalExit, TerminalHost, ToolContext, ToolResult
+from acp_agent.tools.base import (
+    Permission,
+    Progress,
+    TerminalExit,
+    TerminalHost,
+    ToolContext,
+    ToolResult,
+)
 from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.truncate import cap_text, clip_line
 
@@ -38,6 +45,8 @@ _POLL_SECONDS = 0.05  # how often a dying process group is checked (no event exi
 _HOST_SECONDS = 5.0  # bound on each terminal/* call made while cleaning up
 # Credentials of the agent itself are not handed to the commands the model runs.
 _SCRUBBED_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# Typed, so that `permission = _EXECUTE` on a class matches the Tool protocol's attribute type.
+_EXECUTE: Permission | None = "execute"
 
 
 def _shell() -> str:
@@ -133,17 +142,18 @@ def _group_alive(pgid: int) -> bool:
         return False
     if not os.path.exists("/proc/self/stat"):
         return True  # without /proc, trust kill(0)
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(os.path.join(entry.path, "stat"), "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(os.path.join(entry.path, "stat"), "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                return True
     return False
 
 
@@ -214,7 +224,7 @@ class RunCommand:
 
     name = "run_command"
     kind = "execute"
-    permission = "execute"
+    permission = _EXECUTE
     description = (
         "Run a shell command with bash -c in the working directory (or in `cwd`, a directory "
         "inside it) and return its exit code and combined stdout and stderr. stdin is empty, so "
@@ -345,8 +355,12 @@ class RunCommand:
                 status = await term.wait_for_exit(terminal_id)
             if limit.cancelled_caught:
                 await _quietly("kill", lambda: term.kill(terminal_id))
-            with anyio.fail_after(_HOST_SECONDS):
-                result = await term.output(terminal_id)
+            try:
+                with anyio.fail_after(_HOST_SECONDS):
+                    result = await term.output(terminal_id)
+            except TimeoutError:
+                raise ToolError(f"the editor did not answer terminal/output within "
+                                f"{_HOST_SECONDS:g} s") from None
             finished = True
         finally:
             if not finished:  # cancelled or failed: the command may still be running

@@ -40,15 +40,19 @@ _HOW_TO_RAISE = {
     "maxTurnRequests": ("model requests", "--max-turn-requests / ACP_AGENT_MAX_TURN_REQUESTS"),
     "maxToolCalls": ("tool calls", "--max-tool-calls / ACP_AGENT_MAX_TOOL_CALLS"),
     "maxTurnSeconds": ("seconds", "--max-turn-seconds / ACP_AGENT_MAX_TURN_SECONDS"),
-    "maxTurnOutputTokens": ("output tokens", "session/new _meta"),
-    "maxTurnInputTokens": ("input tokens", "session/new _meta"),
+    "maxTurnOutputTokens": ("output tokens",
+                            "--max-turn-output-tokens / ACP_AGENT_MAX_TURN_OUTPUT_TOKENS"),
+    "maxTurnInputTokens": ("input tokens",
+                           "--max-turn-input-tokens / ACP_AGENT_MAX_TURN_INPUT_TOKENS"),
+    "repeatedToolCall": ("identical tool calls", "--repeat-limit / ACP_AGENT_REPEAT_LIMIT"),
 }
 
 
 def limit_notice(limit: str, meter: TurnMeter) -> str:
     """One short line for the user: which limit stopped the turn and how to raise it."""
     what, how = _HOW_TO_RAISE.get(limit, ("budget", "session/new _meta"))
-    value = meter.limits.model_dump(by_alias=True).get(limit)
+    key = "repeatLimit" if limit == "repeatedToolCall" else limit
+    value = meter.limits.model_dump(by_alias=True).get(key)
     amount = f"{value:g} {what}" if isinstance(value, int | float) else what
     return (f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({limit}). "
             f"Send another prompt to continue, or raise it with {how} or "

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from acp_agent.config import Limits
 from acp_agent.model.base import Usage
+from acp_agent.turn.repeats import RepeatDetector
 from acp_agent.turn.stop import TurnStop
 
 __all__ = ["Continue", "Decision", "Stop", "TurnMeter"]
@@ -63,10 +64,14 @@ class TurnMeter:
     model_stop_reason: str | None = None
     phase: str = "model"
     """What the turn is doing now (model, tools, permission, verify): reported as abortedDuring."""
+    repeats: RepeatDetector = field(default_factory=RepeatDetector)
+    last_repeat: int = 0
+    """How often the latest tool batch has been seen, identical, in this turn."""
 
     def __post_init__(self) -> None:
         if not self.started:
             self.started = self.clock()
+        self.repeats = RepeatDetector(self.limits.repeat_limit)
 
     def before_request(self) -> Decision:
         """Check before dispatch: may another model request be sent?"""
@@ -104,7 +109,9 @@ class TurnMeter:
         return max(0, min(batch, cap - self.tool_calls))
 
     def after_tools(self) -> Decision:
-        """After a batch: did it exhaust the tool-call budget?"""
+        """After a batch: did it exhaust the tool-call budget, or repeat itself once too often?"""
+        if self.repeats.should_stop(self.last_repeat):
+            return Stop("repeatedToolCall")
         cap = self.limits.max_tool_calls
         if cap is not None and self.tool_calls_skipped and self.tool_calls >= cap:
             return Stop("maxToolCalls")

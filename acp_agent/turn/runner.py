@@ -198,10 +198,22 @@ class TurnRunner:
                         is_error=True))
                     continue
                 results.append(await self._run_one(block, meter))
+            self._watch_repeats(tool_uses, results, meter)
         finally:
             results.extend(tool_result(b["id"], CANCELLED, is_error=True)
                            for b in tool_uses[len(results):])
             history.add_user(results)
+
+    @staticmethod
+    def _watch_repeats(tool_uses: list[dict[str, Any]], results: list[dict[str, Any]],
+                       meter: TurnMeter) -> None:
+        """One observation per batch; the 3rd identical one gets a note telling the model to change."""
+        count = meter.repeats.observe([
+            (b["name"], b.get("input") or {}, str(r.get("content", "")))
+            for b, r in zip(tool_uses, results, strict=True)])
+        meter.last_repeat = count
+        if meter.repeats.should_nudge(count) and results:
+            results[-1]["content"] = str(results[-1]["content"]) + meter.repeats.nudge(count)
 
     async def _run_one(self, block: dict[str, Any], meter: TurnMeter) -> dict[str, Any]:
         call_id, name = block["id"], block["name"]
