@@ -13,8 +13,9 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
-from acp_agent.model.anthropic import AnthropicModel, has_credentials, preload
+from acp_agent.model.anthropic import has_credentials, preload
 from acp_agent.model.base import seconds_left_in_turn
+from acp_agent.model.factory import make_model, replay_path
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.errors import RpcError
@@ -74,11 +75,18 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     writer = LineWriter(stdout_fd)
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
     requester = _EndpointRequester()
-    model = AnthropicModel(streaming=config.streaming, base_url=config.base_url,
-                           max_retries=config.max_retries, stall_seconds=config.stall_seconds,
-                           request_timeout=config.request_timeout, deadline=seconds_left_in_turn)
+    replaying = replay_path(config.model) is not None
+    model, model_id = make_model(
+        config.model, streaming=config.streaming, record=config.record,
+        replay_strict=config.replay_strict, base_url=config.base_url,
+        max_retries=config.max_retries, stall_seconds=config.stall_seconds,
+        request_timeout=config.request_timeout, deadline=seconds_left_in_turn)
+    if model_id != config.model:
+        config = config.model_copy(update={"model": model_id})
     manager = SessionManager(config, requester, model=lambda: model, tools=default_registry)
-    handler = AcpHandler(manager, has_credentials=has_credentials, preload=preload)
+    # A replay needs no key: every request is answered from the cassette.
+    handler = AcpHandler(manager, preload=preload,
+                         has_credentials=(lambda: True) if replaying else has_credentials)
     endpoint = Endpoint(_RpcHandler(handler), writer)
     requester.endpoint = endpoint
 
@@ -88,6 +96,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     log.info("agent.started", model=config.model, streaming=config.streaming)
     try:
         async with anyio.create_task_group() as tg:
+            manager.task_group = tg
             tg.start_soon(writer.run)
             tg.start_soon(_watch_signals, manager, tg.cancel_scope)
             await endpoint.serve(reader, on_eof=cancel_turns, grace=SHUTDOWN_GRACE)
@@ -95,6 +104,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            await manager.aclose()
             await writer.aclose()
             await reader.aclose()
             await model.aclose()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from acp_agent import __version__
@@ -31,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("command", nargs="?", choices=["serve"], default="serve",
                         help="what to run (default: serve)")
     model = parser.add_argument_group("model")
-    model.add_argument("--model", help=f"model id (default {Config().model}){_env('model')}")
+    model.add_argument("--model", help=f"model id, or replay:FILE to serve a recorded cassette "
+                       f"(default {Config().model}){_env('model')}")
     model.add_argument("--max-tokens", type=int, help=f"max_tokens per model request (default "
                        f"{Config().max_tokens}){_env('max_tokens')}")
     model.add_argument("--stream", dest="streaming", action=argparse.BooleanOptionalAction,
@@ -48,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
                        f"usage_update (default 200000){_env('context_window')}")
     model.add_argument("--thinking-budget", type=int, help="turn extended thinking on with this "
                        f"token budget (≥ 1024; default off){_env('thinking_budget')}")
+    model.add_argument("--record", type=Path, metavar="FILE", help="save every Messages API "
+                       "exchange to this JSON-lines cassette (replay it with --model replay:FILE)")
+    model.add_argument("--replay-strict", action="store_true", default=None,
+                       help="with --model replay:FILE, fail when the model, the tool names or the "
+                       "last user message differ from the recording")
     limits = parser.add_argument_group("per-turn limits")
     limits.add_argument("--max-turn-requests", type=int, help="model requests allowed per prompt "
                         f"turn (default 50){_env('max_turn_requests')}")
@@ -82,5 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2
     from acp_agent.app import run
+    from acp_agent.model.cassette import CassetteError
 
-    return run(config)
+    try:
+        return run(config)
+    except CassetteError as exc:
+        sys.stderr.write(f"acp-agent: {exc}\n")
+        return 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -104,6 +105,10 @@ class Config(BaseModel):
     """Extended thinking budget in tokens; None keeps thinking off."""
     max_line_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     """Longest JSON-RPC line accepted on stdin."""
+    record: Path | None = None
+    """Save every Messages API exchange of the run to this JSON-lines cassette."""
+    replay_strict: bool = False
+    """With --model replay:FILE, also compare model, tool names and last user message."""
     limits: Limits = Limits()
     """Per-turn budgets; sessions may override them."""
 
@@ -123,6 +128,9 @@ class Config(BaseModel):
                 raw = _parse_env(var, env[var], name)
             if raw is not None:
                 (limits if target == "limits" else values)[name] = raw
+        mapped = {name for name, _, _ in _ENV_MAP}
+        values.update({name: value for name, value in flags.items()
+                       if name not in mapped and name in cls.model_fields and value is not None})
         if limits:
             values["limits"] = Limits(**limits)
         return cls(**values)

@@ -69,7 +69,15 @@ class Scratch:
         for path in (self.home, self.workspace, self.logs, root / "state"):
             path.mkdir(parents=True)
         (self.workspace / "README.md").write_text("# bench workspace\n")
+        self.extras = root / "request-extras.json"
         self._n = 0
+
+    def note_agent_request(self, body: Mapping[str, Any]) -> None:
+        """Keep the agent's `system`, `tools` and `max_tokens` for the baseline to send too
+        (it reads them at its first prompt), so both send requests of the same size."""
+        if not self.extras.exists():
+            extras = {k: body[k] for k in ("system", "tools", "max_tokens") if k in body}
+            self.extras.write_text(json.dumps(extras))
 
     def env(self, base_url: str, *, streaming: bool = True, **extra: str) -> dict[str, str]:
         """Exactly the environment a process under test gets: nothing of the caller's leaks in."""
@@ -90,6 +98,7 @@ class Scratch:
             "ANTHROPIC_BASE_URL": base_url,
             "ACP_AGENT_MODEL": MODEL,
             "ACP_AGENT_STREAMING": "1" if streaming else "0",
+            "BENCH_REQUEST_EXTRAS": str(self.extras),
         }
         env.update(extra)
         return env

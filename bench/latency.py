@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
-
 from bench.common import AGENT, BASELINE, BenchError, Peer, Scratch, median, p90, spawn
 from bench.report import Figure, Goal
-from bench.scenario import HELLO, fake_api, slow, stall
+from bench.scenario import HELLO, ensure_extras, fake_api, slow, stall
 
 __all__ = ["cancel_latency", "cold_start", "first_prompt", "memory", "shutdown"]
 
@@ -29,11 +27,6 @@ def _rounds(n: int) -> Iterator[tuple[str, tuple[str, ...]]]:
 def _stats(values: list[float]) -> dict[str, object]:
     return {"median": median(values), "p90": p90(values), "min": min(values),
             "max": max(values), "n": len(values), "samples": [round(v, 2) for v in values]}
-
-
-def _env(scratch: Scratch, base_url: str, extras: Path | None, **extra: str) -> dict[str, str]:
-    more = {"BENCH_REQUEST_EXTRAS": str(extras)} if extras else {}
-    return scratch.env(base_url, **more, **extra)
 
 
 def cold_start(scratch: Scratch, n: int) -> list[Figure]:
@@ -69,13 +62,15 @@ def cold_start(scratch: Scratch, n: int) -> list[Figure]:
     ]
 
 
-def first_prompt(scratch: Scratch, n: int, extras: Path, wait_after_init: float | None) -> list[Figure]:
+def first_prompt(scratch: Scratch, n: int, wait_after_init: float | None) -> list[Figure]:
     """initialize + session/new + a one-line prompt → the first agent_message_chunk."""
     to_chunk: dict[str, list[float]] = {"agent": [], "baseline": []}
     from_spawn: dict[str, list[float]] = {"agent": [], "baseline": []}
     with fake_api() as api:
-        env = _env(scratch, api.base_url, extras)
+        env = scratch.env(api.base_url)
         for name, command in _rounds(n):
+            if name == "baseline":
+                ensure_extras(scratch)
             with spawn(command, scratch, env, f"first-{name}") as peer:
                 t_init = peer.initialize()
                 _, sid = peer.new_session(scratch.workspace)
@@ -86,6 +81,8 @@ def first_prompt(scratch: Scratch, n: int, extras: Path, wait_after_init: float 
                     raise BenchError(f"{name}: no agent_message_chunk in 30 s{peer.stderr_tail()}")
                 assert peer.first_chunk_at is not None
                 peer.wait(rid, 30)
+                if name == "agent":
+                    scratch.note_agent_request(api.requests[-1].body)
                 to_chunk[name].append((peer.first_chunk_at - sent) * MS)
                 from_spawn[name].append((peer.first_chunk_at - peer.spawned_at) * MS)
     if wait_after_init is None:
@@ -106,27 +103,34 @@ def first_prompt(scratch: Scratch, n: int, extras: Path, wait_after_init: float 
                    detail={k: _stats(v) for k, v in to_chunk.items()})]
 
 
-def memory(scratch: Scratch, sessions: int, extras: Path, budget_s: float) -> list[Figure]:
+def memory(scratch: Scratch, sessions: int, budget_s: float) -> list[Figure]:
     """RSS after initialize, after the first prompt, and after `sessions` more (each one prompt)."""
-    out: dict[str, dict[str, object]] = {}
+    out: dict[str, dict[str, object]] = {name: {} for name, _ in IMPLS}
     with fake_api() as api:
-        env = _env(scratch, api.base_url, extras)
-        for name, command in IMPLS:
-            with spawn(command, scratch, env, f"memory-{name}") as peer:
+        env = scratch.env(api.base_url)
+        with spawn(AGENT, scratch, env, "memory-agent") as agent, \
+                spawn(BASELINE, scratch, env, "memory-baseline") as baseline:
+            peers = {"agent": agent, "baseline": baseline}
+            for name, peer in peers.items():  # both SDK imports start now
                 peer.initialize()
-                at_init = peer.rss_kb()
+                out[name]["init_kb"] = peer.rss_kb()
+            for name, peer in peers.items():
+                if name == "baseline":
+                    ensure_extras(scratch)
                 _, sid = peer.new_session(scratch.workspace)
                 peer.prompt(sid, HELLO)
-                at_first = peer.rss_kb()
+                if name == "agent":
+                    scratch.note_agent_request(api.requests[-1].body)
+                out[name]["first_prompt_kb"] = peer.rss_kb()
+            for name, peer in peers.items():
                 deadline = time.monotonic() + budget_s
                 made = 0
                 while made < sessions and time.monotonic() < deadline:
                     _, sid = peer.new_session(scratch.workspace)
                     peer.prompt(sid, HELLO)
                     made += 1
-                at_many = peer.rss_kb()
-                out[name] = {"init_kb": at_init, "first_prompt_kb": at_first,
-                             "after_sessions_kb": at_many, "sessions": made}
+                out[name]["after_sessions_kb"] = peer.rss_kb()
+                out[name]["sessions"] = made
     mb = {name: {k: v["VmRSS"] / 1024 for k, v in d.items() if isinstance(v, dict)}
           for name, d in out.items()}
     made = min(int(d["sessions"]) for d in out.values())  # type: ignore[call-overload]
@@ -181,17 +185,23 @@ def cancel_latency(scratch: Scratch, n: int, streaming: bool) -> Figure:
 
 
 def shutdown(scratch: Scratch, n: int) -> list[Figure]:
-    """stdin EOF → process exit: idle after a prompt, and during a streaming turn. Agent only."""
-    idle: list[float] = []
-    busy: list[float] = []
+    """stdin EOF → process exit: idle after a prompt, and during a streaming turn (whose prompt
+    must be answered `cancelled` first). The goal is the agent's; the baseline shows what the
+    interpreter's own teardown of the SDK costs."""
+    idle: dict[str, list[float]] = {"agent": [], "baseline": []}
+    busy: dict[str, list[float]] = {"agent": [], "baseline": []}
     with fake_api() as api:
         env = scratch.env(api.base_url)
-        for i in range(2 * n):
-            during_turn = i % 2 == 1
-            with spawn(AGENT, scratch, env, "shutdown") as peer:
+        for i, (name, command) in enumerate(_rounds(2 * n)):
+            during_turn = (i // 2) % 2 == 1
+            if name == "baseline":
+                ensure_extras(scratch)
+            with spawn(command, scratch, env, f"shutdown-{name}") as peer:
                 peer.initialize()
                 _, sid = peer.new_session(scratch.workspace)
                 peer.prompt(sid, HELLO)
+                if name == "agent":
+                    scratch.note_agent_request(api.requests[-1].body)
                 rid = None
                 if during_turn:
                     peer.reset_chunks()
@@ -201,16 +211,19 @@ def shutdown(scratch: Scratch, n: int) -> list[Figure]:
                 sent = peer.close_stdin()
                 gone = peer.wait_exit(10)
                 if gone is None:
-                    raise BenchError(f"the agent did not exit within 10 s of EOF{peer.stderr_tail()}")
+                    raise BenchError(f"{name} did not exit within 10 s of EOF{peer.stderr_tail()}")
                 if peer.proc.returncode != 0:
-                    raise BenchError(f"exit code {peer.proc.returncode} after EOF{peer.stderr_tail()}")
+                    raise BenchError(f"{name}: exit code {peer.proc.returncode} after EOF"
+                                     f"{peer.stderr_tail()}")
                 if rid is not None:
                     _answered_cancelled(peer, rid, 1)
-                (busy if during_turn else idle).append((gone - sent) * MS)
+                (busy if during_turn else idle)[name].append((gone - sent) * MS)
     return [
         Figure("shutdown.idle.median", "shutdown: stdin EOF → exit (idle), median", "ms",
-               median(idle), None, Goal("max", 2000, "≤ 2000 ms"), detail=_stats(idle)),
+               median(idle["agent"]), median(idle["baseline"]), Goal("max", 2000, "≤ 2000 ms"),
+               detail={k: _stats(v) for k, v in idle.items()}),
         Figure("shutdown.during_turn.median",
-               "shutdown: stdin EOF → exit (turn streaming), median", "ms", median(busy), None,
-               Goal("max", 2000, "≤ 2000 ms"), detail=_stats(busy)),
+               "shutdown: stdin EOF → exit (turn streaming), median", "ms",
+               median(busy["agent"]), median(busy["baseline"]), Goal("max", 2000, "≤ 2000 ms"),
+               detail={k: _stats(v) for k, v in busy.items()}),
     ]

@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `acp_agent` i
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import cpu, latency
-from bench.common import PYTHON, REPO, BenchError, Scratch
+from bench.common import PYTHON, BenchError, Scratch
 from bench.report import Figure, render_table
 
 __all__ = ["PARAMS", "main"]
@@ -32,44 +32,36 @@ __all__ = ["PARAMS", "main"]
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    starts: int  # fresh processes per start-up figure (each impl)
-    first_prompts: int
-    deltas: int
+    starts: int  # fresh processes per start-up figure (each of agent and baseline)
+    first_prompts: int  # fresh processes per first-prompt variant (each)
+    deltas: int  # N of the relay bench
     relay_reps: int
-    loop_k: int
+    loop_k: int  # K of the loop bench
     loop_reps: int
-    sessions: int
+    sessions: int  # sessions after the first prompt, memory bench
     cancels: int
-    shutdowns: int
+    shutdowns: int  # fresh processes per shutdown variant (each of agent and baseline)
+    modes: tuple[bool, ...]  # streaming and/or non-streaming for relay, loop and cancel
 
 
 PARAMS = {
     "full": Params(starts=12, first_prompts=10, deltas=20_000, relay_reps=3, loop_k=200,
-                   loop_reps=3, sessions=1000, cancels=10, shutdowns=10),
-    "quick": Params(starts=3, first_prompts=2, deltas=2_000, relay_reps=1, loop_k=30,
-                    loop_reps=1, sessions=50, cancels=3, shutdowns=2),
+                   loop_reps=3, sessions=1000, cancels=10, shutdowns=6, modes=(True, False)),
+    "quick": Params(starts=3, first_prompts=1, deltas=2_000, relay_reps=1, loop_k=30,
+                    loop_reps=1, sessions=50, cancels=3, shutdowns=1, modes=(True,)),
 }
-
-
 BENCHES = ("cold_start", "first_prompt", "relay", "loop", "memory", "cancel", "shutdown")
 
 
-def _benches(p: Params, scratch: Scratch,
-             extras: Callable[[], Path]) -> dict[str, Callable[[], list[Figure]]]:
+def _benches(p: Params, scratch: Scratch) -> dict[str, Callable[[], list[Figure]]]:
     return {
         "cold_start": lambda: latency.cold_start(scratch, p.starts),
-        "first_prompt": lambda: [
-            *latency.first_prompt(scratch, p.first_prompts, extras(), None),
-            *latency.first_prompt(scratch, p.first_prompts, extras(), 2.0)],
-        "relay": lambda: [
-            *cpu.relay_throughput(scratch, p.deltas, p.relay_reps, True, extras()),
-            *cpu.relay_throughput(scratch, p.deltas, p.relay_reps, False, extras())],
-        "loop": lambda: [
-            *cpu.loop_overhead(scratch, p.loop_k, p.loop_reps, True, extras()),
-            *cpu.loop_overhead(scratch, p.loop_k, p.loop_reps, False, extras())],
-        "memory": lambda: latency.memory(scratch, p.sessions, extras(), budget_s=240),
-        "cancel": lambda: [latency.cancel_latency(scratch, p.cancels, True),
-                           latency.cancel_latency(scratch, p.cancels, False)],
+        "first_prompt": lambda: [*latency.first_prompt(scratch, p.first_prompts, None),
+                                 *latency.first_prompt(scratch, p.first_prompts, 2.0)],
+        "relay": lambda: cpu.relay_throughput(scratch, p.deltas, p.relay_reps, p.modes),
+        "loop": lambda: cpu.loop_overhead(scratch, p.loop_k, p.loop_reps, p.modes),
+        "memory": lambda: latency.memory(scratch, p.sessions, budget_s=240),
+        "cancel": lambda: [latency.cancel_latency(scratch, p.cancels, m) for m in p.modes],
         "shutdown": lambda: latency.shutdown(scratch, p.shutdowns),
     }
 
@@ -109,14 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     errors: dict[str, str] = {}
     info = machine()
     with Scratch() as scratch:
-        cached: list[Path] = []
-
-        def extras() -> Path:
-            if not cached:
-                cached.append(cpu.capture_extras(scratch))
-            return cached[0]
-
-        benches = _benches(params, scratch, extras)
+        benches = _benches(params, scratch)
         for name, bench in benches.items():
             if args.only and name not in args.only:
                 continue

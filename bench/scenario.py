@@ -13,7 +13,9 @@ from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
 
-__all__ = ["HELLO", "deltas", "fake_api", "loop", "route", "slow", "stall"]
+from bench.common import AGENT, Scratch, spawn
+
+__all__ = ["HELLO", "deltas", "ensure_extras", "fake_api", "loop", "route", "slow", "stall"]
 
 HELLO = "bench:hello"
 """A one-line prompt answered with a one-line text in a few deltas."""
@@ -92,3 +94,15 @@ def fake_api(hang_seconds: float = 15.0) -> Iterator[FakeMessagesAPI]:
     api.set_fallback(route)
     with api:
         yield api
+
+
+def ensure_extras(scratch: Scratch) -> None:
+    """Before a baseline's first prompt: make sure the agent's request extras are on disk (a
+    probe turn of the agent when no bench has captured them yet)."""
+    if scratch.extras.exists():
+        return
+    with fake_api() as api, spawn(AGENT, scratch, scratch.env(api.base_url), "probe") as peer:
+        peer.initialize()
+        _, sid = peer.new_session(scratch.workspace)
+        peer.prompt(sid, HELLO, timeout=60)
+        scratch.note_agent_request(api.requests[-1].body)

@@ -110,7 +110,7 @@ class Editor:
             if line is None:
                 self.printer.line()
                 if self.cancelled:
-                    return None, "cancelled"
+                    return None, "the turn is being cancelled"
                 return pick_option(options, "reject"), "end of input"
             answer = line.strip().lower()
             if answer.isdigit() and 1 <= int(answer) <= len(options):

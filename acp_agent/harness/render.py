@@ -152,7 +152,10 @@ class TurnPrinter:
             (old or "").splitlines(), new.splitlines(),
             "/dev/null" if old is None else f"a{path}", f"b{path}", lineterm=""))
         for text in lines[: self.max_lines]:
-            style = "green" if text.startswith("+") else "red" if text.startswith("-") else None
+            if text.startswith(("---", "+++", "@@")):
+                style: str | None = "bold"
+            else:
+                style = "green" if text.startswith("+") else "red" if text.startswith("-") else None
             self.line(f"   {text}", style)
         if len(lines) > self.max_lines:
             self.line(f"   … {len(lines) - self.max_lines} more diff lines", "dim")

@@ -32,7 +32,7 @@ from acp_agent.harness.client import (
 )
 from acp_agent.harness.editor import Editor, Policy
 from acp_agent.harness.render import TurnPrinter
-from acp_agent.harness.script import DEFAULT_AGENT, key_values, open_stderr_sink
+from acp_agent.harness.script import DEFAULT_AGENT, key_values, open_stderr_sink, quiet_stdout
 
 __all__ = [
     "EXIT_AGENT_FAILED",
@@ -184,9 +184,10 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
     if not isinstance(result, dict):
         raise _InvalidAnswer(f"session/prompt answered {result!r}, not an object")
     printer.finish(result)
-    code = STOP_EXIT_CODES.get(result.get("stopReason"))  # type: ignore[arg-type]
+    reason = result.get("stopReason")
+    code = STOP_EXIT_CODES.get(reason) if isinstance(reason, str) else None
     if code is None:
-        printer.line(f"{result.get('stopReason')!r} is not an ACP stop reason", "red")
+        printer.line(f"{reason!r} is not an ACP stop reason", "red")
         return EXIT_RPC_ERROR
     return code
 
@@ -271,6 +272,9 @@ def smoke_main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stdout.write("\ninterrupted\n")
         return STOP_EXIT_CODES["cancelled"]
+    except BrokenPipeError:  # stdout went away (`| head`): leave quietly, as Unix tools do
+        quiet_stdout()
+        return 1
     finally:
         if sink is not None and args.agent_stderr not in (None, "-"):
             with contextlib.suppress(OSError):

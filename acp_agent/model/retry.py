@@ -126,6 +126,8 @@ class RetryPolicy:
                           failure.is_retryable)
         if not failure.is_retryable:
             return GiveUp(failure.reason, transient=False)
+        if str(failure.headers.get("x-should-retry", "")).lower() == "false":
+            return GiveUp(failure.reason, transient=False)
         if retries_taken >= self.max_retries:
             tries = "retry" if self.max_retries == 1 else "retries"
             return GiveUp(f"{failure.reason} (gave up after {self.max_retries} {tries})",

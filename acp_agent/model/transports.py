@@ -30,7 +30,8 @@ from acp_agent.model.cassette import (
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["ClientTransport", "RecordingTransport", "ReplayTransport", "is_messages_request"]
+__all__ = ["ClientTransport", "RecordingTransport", "ReplayTransport", "first_difference",
+           "is_messages_request"]
 
 log = structlog.get_logger(__name__)
 

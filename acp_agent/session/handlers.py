@@ -29,8 +29,10 @@ from acp_agent.protocol.session import (
 )
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.manager import Session, SessionManager
+from acp_agent.session.models import available_models, model_config_option
 from acp_agent.session.modes import MODES, mode_config_option, modes_state
 from acp_agent.session.prompts import to_model_blocks
+from acp_agent.tools.mcp import mcp_servers_supported_http
 from acp_agent.turn.stop import TurnStop
 
 __all__ = ["AUTH_METHOD_ID", "AcpHandler"]
@@ -112,7 +114,7 @@ class AcpHandler:
             "agentCapabilities": {
                 "loadSession": False,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": False, "sse": False},
+                "mcpCapabilities": {"http": mcp_servers_supported_http(), "sse": False},
             },
             "authMethods": [{"id": AUTH_METHOD_ID, "name": "Anthropic API key",
                              "description": AUTH_HELP}],
@@ -147,10 +149,17 @@ class AcpHandler:
             session = self.manager.create(request.cwd, overrides, self.client_capabilities)
         except LimitsError as exc:
             raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
+        answer: dict[str, Any] = {"sessionId": session.id, "modes": modes_state(session.mode),
+                                  "configOptions": self._config_options(session)}
         if request.mcp_servers:
-            log.warning("session.mcp_not_connected", count=len(request.mcp_servers))
-        return {"sessionId": session.id, "modes": modes_state(session.mode),
-                "configOptions": [mode_config_option(session.mode)]}
+            failures = await self.manager.connect_mcp(session, request.mcp_servers)
+            if failures:
+                answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
+        return answer
+
+    def _config_options(self, session: Session) -> list[dict[str, Any]]:
+        return [mode_config_option(session.mode),
+                model_config_option(session.model, self.manager.config.model)]
 
     async def set_mode(self, params: Any) -> dict[str, Any]:
         request = parse(SetModeRequest, params)
@@ -161,14 +170,22 @@ class AcpHandler:
     async def set_config_option(self, params: Any) -> dict[str, Any]:
         request = parse(SetConfigOptionRequest, params)
         session = self.manager.get(request.session_id)
-        if request.config_id != "mode":
+        if request.config_id not in {"mode", "model"}:
             raise ProtocolError.invalid_params(
                 f"Invalid params: configId: unknown config option {request.config_id!r}",
                 {"configId": request.config_id})
         if not isinstance(request.value, str):
-            raise ProtocolError.invalid_params("Invalid params: value: must be a mode id")
-        await self._switch_mode(session, request.value, "value")
-        return {"configOptions": [mode_config_option(session.mode)]}
+            raise ProtocolError.invalid_params("Invalid params: value: must be a string")
+        if request.config_id == "mode":
+            await self._switch_mode(session, request.value, "value")
+        else:
+            models = available_models(self.manager.config.model)
+            if request.value not in models:
+                raise ProtocolError.invalid_params(
+                    f"Invalid params: value: unknown model {request.value!r} (one of "
+                    f"{', '.join(models)})", {"value": request.value})
+            session.model = request.value
+        return {"configOptions": self._config_options(session)}
 
     async def _switch_mode(self, session: Session, mode_id: str, field: str) -> None:
         if mode_id not in MODES:
@@ -183,7 +200,7 @@ class AcpHandler:
             "sessionUpdate": "current_mode_update", "currentModeId": mode_id}})
         await notify("session/update", {"sessionId": session.id, "update": {
             "sessionUpdate": "config_option_update",
-            "configOptions": [mode_config_option(mode_id)]}})
+            "configOptions": self._config_options(session)}})
 
     async def prompt(self, params: Any) -> dict[str, Any]:
         request = parse(PromptRequest, params)

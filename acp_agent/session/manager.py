@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from acp_agent.session.modes import DEFAULT_MODE
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
+from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry
@@ -38,10 +39,8 @@ __all__ = ["Session", "SessionManager"]
 
 log = structlog.get_logger(__name__)
 
-SYSTEM_PROMPT = """You are acp-agent, a coding assistant working inside the user's editor.
-The workspace root is {cwd}. Use the tools to look at files before you answer questions about them;
-paths are relative to the workspace root. Be concise and precise."""
-
+MCP_START_SECONDS = 15.0
+"""How long session/new waits for its MCP servers (editors give up at about 20 s)."""
 
 @dataclass(slots=True)
 class RunningTurn:
@@ -62,10 +61,20 @@ class Session:
     strategy: Strategy
     permissions: SessionPermissions
     running: RunningTurn | None = None
+    mcp: Any = None
+    """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
 
     @property
     def mode(self) -> str:
         return self.permissions.mode
+
+    @property
+    def model(self) -> str:
+        return self.runner.settings.model
+
+    @model.setter
+    def model(self, model_id: str) -> None:
+        self.runner.settings = replace(self.runner.settings, model=model_id)
 
     def cancel(self) -> bool:
         """Cancel the running turn, if any; True when there was one."""
@@ -87,6 +96,8 @@ class SessionManager:
         self._model = model
         self._tools = tools
         self.sessions: dict[str, Session] = {}
+        self.task_group: Any = None
+        """Long-lived task group for per-session services (MCP servers); set by the app."""
 
     def create(self, cwd: str, overrides: dict[str, Any],
                capabilities: ClientCapabilities | None = None) -> Session:
@@ -102,29 +113,57 @@ class SessionManager:
         limits = self.config.limits.with_overrides(overrides)
         session_id = f"sess_{uuid.uuid4().hex}"
         config = self.config
+        tools = self._tools()
         settings = RunnerSettings(
             model=config.model, max_tokens=config.max_tokens,
-            system=SYSTEM_PROMPT.format(cwd=root.resolve()),
+            system=build_system_prompt(cwd=root.resolve(), limits=limits, tools=[
+                (t["name"], t.get("description", "")) for t in tools.api_tools()]),
             thinking=({"type": "enabled", "budget_tokens": config.thinking_budget}
                       if config.thinking_budget else None),
             context_window=config.context_window or 200_000)
         relay = Relay(session_id, self.requester)
         fs = capabilities.fs
-        local = LocalFileSystem()
         ctx = ToolContext(
             cwd=root.resolve(),
+            # None means the local disk; tools stream large local files themselves.
             fs=(EditorFileSystem(session_id, self.requester, can_read=fs.read_text_file,
-                                 can_write=fs.write_text_file, local=local)
-                if fs.read_text_file or fs.write_text_file else local),
+                                 can_write=fs.write_text_file, local=LocalFileSystem())
+                if fs.read_text_file or fs.write_text_file else None),
             terminal=EditorTerminals(session_id, self.requester) if capabilities.terminal else None)
         permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
-        runner = TurnRunner(self._model(), self._tools(), relay, ctx, settings,
+        runner = TurnRunner(self._model(), tools, relay, ctx, settings,
                             permissions=permissions)
         session = Session(session_id, root.resolve(), limits, History(), runner, ToolsStrategy(),
                           permissions)
         self.sessions[session_id] = session
         log.info("session.created", session_id=session_id, cwd=str(root))
         return session
+
+    async def connect_mcp(self, session: Session, servers: list[dict[str, Any]]) -> list[str]:
+        """Start the session's MCP servers and offer their tools; returns the failures to report."""
+        from acp_agent.tools.mcp import McpConnections
+
+        connections = McpConnections(self.task_group)
+        session.mcp = connections
+        tools = await connections.start(servers, cwd=session.cwd, allow_http=True,
+                                        timeout=MCP_START_SECONDS)
+        registry = session.runner.tools
+        for tool in tools:
+            registry.add(tool)
+        session.runner.settings = replace(session.runner.settings, system=build_system_prompt(
+            cwd=session.cwd, limits=session.limits,
+            tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()]))
+        failures = [f"{f.server}: {f.reason}" for f in connections.failures]
+        if failures:
+            log.warning("session.mcp_failed", session_id=session.id, failures=failures)
+        log.info("session.mcp_connected", session_id=session.id, tools=len(tools))
+        return failures
+
+    async def aclose(self) -> None:
+        """Stop every session's services (MCP servers), within their own bounded time."""
+        for session in self.sessions.values():
+            if session.mcp is not None:
+                await session.mcp.aclose()
 
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)

@@ -10,6 +10,7 @@ from typing import Any
 from acp_agent.session.requester import Requester
 from acp_agent.turn.events import (
     Notice,
+    PlanChanged,
     TextChunk,
     ThoughtChunk,
     ToolCallFinished,
@@ -77,6 +78,10 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
         if event.raw_output is not None:
             update["rawOutput"] = event.raw_output
         return update
+    if isinstance(event, PlanChanged):
+        return {"sessionUpdate": "plan", "entries": [
+            {"content": e.content, "priority": e.priority, "status": e.status}
+            for e in event.entries]}
     if isinstance(event, UsageReported):
         return {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
     raise TypeError(f"no ACP update for {type(event).__name__}")

@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 __all__ = [
     "Diff",
     "FileSystem",
+    "PlanEntry",
     "Progress",
     "TerminalExit",
     "TerminalHost",
@@ -113,6 +114,15 @@ class Diff:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanEntry:
+    """One step of the agent's plan: priority high/medium/low, status pending/in_progress/completed."""
+
+    content: str
+    priority: str = "medium"
+    status: str = "pending"
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """What a tool produced.
 
@@ -127,6 +137,7 @@ class ToolResult:
     raw_output: dict[str, Any] | None = field(default=None)
     diffs: tuple[Diff, ...] = ()
     terminal_id: str | None = None
+    plan: tuple[PlanEntry, ...] | None = None
 
 
 class Tool(Protocol):

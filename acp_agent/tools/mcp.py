@@ -31,17 +31,8 @@ from acp_agent.errors import ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext, ToolResult
 from acp_agent.tools.truncate import cap_text
 
-__all__ = [
-    "McpConnections",
-    "McpFailure",
-    "McpServerSpec",
-    "McpTool",
-    "content_text",
-    "mcp_servers_supported_http",
-    "object_schema",
-    "parse_server",
-    "tool_name",
-]
+__all__ = ["McpConnections", "McpFailure", "McpServerSpec", "McpTool", "content_text",
+           "mcp_servers_supported_http", "object_schema", "parse_server", "tool_name"]
 
 log = structlog.get_logger(__name__)
 
@@ -326,6 +317,8 @@ class McpConnections:
                     connection.client, started = client, True
                     log.info("mcp.connected", server=spec.name, tools=len(tools))
                     task_status.started(tools)
+                    if self._closed:  # aclose() ran while this one was connecting
+                        connection.stop.set()
                     await connection.stop.wait()
             if not started:
                 task_status.started(McpFailure(spec.name, f"no answer within {timeout:g} s"))

@@ -13,6 +13,7 @@ from typing import Any
 from acp_agent.errors import InvalidToolInput
 from acp_agent.tools.base import Tool
 from acp_agent.tools.edit import EditFile, WriteFile
+from acp_agent.tools.plan import UpdatePlan
 from acp_agent.tools.search import read_only_tools
 from acp_agent.tools.shell import RunCommand
 
@@ -159,7 +160,7 @@ class ToolRegistry:
 
 def coding_tools() -> list[Tool]:
     """Every built-in tool: the read-only ones, then those that edit files and run commands."""
-    return [*read_only_tools(), WriteFile(), EditFile(), RunCommand()]
+    return [*read_only_tools(), WriteFile(), EditFile(), RunCommand(), UpdatePlan()]
 
 
 def default_registry() -> ToolRegistry:

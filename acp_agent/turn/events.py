@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from acp_agent.tools.base import Diff
+from acp_agent.tools.base import Diff, PlanEntry
 
 __all__ = [
     "EventSink",
     "Notice",
+    "PlanChanged",
     "TextChunk",
     "ThoughtChunk",
     "ToolCallFinished",
@@ -89,6 +90,13 @@ class ToolCallFinished:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanChanged:
+    """The whole plan as it stands now (the editor replaces its copy)."""
+
+    entries: tuple[PlanEntry, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class UsageReported:
     """After each model request: the current context size (never a running total) and the window."""
 
@@ -97,7 +105,7 @@ class UsageReported:
 
 
 TurnEvent = (TextChunk | ThoughtChunk | Notice | ToolCallStarted | ToolCallUpdated
-             | ToolCallProgress | ToolCallFinished | UsageReported)
+             | ToolCallProgress | ToolCallFinished | PlanChanged | UsageReported)
 
 
 class EventSink(Protocol):

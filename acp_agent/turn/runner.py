@@ -31,6 +31,7 @@ from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.events import (
     EventSink,
+    PlanChanged,
     TextChunk,
     ThoughtChunk,
     ToolCallFinished,
@@ -239,6 +240,8 @@ class TurnRunner:
         if result.is_error:
             meter.tool_calls_failed += 1
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
+        if result.plan is not None:
+            await self.sink.emit(PlanChanged(result.plan))
         await self.sink.emit(ToolCallFinished(
             call_id, "failed" if result.is_error else "completed", result.text, result.locations,
             result.raw_output, result.diffs, result.terminal_id))

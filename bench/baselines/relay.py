@@ -10,6 +10,7 @@ streaming; every tool_use gets the same fixed tool_result. Like the agent, it an
 Settings come from the agent's own environment variables (ACP_AGENT_MODEL, ACP_AGENT_STREAMING,
 ACP_AGENT_MAX_TURN_REQUESTS, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). BENCH_REQUEST_EXTRAS names a
 JSON file with `system`, `tools` and `max_tokens`, so its requests are as big as the agent's.
+Output lines are queued and written once per event-loop iteration, the agent's own technique.
 """
 
 from __future__ import annotations
@@ -27,11 +28,18 @@ STREAMING = os.environ.get("ACP_AGENT_STREAMING", "1").lower() in ("1", "true", 
 MAX_REQUESTS = int(os.environ.get("ACP_AGENT_MAX_TURN_REQUESTS") or 50)
 TOOL_RESULT = "ok"
 
-_extras_path = os.environ.get("BENCH_REQUEST_EXTRAS")
 EXTRAS: dict[str, Any] = {"max_tokens": 16000}
-if _extras_path:
-    with open(_extras_path) as _f:
-        EXTRAS.update(json.load(_f))
+_extras_loaded = False
+
+
+def _load_extras() -> None:
+    """Read at the first prompt: the bench writes the file from the agent's first request."""
+    global _extras_loaded
+    _extras_loaded = True
+    path = os.environ.get("BENCH_REQUEST_EXTRAS")
+    if path and os.path.exists(path):
+        with open(path) as f:
+            EXTRAS.update(json.load(f))
 
 _sdk_ready = threading.Event()
 _sdk: Any = None
@@ -48,8 +56,27 @@ def _import_sdk() -> None:
     _sdk_ready.set()
 
 
+_out = bytearray()
+_flush_pending = False
+
+
+def _flush() -> None:
+    """Write everything queued since the last loop iteration in one go (as the agent does)."""
+    global _flush_pending
+    _flush_pending = False
+    view = memoryview(_out)
+    while view:
+        view = view[os.write(1, view):]
+    view.release()
+    _out.clear()
+
+
 def _write(message: dict[str, Any]) -> None:
-    os.write(1, (json.dumps(message, separators=(",", ":")) + "\n").encode())
+    global _flush_pending
+    _out.extend((json.dumps(message, separators=(",", ":")) + "\n").encode())
+    if not _flush_pending:
+        _flush_pending = True
+        asyncio.get_running_loop().call_soon(_flush)
 
 
 def _answer(rid: Any, result: Any) -> None:
@@ -125,6 +152,8 @@ async def _create_once(client: Any, sid: str, kwargs: dict[str, Any]) -> tuple[l
 
 
 async def _turn(rid: Any, sid: str, history: list[Any], prompt: list[Any]) -> None:
+    if not _extras_loaded:
+        _load_extras()
     history.append({"role": "user", "content": [
         {"type": "text", "text": b.get("text", "")} for b in prompt if b.get("type") == "text"]})
     stop = "end_turn"
@@ -185,6 +214,7 @@ async def _serve() -> None:
     for task in list(running.values()):
         task.cancel()
     await asyncio.gather(*running.values(), return_exceptions=True)
+    _flush()
 
 
 if __name__ == "__main__":

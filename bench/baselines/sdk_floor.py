@@ -6,8 +6,9 @@ consumes the reply, doing nothing else. Its CPU per request is what any relay pa
 (request build and serialisation, HTTP, SSE decoding, response parse); the bench subtracts it to
 see what the agent itself adds.
 
-Protocol with the bench: prints `ready` once the SDK is imported and the client built (the first
-body is sent once as a warm-up), waits for a line on stdin, replays, prints `done`.
+Line protocol with the bench, so one process serves many measurements: it prints `ready` once the
+SDK is imported; then, per run, it reads the path of a bodies file, sends the first body once as a
+warm-up and prints `warm`, reads `go`, replays them all and prints `done`. EOF ends it.
 """
 
 from __future__ import annotations
@@ -18,41 +19,44 @@ import sys
 from typing import Any
 
 
-async def _send(client: Any, body: dict[str, Any]) -> int:
+async def _send(client: Any, body: dict[str, Any]) -> None:
     kwargs = {k: v for k, v in body.items() if k != "stream"}
-    events = 0
     if body.get("stream") is True:
         stream = await client.messages.create(stream=True, **kwargs)
         try:
             async for event in stream:
-                events += 1
                 if event.type == "content_block_delta":
                     _ = event.delta.type
         finally:
             await stream.close()
     else:
-        message = await client.messages.create(**kwargs)
-        events = len(message.content)
-    return events
+        await client.messages.create(**kwargs)
 
 
-async def _main(path: str) -> None:
+def _say(word: str) -> None:
+    sys.stdout.write(word + "\n")
+    sys.stdout.flush()
+
+
+async def _main() -> None:
     import anthropic
+    import anthropic.resources.messages
+    import anthropic.types  # noqa: F401
 
-    with open(path) as f:
-        bodies: list[dict[str, Any]] = json.load(f)
     client = anthropic.AsyncAnthropic(max_retries=0)
-    await _send(client, bodies[0])
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    loop = asyncio.get_running_loop()
-    await loop.run_in_executor(None, sys.stdin.readline)
-    for body in bodies:
-        await _send(client, body)
-    sys.stdout.write("done\n")
-    sys.stdout.flush()
+    _say("ready")
+    while path := sys.stdin.readline().strip():  # blocking reads: nothing else runs meanwhile
+        with open(path) as f:
+            bodies: list[dict[str, Any]] = json.load(f)
+        await _send(client, bodies[0])
+        _say("warm")
+        if sys.stdin.readline().strip() != "go":
+            break
+        for body in bodies:
+            await _send(client, body)
+        _say("done")
     await client.close()
 
 
 if __name__ == "__main__":
-    asyncio.run(_main(sys.argv[1]))
+    asyncio.run(_main())

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Any
+from typing import Any, Literal
 
 import acp
 from acp.schema import (
@@ -121,14 +121,14 @@ class SdkTestAgent:
         allowed = getattr(outcome, "option_id", None) in ("yes", "always")
         if allowed and self._can_write:
             await self._conn.write_text_file(session_id=session_id, path=path, content="hello\nworld\n")
-        status = "completed" if allowed else "failed"
+        status: Literal["completed", "failed"] = "completed" if allowed else "failed"
         note = acp.tool_content(acp.text_block(f"edit {'allowed' if allowed else 'rejected'}"))
         await self._conn.session_update(
             session_id, acp.update_tool_call("edit-1", status=status, content=[note]))
 
 
 async def main() -> None:
-    await acp.run_agent(SdkTestAgent())
+    await acp.run_agent(SdkTestAgent())  # type: ignore[arg-type]  # only what the tests use
 
 
 if __name__ == "__main__":

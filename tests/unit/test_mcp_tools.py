@@ -116,7 +116,7 @@ async def test_a_call_past_the_timeout_raises_tool_timeout_and_the_server_stays_
 
 
 async def test_servers_that_cannot_be_used_are_skipped_with_a_reason(tmp_path: Path) -> None:
-    servers = [
+    servers: list[dict[str, Any]] = [
         {"name": "missing", "command": str(tmp_path / "no-such-server"), "args": [], "env": []},
         stdio("quits", "-c", "pass"),
         stdio("mute", "-c", "import sys; sys.stdin.read()"),
@@ -161,14 +161,14 @@ async def test_aclose_stops_the_server_process_from_another_task(tmp_path: Path)
 
 
 @pytest.fixture
-def http_server() -> Iterator[str]:
-    """The test server over Streamable HTTP on 127.0.0.1, requiring `Bearer secret`; yields its URL."""
+def http_server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """The test server over Streamable HTTP on 127.0.0.1, requiring `Bearer secret`: (URL, process)."""
     proc = subprocess.Popen([sys.executable, str(SERVER), "--http", "secret"],
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -176,19 +176,24 @@ def http_server() -> Iterator[str]:
             proc.stdout.close()
 
 
-async def test_http_servers_connect_with_their_headers_when_allowed(http_server: str,
-                                                                    tmp_path: Path) -> None:
+async def test_http_servers_connect_with_their_headers_and_a_lost_one_gives_tool_errors(
+        http_server: tuple[str, subprocess.Popen[str]], tmp_path: Path) -> None:
+    url, proc = http_server
     assert mcp_servers_supported_http()
-    servers = [
-        {"type": "http", "name": "web", "url": http_server,
+    servers: list[dict[str, Any]] = [
+        {"type": "http", "name": "web", "url": url,
          "headers": [{"name": "Authorization", "value": "Bearer secret"}]},
-        {"type": "http", "name": "anon", "url": http_server, "headers": []},
+        {"type": "http", "name": "anon", "url": url, "headers": []},
     ]
-    async with McpConnections() as connections:
+    ctx = ToolContext(cwd=tmp_path)
+    async with McpConnections(call_timeout=20) as connections:
         tools = {t.name: t for t in await connections.start(servers, cwd=tmp_path, timeout=50,
                                                              allow_http=True)}
-        result = await tools["mcp__web__echo"].run({"text": "over http"}, ToolContext(cwd=tmp_path))
-    assert result.text == "over http"
+        assert (await tools["mcp__web__echo"].run({"text": "over http"}, ctx)).text == "over http"
+        proc.terminate()
+        proc.wait(timeout=10)
+        with anyio.fail_after(15), pytest.raises(ToolError, match="'web' failed"):
+            await tools["mcp__web__echo"].run({"text": "anyone?"}, ctx)
     assert [f.server for f in connections.failures] == ["anon"]
 
 

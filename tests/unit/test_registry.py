@@ -55,13 +55,20 @@ class Echo:
         return ToolResult(text=repr(args))
 
 
-def test_default_registry_holds_the_read_only_tools() -> None:
+def test_default_registry_holds_every_built_in_tool() -> None:
     registry = default_registry()
-    assert registry.names == ("read_file", "list_files", "search_text")
+    assert registry.names == ("read_file", "list_files", "search_text", "write_file",
+                              "edit_file", "run_command", "update_plan")
     read = registry.get("read_file")
-    assert read is not None and read.kind == "read"
-    assert registry.get("write_file") is None
-    assert "search_text" in registry and len(registry) == 3
+    assert read is not None and read.kind == "read" and read.permission is None
+    write = registry.get("write_file")
+    assert write is not None and write.permission == "edit"
+    command = registry.get("run_command")
+    assert command is not None and command.permission == "execute"
+
+
+def test_each_session_gets_its_own_plan() -> None:
+    assert default_registry().get("update_plan") is not default_registry().get("update_plan")
 
 
 def test_duplicate_names_are_refused() -> None:
@@ -73,7 +80,7 @@ def test_api_tools_is_built_once_and_rebuilt_after_add() -> None:
     registry = default_registry()
     first = registry.api_tools()
     assert registry.api_tools() is first
-    assert [set(t) for t in first] == [{"name", "description", "input_schema"}] * 3
+    assert [set(t) for t in first] == [{"name", "description", "input_schema"}] * len(first)
     registry.add(Echo())
     second = registry.api_tools()
     assert second is not first and second[-1]["name"] == "echo"

@@ -17,7 +17,7 @@ import pytest
 from acp_agent.errors import ModelUnavailable, StreamBroken
 from acp_agent.model.anthropic import AnthropicModel
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, RetryScheduled, TextDelta
-from acp_agent.model.cassette import CassetteHeader, CassetteWriter, load_cassette
+from acp_agent.model.cassette import CassetteError, CassetteHeader, CassetteWriter, load_cassette
 from acp_agent.model.factory import make_model
 from acp_agent.model.transports import RecordingTransport, ReplayTransport
 from acp_agent.testing import FakeMessagesAPI, replies
@@ -303,3 +303,21 @@ async def test_a_compressed_reply_is_recorded_as_the_json_the_sdk_parsed(tmp_pat
     [exchange] = load_cassette(path).exchanges
     assert exchange.response.json_body == message
     assert exchange.response.headers == {"content-type": "application/json", "request-id": "req_gz"}
+
+
+def test_a_bad_cassette_or_record_path_fails_when_the_model_is_made(tmp_path: Path) -> None:
+    with pytest.raises(CassetteError, match="cannot read cassette"):
+        make_model(f"replay:{tmp_path / 'missing.jsonl'}", streaming=True)
+    with pytest.raises(CassetteError, match="cannot write cassette"):
+        make_model(MODEL, streaming=True, record=tmp_path / "no-such-dir" / "run.jsonl")
+
+
+def test_importing_the_record_and_replay_modules_imports_neither_sdk_nor_httpx2() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, acp_agent.model.factory, acp_agent.model.transports; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('anthropic', 'httpx2')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         timeout=30)
+    assert out.stdout.strip() == "[]"

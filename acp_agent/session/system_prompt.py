@@ -1,0 +1,50 @@
+"""The system prompt, assembled per session from what is true for that session.
+
+The model is told its tools, the workspace, today's date, the limits in force and a few safety
+rules, so it can pace itself and stay inside the workspace.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from pathlib import Path
+
+from acp_agent.config import Limits
+
+__all__ = ["build_system_prompt"]
+
+RULES = """Rules:
+- Stay inside the workspace; paths are relative to its root. Look at files before you answer
+  questions about them.
+- Ask the user before destructive or irreversible steps (deleting files, rewriting history,
+  anything outside the task).
+- Prefer small, checked steps: read, edit, then verify (run the tests or the command that shows it works).
+- When a budget is close to running out, stop starting new work and summarise what was done and what remains.
+- Be concise: the user reads your text in an editor panel."""
+
+
+def _first_line(text: str) -> str:
+    return text.strip().split("\n", 1)[0].split(". ", 1)[0].rstrip(".")
+
+
+def build_system_prompt(*, cwd: Path, tools: Iterable[tuple[str, str]], limits: Limits,
+                        today: dt.date | None = None) -> str:
+    """The prompt for one session; `tools` are (name, description) pairs."""
+    today = today or dt.date.today()
+    tool_lines = "\n".join(f"- {name}: {_first_line(description)}" for name, description in tools)
+    budget = [f"at most {limits.max_turn_requests} model requests"]
+    if limits.max_tool_calls is not None:
+        budget.append(f"{limits.max_tool_calls} tool calls")
+    if limits.max_turn_seconds is not None:
+        budget.append(f"{limits.max_turn_seconds:g} seconds")
+    return (
+        "You are acp-agent, a coding assistant working inside the user's editor through the "
+        "Agent Client Protocol.\n"
+        f"Workspace root: {cwd}\n"
+        f"Today's date: {today.isoformat()}\n\n"
+        f"Tools:\n{tool_lines}\n\n"
+        f"Limits for each user prompt: {', '.join(budget)}. Edits and commands may need the "
+        "user's permission; if the user declines, do not retry the same call.\n\n"
+        f"{RULES}"
+    )

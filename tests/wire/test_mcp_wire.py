@@ -1,0 +1,52 @@
+"""MCP servers given in session/new: their tools reach the model, run under permission, and stop."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.agent import AgentProcess, RpcError
+
+SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
+
+
+async def test_an_mcp_tool_is_called_through_the_loop(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    asked: list[str] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            asked.append(params["toolCall"]["toolCallId"])
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        return RpcError(-32601, method)
+
+    fake_api.script(replies.tool_use("mcp__demo__echo", {"text": "through MCP"}, id="toolu_mcp"),
+                    replies.text("done"))
+    server = {"name": "demo", "command": sys.executable, "args": [str(SERVER)],
+              "env": [{"name": "DEMO_FLAG", "value": "1"}]}
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace, mcp_servers=[server])
+        response = await agent.prompt(session, "echo something", timeout=60)
+    assert response["result"]["stopReason"] == "end_turn"
+    offered = {t["name"] for t in fake_api.requests[0].body["tools"]}
+    assert {"mcp__demo__echo", "mcp__demo__add"} <= offered
+    assert asked == ["toolu_mcp"]  # MCP tools ask like commands do
+    result = fake_api.requests[-1].body["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_mcp" and "through MCP" in str(result["content"])
+    shown = [p["update"] for p in agent.updates(session)
+             if p["update"].get("toolCallId") == "toolu_mcp"]
+    assert shown[0]["sessionUpdate"] == "tool_call" and shown[-1]["status"] == "completed"
+
+
+async def test_a_broken_mcp_server_does_not_break_the_session(
+        agent: AgentProcess, workspace: Path, tmp_path: Path) -> None:
+    broken = {"name": "broken", "command": str(tmp_path / "missing-server"), "args": [], "env": []}
+    response = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": [broken]},
+                                   timeout=60)
+    assert response["result"]["sessionId"]
+    failures = response["result"]["_meta"]["acp-agent"]["mcpFailures"]
+    assert failures and failures[0].startswith("broken:")
