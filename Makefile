@@ -5,13 +5,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint bench clean
+.PHONY: demo serve test lint bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
+
+demo: $(STAMP)  ## the offline demo: one recorded turn through the real agent, no API key needed
+	$(BIN)/acp-agent smoke --demo --yes
 
 serve: $(STAMP)  ## serve ACP on stdin/stdout (what an editor runs)
 	$(BIN)/acp-agent
@@ -22,6 +25,9 @@ test: $(STAMP)  ## the whole test suite
 lint: $(STAMP)
 	$(BIN)/pip install --quiet ruff
 	$(BIN)/ruff check acp_agent tests
+
+bench: $(STAMP)  ## the benchmarks (figures, not tests)
+	$(BIN)/python bench/run.py
 
 clean:
 	rm -rf $(VENV)

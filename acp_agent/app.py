@@ -6,6 +6,7 @@ stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled 
 
 from __future__ import annotations
 
+import os
 import signal
 from typing import Any
 
@@ -13,6 +14,7 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
+from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.model.anthropic import has_credentials, preload
 from acp_agent.model.base import seconds_left_in_turn
 from acp_agent.model.factory import make_model, replay_path
@@ -75,9 +77,16 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     writer = LineWriter(stdout_fd)
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
     requester = _EndpointRequester()
-    replaying = replay_path(config.model) is not None
+    spec = config.model
+    if spec == DEMO_MODEL:
+        spec = f"replay:{cassette_path()}"
+    replaying = replay_path(spec) is not None
+    if not replaying and not any(os.environ.get(k) for k in ("ANTHROPIC_API_KEY",
+                                                               "ANTHROPIC_AUTH_TOKEN")):
+        log.warning("agent.no_api_key", hint="set ANTHROPIC_API_KEY, or start with --model demo "
+                    "for the offline demo")
     model, model_id = make_model(
-        config.model, streaming=config.streaming, record=config.record,
+        spec, streaming=config.streaming, record=config.record,
         replay_strict=config.replay_strict, base_url=config.base_url,
         max_retries=config.max_retries, stall_seconds=config.stall_seconds,
         request_timeout=config.request_timeout, deadline=seconds_left_in_turn)

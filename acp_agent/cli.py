@@ -29,8 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Credentials come from ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN). Logs go to "
                "stderr; set ACP_AGENT_LOG_LEVEL=debug|info|warning|error.")
     parser.add_argument("--version", action="version", version=f"acp-agent {__version__}")
-    parser.add_argument("command", nargs="?", choices=["serve"], default="serve",
-                        help="what to run (default: serve)")
+    parser.add_argument("command", nargs="?", choices=["serve", "smoke", "harness"],
+                        default="serve",
+                        help="serve (default): serve ACP on stdin/stdout; smoke [PROMPT]: run one "
+                        "prompt against an agent and show the turn (see `acp-agent smoke --help`); "
+                        "harness SCRIPT: run a scripted JSON-RPC conversation (see `acp-agent "
+                        "harness --help`)")
     model = parser.add_argument_group("model")
     model.add_argument("--model", help=f"model id, or replay:FILE to serve a recorded cassette "
                        f"(default {Config().model}){_env('model')}")
@@ -78,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "smoke":
+        from acp_agent.harness.smoke import smoke_main
+
+        return smoke_main(argv[1:])
+    if argv and argv[0] == "harness":
+        from acp_agent.harness.script import harness_main
+
+        return harness_main(argv[1:])
     args = build_parser().parse_args(argv)
     from acp_agent import logs
 

@@ -38,6 +38,7 @@ __all__ = [
     "p90",
     "rss_kb",
     "spawn",
+    "stat_cpu_ns",
 ]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,10 +124,21 @@ def cpu_ns(pid: int) -> int:
     total = 0
     base = f"/proc/{pid}/task"
     for tid in os.listdir(base):
-        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
-            with open(f"{base}/{tid}/schedstat", "rb") as f:
-                total += int(f.read().split(maxsplit=1)[0])
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError), \
+                open(f"{base}/{tid}/schedstat", "rb") as f:
+            total += int(f.read().split(maxsplit=1)[0])
     return total
+
+
+_TICK_NS = 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+def stat_cpu_ns(pid: int) -> int:
+    """utime + stime of the whole process from /proc/<pid>/stat, threads that ended included,
+    at clock-tick resolution: a cross-check for `cpu_ns`, which sees only live threads."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return int((int(fields[11]) + int(fields[12])) * _TICK_NS)
 
 
 def rss_kb(pid: int) -> dict[str, int]:
@@ -289,6 +301,9 @@ class Peer:
 
     def cpu_ns(self) -> int:
         return cpu_ns(self.pid)
+
+    def stat_cpu_ns(self) -> int:
+        return stat_cpu_ns(self.pid)
 
     def rss_kb(self) -> dict[str, int]:
         return rss_kb(self.pid)

@@ -19,12 +19,11 @@ from contextlib import ExitStack
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI
-
 from bench.common import AGENT, BASELINE, FLOOR, BenchError, Peer, Scratch, cpu_ns, median, spawn
 from bench.report import Figure, Goal
 from bench.scenario import deltas, ensure_extras, fake_api, loop
 
-__all__ = ["Floor", "loop_overhead", "relay_throughput"]
+__all__ = ["CROSS_CHECK", "Floor", "loop_overhead", "relay_throughput"]
 
 US = 1e-3  # ns → µs
 IMPLS = (("agent", AGENT), ("baseline", BASELINE))
@@ -76,10 +75,8 @@ class Floor:
         with contextlib.suppress(OSError, ValueError):
             assert self.proc.stdin is not None
             self.proc.stdin.close()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(5)
@@ -115,13 +112,21 @@ def _processes(scratch: Scratch, api: FakeMessagesAPI, modes: tuple[bool, ...], 
         yield peers, floor
 
 
-def _turn_cpu(peer: Peer, scratch: Scratch, prompt: str, timeout: float) -> tuple[int, float, Any]:
+CROSS_CHECK: dict[str, list[float]] = {"agent": [], "baseline": []}
+"""Per measured turn: CPU by /proc/<pid>/stat (ended threads included) ÷ CPU by schedstat."""
+
+
+def _turn_cpu(peer: Peer, scratch: Scratch, prompt: str, timeout: float,
+              name: str | None = None) -> tuple[int, float, Any]:
     """(CPU ns, wall s, result) of one prompt in a fresh session."""
     _, sid = peer.new_session(scratch.workspace)
     peer.reset_chunks()
-    before = peer.cpu_ns()
+    before, stat_before = peer.cpu_ns(), peer.stat_cpu_ns()
     sent, answered, result = peer.prompt(sid, prompt, timeout=timeout)
-    return peer.cpu_ns() - before, answered - sent, result
+    spent = peer.cpu_ns() - before
+    if name is not None and spent > 0:
+        CROSS_CHECK[name].append(round((peer.stat_cpu_ns() - stat_before) / spent, 3))
+    return spent, answered - sent, result
 
 
 def _order(rep: int) -> tuple[str, str]:
@@ -146,7 +151,7 @@ def relay_throughput(scratch: Scratch, n: int, reps: int, modes: tuple[bool, ...
                 for name in _order(rep):
                     peer = peers[streaming, name]
                     one, _, _ = _turn_cpu(peer, scratch, deltas(1), 60)
-                    many, wall, result = _turn_cpu(peer, scratch, deltas(n), 300)
+                    many, wall, result = _turn_cpu(peer, scratch, deltas(n), 300, name)
                     if peer.chunks != n or result.get("stopReason") != "end_turn":
                         raise BenchError(f"{name}: {peer.chunks} of {n} chunks, {result!r:.200}")
                     body = api.requests[-1].body
@@ -190,7 +195,7 @@ def loop_overhead(scratch: Scratch, k: int, reps: int, modes: tuple[bool, ...]) 
             for rep in range(reps):
                 for name in _order(rep):
                     start = api.attempts
-                    cpu, _, result = _turn_cpu(peers[streaming, name], scratch, loop(k), 300)
+                    cpu, _, result = _turn_cpu(peers[streaming, name], scratch, loop(k), 300, name)
                     sent = api.attempts - start
                     if sent != k or result.get("stopReason") != "end_turn":
                         raise BenchError(f"{name}: {sent} requests for {k}, {result!r:.300}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+
 from bench.common import AGENT, BASELINE, BenchError, Peer, Scratch, median, p90, spawn
 from bench.report import Figure, Goal
 from bench.scenario import HELLO, ensure_extras, fake_api, slow, stall

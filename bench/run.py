@@ -23,7 +23,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `bench` and `acp_agent` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import cpu, latency
+from bench import cpu, latency, scenario
 from bench.common import PYTHON, BenchError, Scratch
 from bench.report import Figure, render_table
 
@@ -119,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                    + "".join(f" --only {o}" for o in args.only),
         "size": size, "params": asdict(params),
         "machine": info, "seconds": round(time.monotonic() - started, 1),
+        "cpu_cross_check_stat_over_schedstat": cpu.CROSS_CHECK,
+        "fake_tcp_nodelay": all(scenario.NODELAY) if scenario.NODELAY else None,
         "figures": [f.to_json() for f in figures], "errors": errors,
         "goals_met": sum(f.met is True for f in figures),
         "goals_missed": [f.key for f in figures if f.met is False],

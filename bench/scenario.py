@@ -8,14 +8,14 @@ depends on which process asked or in what order.
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import Iterator
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
-
 from bench.common import AGENT, Scratch, spawn
 
-__all__ = ["HELLO", "deltas", "ensure_extras", "fake_api", "loop", "route", "slow", "stall"]
+__all__ = ["HELLO", "NODELAY", "deltas", "ensure_extras", "fake_api", "loop", "route", "slow", "stall"]
 
 HELLO = "bench:hello"
 """A one-line prompt answered with a one-line text in a few deltas."""
@@ -87,12 +87,40 @@ def route(body: dict[str, Any], attempt: int) -> replies.Reply:
     return replies.text(_HELLO_TEXT, chunks=6)
 
 
+def _no_delay(api: FakeMessagesAPI) -> bool:
+    """Set TCP_NODELAY on every connection the fake accepts, as real API servers do.
+
+    Without it each reply is two small writes (headers, then body): Nagle holds the second until
+    the client ACKs the first, and the client delays that ACK by up to 40 ms, so every request
+    took ~45 ms of idle wall time for agent and baseline alike. The fake has no hook for this,
+    hence the handler subclass; False (and the stall) when its internals have changed.
+    """
+    server = getattr(api, "_server", None)
+    handler = getattr(server, "RequestHandlerClass", None)
+    if server is None or handler is None:
+        return False
+
+    class NoDelayHandler(handler):  # type: ignore[misc, valid-type]
+        def setup(self) -> None:
+            with contextlib.suppress(OSError):
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            super().setup()
+
+    server.RequestHandlerClass = NoDelayHandler
+    return True
+
+
+NODELAY: list[bool] = []
+"""Whether each fake of this run got TCP_NODELAY (reported in the JSON)."""
+
+
 @contextlib.contextmanager
 def fake_api(hang_seconds: float = 15.0) -> Iterator[FakeMessagesAPI]:
     """A fresh loopback Messages API on 127.0.0.1 that answers with `route`."""
     api = FakeMessagesAPI(hang_seconds=hang_seconds)
     api.set_fallback(route)
     with api:
+        NODELAY.append(_no_delay(api))
         yield api
 
 

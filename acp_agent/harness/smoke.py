@@ -90,10 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Spawn an ACP agent, run one prompt turn and show it as it happens: text as it "
                     "streams, tool calls and their status, diffs, plans, permission questions, then "
                     "the stop reason and the turn record.")
-    parser.add_argument("prompt", nargs="?", default=DEFAULT_PROMPT,
-                        help=f"what to ask (default: {DEFAULT_PROMPT!r})")
-    parser.add_argument("--cwd", metavar="DIR", default=".",
-                        help="the session's working directory (default: the current directory)")
+    parser.add_argument("prompt", nargs="?", default=None,
+                        help=f"what to ask (default: {DEFAULT_PROMPT!r}, or the demo's task)")
+    parser.add_argument("--cwd", metavar="DIR", default=None,
+                        help="the session's working directory (default: the current directory; "
+                        "for the demo, a scratch copy of its sample project)")
+    parser.add_argument("--demo", action="store_true",
+                        help="run this agent on the offline demo model (the default when no "
+                        "ANTHROPIC_API_KEY is set and no --agent is given)")
     parser.add_argument("--agent", metavar='"CMD ..."',
                         help="the agent command line (default: this agent, python -m acp_agent)")
     answer = parser.add_mutually_exclusive_group()
@@ -239,10 +243,26 @@ async def run_smoke(options: SmokeOptions, out: TextIO) -> int:
 
 
 def _options(args: argparse.Namespace) -> SmokeOptions:
-    cwd = Path(args.cwd).resolve()
+    env = {**os.environ, **key_values(args.env, "--env")}
+    demo = args.demo or (not args.agent and not any(
+        env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")))
+    if demo and args.agent:
+        raise ValueError("--demo runs this agent; it cannot be combined with --agent")
+    if demo:
+        from acp_agent.demo import DEMO_PROMPT, make_workspace
+
+        sys.stderr.write("No ANTHROPIC_API_KEY: running the offline demo (a recorded turn, "
+                         "replayed through the real agent and SDK).\n" if not args.demo else "")
+        cwd = Path(args.cwd).resolve() if args.cwd else make_workspace()
+        args.prompt = args.prompt or DEMO_PROMPT
+    else:
+        cwd = Path(args.cwd or ".").resolve()
+    args.prompt = args.prompt or DEFAULT_PROMPT
     if not cwd.is_dir():
         raise ValueError(f"--cwd {args.cwd}: not a directory")
     command = shlex.split(args.agent) if args.agent else list(DEFAULT_AGENT)
+    if demo:
+        command += ["--model", "demo"]
     if not command:
         raise ValueError("--agent is empty")
     tty = sys.stdin is not None and sys.stdin.isatty()
@@ -250,7 +270,7 @@ def _options(args: argparse.Namespace) -> SmokeOptions:
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
                                       and "NO_COLOR" not in os.environ)
     return SmokeOptions(
-        prompt=args.prompt, cwd=cwd, command=command, env={**os.environ, **key_values(args.env, "--env")},
+        prompt=args.prompt, cwd=cwd, command=command, env=env,
         policy=policy, fs=args.fs, timeout=args.timeout, color=color,
         stdin_fd=sys.stdin.fileno() if tty else None)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -39,13 +41,25 @@ log = structlog.get_logger(__name__)
 _ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
+_SDK_IMPORT = threading.Lock()
+"""Serialises the SDK's first import: two threads importing its package tree at once can hit
+Python's import-lock deadlock detection (`_DeadlockError`)."""
+
+
 def preload() -> None:
     """Import the SDK (and the messages resource it loads on first use) ahead of the first prompt.
 
     Meant for a worker thread started right after `initialize`.
     """
-    import anthropic.resources.messages
-    import anthropic.types  # noqa: F401
+    with _SDK_IMPORT:
+        import anthropic.resources.messages
+        import anthropic.types  # noqa: F401
+
+
+async def _ensure_sdk() -> None:
+    """Import the SDK off the event loop (waiting for a preload already under way)."""
+    if "anthropic.resources.messages" not in sys.modules:
+        await anyio.to_thread.run_sync(preload)
 
 
 def has_credentials(api_key: str | None = None) -> bool:
@@ -57,7 +71,8 @@ def has_credentials(api_key: str | None = None) -> bool:
     if api_key or any(os.environ.get(name) for name in _ENV_KEYS):
         return True
     try:
-        from anthropic.lib.credentials import default_credentials
+        with _SDK_IMPORT:
+            from anthropic.lib.credentials import default_credentials
 
         return default_credentials() is not None
     except Exception as exc:  # an SDK without profiles, or a missing or broken profile
@@ -98,6 +113,7 @@ class AnthropicModel:
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
+        await _ensure_sdk()
         import anthropic
         import httpx2
 

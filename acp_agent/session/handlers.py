@@ -43,7 +43,8 @@ M = TypeVar("M", bound=AcpModel)
 
 AUTH_METHOD_ID = "anthropic-api-key"
 AUTH_HELP = ("Set ANTHROPIC_API_KEY in the editor's agent_servers env for this agent and restart "
-             "it.")
+             "it. To try the agent without a key, start it with --model demo (an offline, "
+             "recorded demo turn).")
 
 _STOP_REASONS = {TurnStop.END_TURN: "end_turn", TurnStop.MAX_TOKENS: "max_tokens",
                  TurnStop.REFUSAL: "refusal", TurnStop.LIMIT: "max_turn_requests",

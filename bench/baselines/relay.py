@@ -50,7 +50,7 @@ def _import_sdk() -> None:
     global _sdk
     import anthropic
     import anthropic.resources.messages
-    import anthropic.types  # noqa: F401  (what the agent preloads too)
+    import anthropic.types
 
     _sdk = anthropic
     _sdk_ready.set()

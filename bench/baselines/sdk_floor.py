@@ -41,12 +41,12 @@ def _say(word: str) -> None:
 async def _main() -> None:
     import anthropic
     import anthropic.resources.messages
-    import anthropic.types  # noqa: F401
+    import anthropic.types
 
     client = anthropic.AsyncAnthropic(max_retries=0)
     _say("ready")
     while path := sys.stdin.readline().strip():  # blocking reads: nothing else runs meanwhile
-        with open(path) as f:
+        with open(path) as f:  # noqa: ASYNC230 (nothing else runs in this process)
             bodies: list[dict[str, Any]] = json.load(f)
         await _send(client, bodies[0])
         _say("warm")

@@ -16,6 +16,7 @@ ALLOWED = {
     "turn": {"model", "tools"},
     "session": {"protocol", "turn", "model", "tools"},
     "testing": {"model"},
+    "harness": set(),
 }
 LEAVES = {"errors", "config", "__init__", "logs"}
 
