@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,6 +25,7 @@ from acp_agent.rpc.errors import RpcError
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.session.handlers import AcpHandler
 from acp_agent.session.manager import SessionManager
+from acp_agent.session.store import SessionStore
 from acp_agent.tools.registry import default_registry
 
 __all__ = ["run", "serve"]
@@ -92,7 +94,8 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         request_timeout=config.request_timeout, deadline=seconds_left_in_turn)
     if model_id != config.model:
         config = config.model_copy(update={"model": model_id})
-    manager = SessionManager(config, requester, model=lambda: model, tools=default_registry)
+    manager = SessionManager(config, requester, model=lambda: model, tools=default_registry,
+                             store=_open_store(config))
     # A replay needs no key: every request is answered from the cassette.
     handler = AcpHandler(manager, preload=preload,
                          has_credentials=(lambda: True) if replaying else has_credentials)
@@ -132,6 +135,17 @@ async def _watch_signals(manager: SessionManager, scope: anyio.CancelScope) -> N
                     await turn.done.wait()
             scope.cancel()
             return
+
+
+def _open_store(config: Config) -> SessionStore | None:
+    if not config.journal:
+        return None
+    directory = config.state_dir
+    if directory is None:
+        import platformdirs
+
+        directory = Path(platformdirs.user_data_dir("acp-agent")) / "sessions"
+    return SessionStore.open(directory, keep_days=config.keep_days or None)
 
 
 def run(config: Config) -> int:

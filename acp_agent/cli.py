@@ -73,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument("--repeat-limit", type=int, help="the Nth identical tool call with an "
                         "identical result ends the turn; a note goes to the model at the 3rd "
                         f"(default 5, 0 = off){_env('repeat_limit')}")
+    state = parser.add_argument_group("sessions")
+    state.add_argument("--state-dir", type=Path, help="where session journals live (default: the "
+                       f"user data dir, e.g. ~/.local/share/acp-agent/sessions){_env('state_dir')}")
+    state.add_argument("--no-journal", dest="journal", action="store_false", default=None,
+                       help="keep no session journal (session/load, list, resume, close and delete "
+                       "are then not offered)")
+    state.add_argument("--keep-days", type=float, help="remove journals untouched this many days "
+                       f"at start-up (default 30, 0 = keep){_env('keep_days')}")
     protocol = parser.add_argument_group("protocol")
     protocol.add_argument("--max-line-bytes", type=int, help="longest JSON-RPC line accepted "
                           f"(default 50 MiB){_env('max_line_bytes')}")

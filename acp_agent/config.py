@@ -105,6 +105,12 @@ class Config(BaseModel):
     """Extended thinking budget in tokens; None keeps thinking off."""
     max_line_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     """Longest JSON-RPC line accepted on stdin."""
+    state_dir: Path | None = None
+    """Where session journals live; None → the user data dir (XDG) + /sessions."""
+    journal: bool = True
+    """Keep a journal per session (enables session/load, list, resume, close, delete)."""
+    keep_days: float = Field(30, ge=0)
+    """Journals untouched this long are removed at start-up (0 keeps them all)."""
     record: Path | None = None
     """Save every Messages API exchange of the run to this JSON-lines cassette."""
     replay_strict: bool = False
@@ -147,6 +153,8 @@ _ENV_MAP: tuple[tuple[str, str, str], ...] = (
     ("context_window", "ACP_AGENT_CONTEXT_WINDOW", "config"),
     ("thinking_budget", "ACP_AGENT_THINKING_BUDGET", "config"),
     ("max_line_bytes", "ACP_AGENT_MAX_LINE_BYTES", "config"),
+    ("state_dir", "ACP_AGENT_STATE_DIR", "config"),
+    ("keep_days", "ACP_AGENT_KEEP_DAYS", "config"),
     ("max_turn_requests", "ACP_AGENT_MAX_TURN_REQUESTS", "limits"),
     ("max_tool_calls", "ACP_AGENT_MAX_TOOL_CALLS", "limits"),
     ("max_turn_seconds", "ACP_AGENT_MAX_TURN_SECONDS", "limits"),
@@ -166,10 +174,11 @@ def _parse_env(var: str, raw: str, name: str) -> Any:
         if raw.strip().lower() in {"0", "false", "no", "off"}:
             return False
         raise ValueError(f"{var} must be 1 or 0, not {raw!r}")
-    if name in {"model", "base_url"}:
+    if name in {"model", "base_url", "state_dir"}:
         return raw
     try:
-        return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds"} \
+        return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds",
+                                      "keep_days"} \
             else int(raw)
     except ValueError:
         raise ValueError(f"{var} must be a number, not {raw!r}") from None

@@ -42,13 +42,16 @@ class Params:
     cancels: int
     shutdowns: int  # fresh processes per shutdown variant (each of agent and baseline)
     modes: tuple[bool, ...]  # streaming and/or non-streaming for relay, loop and cancel
+    shutdown_baseline: bool  # also time the baseline's exit (context: the SDK's own teardown)
 
 
 PARAMS = {
     "full": Params(starts=12, first_prompts=10, deltas=20_000, relay_reps=3, loop_k=200,
-                   loop_reps=3, sessions=1000, cancels=10, shutdowns=6, modes=(True, False)),
+                   loop_reps=3, sessions=1000, cancels=10, shutdowns=6, modes=(True, False),
+                   shutdown_baseline=True),
     "quick": Params(starts=3, first_prompts=1, deltas=2_000, relay_reps=1, loop_k=30,
-                    loop_reps=1, sessions=50, cancels=3, shutdowns=1, modes=(True,)),
+                    loop_reps=1, sessions=50, cancels=3, shutdowns=1, modes=(True,),
+                    shutdown_baseline=False),
 }
 BENCHES = ("cold_start", "first_prompt", "relay", "loop", "memory", "cancel", "shutdown")
 
@@ -62,7 +65,7 @@ def _benches(p: Params, scratch: Scratch) -> dict[str, Callable[[], list[Figure]
         "loop": lambda: cpu.loop_overhead(scratch, p.loop_k, p.loop_reps, p.modes),
         "memory": lambda: latency.memory(scratch, p.sessions, budget_s=240),
         "cancel": lambda: [latency.cancel_latency(scratch, p.cancels, m) for m in p.modes],
-        "shutdown": lambda: latency.shutdown(scratch, p.shutdowns),
+        "shutdown": lambda: latency.shutdown(scratch, p.shutdowns, p.shutdown_baseline),
     }
 
 

@@ -18,9 +18,12 @@ __all__ = [
     "ContentBlock",
     "EmbeddedResource",
     "ImageContent",
+    "ListSessionsRequest",
+    "LoadSessionRequest",
     "NewSessionRequest",
     "PromptRequest",
     "ResourceLink",
+    "ResumeSessionRequest",
     "SessionRef",
     "SetConfigOptionRequest",
     "SetModeRequest",
@@ -61,6 +64,26 @@ class SessionRef(AcpModel):
 
 class CancelNotification(SessionRef):
     pass
+
+
+class LoadSessionRequest(SessionRef):
+    cwd: str
+    mcp_servers: list[dict[str, Any]]
+    additional_directories: list[str] | None = None
+
+    @field_validator("cwd")
+    @classmethod
+    def _cwd_absolute(cls, value: str) -> str:
+        return _absolute(value)
+
+
+class ResumeSessionRequest(LoadSessionRequest):
+    mcp_servers: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ListSessionsRequest(AcpModel):
+    cwd: str | None = None
+    cursor: str | None = None
 
 
 class SetModeRequest(SessionRef):

@@ -22,8 +22,12 @@ from acp_agent.protocol.lifecycle import (
 )
 from acp_agent.protocol.session import (
     CancelNotification,
+    ListSessionsRequest,
+    LoadSessionRequest,
     NewSessionRequest,
     PromptRequest,
+    ResumeSessionRequest,
+    SessionRef,
     SetConfigOptionRequest,
     SetModeRequest,
 )
@@ -45,6 +49,10 @@ AUTH_METHOD_ID = "anthropic-api-key"
 AUTH_HELP = ("Set ANTHROPIC_API_KEY in the editor's agent_servers env for this agent and restart "
              "it. To try the agent without a key, start it with --model demo (an offline, "
              "recorded demo turn).")
+
+_JOURNAL_METHODS = frozenset({"session/load", "session/resume", "session/list", "session/close",
+                              "session/delete"})
+"""Served (and advertised) only when sessions are journaled."""
 
 _STOP_REASONS = {TurnStop.END_TURN: "end_turn", TurnStop.MAX_TOKENS: "max_tokens",
                  TurnStop.REFUSAL: "refusal", TurnStop.LIMIT: "max_turn_requests",
@@ -78,12 +86,21 @@ class AcpHandler:
             "session/new": self.new_session,
             "session/prompt": self.prompt,
             "session/set_mode": self.set_mode,
+            "session/load": self.load_session,
+            "session/resume": self.resume_session,
+            "session/list": self.list_sessions,
+            "session/close": self.close_session,
+            "session/delete": self.delete_session,
             "session/set_config_option": self.set_config_option,
         }
 
+    @property
+    def journaled(self) -> bool:
+        return self.manager.store is not None
+
     async def handle_request(self, method: str, params: Any) -> Any:
         route = self._routes.get(method)
-        if route is None:
+        if route is None or (method in _JOURNAL_METHODS and not self.journaled):
             raise ProtocolError.method_not_found(method)
         return await route(params)
 
@@ -113,7 +130,9 @@ class AcpHandler:
         return {
             "protocolVersion": negotiate_version(request.protocol_version),
             "agentCapabilities": {
-                "loadSession": False,
+                "loadSession": self.journaled,
+                "sessionCapabilities": ({"list": {}, "resume": {}, "close": {}, "delete": {}}
+                                        if self.journaled else {}),
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": mcp_servers_supported_http(), "sse": False},
             },
@@ -186,7 +205,64 @@ class AcpHandler:
                     f"Invalid params: value: unknown model {request.value!r} (one of "
                     f"{', '.join(models)})", {"value": request.value})
             session.model = request.value
+            session.history.note({"type": "model", "modelId": request.value})
         return {"configOptions": self._config_options(session)}
+
+    async def load_session(self, params: Any) -> dict[str, Any]:
+        """Rebuild the session from its journal and replay it before answering."""
+        request = parse(LoadSessionRequest, params)
+        session = await self._restore(request)
+        return await self._restored(session, request, replay=True)
+
+    async def resume_session(self, params: Any) -> dict[str, Any]:
+        """Like session/load, without replaying the conversation."""
+        request = parse(ResumeSessionRequest, params)
+        session = await self._restore(request)
+        return await self._restored(session, request, replay=False)
+
+    async def _restore(self, request: Any) -> Any:
+        overrides = (request.meta or {}).get("acp-agent") or {}
+        try:
+            session, updates = self.manager.load(request.session_id, request.cwd, overrides,
+                                                 self.client_capabilities)
+        except LimitsError as exc:
+            raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
+        session.replay = updates
+        return session
+
+    async def _restored(self, session: Any, request: Any, *, replay: bool) -> dict[str, Any]:
+        if replay:
+            for update in session.replay:
+                await self.manager.requester.notify(
+                    "session/update", {"sessionId": session.id, "update": update})
+        answer: dict[str, Any] = {"modes": modes_state(session.mode),
+                                  "configOptions": self._config_options(session)}
+        if request.mcp_servers:
+            failures = await self.manager.connect_mcp(session, request.mcp_servers)
+            if failures:
+                answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
+        return answer
+
+    async def list_sessions(self, params: Any) -> dict[str, Any]:
+        request = parse(ListSessionsRequest, params if params is not None else {})
+        if request.cursor is not None:
+            raise ProtocolError.invalid_params("Invalid params: cursor: unknown cursor (every "
+                                               "session is returned in one page)")
+        assert self.manager.store is not None
+        return {"sessions": [
+            {"sessionId": info.session_id, "cwd": info.cwd, "updatedAt": info.updated_at,
+             **({"title": info.title} if info.title else {})}
+            for info in self.manager.store.list(request.cwd)]}
+
+    async def close_session(self, params: Any) -> dict[str, Any]:
+        request = parse(SessionRef, params)
+        await self.manager.close(request.session_id)
+        return {}
+
+    async def delete_session(self, params: Any) -> dict[str, Any]:
+        request = parse(SessionRef, params)
+        await self.manager.delete(request.session_id)
+        return {}
 
     async def _switch_mode(self, session: Session, mode_id: str, field: str) -> None:
         if mode_id not in MODES:
@@ -196,6 +272,7 @@ class AcpHandler:
         if session.permissions.mode == mode_id:
             return
         session.permissions.mode = mode_id
+        session.history.note({"type": "mode", "modeId": mode_id})
         notify = self.manager.requester.notify
         await notify("session/update", {"sessionId": session.id, "update": {
             "sessionUpdate": "current_mode_update", "currentModeId": mode_id}})
@@ -207,7 +284,8 @@ class AcpHandler:
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
         blocks = to_model_blocks(request.prompt)
-        result = await self.manager.prompt(session, blocks)
+        shown = [block.to_wire() for block in request.prompt]
+        result = await self.manager.prompt(session, blocks, shown)
         meta = {"acp-agent": {"turn": result.record.to_meta()}}
         if result.failure is not None:
             failure = result.failure

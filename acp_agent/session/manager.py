@@ -24,7 +24,9 @@ from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.modes import DEFAULT_MODE
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.relay import Relay
+from acp_agent.session.replay import replay_updates
 from acp_agent.session.requester import Requester
+from acp_agent.session.store import Journal, SessionStore
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.localfs import LocalFileSystem
@@ -33,7 +35,7 @@ from acp_agent.turn.driver import TurnResult, drive_turn
 from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
-from acp_agent.turn.strategies import Strategy, ToolsStrategy
+from acp_agent.turn.strategies import Strategy, choose_strategy
 
 __all__ = ["Session", "SessionManager"]
 
@@ -61,6 +63,8 @@ class Session:
     strategy: Strategy
     permissions: SessionPermissions
     running: RunningTurn | None = None
+    journal: Journal | None = None
+    replay: list[dict[str, Any]] = field(default_factory=list)
     mcp: Any = None
     """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
 
@@ -90,8 +94,9 @@ class SessionManager:
     """Creates sessions and runs their turns."""
 
     def __init__(self, config: Config, requester: Requester, model: Callable[[], ModelClient],
-                 tools: Callable[[], ToolRegistry]) -> None:
+                 tools: Callable[[], ToolRegistry], store: SessionStore | None = None) -> None:
         self.config = config
+        self.store = store
         self.requester = requester
         self._model = model
         self._tools = tools
@@ -105,26 +110,66 @@ class SessionManager:
 
         The client's capabilities decide whether tools use the editor's files and terminals.
         """
-        capabilities = capabilities or ClientCapabilities()
+        session_id = f"sess_{uuid.uuid4().hex}"
+        root = self._root(cwd)
+        journal = self.store.create(session_id, str(root)) if self.store else None
+        session = self._build(session_id, root, overrides, capabilities,
+                              History(journal=journal.append if journal else None))
+        session.journal = journal
+        log.info("session.created", session_id=session_id, cwd=str(root))
+        return session
+
+    def load(self, session_id: str, cwd: str, overrides: dict[str, Any],
+             capabilities: ClientCapabilities | None = None) -> tuple[Session, list[dict[str, Any]]]:
+        """Rebuild a journaled session; returns it and the updates that show its conversation."""
+        if self.store is None or not self.store.exists(session_id):
+            raise ProtocolError(-32002, f"Session not found: {session_id!r}",
+                                {"sessionId": session_id})
+        current = self.sessions.get(session_id)
+        if current is not None and current.running is not None:
+            raise ProtocolError.invalid_request(
+                "The session is running a prompt; cancel it before loading it again",
+                {"sessionId": session_id})
+        if current is not None:
+            self._forget(current)
+        entries = self.store.read(session_id)
+        history = History.replay(entries)
+        journal = self.store.reopen(session_id)
+        history.journal = journal.append
+        session = self._build(session_id, self._root(cwd), overrides, capabilities, history)
+        session.journal = journal
+        for entry in entries:
+            if entry.get("type") == "mode":
+                session.permissions.mode = str(entry.get("modeId"))
+            elif entry.get("type") == "model":
+                session.model = str(entry.get("modelId"))
+        log.info("session.loaded", session_id=session_id, entries=len(entries))
+        return session, replay_updates(entries)
+
+    def _root(self, cwd: str) -> Path:
         root = Path(cwd)
         if not root.is_dir():
             raise ProtocolError.invalid_params(
                 f"Invalid params: cwd: {cwd!r} is not an existing directory", {"cwd": cwd})
+        return root.resolve()
+
+    def _build(self, session_id: str, root: Path, overrides: dict[str, Any],
+               capabilities: ClientCapabilities | None, history: History) -> Session:
+        capabilities = capabilities or ClientCapabilities()
         limits = self.config.limits.with_overrides(overrides)
-        session_id = f"sess_{uuid.uuid4().hex}"
         config = self.config
         tools = self._tools()
         settings = RunnerSettings(
             model=config.model, max_tokens=config.max_tokens,
-            system=build_system_prompt(cwd=root.resolve(), limits=limits, tools=[
+            system=build_system_prompt(cwd=root, limits=limits, tools=[
                 (t["name"], t.get("description", "")) for t in tools.api_tools()]),
             thinking=({"type": "enabled", "budget_tokens": config.thinking_budget}
                       if config.thinking_budget else None),
             context_window=config.context_window or 200_000)
-        relay = Relay(session_id, self.requester)
+        relay = Relay(session_id, self.requester, journal=history.note)
         fs = capabilities.fs
         ctx = ToolContext(
-            cwd=root.resolve(),
+            cwd=root,
             # None means the local disk; tools stream large local files themselves.
             fs=(EditorFileSystem(session_id, self.requester, can_read=fs.read_text_file,
                                  can_write=fs.write_text_file, local=LocalFileSystem())
@@ -133,11 +178,35 @@ class SessionManager:
         permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
         runner = TurnRunner(self._model(), tools, relay, ctx, settings,
                             permissions=permissions)
-        session = Session(session_id, root.resolve(), limits, History(), runner, ToolsStrategy(),
+        session = Session(session_id, root, limits, history, runner, choose_strategy(self.config, overrides),
                           permissions)
         self.sessions[session_id] = session
-        log.info("session.created", session_id=session_id, cwd=str(root))
         return session
+
+    async def close(self, session_id: str) -> None:
+        """session/close: cancel its work, stop its MCP servers, free it (the journal stays)."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise ProtocolError.unknown_session(session_id)
+        session.cancel()
+        if session.running is not None:
+            with anyio.move_on_after(5):
+                await session.running.done.wait()
+        if session.mcp is not None:
+            await session.mcp.aclose()
+        self._forget(session)
+
+    async def delete(self, session_id: str) -> None:
+        """session/delete: close it if open and remove its journal; unknown ids succeed silently."""
+        if session_id in self.sessions:
+            await self.close(session_id)
+        if self.store is not None:
+            self.store.delete(session_id)
+
+    def _forget(self, session: Session) -> None:
+        self.sessions.pop(session.id, None)
+        if session.journal is not None:
+            session.journal.close()
 
     async def connect_mcp(self, session: Session, servers: list[dict[str, Any]]) -> list[str]:
         """Start the session's MCP servers and offer their tools; returns the failures to report."""
@@ -160,10 +229,12 @@ class SessionManager:
         return failures
 
     async def aclose(self) -> None:
-        """Stop every session's services (MCP servers), within their own bounded time."""
-        for session in self.sessions.values():
+        """Stop every session's services (MCP servers) and close the journals."""
+        for session in list(self.sessions.values()):
             if session.mcp is not None:
                 await session.mcp.aclose()
+            if session.journal is not None:
+                session.journal.close()
 
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
@@ -180,7 +251,8 @@ class SessionManager:
         for session in self.sessions.values():
             session.cancel()
 
-    async def prompt(self, session: Session, blocks: list[dict[str, Any]]) -> TurnResult:
+    async def prompt(self, session: Session, blocks: list[dict[str, Any]],
+                     shown: list[dict[str, Any]] | None = None) -> TurnResult:
         """Run one prompt turn; a prompt while one runs waits only if that one was cancelled."""
         while session.running is not None:
             running = session.running
@@ -197,7 +269,7 @@ class SessionManager:
                 strategy=session.strategy, runner=session.runner, history=session.history,
                 meter=TurnMeter(session.limits), prompt=blocks, sink=session.runner.sink,
                 scope=turn.scope, turn_id=f"t_{uuid.uuid4().hex[:16]}",
-                streaming=session.runner.model.streaming)
+                streaming=session.runner.model.streaming, shown=shown)
         finally:
             session.running = None
             turn.done.set()

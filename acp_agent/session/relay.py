@@ -5,6 +5,7 @@ The official schema checks these in the tests; here they are plain dicts seriali
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from acp_agent.session.requester import Requester
@@ -29,12 +30,16 @@ UPDATE = "session/update"
 class Relay:
     """An EventSink for one session: every event becomes one `session/update`."""
 
-    def __init__(self, session_id: str, requester: Requester) -> None:
+    def __init__(self, session_id: str, requester: Requester,
+                 journal: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.session_id = session_id
         self.requester = requester
+        self.journal = journal
 
     async def emit(self, event: TurnEvent) -> None:
         kind = type(event)
+        if self.journal is not None and (kind is Notice or kind is PlanChanged):
+            self.journal(_journal_entry(event))
         if kind is TextChunk or kind is Notice:
             update: dict[str, Any] = {
                 "sessionUpdate": "agent_message_chunk",
@@ -89,3 +94,12 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
 
 def _text_content(text: str) -> dict[str, Any]:
     return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def _journal_entry(event: TurnEvent) -> dict[str, Any]:
+    """Notices and plans are replayed on session/load, so they are journaled before they are sent."""
+    if isinstance(event, Notice):
+        return {"type": "notice", "text": event.text}
+    assert isinstance(event, PlanChanged)
+    return {"type": "plan", "entries": [
+        {"content": e.content, "priority": e.priority, "status": e.status} for e in event.entries]}

@@ -7,6 +7,7 @@ history valid for the next request, whatever ended the turn.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +17,11 @@ import structlog
 from acp_agent.errors import TurnFailed
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.governor import TurnMeter
-from acp_agent.turn.history import History
+from acp_agent.turn.history import History, Mark
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import PermissionCancelled, TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
-from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.base import Strategy, record_of
 
 __all__ = ["TurnResult", "drive_turn", "limit_notice"]
 
@@ -34,6 +35,8 @@ class TurnResult:
     stop: TurnStop
     record: TurnRecord
     failure: TurnFailed | None = None
+    output: str = ""
+    """The turn's final text (the partial text when a limit or cancel ended it)."""
 
 
 _HOW_TO_RAISE = {
@@ -45,14 +48,20 @@ _HOW_TO_RAISE = {
     "maxTurnInputTokens": ("input tokens",
                            "--max-turn-input-tokens / ACP_AGENT_MAX_TURN_INPUT_TOKENS"),
     "repeatedToolCall": ("identical tool calls", "--repeat-limit / ACP_AGENT_REPEAT_LIMIT"),
+    "maxTrials": ("failed verifications", "--max-trials / ACP_AGENT_MAX_TRIALS"),
 }
 
 
-def limit_notice(limit: str, meter: TurnMeter) -> str:
-    """One short line for the user: which limit stopped the turn and how to raise it."""
+def limit_notice(limit: str, meter: TurnMeter, record: Mapping[str, Any] | None = None) -> str:
+    """One short line for the user: which limit stopped the turn and how to raise it.
+
+    The limit's value comes from the meter's limits, else from the `_meta` record (maxTrials).
+    """
     what, how = _HOW_TO_RAISE.get(limit, ("budget", "session/new _meta"))
     key = "repeatLimit" if limit == "repeatedToolCall" else limit
     value = meter.limits.model_dump(by_alias=True).get(key)
+    if value is None and record is not None:
+        value = record.get(key)
     amount = f"{value:g} {what}" if isinstance(value, int | float) else what
     return (f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({limit}). "
             f"Send another prompt to continue, or raise it with {how} or "
@@ -61,10 +70,11 @@ def limit_notice(limit: str, meter: TurnMeter) -> str:
 
 async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History, meter: TurnMeter,
                      prompt: list[dict[str, Any]], sink: EventSink, scope: anyio.CancelScope,
-                     turn_id: str, streaming: bool) -> TurnResult:
+                     turn_id: str, streaming: bool,
+                     shown: list[dict[str, Any]] | None = None) -> TurnResult:
     """Run one prompt turn inside `scope` (cancelled by session/cancel) and build its record."""
     mark = history.mark()
-    history.add_user(prompt)
+    history.add_prompt(prompt, shown)
     stop, limit, failure, aborted = TurnStop.END_TURN, None, None, None
     log.info("turn.started", turn_id=turn_id, max_turn_requests=meter.limits.max_turn_requests)
     left = meter.seconds_left()
@@ -85,17 +95,29 @@ async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History
         log.exception("turn.crashed", turn_id=turn_id)
         failure = TurnFailed(f"internal error: {type(exc).__name__}: {exc}")
     history.repair()
+    output = _output(history, mark)
     if stop is TurnStop.REFUSAL:
         history.rollback(mark)
-    if limit is not None and failure is None:
-        with anyio.move_on_after(5, shield=True):
-            await sink.emit(Notice(limit_notice(limit, meter), new_message_id()))
-    record = TurnRecord.from_meter(
+    record_type, fields = record_of(strategy)
+    record = record_type.from_meter(
         meter, turn_id=turn_id, stop_reason="error" if failure else _reported_name(stop),
         streaming=streaming, limit=limit,
-        aborted_during=aborted, error=str(failure) if failure else None)
-    log.info("turn.ended", **record.to_meta())
-    return TurnResult(stop, record, failure)
+        aborted_during=aborted, error=str(failure) if failure else None, **fields)
+    meta = record.to_meta()
+    if limit is not None and failure is None:
+        with anyio.move_on_after(5, shield=True):
+            await sink.emit(Notice(limit_notice(limit, meter, meta), new_message_id()))
+    history.note({"type": "turn", "record": meta})
+    log.info("turn.ended", **meta)
+    return TurnResult(stop, record, failure, output)
+
+
+def _output(history: History, mark: Mark) -> str:
+    """The text of the turn's last assistant message (none before `mark` counts)."""
+    for message in reversed(history.messages[mark.messages:]):
+        if message["role"] == "assistant":
+            return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
+    return ""
 
 
 def _reported_name(stop: TurnStop) -> str:

@@ -8,6 +8,7 @@ dangling tool_use with an error result.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +36,39 @@ class Mark:
 
 
 class History:
-    """Messages in Anthropic's input shape, owned by one session."""
+    """Messages in Anthropic's input shape, owned by one session.
 
-    def __init__(self, messages: list[Message] | None = None) -> None:
+    With a `journal`, every change is also written as an entry (prompt, user, assistant, rollback,
+    tool_result) from which `History.replay` rebuilds the same messages after a restart.
+    """
+
+    def __init__(self, messages: list[Message] | None = None,
+                 journal: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.messages: list[Message] = messages or []
+        self.journal = journal
+
+    def note(self, entry: dict[str, Any]) -> None:
+        """Write an entry to the journal (if any), before the change is reported as done."""
+        if self.journal is not None:
+            self.journal(entry)
+
+    @classmethod
+    def replay(cls, entries: Iterable[dict[str, Any]]) -> History:
+        """Rebuild the messages from journal entries; a dangling tool_use is then repaired."""
+        history = cls()
+        for entry in entries:
+            kind = entry.get("type")
+            if kind in {"prompt", "user"}:
+                history.add_user(list(entry.get("blocks") or []), journal=False)
+            elif kind == "tool_result" and isinstance(entry.get("block"), dict):
+                history.add_user([entry["block"]], journal=False)
+            elif kind == "assistant":
+                history.add_assistant(list(entry.get("blocks") or []), journal=False)
+            elif kind == "rollback":
+                history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
+                                 journal=False)
+        history.repair()
+        return history
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -48,26 +78,37 @@ class History:
         blocks = len(last["content"]) if last and last["role"] == "user" else 0
         return Mark(len(self.messages), blocks)
 
-    def rollback(self, mark: Mark) -> None:
+    def rollback(self, mark: Mark, *, journal: bool = True) -> None:
         """Drop everything added since `mark` (a refused prompt and what followed it)."""
+        if journal:
+            self.note({"type": "rollback", "messages": mark.messages, "blocks": mark.blocks})
         del self.messages[mark.messages:]
         if mark.blocks and self.messages:
             del self.messages[-1]["content"][mark.blocks:]
 
-    def add_user(self, blocks: list[Block]) -> None:
+    def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
+        """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
+        self.note({"type": "prompt", "blocks": blocks, "prompt": shown or []})
+        self.add_user(blocks, journal=False)
+
+    def add_user(self, blocks: list[Block], *, journal: bool = True) -> None:
         """Append user blocks, merging into a trailing user message (after its tool_results)."""
         if not blocks:
             return
+        if journal:
+            self.note({"type": "user", "blocks": blocks})
         if self.messages and self.messages[-1]["role"] == "user":
             self.messages[-1]["content"].extend(blocks)
         else:
             self.messages.append({"role": "user", "content": list(blocks)})
 
-    def add_assistant(self, blocks: list[Block]) -> None:
+    def add_assistant(self, blocks: list[Block], *, journal: bool = True) -> None:
         """Append a finished (or partial) assistant reply; empty replies leave no trace."""
         blocks = [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
         if not blocks:
             return
+        if journal:
+            self.note({"type": "assistant", "blocks": blocks})
         if self.messages and self.messages[-1]["role"] == "assistant":
             self.messages[-1]["content"].extend(blocks)
         else:

@@ -1,15 +1,22 @@
-"""The turn record: built once at the end of a turn from the meter, sent in `_meta` and logged."""
+"""The turn record: built once at the end of a turn from the meter, sent in `_meta` and logged.
+
+`TurnRecord` is the common result of every strategy (the `tools` strategy's own type); a strategy
+with fields of its own subclasses it (strategies/results.py). `Step` is the per-request log that an
+in-process caller gets and the `_meta` record leaves out.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from acp_agent.model.base import MessageDone
 from acp_agent.turn.governor import TurnMeter
 
-__all__ = ["TurnRecord"]
+__all__ = ["Step", "ToolStep", "TurnRecord", "step_of"]
 
 
 class TurnRecord(BaseModel):
@@ -27,6 +34,8 @@ class TurnRecord(BaseModel):
     output_tokens: int
     duration_ms: int
     streaming: bool
+    loop: str = "tools"
+    """The strategy that ran the turn (tools, verify, phased, or a custom one's name)."""
     limit: str | None = None
     aborted_during: str | None = None
     continuations: int = 0
@@ -43,9 +52,10 @@ class TurnRecord(BaseModel):
     @classmethod
     def from_meter(cls, meter: TurnMeter, *, turn_id: str, stop_reason: str, streaming: bool,
                    limit: str | None = None, aborted_during: str | None = None,
-                   error: str | None = None) -> TurnRecord:
+                   error: str | None = None, **fields: Any) -> Self:
+        """The record of the turn `meter` counted; `fields` are a subclass's own (snake_case)."""
         limits = meter.limits.model_dump(by_alias=True)
-        return cls(
+        return cls(**fields,
             turn_id=turn_id, stop_reason=stop_reason, limit=limit, aborted_during=aborted_during,
             model_requests=meter.model_requests, max_turn_requests=meter.limits.max_turn_requests,
             continuations=meter.continuations, retries=meter.retries,
@@ -62,3 +72,43 @@ class TurnRecord(BaseModel):
     def to_meta(self) -> dict[str, Any]:
         """The camelCase object under `_meta["acp-agent"]["turn"]` (optional fields left out when unset)."""
         return self.model_dump(by_alias=True, exclude_none=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStep:
+    """One tool call of a step: `status` is completed, failed or not_run (skipped or cut off)."""
+
+    id: str
+    name: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One model request of a turn: its number, what kind, why it stopped, its tools and tokens."""
+
+    request: int
+    kind: str
+    """`model` for the loop's requests, `judge` for a verify judge's."""
+    stop_reason: str | None
+    tools: tuple[ToolStep, ...] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def step_of(number: int, done: MessageDone, tool_uses: list[dict[str, Any]],
+            messages: list[dict[str, Any]], kind: str = "model") -> Step:
+    """The step of request `number`, its tools' outcomes read from the results in `messages`."""
+    last = messages[-1] if messages else None
+    results = {b.get("tool_use_id"): b for b in last["content"]
+               if b.get("type") == "tool_result"} if last and last["role"] == "user" else {}
+    calls = []
+    for block in tool_uses:
+        result = results.get(block["id"])
+        if result is None or str(result.get("content", "")).startswith("not executed"):
+            status = "not_run"
+        else:
+            status = "failed" if result.get("is_error") else "completed"
+        calls.append(ToolStep(block["id"], block["name"], status))
+    return Step(number, kind, done.stop_reason, tuple(calls), done.usage.input_tokens,
+                done.usage.output_tokens)

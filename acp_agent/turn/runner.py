@@ -43,6 +43,7 @@ from acp_agent.turn.events import (
 from acp_agent.turn.governor import Stop, TurnMeter
 from acp_agent.turn.history import History, tool_result
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
+from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.stop import TurnStop, map_model_stop
 
 __all__ = ["AttemptOutcome", "PermissionCancelled", "RunnerSettings", "TurnRunner"]
@@ -91,14 +92,32 @@ class TurnRunner:
                  permissions: PermissionAsker | None = None) -> None:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
+        self._journaled: set[str] = set()
         self.tools = tools
         self.sink = sink
         self.ctx = ctx
         self.settings = settings
         self.new_id = new_id
+        self.on_step: Callable[[Step], None] | None = None
+        """Called once per model request of a turn (in-process callers keep the steps)."""
 
-    async def run(self, history: History, meter: TurnMeter) -> AttemptOutcome:
-        """Loop until the model ends its reply or a budget stops the turn."""
+    async def run(self, history: History, meter: TurnMeter, *, tools: ToolRegistry | None = None,
+                  stop_when: Callable[[], bool] | None = None) -> AttemptOutcome:
+        """Loop until the model ends its reply or a budget stops the turn.
+
+        A strategy may offer `tools` instead of the session's for this run (a phase's tools), and
+        end the run after a tool batch once `stop_when()` is true (the reply stays `tool_use`).
+        """
+        if tools is None:
+            return await self._loop(history, meter, stop_when)
+        session_tools, self.tools = self.tools, tools
+        try:
+            return await self._loop(history, meter, stop_when)
+        finally:
+            self.tools = session_tools
+
+    async def _loop(self, history: History, meter: TurnMeter,
+                    stop_when: Callable[[], bool] | None) -> AttemptOutcome:
         left = meter.seconds_left()
         turn_deadline.set(None if left is None else time.monotonic() + left)
         while True:
@@ -110,20 +129,33 @@ class TurnRunner:
             done = await self._request(history, meter)
             meter.model_stop_reason = done.stop_reason
             tool_uses = [b for b in done.content if b.get("type") == "tool_use"]
+            text = "".join(b.get("text", "") for b in done.content if b.get("type") == "text")
             if done.stop_reason == "pause_turn":
                 meter.continuations += 1
+                self._step(number, done, [], history)
                 continue
             if done.stop_reason == "tool_use" and tool_uses:
-                await self._run_tools(tool_uses, history, meter)
+                try:
+                    await self._run_tools(tool_uses, history, meter)
+                finally:
+                    self._step(number, done, tool_uses, history)
                 decision = meter.after_tools()
                 if isinstance(decision, Stop):
                     return AttemptOutcome(decision.stop, decision.limit, done.stop_reason)
+                if stop_when is not None and stop_when():
+                    return AttemptOutcome(TurnStop.END_TURN, None, done.stop_reason, text)
                 continue
             if tool_uses:
                 history.repair(CUT_OFF)
+            self._step(number, done, tool_uses, history)
             stop = map_model_stop(done.stop_reason) or TurnStop.END_TURN
-            text = "".join(b.get("text", "") for b in done.content if b.get("type") == "text")
             return AttemptOutcome(stop, None, done.stop_reason, text)
+
+    def _step(self, number: int, done: MessageDone, tool_uses: list[dict[str, Any]],
+              history: History) -> None:
+        """Tell `on_step` (an in-process caller's log) what this request did."""
+        if self.on_step is not None:
+            self.on_step(step_of(number, done, tool_uses, history.messages))
 
     async def _request(self, history: History, meter: TurnMeter) -> MessageDone:
         """One model request: relay its output as it arrives, and append the reply to history."""
@@ -198,12 +230,17 @@ class TurnRunner:
                         block["id"], f"not executed: per-turn tool-call budget exhausted ({cap}/{cap})",
                         is_error=True))
                     continue
-                results.append(await self._run_one(block, meter))
+                results.append(await self._run_one(block, meter, history))
             self._watch_repeats(tool_uses, results, meter)
         finally:
             results.extend(tool_result(b["id"], CANCELLED, is_error=True)
                            for b in tool_uses[len(results):])
-            history.add_user(results)
+            for block, result in zip(tool_uses, results, strict=True):
+                if block["id"] not in self._journaled:
+                    history.note({"type": "tool_result", "block": result,
+                                  "shown": {"title": block["name"], "status": "failed"}})
+            self._journaled.clear()
+            history.add_user(results, journal=False)
 
     @staticmethod
     def _watch_repeats(tool_uses: list[dict[str, Any]], results: list[dict[str, Any]],
@@ -216,7 +253,8 @@ class TurnRunner:
         if meter.repeats.should_nudge(count) and results:
             results[-1]["content"] = str(results[-1]["content"]) + meter.repeats.nudge(count)
 
-    async def _run_one(self, block: dict[str, Any], meter: TurnMeter) -> dict[str, Any]:
+    async def _run_one(self, block: dict[str, Any], meter: TurnMeter,
+                       history: History) -> dict[str, Any]:
         call_id, name = block["id"], block["name"]
         args = block.get("input")
         args = args if isinstance(args, dict) else {}
@@ -240,12 +278,19 @@ class TurnRunner:
         if result.is_error:
             meter.tool_calls_failed += 1
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
+        status = "failed" if result.is_error else "completed"
+        block_out = tool_result(call_id, result.text, is_error=result.is_error)
+        # Journaled (and fsynced) before the editor is told the call is done.
+        history.note({"type": "tool_result", "block": block_out, "shown": {
+            "title": title, "kind": kind, "status": status, "rawInput": args, "text": result.text,
+            "locations": [[str(p), line] for p, line in result.locations]}})
+        self._journaled.add(call_id)
         if result.plan is not None:
             await self.sink.emit(PlanChanged(result.plan))
         await self.sink.emit(ToolCallFinished(
-            call_id, "failed" if result.is_error else "completed", result.text, result.locations,
-            result.raw_output, result.diffs, result.terminal_id))
-        return tool_result(call_id, result.text, is_error=result.is_error)
+            call_id, status, result.text, result.locations, result.raw_output, result.diffs,
+            result.terminal_id))
+        return block_out
 
     async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
                        call_id: str, meter: TurnMeter) -> ToolResult:

@@ -75,10 +75,19 @@ def test_the_request_limit_exits_4_and_each_tool_call_shows_its_status(
 
 def test_without_an_api_key_the_agents_auth_error_is_shown_and_exit_is_7(
         tmp_path: Path, workspace: Path) -> None:
-    done = smoke(tmp_path, "hi", "--cwd", str(workspace))  # base_env has no key
+    done = smoke(tmp_path, "hi", "--cwd", str(workspace),  # base_env has no key
+                 "--agent", f"{sys.executable} -m acp_agent")
     assert done.returncode == 7, done.stdout + done.stderr
     assert "the agent needs authentication" in done.stdout and "ANTHROPIC_API_KEY" in done.stdout
     assert "Anthropic API key:" in done.stdout  # the auth method the agent offered in initialize
+
+
+@pytest.mark.slow
+def test_without_an_api_key_or_agent_the_offline_demo_runs(tmp_path: Path) -> None:
+    done = smoke(tmp_path, "--yes")  # no key, no --agent, no --cwd: the demo in a scratch copy
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "offline demo" in done.stderr
+    assert "stop reason: end_turn" in done.stdout
 
 
 # --- any agent: one built on the official SDK ------------------------------------------------

@@ -1,6 +1,50 @@
-"""Turn strategies: each drives the one runner under the one meter (decisions D9)."""
+"""Turn strategies: each drives the one runner under the one meter (decisions D9).
 
-from acp_agent.turn.strategies.base import Strategy
+`tools` is the plain loop, `verify` evaluates each attempt and feeds failures back, `phased` runs
+plan → act → verify. A new strategy is a new module: a class with `name` and `run()`, and, for
+fields of its own in the turn record, a `TurnRecord` subclass (`record_type`, `record_fields()`).
+"""
+
+from acp_agent.turn.strategies.base import RecordingStrategy, Strategy, record_of
+from acp_agent.turn.strategies.judge import JudgeEvaluator
+from acp_agent.turn.strategies.phased import (
+    ModeSwitcher,
+    PhasedStrategy,
+    PlanApprover,
+    PlanQuestion,
+)
+from acp_agent.turn.strategies.results import (
+    LoopResult,
+    PhasedResult,
+    ToolsResult,
+    Transition,
+    Trial,
+    VerifyResult,
+)
+from acp_agent.turn.strategies.select import choose_strategy, strategy_from_settings
 from acp_agent.turn.strategies.tools import ToolsStrategy
+from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, Evaluator, VerifyStrategy
 
-__all__ = ["Strategy", "ToolsStrategy"]
+__all__ = [
+    "CommandEvaluator",
+    "Evaluation",
+    "Evaluator",
+    "JudgeEvaluator",
+    "LoopResult",
+    "ModeSwitcher",
+    "PhasedResult",
+    "PhasedStrategy",
+    "PlanApprover",
+    "PlanQuestion",
+    "RecordingStrategy",
+    "Strategy",
+    "ToolsResult",
+    "ToolsStrategy",
+    "Transition",
+    "Trial",
+    "VerifyResult",
+    "VerifyStrategy",
+    "choose_strategy",
+    "record_of",
+    "strategy_from_settings",
+]

@@ -1,14 +1,21 @@
-"""The strategy seam: how a prompt turn uses the runner (once, or until a check passes, or in phases)."""
+"""The strategy seam: how a prompt turn uses the runner (once, or until a check passes, or in phases).
+
+A strategy drives the one runner under the one meter (decisions D9): it never sends a model
+request of its own except through `meter.before_request()` then `meter.count_request()`. One
+instance serves one session, one turn at a time; what it adds to the turn record it keeps until
+the driver asks for it with `record_fields()`, after the turn, however the turn ended.
+"""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
+from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 
-__all__ = ["Strategy"]
+__all__ = ["RecordingStrategy", "Strategy", "record_of"]
 
 
 class Strategy(Protocol):
@@ -17,3 +24,22 @@ class Strategy(Protocol):
     name: str
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome: ...
+
+
+class RecordingStrategy(Strategy, Protocol):
+    """A strategy with fields of its own in the turn record (a `TurnRecord` subclass)."""
+
+    record_type: type[TurnRecord]
+
+    def record_fields(self) -> dict[str, Any]:
+        """This turn's own fields (snake_case), read once the turn is over, even if cancelled."""
+        ...
+
+
+def record_of(strategy: Strategy) -> tuple[type[TurnRecord], dict[str, Any]]:
+    """The record type to build for `strategy`'s turn, and the fields it adds (with `loop`)."""
+    fields: dict[str, Any] = {"loop": strategy.name}
+    record_fields = getattr(strategy, "record_fields", None)
+    if record_fields is not None:
+        fields.update(record_fields())
+    return getattr(strategy, "record_type", TurnRecord), fields

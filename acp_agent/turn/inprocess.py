@@ -1,0 +1,106 @@
+"""Run a turn from Python, without ACP: a model client, tools, limits and a strategy in; a result out.
+
+    from acp_agent.config import Limits
+    from acp_agent.model.factory import ...            # or any ModelClient
+    from acp_agent.tools.registry import default_registry
+    from acp_agent.turn.inprocess import run_turn
+    from acp_agent.turn.strategies import CommandEvaluator, VerifyStrategy
+
+    result = await run_turn("Make the tests pass", model=client, tools=default_registry(),
+                            cwd="path/to/project", limits=Limits(max_turn_requests=20),
+                            strategy=VerifyStrategy(CommandEvaluator("pytest -q")))
+    print(result.status, result.output)
+    for trial in result.record.trials: print(trial.trial, trial.passed, trial.feedback)
+
+The same driver, runner and meter as a session: every budget holds. With no `permissions`, every
+tool call is allowed (there is nobody to ask), so choose the tools accordingly.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+
+from acp_agent.config import DEFAULT_MODEL, Limits
+from acp_agent.model.base import ModelClient
+from acp_agent.tools.base import Tool, ToolContext
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.driver import drive_turn
+from acp_agent.turn.events import EventSink, TurnEvent
+from acp_agent.turn.governor import TurnMeter
+from acp_agent.turn.history import History
+from acp_agent.turn.permissions import PermissionAsker
+from acp_agent.turn.record import Step, TurnRecord
+from acp_agent.turn.runner import RunnerSettings, TurnRunner
+from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.tools import ToolsStrategy
+
+__all__ = ["Status", "TurnOutcome", "run_turn"]
+
+Status = Literal["completed", "limited", "cancelled", "failed"]
+
+_STATUS: dict[TurnStop, Status] = {
+    TurnStop.END_TURN: "completed", TurnStop.REFUSAL: "completed",
+    TurnStop.MAX_TOKENS: "limited", TurnStop.LIMIT: "limited", TurnStop.CANCELLED: "cancelled"}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    """One in-process turn: the typed record (the strategy's result type) and what `_meta` omits."""
+
+    record: TurnRecord
+    """`TurnRecord`, `VerifyResult`, `PhasedResult`, …: the same object the `_meta` record dumps."""
+    output: str
+    """The final text, or the partial text when a limit or cancel ended the turn."""
+    status: Status
+    steps: tuple[Step, ...]
+    """One per model request (judge requests included), in order."""
+    history: History
+    """The conversation so far: pass it to the next `run_turn` to go on."""
+    error: str | None = None
+
+    @property
+    def stop_reason(self) -> str:
+        return self.record.stop_reason
+
+
+class _Discard:
+    async def emit(self, event: TurnEvent) -> None:
+        return None
+
+
+async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
+                   tools: ToolRegistry | Iterable[Tool] = (), limits: Limits | None = None,
+                   strategy: Strategy | None = None, cwd: str | Path = ".",
+                   model_id: str = DEFAULT_MODEL, max_tokens: int = 16_000,
+                   system: str | None = None, history: History | None = None,
+                   permissions: PermissionAsker | None = None, sink: EventSink | None = None,
+                   cancel: anyio.CancelScope | None = None) -> TurnOutcome:
+    """Run one prompt turn with `strategy` (default: the plain tool loop) and return its result.
+
+    `sink` receives the same events an editor would see; `cancel`, cancelled from another task,
+    ends the turn `cancelled`. A failing model (auth, API down) ends it `failed`, with `error`.
+    """
+    registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+    history = history if history is not None else History()
+    steps: list[Step] = []
+    runner = TurnRunner(model, registry, sink or _Discard(),
+                        ToolContext(cwd=Path(cwd).resolve()),
+                        RunnerSettings(model=model_id, max_tokens=max_tokens, system=system),
+                        permissions=permissions)
+    runner.on_step = steps.append
+    blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
+    result = await drive_turn(
+        strategy=strategy or ToolsStrategy(), runner=runner, history=history,
+        meter=TurnMeter(limits or Limits()), prompt=blocks, sink=runner.sink,
+        scope=cancel or anyio.CancelScope(), turn_id=f"t_{uuid.uuid4().hex[:16]}",
+        streaming=bool(getattr(model, "streaming", False)))
+    status: Status = "failed" if result.failure else _STATUS[result.stop]
+    return TurnOutcome(result.record, result.output, status, tuple(steps), history,
+                       str(result.failure) if result.failure else None)

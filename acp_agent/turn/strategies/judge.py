@@ -1,0 +1,171 @@
+"""The model judge: one request, forced to call `submit_verdict`, scoring the attempt by a rubric.
+
+The request goes through the turn's meter like every other (so "exactly N requests" holds), never
+with thinking, and its exchange stays out of the history the main loop sends: the judge reads the
+conversation as a transcript (no tool blocks or thinking signatures to keep valid) plus the rubric.
+The editor sees it as a tool call of kind `think`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+import structlog
+
+from acp_agent.errors import StreamBroken
+from acp_agent.model.base import MessageDone, ModelRequest, RetryScheduled, Usage
+from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
+from acp_agent.turn.governor import Stop, TurnMeter
+from acp_agent.turn.history import History
+from acp_agent.turn.record import step_of
+from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.strategies.verify import Evaluation
+
+__all__ = ["SUBMIT_VERDICT", "TOOL_CHOICE", "JudgeEvaluator", "parse_verdict", "transcript"]
+
+log = structlog.get_logger(__name__)
+
+SUBMIT_VERDICT: dict[str, Any] = {
+    "name": "submit_verdict",
+    "description": "Record your verdict on the assistant's latest attempt.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "score": {"type": "number", "minimum": 0, "maximum": 1,
+                      "description": "How well the attempt meets the rubric, from 0 to 1."},
+            "passed": {"type": "boolean", "description": "Whether the attempt meets the rubric."},
+            "feedback": {"type": "string",
+                         "description": "What is wrong or missing, concretely enough to act on."},
+        },
+        "required": ["score", "passed", "feedback"],
+        "additionalProperties": False,
+    },
+}
+TOOL_CHOICE = {"type": "tool", "name": "submit_verdict"}
+SYSTEM = ("You review an AI assistant's work. Read the conversation and judge the assistant's latest "
+          "attempt against the rubric only. Call submit_verdict exactly once.")
+JUDGE_MAX_TOKENS = 2048
+TRANSCRIPT_CHARS = 120_000
+BLOCK_CHARS = 2_000
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return f"{text[:head]}\n[… {len(text) - limit:,} characters cut …]\n{text[-(limit - head):]}"
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(b.get("text", f"[{b.get('type')}]") for b in content if isinstance(b, dict))
+    return str(content)
+
+
+def transcript(messages: list[dict[str, Any]], limit: int = TRANSCRIPT_CHARS) -> str:
+    """The conversation as plain text: what was said, which tools ran, what they returned."""
+    parts: list[str] = []
+    for message in messages:
+        role = "User" if message["role"] == "user" else "Assistant"
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks:
+            kind = block.get("type")
+            if kind == "text" and block.get("text"):
+                parts.append(f"{role}: {_clip(block['text'], 4 * BLOCK_CHARS)}")
+            elif kind == "tool_use":
+                args = json.dumps(block.get("input") or {}, ensure_ascii=False)
+                parts.append(f"Assistant called {block.get('name')}: {_clip(args, BLOCK_CHARS)}")
+            elif kind == "tool_result":
+                error = " (error)" if block.get("is_error") else ""
+                text = _clip(_result_text(block.get("content", "")), BLOCK_CHARS)
+                parts.append(f"Tool result{error}: {text}")
+            elif kind in ("image", "document"):
+                parts.append(f"{role}: [{kind}]")
+    return _clip("\n\n".join(parts), limit)
+
+
+def parse_verdict(content: list[dict[str, Any]]) -> tuple[float, bool, str]:
+    """(score, passed, feedback) from the judge's reply; no usable call is a failing verdict."""
+    for block in content:
+        if block.get("type") == "tool_use" and block.get("name") == "submit_verdict":
+            args = block.get("input") if isinstance(block.get("input"), dict) else {}
+            score = args.get("score")
+            score = float(score) if isinstance(score, int | float) and not isinstance(score, bool) \
+                else 0.0
+            return (min(1.0, max(0.0, score)), args.get("passed") is True,
+                    str(args.get("feedback") or "").strip())
+    return 0.0, False, "The judge gave no verdict (it did not call submit_verdict)."
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeEvaluator:
+    """Scores the attempt with one forced model request; passed = `passed` and score ≥ threshold."""
+
+    rubric: str
+    threshold: float = 0.8
+    kind: Literal["command", "judge"] = "judge"
+
+    def request(self, runner: TurnRunner, history: History) -> ModelRequest:
+        settings = runner.settings
+        text = (f"<conversation>\n{transcript(history.messages)}\n</conversation>\n\n"
+                f"<rubric>\n{self.rubric}\n</rubric>\n\nScore the assistant's latest attempt from 0 "
+                "to 1 against the rubric, say whether it passes, and give feedback it can act on.")
+        return ModelRequest(
+            model=settings.model, max_tokens=min(settings.max_tokens, JUDGE_MAX_TOKENS),
+            messages=[{"role": "user", "content": [{"type": "text", "text": text}]}],
+            system=SYSTEM, tools=[SUBMIT_VERDICT], tool_choice=TOOL_CHOICE, thinking=None)
+
+    async def evaluate(self, runner: TurnRunner, history: History, meter: TurnMeter, *,
+                       trial: int) -> Evaluation | Stop:
+        decision = meter.before_request()
+        if isinstance(decision, Stop):
+            return decision
+        meter.phase = "verify"
+        number = meter.count_request()
+        sink, call_id = runner.sink, f"judge_{runner.new_id()}"
+        await sink.emit(ToolCallStarted(call_id, f"Review attempt {trial} against the rubric",
+                                        "think", {"rubric": self.rubric,
+                                                  "threshold": self.threshold}))
+        await sink.emit(ToolCallUpdated(call_id))
+        done = await self._ask(runner, meter, call_id, self.request(runner, history))
+        if runner.on_step is not None:
+            runner.on_step(step_of(number, done, [], [], kind="judge"))
+        score, said_passed, feedback = parse_verdict(done.content)
+        passed = said_passed and score >= self.threshold
+        shown = f"score {score:.2f} (needs {self.threshold:.2f}), {'passed' if passed else 'failed'}"
+        await sink.emit(ToolCallFinished(
+            call_id, "completed" if passed else "failed", f"{shown}: {feedback}",
+            raw_output={"score": score, "passed": said_passed, "feedback": feedback}))
+        if said_passed and not passed:
+            feedback = f"(marked passed, but the score is below {self.threshold:.2f}) {feedback}"
+        return Evaluation(passed, score, f"the reviewer scored it {score:.2f}: {feedback}")
+
+    async def _ask(self, runner: TurnRunner, meter: TurnMeter, call_id: str,
+                   request: ModelRequest) -> MessageDone:
+        usage, done = Usage(), None
+        started = time.monotonic()
+        try:
+            async for event in runner.model.respond(request):
+                if isinstance(event, Usage):
+                    usage = event
+                elif isinstance(event, RetryScheduled):
+                    meter.retries += 1
+                    log.info("judge.retry", attempt=event.attempt, reason=event.reason)
+                elif isinstance(event, MessageDone):
+                    done = event
+            if done is None:
+                raise StreamBroken("the judge's reply ended without a stop_reason")
+        except BaseException:
+            meter.add_usage(usage)
+            with anyio.move_on_after(2, shield=True):
+                await runner.sink.emit(ToolCallFinished(call_id, "failed", "The review was interrupted."))
+            raise
+        finally:
+            meter.model_seconds += time.monotonic() - started
+        meter.add_usage(done.usage)
+        return done

@@ -1,0 +1,246 @@
+"""The `phased` strategy (a state machine): plan → act → verify → done, each phase with its tools.
+
+- plan: read-only tools, `update_plan` and `finish_phase`. A reply without `finish_phase` ends the
+  turn (the model is asking the user something); the next prompt goes on planning.
+- plan → act asks the user (`PlanApprover`): allow always (act, and the session mode becomes
+  `acceptEdits` through `ModeSwitcher`), allow once (act under the session's mode), or reject (the
+  turn ends; the next prompt plans again).
+- act: every tool, under the session's permission mode, until `finish_phase` or the reply ends.
+- verify: with an evaluator, as in `verify` (a fail goes back to act, bounded by `max_trials`);
+  without one, act goes straight to done.
+The phase a turn stops in (by a limit or cancel) is where the next prompt resumes; after done or
+a rejection the next prompt starts in plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import structlog
+
+from acp_agent.tools.base import PlanEntry, ToolContext, ToolResult
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.events import ToolCallFinished, ToolCallStarted
+from acp_agent.turn.governor import Stop, TurnMeter
+from acp_agent.turn.history import History
+from acp_agent.turn.runner import AttemptOutcome, PermissionCancelled, TurnRunner
+from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition, Trial
+from acp_agent.turn.strategies.verify import Evaluator, evaluate_attempt
+
+__all__ = ["Answer", "FinishPhase", "ModeSwitcher", "PhasedStrategy", "PlanApprover", "PlanQuestion",
+           "ask_approval"]
+
+log = structlog.get_logger(__name__)
+
+Answer = Literal["always", "once", "reject", "cancelled"]
+
+NOTES: dict[str, str] = {
+    "plan": ("[acp-agent] Phase: plan (read-only). Explore, write the plan with update_plan, then "
+             "call finish_phase with a short summary to ask the user to approve it. Edits and "
+             "commands are not available until the user approves."),
+    "act": ("[acp-agent] Phase: act. Carry out the plan; keep update_plan current. Call "
+            "finish_phase with a summary when the planned changes are made."),
+}
+APPROVED = {"always": "The user approved the plan; edits are accepted without asking. ",
+            "once": "The user approved the plan; edits and commands may still ask for permission. "}
+REJECTED = ("[acp-agent] The user rejected the plan: nothing was changed. Stay in the plan phase "
+            "and wait for their next message.")
+
+
+@dataclass(frozen=True, slots=True)
+class PlanQuestion:
+    """The plan → act question: shown as a tool call of kind `switch_mode` with the plan in it."""
+
+    call_id: str
+    title: str
+    summary: str
+    entries: tuple[PlanEntry, ...]
+
+    @property
+    def text(self) -> str:
+        """Summary and plan as one readable text (the tool call's content)."""
+        steps = "\n".join(f"{n}. {e.content}" for n, e in enumerate(self.entries, 1))
+        return f"{self.summary}\n\nPlan:\n{steps}" if steps else self.summary
+
+    @property
+    def raw_input(self) -> dict[str, Any]:
+        return {"summary": self.summary, "plan": [
+            {"content": e.content, "priority": e.priority, "status": e.status}
+            for e in self.entries]}
+
+    options = (("allow_always", "Yes, and accept edits", "allow_always", "always"),
+               ("allow_once", "Yes, ask before each edit", "allow_once", "once"),
+               ("reject_once", "No, keep planning", "reject_once", "reject"))
+    """(optionId, name, ACP kind, answer) of each choice offered."""
+
+
+@runtime_checkable
+class PlanApprover(Protocol):
+    """The session's way to ask the user the plan → act question (session/request_permission)."""
+
+    async def approve_plan(self, question: PlanQuestion) -> Answer: ...
+
+
+@runtime_checkable
+class ModeSwitcher(Protocol):
+    """The session's way to change its permission mode and tell the editor (current_mode_update)."""
+
+    async def switch_mode(self, mode_id: str) -> None: ...
+
+
+async def ask_approval(runner: TurnRunner, question: PlanQuestion) -> Answer:
+    """Ask through the session's approver; a plain PermissionAsker can only say once or reject."""
+    asker = runner.permissions
+    if isinstance(asker, PlanApprover):
+        return await asker.approve_plan(question)
+    decision = await asker.ask(call_id=question.call_id, tool_name="finish_phase",
+                               title=question.title, kind="switch_mode", permission="switch_mode",
+                               raw_input=question.raw_input)
+    return "cancelled" if decision.cancelled else "once" if decision.allowed else "reject"
+
+
+@dataclass(slots=True)
+class FinishPhase:
+    """The tool that ends the current phase; the strategy reads (and clears) `summary`."""
+
+    summary: str | None = None
+
+    name = "finish_phase"
+    kind = "switch_mode"
+    permission = None
+    description = ("End the current phase. In the plan phase, call it after writing the plan with "
+                   "update_plan: the user is asked to approve the plan before anything changes. In "
+                   "the act phase, call it when the planned changes are made.")
+    input_schema = {"type": "object", "properties": {
+        "summary": {"type": "string", "minLength": 1,
+                    "description": "A few sentences: what you plan to do, or what you did."}},
+        "required": ["summary"], "additionalProperties": False}
+
+    def title(self, args: dict[str, Any]) -> str:
+        return "Finish phase"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.summary = str(args["summary"])
+        return ToolResult("Phase finished; summary recorded.")
+
+    def called(self) -> bool:
+        return self.summary is not None
+
+
+class PhasedStrategy:
+    """plan → act → verify → done, one session's state machine (the phase persists across turns)."""
+
+    name = "phased"
+    record_type = PhasedResult
+
+    def __init__(self, evaluator: Evaluator | None = None, max_trials: int = 3) -> None:
+        if max_trials < 1:
+            raise ValueError("maxTrials must be at least 1")
+        self.evaluator = evaluator
+        self.max_trials = max_trials
+        self.state: Phase = "plan"
+        """Where the next prompt starts."""
+        self._transitions: list[Transition] = []
+        self._trials: list[Trial] = []
+        self._phase: Phase = "plan"
+
+    def record_fields(self) -> dict[str, Any]:
+        verifying = self.evaluator is not None
+        return {"transitions": tuple(self._transitions), "final_state": self._phase,
+                "trials": tuple(self._trials) if verifying and self._trials else None,
+                "max_trials": self.max_trials if verifying else None}
+
+    def _move(self, to: Phase, reason: str, meter: TurnMeter) -> None:
+        self._transitions.append(Transition(from_=self._phase, to=to, reason=reason,
+                                            at_request=meter.model_requests))
+        log.info("phased.transition", frm=self._phase, to=to, reason=reason)
+        self._phase = to
+
+    async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
+        self._transitions, self._trials, self._phase = [], [], self.state
+        finish = FinishPhase()
+        plan_tools, act_tools = _phase_tools(runner.tools, finish)
+        history.add_user([{"type": "text", "text": NOTES["act" if self.state == "act" else "plan"]}])
+        last = AttemptOutcome(TurnStop.END_TURN)
+        since_requests, since = meter.model_requests, meter.clock()
+        while self._phase != "done":
+            if self._phase == "plan":
+                last = await runner.run(history, meter, tools=plan_tools, stop_when=finish.called)
+                if finish.summary is None or last.limit is not None:
+                    self.state = "plan"
+                    return last
+                answer = await self._approve(runner, meter, finish.summary)
+                finish.summary = None
+                if answer == "reject":
+                    self._move("plan", "rejected", meter)
+                    history.add_user([{"type": "text", "text": REJECTED}])
+                    self.state = "plan"
+                    return AttemptOutcome(TurnStop.END_TURN, None, last.model_stop_reason)
+                self._move("act", f"approved_{answer}", meter)
+                history.add_user([{"type": "text", "text": APPROVED[answer] + NOTES["act"]}])
+                since_requests, since = meter.model_requests, meter.clock()
+            elif self._phase == "act":
+                last = await runner.run(history, meter, tools=act_tools, stop_when=finish.called)
+                if last.stop is not TurnStop.END_TURN or last.limit is not None:
+                    self.state = "act"
+                    return last
+                reason = "finished" if finish.called() else "reply_ended"
+                finish.summary = None
+                self._move("verify" if self.evaluator else "done", reason, meter)
+            else:
+                outcome = await self._verify(runner, history, meter, since_requests, since)
+                if outcome is not None:
+                    self.state = "act"
+                    return AttemptOutcome(outcome.stop, outcome.limit, last.model_stop_reason,
+                                          last.final_text)
+                since_requests, since = meter.model_requests, meter.clock()
+        self.state = "plan"
+        return AttemptOutcome(TurnStop.END_TURN, None, last.model_stop_reason, last.final_text)
+
+    async def _verify(self, runner: TurnRunner, history: History, meter: TurnMeter,
+                      since_requests: int, since: float) -> Stop | None:
+        """One trial: to done on a pass, back to act on a fail; a Stop ends the turn."""
+        assert self.evaluator is not None
+        trial = await evaluate_attempt(self.evaluator, runner, history, meter,
+                                       trial=len(self._trials) + 1, max_trials=self.max_trials,
+                                       since_requests=since_requests, since=since)
+        if isinstance(trial, Stop):
+            return trial
+        self._trials.append(trial)
+        if trial.passed:
+            self._move("done", "passed", meter)
+            return None
+        self._move("act", "failed", meter)
+        if len(self._trials) >= self.max_trials:
+            return Stop("maxTrials")
+        return None
+
+    async def _approve(self, runner: TurnRunner, meter: TurnMeter, summary: str) -> Answer:
+        """Ask plan → act; allow always also switches the session to acceptEdits."""
+        meter.phase = "permission"
+        plan = runner.tools.get("update_plan")
+        question = PlanQuestion(f"approve_{runner.new_id()}", "Approve the plan and start acting?",
+                                summary, tuple(getattr(plan, "entries", ()) or ()))
+        await runner.sink.emit(ToolCallStarted(question.call_id, question.title, "switch_mode",
+                                               question.raw_input))
+        answer = await ask_approval(runner, question)
+        shown = {"always": "Approved: edits accepted without asking.",
+                 "once": "Approved.", "reject": "Rejected: keep planning.",
+                 "cancelled": "Cancelled."}[answer]
+        await runner.sink.emit(ToolCallFinished(
+            question.call_id, "completed" if answer in ("always", "once") else "failed", shown))
+        if answer == "cancelled":
+            raise PermissionCancelled
+        if answer == "always" and isinstance(runner.permissions, ModeSwitcher):
+            await runner.permissions.switch_mode("acceptEdits")
+        return answer
+
+
+def _phase_tools(tools: ToolRegistry, finish: FinishPhase) -> tuple[ToolRegistry, ToolRegistry]:
+    """The plan phase's tools (those that only look, plus finish_phase) and the act phase's (all)."""
+    every = [t for name in tools.names if (t := tools.get(name)) is not None
+             and name != finish.name]
+    looking = [t for t in every if getattr(t, "permission", None) is None]
+    return ToolRegistry([*looking, finish]), ToolRegistry([*every, finish])
