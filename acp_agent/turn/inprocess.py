@@ -1,16 +1,18 @@
 """Run a turn from Python, without ACP: a model client, tools, limits and a strategy in; a result out.
 
     from acp_agent.config import Limits
-    from acp_agent.model.factory import ...            # or any ModelClient
+    from acp_agent.model.anthropic import AnthropicModel   # or any ModelClient
     from acp_agent.tools.registry import default_registry
     from acp_agent.turn.inprocess import run_turn
     from acp_agent.turn.strategies import CommandEvaluator, VerifyStrategy
 
-    result = await run_turn("Make the tests pass", model=client, tools=default_registry(),
-                            cwd="path/to/project", limits=Limits(max_turn_requests=20),
-                            strategy=VerifyStrategy(CommandEvaluator("pytest -q")))
-    print(result.status, result.output)
-    for trial in result.record.trials: print(trial.trial, trial.passed, trial.feedback)
+    result = await run_turn(
+        "Make the tests pass", model=AnthropicModel(streaming=True), tools=default_registry(),
+        cwd="path/to/project", limits=Limits(max_turn_requests=20),
+        strategy=VerifyStrategy(CommandEvaluator("pytest -q"), max_trials=3))
+    print(result.status, result.output)           # completed|limited|cancelled|failed
+    for trial in result.record.trials:            # VerifyResult: the strategy's own type
+        print(trial.trial, trial.passed, trial.score, trial.feedback)
 
 The same driver, runner and meter as a session: every budget holds. With no `permissions`, every
 tool call is allowed (there is nobody to ask), so choose the tools accordingly.
@@ -90,8 +92,8 @@ async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
     history = history if history is not None else History()
     steps: list[Step] = []
-    runner = TurnRunner(model, registry, sink or _Discard(),
-                        ToolContext(cwd=Path(cwd).resolve()),
+    root = Path(await anyio.Path(cwd).resolve())
+    runner = TurnRunner(model, registry, sink or _Discard(), ToolContext(cwd=root),
                         RunnerSettings(model=model_id, max_tokens=max_tokens, system=system),
                         permissions=permissions)
     runner.on_step = steps.append

@@ -17,8 +17,9 @@ ALLOWED = {
     "session": {"protocol", "turn", "model", "tools"},
     "testing": {"model"},
     "harness": set(),
+    "demo": set(),
 }
-LEAVES = {"errors", "config", "__init__", "logs"}
+LEAVES = {"errors", "config", "__init__", "logs", "demo", "schemas"}
 
 
 def room_of(module: str) -> str | None:

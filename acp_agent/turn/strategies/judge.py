@@ -93,7 +93,8 @@ def parse_verdict(content: list[dict[str, Any]]) -> tuple[float, bool, str]:
     """(score, passed, feedback) from the judge's reply; no usable call is a failing verdict."""
     for block in content:
         if block.get("type") == "tool_use" and block.get("name") == "submit_verdict":
-            args = block.get("input") if isinstance(block.get("input"), dict) else {}
+            given = block.get("input")
+            args: dict[str, Any] = given if isinstance(given, dict) else {}
             score = args.get("score")
             score = float(score) if isinstance(score, int | float) and not isinstance(score, bool) \
                 else 0.0

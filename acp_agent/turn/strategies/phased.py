@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import structlog
 
-from acp_agent.tools.base import PlanEntry, ToolContext, ToolResult
+from acp_agent.tools.base import Permission, PlanEntry, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted
 from acp_agent.turn.governor import Stop, TurnMeter
@@ -45,6 +45,7 @@ NOTES: dict[str, str] = {
 }
 APPROVED = {"always": "The user approved the plan; edits are accepted without asking. ",
             "once": "The user approved the plan; edits and commands may still ask for permission. "}
+_LOOKS_ONLY: Permission | None = None  # typed, to match the Tool protocol's attribute
 REJECTED = ("[acp-agent] The user rejected the plan: nothing was changed. Stay in the plan phase "
             "and wait for their next message.")
 
@@ -109,7 +110,7 @@ class FinishPhase:
 
     name = "finish_phase"
     kind = "switch_mode"
-    permission = None
+    permission = _LOOKS_ONLY
     description = ("End the current phase. In the plan phase, call it after writing the plan with "
                    "update_plan: the user is asked to approve the plan before anything changes. In "
                    "the act phase, call it when the planned changes are made.")

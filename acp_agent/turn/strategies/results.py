@@ -101,7 +101,7 @@ class Transition(_Part):
 class VerifyResult(TurnRecord):
     """The record of a `verify` turn: every trial, and the best one."""
 
-    loop: Literal["verify"] = "verify"  # type: ignore[assignment]
+    loop: Literal["verify"] = "verify"
     trials: tuple[Trial, ...] = ()
     best_trial: int | None = None
     best_score: float | None = None
@@ -111,7 +111,7 @@ class VerifyResult(TurnRecord):
 class PhasedResult(TurnRecord):
     """The record of a `phased` turn: its phase changes, where it ended, and its trials if any."""
 
-    loop: Literal["phased"] = "phased"  # type: ignore[assignment]
+    loop: Literal["phased"] = "phased"
     transitions: tuple[Transition, ...] = ()
     final_state: Phase = "plan"
     trials: tuple[Trial, ...] | None = None

@@ -53,7 +53,8 @@ class Evaluation:
 class Evaluator(Protocol):
     """Scores the attempt that just ended. Returns a `Stop` when a budget forbids evaluating."""
 
-    kind: Literal["command", "judge"]
+    @property
+    def kind(self) -> Literal["command", "judge"]: ...
 
     async def evaluate(self, runner: TurnRunner, history: History, meter: TurnMeter, *,
                        trial: int) -> Evaluation | Stop: ...
