@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--replay-strict", action="store_true", default=None,
                        help="with --model replay:FILE, fail when the model, the tool names or the "
                        "last user message differ from the recording")
+    model.add_argument("--compact-at", type=float, help="summarise older turns when a request's "
+                       "context passes this fraction of the context window (default 0.8, 0 = "
+                       f"never){_env('compact_at')}")
     limits = parser.add_argument_group("per-turn limits")
     limits.add_argument("--max-turn-requests", type=int, help="model requests allowed per prompt "
                         f"turn (default 50){_env('max_turn_requests')}")

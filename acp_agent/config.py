@@ -101,6 +101,8 @@ class Config(BaseModel):
     """Read timeout of a non-streaming request (not retried)."""
     context_window: int | None = Field(None, ge=1)
     """Context window reported in usage_update.size; None → 200,000."""
+    compact_at: float = Field(0.8, ge=0, le=1)
+    """Compact older turns when a request's context passes this fraction of the window (0 = off)."""
     thinking_budget: int | None = Field(None, ge=1024)
     """Extended thinking budget in tokens; None keeps thinking off."""
     max_line_bytes: int = Field(50 * 1024 * 1024, ge=1024)
@@ -152,6 +154,7 @@ _ENV_MAP: tuple[tuple[str, str, str], ...] = (
     ("request_timeout", "ACP_AGENT_REQUEST_TIMEOUT", "config"),
     ("context_window", "ACP_AGENT_CONTEXT_WINDOW", "config"),
     ("thinking_budget", "ACP_AGENT_THINKING_BUDGET", "config"),
+    ("compact_at", "ACP_AGENT_COMPACT_AT", "config"),
     ("max_line_bytes", "ACP_AGENT_MAX_LINE_BYTES", "config"),
     ("state_dir", "ACP_AGENT_STATE_DIR", "config"),
     ("keep_days", "ACP_AGENT_KEEP_DAYS", "config"),
@@ -178,7 +181,7 @@ def _parse_env(var: str, raw: str, name: str) -> Any:
         return raw
     try:
         return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds",
-                                      "keep_days"} \
+                                      "keep_days", "compact_at"} \
             else int(raw)
     except ValueError:
         raise ValueError(f"{var} must be a number, not {raw!r}") from None

@@ -128,6 +128,12 @@ class AnthropicModel:
                     async for event in events:
                         yield event
                 return
+            except StreamBroken as exc:
+                # A body that ended early before anything was relayed is a connection failure
+                # like a drop (D1): the policy may retry it. After output it ends the turn.
+                if attempt.relayed or not exc.retryable:
+                    raise
+                failure = Failure(str(exc))
             except AgentError:
                 raise
             except (anthropic.APIError, httpx2.TransportError, TimeoutError) as exc:

@@ -6,6 +6,8 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import structlog
 from pydantic import ValidationError
@@ -32,6 +34,7 @@ from acp_agent.protocol.session import (
     SetModeRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
+from acp_agent.session.commands import COMMANDS, command_of, run_command
 from acp_agent.session.manager import Session, SessionManager
 from acp_agent.session.models import available_models, model_config_option
 from acp_agent.session.modes import MODES, mode_config_option, modes_state
@@ -175,7 +178,22 @@ class AcpHandler:
             failures = await self.manager.connect_mcp(session, request.mcp_servers)
             if failures:
                 answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
+        self._announce_commands(session.id)
         return answer
+
+    def _announce_commands(self, session_id: str) -> None:
+        """available_commands_update, sent just after the answer that names the session."""
+        group = self.manager.task_group
+        if group is None:
+            return
+
+        async def announce() -> None:
+            await anyio.lowlevel.checkpoint()
+            await self.manager.requester.notify("session/update", {
+                "sessionId": session_id, "update": {"sessionUpdate": "available_commands_update",
+                                                    "availableCommands": COMMANDS}})
+
+        group.start_soon(announce)
 
     def _config_options(self, session: Session) -> list[dict[str, Any]]:
         return [mode_config_option(session.mode),
@@ -241,6 +259,7 @@ class AcpHandler:
             failures = await self.manager.connect_mcp(session, request.mcp_servers)
             if failures:
                 answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
+        self._announce_commands(session.id)
         return answer
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
@@ -283,8 +302,13 @@ class AcpHandler:
     async def prompt(self, params: Any) -> dict[str, Any]:
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
-        blocks = to_model_blocks(request.prompt)
         shown = [block.to_wire() for block in request.prompt]
+        command = command_of(shown)
+        if command is not None and session.running is None:
+            record = await run_command(command, session)
+            return PromptResponse(stop_reason="end_turn", meta={
+                "acp-agent": {"turn": record.to_meta()}}).to_wire()
+        blocks = to_model_blocks(request.prompt)
         result = await self.manager.prompt(session, blocks, shown)
         meta = {"acp-agent": {"turn": result.record.to_meta()}}
         if result.failure is not None:

@@ -165,7 +165,7 @@ class SessionManager:
                 (t["name"], t.get("description", "")) for t in tools.api_tools()]),
             thinking=({"type": "enabled", "budget_tokens": config.thinking_budget}
                       if config.thinking_budget else None),
-            context_window=config.context_window or 200_000)
+            context_window=config.context_window or 200_000, compact_at=config.compact_at)
         relay = Relay(session_id, self.requester, journal=history.note)
         fs = capabilities.fs
         ctx = ToolContext(

@@ -5,6 +5,7 @@ The official schema checks these in the tests; here they are plain dicts seriali
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,10 @@ class Relay:
         self.session_id = session_id
         self.requester = requester
         self.journal = journal
+
+    async def emit_text(self, text: str) -> None:
+        """One agent message outside the model's history (slash command answers)."""
+        await self.emit(Notice(text, str(uuid.uuid4())))
 
     async def emit(self, event: TurnEvent) -> None:
         kind = type(event)

@@ -64,6 +64,8 @@ class History:
                 history.add_user([entry["block"]], journal=False)
             elif kind == "assistant":
                 history.add_assistant(list(entry.get("blocks") or []), journal=False)
+            elif kind == "compaction" and isinstance(entry.get("messages"), list):
+                history.messages = [dict(m) for m in entry["messages"]]
             elif kind == "rollback":
                 history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
                                  journal=False)

@@ -81,7 +81,8 @@ async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
                    tools: ToolRegistry | Iterable[Tool] = (), limits: Limits | None = None,
                    strategy: Strategy | None = None, cwd: str | Path = ".",
                    model_id: str = DEFAULT_MODEL, max_tokens: int = 16_000,
-                   system: str | None = None, history: History | None = None,
+                   system: str | None = None, thinking: dict[str, Any] | None = None,
+                   history: History | None = None,
                    permissions: PermissionAsker | None = None, sink: EventSink | None = None,
                    cancel: anyio.CancelScope | None = None) -> TurnOutcome:
     """Run one prompt turn with `strategy` (default: the plain tool loop) and return its result.
@@ -94,7 +95,8 @@ async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
     steps: list[Step] = []
     root = Path(await anyio.Path(cwd).resolve())
     runner = TurnRunner(model, registry, sink or _Discard(), ToolContext(cwd=root),
-                        RunnerSettings(model=model_id, max_tokens=max_tokens, system=system),
+                        RunnerSettings(model=model_id, max_tokens=max_tokens, system=system,
+                                       thinking=thinking),
                         permissions=permissions)
     runner.on_step = steps.append
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt

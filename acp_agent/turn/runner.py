@@ -29,6 +29,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.compaction import compact
 from acp_agent.turn.events import (
     EventSink,
     PlanChanged,
@@ -68,6 +69,8 @@ class RunnerSettings:
     thinking: dict[str, Any] | None = None
     context_window: int = 200_000
     tool_timeout: float = 30.0
+    compact_at: float = 0.8
+    """Compact when a request's context passes this fraction of the window (0 = never)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,8 @@ class TurnRunner:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
+        self.last_context_tokens = 0
+        """The context size of the latest model request (drives compaction)."""
         self.tools = tools
         self.sink = sink
         self.ctx = ctx
@@ -120,7 +125,9 @@ class TurnRunner:
                     stop_when: Callable[[], bool] | None) -> AttemptOutcome:
         left = meter.seconds_left()
         turn_deadline.set(None if left is None else time.monotonic() + left)
+        compacted_for_overflow = False
         while True:
+            await self._maybe_compact(history, meter)
             decision = meter.before_request()
             if isinstance(decision, Stop):
                 return AttemptOutcome(decision.stop, decision.limit, meter.model_stop_reason)
@@ -128,6 +135,12 @@ class TurnRunner:
             log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
             done = await self._request(history, meter)
             meter.model_stop_reason = done.stop_reason
+            if (done.stop_reason == "model_context_window_exceeded" and not done.content
+                    and not compacted_for_overflow):
+                # The API refused the prompt as too long: compact once and try again (D1).
+                compacted_for_overflow = True
+                if await self._maybe_compact(history, meter, force=True):
+                    continue
             tool_uses = [b for b in done.content if b.get("type") == "tool_use"]
             text = "".join(b.get("text", "") for b in done.content if b.get("type") == "text")
             if done.stop_reason == "pause_turn":
@@ -208,8 +221,26 @@ class TurnRunner:
             raise StreamBroken("the model's reply ended without a stop_reason")
         meter.add_usage(done.usage)
         history.add_assistant(done.content)
+        self.last_context_tokens = done.usage.context_tokens
         await sink.emit(UsageReported(done.usage.context_tokens, settings.context_window))
         return done
+
+    async def _maybe_compact(self, history: History, meter: TurnMeter, *,
+                             force: bool = False) -> int:
+        """Summarise older turns when the last request's context passed the threshold."""
+        settings = self.settings
+        threshold = settings.compact_at * settings.context_window
+        if not force and (not settings.compact_at or self.last_context_tokens < threshold):
+            return 0
+        meter.phase = "model"
+        replaced = await compact(self.model, history, meter, model_id=settings.model,
+                                 system=settings.system)
+        if replaced:
+            self.last_context_tokens = 0
+            await self.sink.emit(ThoughtChunk(
+                f"Context is getting full: summarised {replaced} earlier messages.\n",
+                self.new_id()))
+        return replaced
 
     async def _tell_retry(self, event: RetryScheduled) -> None:
         log.info("model.retry", attempt=event.attempt, delay=round(event.delay, 2), reason=event.reason)
