@@ -76,6 +76,18 @@ def build_parser() -> argparse.ArgumentParser:
     limits.add_argument("--repeat-limit", type=int, help="the Nth identical tool call with an "
                         "identical result ends the turn; a note goes to the model at the 3rd "
                         f"(default 5, 0 = off){_env('repeat_limit')}")
+    loop = parser.add_argument_group("turn strategy")
+    loop.add_argument("--loop", choices=["tools", "verify", "phased"], help="tools: the plain "
+                      "tool loop; verify: check each finished attempt and retry on a fail; phased: "
+                      f"plan (read-only) → approve → act → verify (default tools){_env('loop')}")
+    loop.add_argument("--verify-cmd", metavar="CMD", help="the check for verify/phased: a shell "
+                      f"command, exit 0 = pass (e.g. \"pytest -q\"){_env('verify_cmd')}")
+    loop.add_argument("--verify-rubric", metavar="TEXT", help="without a command: the rubric a "
+                      f"model judge scores the work against{_env('verify_rubric')}")
+    loop.add_argument("--verify-threshold", type=float, help="the judge's score needed to pass "
+                      f"(default 0.8){_env('verify_threshold')}")
+    loop.add_argument("--max-trials", type=int, help="failed verifications before the turn ends "
+                      f"with limit maxTrials (default 3){_env('max_trials')}")
     state = parser.add_argument_group("sessions")
     state.add_argument("--state-dir", type=Path, help="where session journals live (default: the "
                        f"user data dir, e.g. ~/.local/share/acp-agent/sessions){_env('state_dir')}")
@@ -114,6 +126,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from acp_agent.app import run
     from acp_agent.model.cassette import CassetteError
+    from acp_agent.turn.strategies import strategy_from_settings
+
+    try:  # refuse a strategy that cannot work (verify with nothing to check) before serving
+        strategy_from_settings(config.loop, verify_cmd=config.verify_cmd,
+                               verify_rubric=config.verify_rubric,
+                               verify_threshold=config.verify_threshold,
+                               max_trials=config.max_trials)
+    except ValueError as exc:
+        sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
+        return 2
 
     try:
         return run(config)

@@ -113,6 +113,16 @@ class Config(BaseModel):
     """Keep a journal per session (enables session/load, list, resume, close, delete)."""
     keep_days: float = Field(30, ge=0)
     """Journals untouched this long are removed at start-up (0 keeps them all)."""
+    loop: str = "tools"
+    """The turn strategy: tools (the plain loop), verify (check and retry), phased (plan → act)."""
+    verify_cmd: str | None = None
+    """verify/phased: a shell command whose exit 0 means the work passes (e.g. "pytest -q")."""
+    verify_rubric: str | None = None
+    """verify/phased without a command: the rubric a model judge scores the work against."""
+    verify_threshold: float = Field(0.8, ge=0, le=1)
+    """The judge's score needed to pass (with its `passed` verdict)."""
+    max_trials: int = Field(3, ge=1)
+    """Failed verifications allowed before the turn ends with limit maxTrials."""
     record: Path | None = None
     """Save every Messages API exchange of the run to this JSON-lines cassette."""
     replay_strict: bool = False
@@ -155,6 +165,11 @@ _ENV_MAP: tuple[tuple[str, str, str], ...] = (
     ("context_window", "ACP_AGENT_CONTEXT_WINDOW", "config"),
     ("thinking_budget", "ACP_AGENT_THINKING_BUDGET", "config"),
     ("compact_at", "ACP_AGENT_COMPACT_AT", "config"),
+    ("loop", "ACP_AGENT_LOOP", "config"),
+    ("verify_cmd", "ACP_AGENT_VERIFY_CMD", "config"),
+    ("verify_rubric", "ACP_AGENT_VERIFY_RUBRIC", "config"),
+    ("verify_threshold", "ACP_AGENT_VERIFY_THRESHOLD", "config"),
+    ("max_trials", "ACP_AGENT_MAX_TRIALS", "config"),
     ("max_line_bytes", "ACP_AGENT_MAX_LINE_BYTES", "config"),
     ("state_dir", "ACP_AGENT_STATE_DIR", "config"),
     ("keep_days", "ACP_AGENT_KEEP_DAYS", "config"),
@@ -177,11 +192,11 @@ def _parse_env(var: str, raw: str, name: str) -> Any:
         if raw.strip().lower() in {"0", "false", "no", "off"}:
             return False
         raise ValueError(f"{var} must be 1 or 0, not {raw!r}")
-    if name in {"model", "base_url", "state_dir"}:
+    if name in {"model", "base_url", "state_dir", "loop", "verify_cmd", "verify_rubric"}:
         return raw
     try:
         return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds",
-                                      "keep_days", "compact_at"} \
+                                      "keep_days", "compact_at", "verify_threshold"} \
             else int(raw)
     except ValueError:
         raise ValueError(f"{var} must be a number, not {raw!r}") from None

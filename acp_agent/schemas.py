@@ -24,12 +24,19 @@ def generate() -> dict[str, dict[str, Any]]:
     from acp_agent.harness.steps import step_adapter
     from acp_agent.model.cassette import CassetteHeader, Exchange
     from acp_agent.turn.record import TurnRecord
+    from acp_agent.turn.strategies.results import PhasedResult, VerifyResult
 
     schemas = {
         "config.schema.json": ("acp-agent configuration (flags > environment > defaults)",
                                TypeAdapter(Config).json_schema()),
         "turn-record.schema.json": ('The turn record in session/prompt _meta["acp-agent"]["turn"]',
                                     TypeAdapter(TurnRecord).json_schema(by_alias=True)),
+        "verify-result.schema.json": ("The turn record of the verify loop (the common record "
+                                      "plus trials)",
+                                      TypeAdapter(VerifyResult).json_schema(by_alias=True)),
+        "phased-result.schema.json": ("The turn record of the phased loop (the common record "
+                                      "plus transitions)",
+                                      TypeAdapter(PhasedResult).json_schema(by_alias=True)),
         "cassette-header.schema.json": ("First line of a record/replay cassette (JSON lines)",
                                         TypeAdapter(CassetteHeader).json_schema(by_alias=True)),
         "cassette-exchange.schema.json": ("Every further line of a cassette: one Messages API "

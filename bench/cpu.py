@@ -20,7 +20,7 @@ from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI
 from bench.common import AGENT, BASELINE, FLOOR, BenchError, Peer, Scratch, cpu_ns, median, spawn
-from bench.report import Figure, Goal
+from bench.report import Figure, Goal, pair_ratios
 from bench.scenario import deltas, ensure_extras, fake_api, loop
 
 __all__ = ["CROSS_CHECK", "Floor", "loop_overhead", "relay_throughput"]
@@ -171,13 +171,17 @@ def relay_throughput(scratch: Scratch, n: int, reps: int, modes: tuple[bool, ...
             figures += [
                 Figure(f"relay.{mode}.cpu_per_delta", f"relay ({mode}): CPU per delta", "µs",
                        median(per_delta["agent"]), median(per_delta["baseline"]),
-                       Goal("ratio", 1.2, "≤ 1.20×"), detail=detail),
+                       Goal("ratio", 1.2, "≤ 1.20×"), detail=detail,
+                       pairs=pair_ratios(per_delta["agent"], per_delta["baseline"])),
                 Figure(f"relay.{mode}.sdk_floor", f"relay ({mode}): SDK floor CPU per delta", "µs",
-                       median(floor["agent"]), median(floor["baseline"])),
+                       median(floor["agent"]), median(floor["baseline"]),
+                       pairs=pair_ratios(floor["agent"], floor["baseline"])),
                 Figure(f"relay.{mode}.cpu_excl_sdk", f"relay ({mode}): CPU per delta excl. SDK floor",
-                       "µs", median(excl["agent"]), median(excl["baseline"])),
+                       "µs", median(excl["agent"]), median(excl["baseline"]),
+                       pairs=pair_ratios(excl["agent"], excl["baseline"])),
                 Figure(f"relay.{mode}.chunks_per_s", f"relay ({mode}): chunks/s reaching the client",
-                       "chunks/s", median(rate["agent"]), median(rate["baseline"])),
+                       "chunks/s", median(rate["agent"]), median(rate["baseline"]),
+                       pairs=pair_ratios(rate["agent"], rate["baseline"])),
             ]
     return figures
 
@@ -212,12 +216,15 @@ def loop_overhead(scratch: Scratch, k: int, reps: int, modes: tuple[bool, ...]) 
             figures += [
                 Figure(f"loop.{mode}.cpu_per_request", f"loop ({mode}): CPU per model request",
                        "µs", median(total["agent"]), median(total["baseline"]),
-                       Goal("ratio", 1.5, "≤ 1.50×"), detail=detail),
+                       Goal("ratio", 1.5, "≤ 1.50×"), detail=detail,
+                       pairs=pair_ratios(total["agent"], total["baseline"])),
                 Figure(f"loop.{mode}.sdk_floor", f"loop ({mode}): SDK floor CPU per request", "µs",
-                       median(floor["agent"]), median(floor["baseline"])),
+                       median(floor["agent"]), median(floor["baseline"]),
+                       pairs=pair_ratios(floor["agent"], floor["baseline"])),
                 Figure(f"loop.{mode}.cpu_excl_sdk",
                        f"loop ({mode}): CPU per request excl. SDK floor", "µs",
                        median(excl["agent"]), median(excl["baseline"]),
-                       Goal("ratio", 1.5, "≤ 1.50×")),
+                       Goal("ratio", 1.5, "≤ 1.50×"),
+                       pairs=pair_ratios(excl["agent"], excl["baseline"])),
             ]
     return figures

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 
 from bench.common import AGENT, BASELINE, BenchError, Peer, Scratch, median, p90, spawn
-from bench.report import Figure, Goal
+from bench.report import Figure, Goal, pair_ratios
 from bench.scenario import HELLO, ensure_extras, fake_api, slow, stall
 
 __all__ = ["cancel_latency", "cold_start", "first_prompt", "memory", "shutdown"]
@@ -55,13 +55,15 @@ def cold_start(scratch: Scratch, n: int) -> list[Figure]:
     return [
         Figure("cold_start.initialize.median", "cold start: spawn → initialize, median", "ms",
                median(init["agent"]), median(init["baseline"]),
-               detail={k: _stats(v) for k, v in init.items()}),
+               detail={k: _stats(v) for k, v in init.items()},
+               pairs=pair_ratios(init["agent"], init["baseline"])),
         Figure("cold_start.initialize.p90", "cold start: spawn → initialize, p90", "ms",
                p90(init["agent"]), p90(init["baseline"])),
         Figure("cold_start.session_new.median", "cold start: spawn → session/new, median", "ms",
                median(ready["agent"]), median(ready["baseline"]), Goal("max", 250, "≤ 250 ms"),
                detail={**{k: _stats(v) for k, v in ready.items()},
-                       "agent_exit_on_eof_right_after_session_new_ms": _stats(exits)}),
+                       "agent_exit_on_eof_right_after_session_new_ms": _stats(exits)},
+               pairs=pair_ratios(ready["agent"], ready["baseline"])),
         Figure("cold_start.session_new.p90", "cold start: spawn → session/new, p90", "ms",
                p90(ready["agent"]), p90(ready["baseline"])),
     ]
@@ -95,17 +97,20 @@ def first_prompt(scratch: Scratch, n: int, wait_after_init: float | None) -> lis
             Figure("first_prompt.immediate.prompt_to_chunk",
                    "first prompt, sent at once: prompt → first chunk, median", "ms",
                    median(to_chunk["agent"]), median(to_chunk["baseline"]),
-                   detail={k: _stats(v) for k, v in to_chunk.items()}),
+                   detail={k: _stats(v) for k, v in to_chunk.items()},
+                   pairs=pair_ratios(to_chunk["agent"], to_chunk["baseline"])),
             Figure("first_prompt.immediate.spawn_to_chunk",
                    "first prompt, sent at once: spawn → first chunk, median", "ms",
                    median(from_spawn["agent"]), median(from_spawn["baseline"]),
-                   detail={k: _stats(v) for k, v in from_spawn.items()}),
+                   detail={k: _stats(v) for k, v in from_spawn.items()},
+                   pairs=pair_ratios(from_spawn["agent"], from_spawn["baseline"])),
         ]
     return [Figure("first_prompt.after_2s.prompt_to_chunk",
                    f"first prompt, sent {wait_after_init:g} s after initialize: prompt → first chunk, median",
                    "ms", median(to_chunk["agent"]), median(to_chunk["baseline"]),
                    Goal("ratio", 1.0, "≤ 1.00× (no later)"),
-                   detail={k: _stats(v) for k, v in to_chunk.items()})]
+                   detail={k: _stats(v) for k, v in to_chunk.items()},
+                   pairs=pair_ratios(to_chunk["agent"], to_chunk["baseline"]))]
 
 
 def memory(scratch: Scratch, sessions: int, budget_s: float) -> list[Figure]:
@@ -229,9 +234,11 @@ def shutdown(scratch: Scratch, n: int, with_baseline: bool = True) -> list[Figur
     return [
         Figure("shutdown.idle.median", "shutdown: stdin EOF → exit (idle), median", "ms",
                median(idle["agent"]), _median_or_none(idle["baseline"]), Goal("max", 2000, "≤ 2000 ms"),
-               detail={k: _stats(v) for k, v in idle.items()}),
+               detail={k: _stats(v) for k, v in idle.items() if v},
+               pairs=pair_ratios(idle["agent"], idle["baseline"])),
         Figure("shutdown.during_turn.median",
                "shutdown: stdin EOF → exit (turn streaming), median", "ms",
                median(busy["agent"]), _median_or_none(busy["baseline"]), Goal("max", 2000, "≤ 2000 ms"),
-               detail={k: _stats(v) for k, v in busy.items()}),
+               detail={k: _stats(v) for k, v in busy.items() if v},
+               pairs=pair_ratios(busy["agent"], busy["baseline"])),
     ]

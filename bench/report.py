@@ -2,15 +2,19 @@
 
 A figure has a value for the agent and (when the same measurement ran on the baseline) one for the
 baseline; its goal is either an absolute bound on the agent's value or a bound on the ratio
-agent/baseline from the same run.
+agent/baseline from the same run. When agent and baseline were measured in rounds, back to back,
+the ratio is the median of the per-round ratios: a neighbour's load that comes and goes between
+rounds then cancels out, which the ratio of the two medians would not do.
 """
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Figure", "Goal", "render_table"]
+__all__ = ["Figure", "Goal", "pair_ratios", "render_table"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +26,13 @@ class Goal:
     text: str
 
 
+def pair_ratios(agent: Sequence[float], baseline: Sequence[float]) -> list[float] | None:
+    """agent[i] / baseline[i] per round; None unless every round has a positive baseline value."""
+    if not agent or len(agent) != len(baseline) or any(b <= 0 for b in baseline):
+        return None
+    return [a / b for a, b in zip(agent, baseline, strict=True)]
+
+
 @dataclass(slots=True)
 class Figure:
     key: str
@@ -31,10 +42,14 @@ class Figure:
     baseline: float | None = None
     goal: Goal | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    pairs: list[float] | None = None
+    """Per-round agent/baseline ratios, when both were measured back to back in rounds."""
 
     @property
     def ratio(self) -> float | None:
-        if self.agent is None or not self.baseline:
+        if self.pairs:
+            return float(statistics.median(self.pairs))
+        if self.agent is None or self.baseline is None or self.baseline <= 0:
             return None
         return self.agent / self.baseline
 
@@ -53,6 +68,7 @@ class Figure:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["goal"] = None if self.goal is None else asdict(self.goal)
+        out["pairs"] = None if self.pairs is None else [round(r, 4) for r in self.pairs]
         out["ratio"] = self.ratio
         out["met"] = self.met
         return out

@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `acp_agent` i
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import cpu, latency, scenario
-from bench.common import PYTHON, BenchError, Scratch
+from bench.common import PYTHON, REPO, BenchError, Scratch
 from bench.report import Figure, render_table
 
 __all__ = ["PARAMS", "main"]
@@ -34,6 +34,7 @@ __all__ = ["PARAMS", "main"]
 class Params:
     starts: int  # fresh processes per start-up figure (each of agent and baseline)
     first_prompts: int  # fresh processes per first-prompt variant (each)
+    first_prompt_now: bool  # also the variant with the prompt sent at once
     deltas: int  # N of the relay bench
     relay_reps: int
     loop_k: int  # K of the loop bench
@@ -46,12 +47,14 @@ class Params:
 
 
 PARAMS = {
-    "full": Params(starts=12, first_prompts=10, deltas=20_000, relay_reps=3, loop_k=200,
-                   loop_reps=3, sessions=1000, cancels=10, shutdowns=6, modes=(True, False),
-                   shutdown_baseline=True),
-    "quick": Params(starts=3, first_prompts=1, deltas=2_000, relay_reps=1, loop_k=30,
-                    loop_reps=1, sessions=50, cancels=3, shutdowns=1, modes=(True,),
-                    shutdown_baseline=False),
+    "full": Params(starts=12, first_prompts=10, first_prompt_now=True,
+                   deltas=20_000, relay_reps=5, loop_k=200, loop_reps=3,
+                   sessions=1000, cancels=10, shutdowns=5,
+                   modes=(True, False), shutdown_baseline=True),
+    "quick": Params(starts=3, first_prompts=1, first_prompt_now=False,
+                    deltas=2_000, relay_reps=1, loop_k=30, loop_reps=1,
+                    sessions=20, cancels=3, shutdowns=1,
+                    modes=(True,), shutdown_baseline=False),
 }
 BENCHES = ("cold_start", "first_prompt", "relay", "loop", "memory", "cancel", "shutdown")
 
@@ -59,14 +62,27 @@ BENCHES = ("cold_start", "first_prompt", "relay", "loop", "memory", "cancel", "s
 def _benches(p: Params, scratch: Scratch) -> dict[str, Callable[[], list[Figure]]]:
     return {
         "cold_start": lambda: latency.cold_start(scratch, p.starts),
-        "first_prompt": lambda: [*latency.first_prompt(scratch, p.first_prompts, None),
-                                 *latency.first_prompt(scratch, p.first_prompts, 2.0)],
+        "first_prompt": lambda: [
+            *(latency.first_prompt(scratch, p.first_prompts, None) if p.first_prompt_now else []),
+            *latency.first_prompt(scratch, p.first_prompts, 2.0)],
         "relay": lambda: cpu.relay_throughput(scratch, p.deltas, p.relay_reps, p.modes),
         "loop": lambda: cpu.loop_overhead(scratch, p.loop_k, p.loop_reps, p.modes),
         "memory": lambda: latency.memory(scratch, p.sessions, budget_s=240),
         "cancel": lambda: [latency.cancel_latency(scratch, p.cancels, m) for m in p.modes],
         "shutdown": lambda: latency.shutdown(scratch, p.shutdowns, p.shutdown_baseline),
     }
+
+
+def _revision() -> str:
+    """The commit under test, and how many files of acp_agent/ differ from it (read-only git)."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "acp_agent"],
+                               capture_output=True, text=True, timeout=10).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return f"{head or '?'}" + (f" + {len(dirty)} changed file(s) in acp_agent/" if dirty else "")
 
 
 def machine() -> dict[str, Any]:
@@ -84,6 +100,7 @@ def machine() -> dict[str, Any]:
         capture_output=True, text=True, timeout=30).stdout.split()
     names = ("python", "anthropic", "anyio", "pydantic")
     return {"nproc": os.cpu_count(), "cpu": model, "kernel": platform.release(),
+            "agent_revision": _revision(),
             **dict(zip(names, versions, strict=False)), "loadavg_before": os.getloadavg()}
 
 

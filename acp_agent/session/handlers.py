@@ -36,11 +36,12 @@ from acp_agent.protocol.session import (
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.commands import COMMANDS, command_of, run_command
 from acp_agent.session.manager import Session, SessionManager
-from acp_agent.session.models import available_models, model_config_option
-from acp_agent.session.modes import MODES, mode_config_option, modes_state
+from acp_agent.session.models import available_models
+from acp_agent.session.modes import MODES, modes_state
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.tools.mcp import mcp_servers_supported_http
 from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.strategies import choose_strategy
 
 __all__ = ["AUTH_METHOD_ID", "AcpHandler"]
 
@@ -196,8 +197,7 @@ class AcpHandler:
         group.start_soon(announce)
 
     def _config_options(self, session: Session) -> list[dict[str, Any]]:
-        return [mode_config_option(session.mode),
-                model_config_option(session.model, self.manager.config.model)]
+        return self.manager.config_options(session)
 
     async def set_mode(self, params: Any) -> dict[str, Any]:
         request = parse(SetModeRequest, params)
@@ -208,7 +208,7 @@ class AcpHandler:
     async def set_config_option(self, params: Any) -> dict[str, Any]:
         request = parse(SetConfigOptionRequest, params)
         session = self.manager.get(request.session_id)
-        if request.config_id not in {"mode", "model"}:
+        if request.config_id not in {"mode", "model", "loop"}:
             raise ProtocolError.invalid_params(
                 f"Invalid params: configId: unknown config option {request.config_id!r}",
                 {"configId": request.config_id})
@@ -216,6 +216,17 @@ class AcpHandler:
             raise ProtocolError.invalid_params("Invalid params: value: must be a string")
         if request.config_id == "mode":
             await self._switch_mode(session, request.value, "value")
+        elif request.config_id == "loop":
+            if session.running is not None:
+                raise ProtocolError.invalid_request("Cannot change the loop while a prompt runs",
+                                                    {"sessionId": session.id})
+            try:
+                session.strategy = choose_strategy(self.manager.config,
+                                                   {**session.overrides, "loop": request.value})
+            except LimitsError as exc:
+                raise ProtocolError.invalid_params(f"Invalid params: value: {exc}",
+                                                   {"value": request.value}) from None
+            session.overrides = {**session.overrides, "loop": request.value}
         else:
             models = available_models(self.manager.config.model)
             if request.value not in models:
@@ -288,16 +299,7 @@ class AcpHandler:
             raise ProtocolError.invalid_params(
                 f"Invalid params: {field}: unknown mode {mode_id!r} (one of {', '.join(MODES)})",
                 {field: mode_id})
-        if session.permissions.mode == mode_id:
-            return
-        session.permissions.mode = mode_id
-        session.history.note({"type": "mode", "modeId": mode_id})
-        notify = self.manager.requester.notify
-        await notify("session/update", {"sessionId": session.id, "update": {
-            "sessionUpdate": "current_mode_update", "currentModeId": mode_id}})
-        await notify("session/update", {"sessionId": session.id, "update": {
-            "sessionUpdate": "config_option_update",
-            "configOptions": self._config_options(session)}})
+        await self.manager.switch_mode(session, mode_id)
 
     async def prompt(self, params: Any) -> dict[str, Any]:
         request = parse(PromptRequest, params)

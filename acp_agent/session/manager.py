@@ -21,7 +21,8 @@ from acp_agent.model.base import ModelClient
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
-from acp_agent.session.modes import DEFAULT_MODE
+from acp_agent.session.models import loop_config_option, model_config_option
+from acp_agent.session.modes import DEFAULT_MODE, mode_config_option
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.relay import Relay
 from acp_agent.session.replay import replay_updates
@@ -65,6 +66,8 @@ class Session:
     running: RunningTurn | None = None
     journal: Journal | None = None
     replay: list[dict[str, Any]] = field(default_factory=list)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """The session/new `_meta["acp-agent"]` settings, kept for later strategy changes."""
     mcp: Any = None
     """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
 
@@ -112,10 +115,10 @@ class SessionManager:
         """
         session_id = f"sess_{uuid.uuid4().hex}"
         root = self._root(cwd)
-        journal = self.store.create(session_id, str(root)) if self.store else None
-        session = self._build(session_id, root, overrides, capabilities,
-                              History(journal=journal.append if journal else None))
-        session.journal = journal
+        session = self._build(session_id, root, overrides, capabilities, History())
+        if self.store is not None:  # only once the session is valid: no journal for a refusal
+            session.journal = self.store.create(session_id, str(root))
+            session.history.journal = session.journal.append
         log.info("session.created", session_id=session_id, cwd=str(root))
         return session
 
@@ -176,12 +179,32 @@ class SessionManager:
                 if fs.read_text_file or fs.write_text_file else None),
             terminal=EditorTerminals(session_id, self.requester) if capabilities.terminal else None)
         permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
+        permissions.on_switch = lambda mode_id: self.switch_mode(self.sessions[session_id], mode_id)
         runner = TurnRunner(self._model(), tools, relay, ctx, settings,
                             permissions=permissions)
         session = Session(session_id, root, limits, history, runner, choose_strategy(self.config, overrides),
                           permissions)
+        session.overrides = dict(overrides)
         self.sessions[session_id] = session
         return session
+
+    def config_options(self, session: Session) -> list[dict[str, Any]]:
+        """Every config option of a session with its current value (mode, model, loop)."""
+        return [mode_config_option(session.mode),
+                model_config_option(session.model, self.config.model),
+                loop_config_option(session.strategy.name)]
+
+    async def switch_mode(self, session: Session, mode_id: str) -> None:
+        """Change the permission mode, journal it, and tell the editor (both ways it can listen)."""
+        if session.permissions.mode == mode_id:
+            return
+        session.permissions.mode = mode_id
+        session.history.note({"type": "mode", "modeId": mode_id})
+        notify = self.requester.notify
+        await notify("session/update", {"sessionId": session.id, "update": {
+            "sessionUpdate": "current_mode_update", "currentModeId": mode_id}})
+        await notify("session/update", {"sessionId": session.id, "update": {
+            "sessionUpdate": "config_option_update", "configOptions": self.config_options(session)}})
 
     async def close(self, session_id: str) -> None:
         """session/close: cancel its work, stop its MCP servers, free it (the journal stays)."""

@@ -6,6 +6,7 @@ declined; a cancelled question ends the turn `cancelled`.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
@@ -13,6 +14,7 @@ import structlog
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.session.requester import Requester
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
+from acp_agent.turn.strategies.phased import PlanQuestion
 
 __all__ = ["SessionPermissions"]
 
@@ -38,6 +40,34 @@ class SessionPermissions:
         self.requester = requester
         self.mode = mode
         self.always: dict[str, bool] = {}
+        self.on_switch: Callable[[str], Awaitable[None]] | None = None
+        """Set by the session manager: change the mode and tell the editor."""
+
+    async def switch_mode(self, mode_id: str) -> None:
+        """For a strategy (phased: "allow always" switches to acceptEdits)."""
+        if self.on_switch is not None:
+            await self.on_switch(mode_id)
+        else:
+            self.mode = mode_id
+
+    async def approve_plan(self, question: PlanQuestion) -> str:
+        """The plan → act question; answers always | once | reject | cancelled."""
+        params = {"sessionId": self.session_id,
+                  "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in question.options],
+                  "toolCall": {"toolCallId": question.call_id, "title": question.title,
+                               "kind": "switch_mode", "status": "pending",
+                               "rawInput": question.raw_input,
+                               "content": [{"type": "content", "content": {
+                                   "type": "text", "text": question.text}}]}}
+        try:
+            answer = await self.requester.request("session/request_permission", params)
+        except ProtocolError as exc:
+            log.warning("permission.client_error", code=exc.code)
+            return "reject"
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        if not isinstance(outcome, dict) or outcome.get("outcome") == "cancelled":
+            return "cancelled"
+        return {o: a for o, _, _, a in question.options}.get(outcome.get("optionId"), "reject")
 
     async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
                   raw_input: dict[str, Any]) -> PermissionDecision:

@@ -43,26 +43,31 @@ class SessionInfo:
 
 
 class Journal:
-    """Appends entries to one session's file; every append is fsynced."""
+    """Appends entries to one session's file; every append is fsynced.
+
+    The file is opened per append, so a thousand idle sessions hold no file descriptors.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
         self.closed = False
 
     def append(self, entry: dict[str, Any]) -> None:
         if self.closed:
             return
-        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-        self._file.write(line + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            data = line.encode("utf-8", "surrogatepass")
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self._file.close()
+        self.closed = True
 
 
 class SessionStore:

@@ -16,7 +16,7 @@ import pytest
 
 from acp_agent.config import Limits, LimitsError
 from acp_agent.errors import ModelUnavailable
-from acp_agent.model.base import MessageDone, ModelRequest, ModelEvent, TextDelta, Usage
+from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
 from acp_agent.tools.edit import WriteFile
 from acp_agent.tools.files import ReadFile
 from acp_agent.tools.plan import UpdatePlan
@@ -291,6 +291,7 @@ async def test_phased_plans_read_only_asks_then_acts_and_accepts_edits(tmp_path:
     assert asker.questions[0].summary == "I will write a.txt"
     assert [e.content for e in asker.questions[0].entries] == ["write a.txt"]
     assert asker.modes == ["acceptEdits"]
+    assert asker.asked == ["write_file"]  # the plan-phase write never got as far as asking
     assert "write_file" in model.tool_names(3)
     assert (tmp_path / "a.txt").read_text() == "done"
     record = result.record
