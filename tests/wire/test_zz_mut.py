@@ -535,7 +535,7 @@ operations = st.one_of(
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(batch=st.lists(operations, min_size=1, max_size=6))
 def test_any_input_is_answered_exactly_once_and_never_crashes_the_agent(
