@@ -33,10 +33,13 @@ async def test_initialize_describes_the_agent_honestly(agent_env: dict[str, str]
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         result = await agent.initialize()
         load = await agent.request("session/load", {"sessionId": "x", "cwd": "/", "mcpServers": []})
+        fork = await agent.request("session/fork", {"sessionId": "x", "cwd": "/"})
     assert result["agentInfo"]["name"] == "acp-agent" and result["agentInfo"]["version"]
     caps = result["agentCapabilities"]
-    assert caps["loadSession"] is False
-    assert load["error"]["code"] == -32601  # not advertised, so not served
+    assert caps["loadSession"] is True  # served: an unknown session is "not found", not "no method"
+    assert load["error"]["code"] == -32002
+    assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "delete"}
+    assert fork["error"]["code"] == -32601  # not advertised, so not served
     assert caps["promptCapabilities"]["image"] is True
     assert caps["promptCapabilities"]["audio"] is False
     assert [m["id"] for m in result["authMethods"]] == ["anthropic-api-key"]

@@ -172,10 +172,10 @@ def assert_valid_history(messages: list[dict[str, Any]]) -> None:
         assert following[:len(results)] == results, "tool_result blocks must come first"
     for index, message in enumerate(messages):
         if message["role"] == "user" and index > 0:
-            asked = {b.get("id") for b in messages[index - 1]["content"]}
+            used = {b.get("id") for b in messages[index - 1]["content"]}
             for block in message["content"]:
                 if block.get("type") == "tool_result":
-                    assert block["tool_use_id"] in asked, f"orphan tool_result in message {index}"
+                    assert block["tool_use_id"] in used, f"orphan tool_result in message {index}"
 
 
 async def assert_agent_goes_on(case: Case) -> list[dict[str, Any]]:
@@ -186,7 +186,7 @@ async def assert_agent_goes_on(case: Case) -> list[dict[str, Any]]:
     assert response.get("result", {}).get("stopReason") == "end_turn", (
         f"the prompt after the fault did not work: {response}")
     assert len(case.attempts) == before + 1
-    messages = case.attempts[-1].body["messages"]
+    messages: list[dict[str, Any]] = case.attempts[-1].body["messages"]
     assert_valid_history(messages)
     return messages
 

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -83,7 +82,7 @@ def expected_answer(line: bytes, cap: int = LINE_CAP) -> str | None:
         params = obj.get("params")
         if not isinstance(obj["method"], str) or not (params is None or isinstance(params, dict | list)):
             return key or NULL
-        return None if key == NULL else key
+        return key  # a request (its id, possibly null), or a notification (None)
     if key is not None and ("result" in obj or "error" in obj):
         error = obj.get("error")
         return None if error is None or isinstance(error, dict) else key
@@ -292,7 +291,8 @@ class SyncAgent:
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
-        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):  # type: ignore[union-attr]
+        fd = self.proc.stderr.fileno()
+        for chunk in iter(lambda: os.read(fd, 65536), b""):
             self._stderr += chunk
             del self._stderr[:-200_000]
 
@@ -360,7 +360,7 @@ METHODS = ("initialize", "session/new", "session/prompt", "session/cancel", "ses
 
 def base_params(method: str, t: Target) -> dict[str, Any]:
     """Well-formed params for `method` (against the live session where one is named)."""
-    return {
+    table: dict[str, dict[str, Any]] = {
         "initialize": {"protocolVersion": 1, "clientInfo": {"name": "fuzz", "version": "1"},
                        "clientCapabilities": {"fs": {"readTextFile": False,
                                                      "writeTextFile": False},
@@ -374,7 +374,8 @@ def base_params(method: str, t: Target) -> dict[str, Any]:
         "session/load": {"sessionId": "sess_unknown", "cwd": t.cwd, "mcpServers": []},
         "authenticate": {"methodId": "anthropic-api-key"},
         "$/cancel_request": {"requestId": 1},
-    }.get(method, {})
+    }
+    return table.get(method, {})
 
 
 def paths_of(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -490,10 +491,10 @@ class Huge:
     def render(self, t: Target) -> tuple[bytes, dict[str, int] | None]:
         if not self.as_request:
             return b"x" * self.size + b"\n", None
+        block = {"type": "text", "text": ""}
         message = {"jsonrpc": "2.0", "id": t.agent.next_id(), "method": "session/prompt",
-                   "params": {"sessionId": "sess_unknown", "prompt": [{"type": "text", "text": ""}]}}
-        filler = max(0, self.size - len(encode(message)))
-        message["params"]["prompt"][0]["text"] = "y" * filler
+                   "params": {"sessionId": "sess_unknown", "prompt": [block]}}
+        block["text"] = "y" * max(0, self.size - len(encode(message)))
         return encode(message), None
 
 
@@ -535,7 +536,7 @@ operations = st.one_of(
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@settings(max_examples=300, deadline=None,
+@settings(max_examples=500, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(batch=st.lists(operations, min_size=1, max_size=6))
 def test_any_input_is_answered_exactly_once_and_never_crashes_the_agent(
@@ -568,6 +569,7 @@ def test_any_input_is_answered_exactly_once_and_never_crashes_the_agent(
 
 # ── the line cap ──────────────────────────────────────────────────────────────────────────────
 
+@pytest.mark.parametrize("streaming", [True], ids=["stream"])  # framing knows no API path
 async def test_a_line_over_the_cap_gets_a_clear_error_and_the_agent_goes_on(
         agent_env: dict[str, str], acp_schema: AcpSchema, workspace: Path,
         fake_api: FakeMessagesAPI) -> None:
@@ -588,3 +590,36 @@ async def test_a_line_over_the_cap_gets_a_clear_error_and_the_agent_goes_on(
         response = await agent.prompt(session, "w" * (LINE_CAP - 400))
         assert response["result"]["stopReason"] == "end_turn", response
         assert [m for m in agent.messages if m.get("id") == "too-big"] == []
+
+
+# ── every field of the core methods, with every wrong type ────────────────────────────────────
+
+WRONG = [None, 0, -1.5, True, "", "x", [], [1], {}, {"a": 1}, _DELETE]
+CORE = ("initialize", "session/new", "session/prompt", "session/cancel")
+
+
+@pytest.mark.parametrize("streaming", [True], ids=["stream"])
+async def test_a_wrong_type_in_any_field_of_the_core_methods_is_answered_once_naming_it(
+        agent: AgentProcess, session: str, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    fake_api.set_fallback(replies.text("ok"))
+    t = Target(agent=None, session=session, cwd=str(workspace))  # type: ignore[arg-type]
+    problems = []
+    for method in CORE:
+        base = base_params(method, t)
+        for index, where in enumerate(paths_of(base)):
+            for value in WRONG:
+                params = mutated(base, index, value)
+                label = f"{method} {'.'.join(map(str, where))}={'<missing>' if value is _DELETE else json.dumps(value)}"
+                if method == "session/cancel":  # a notification: never answered, never fatal
+                    await agent.notify(method, params)
+                    continue
+                response = await agent.request(method, params)
+                error = response.get("error")
+                print("DBG", label, "OK" if error is None else (error["code"], error["message"][:90]))
+                if error is None:
+                    continue  # some wrong-looking values are allowed (null capabilities, ...)
+                if error["code"] != -32602 or str(where[0]) not in error["message"]:
+                    problems.append(f"{label}: {error}")
+    alive = await agent.request("initialize", {"protocolVersion": 1})
+    assert "result" in alive
+    assert problems == [], "\n".join(problems)
