@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default off){_env('max_turn_output_tokens')}")
     limits.add_argument("--max-turn-input-tokens", type=int, help="input tokens per prompt turn "
                         f"(default off){_env('max_turn_input_tokens')}")
+    limits.add_argument("--max-turn-cost-usd", type=float, help="spend per prompt turn in USD "
+                        f"(default off; needs a known price){_env('max_turn_cost_usd')}")
+    limits.add_argument("--on-limit", choices=["stop", "wrap_up"], help="stop: a budget ends the "
+                        "turn as it is; wrap_up: the last allowed request has no tools and asks "
+                        f"for a summary (default stop){_env('on_limit')}")
+    limits.add_argument("--prices", type=Path, metavar="FILE", help="JSON price table (USD per "
+                        f"million tokens by model) over the built-in one{_env('prices')}")
     limits.add_argument("--repeat-limit", type=int, help="the Nth identical tool call with an "
                         "identical result ends the turn; a note goes to the model at the 3rd "
                         f"(default 5, 0 = off){_env('repeat_limit')}")
@@ -121,6 +128,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     flags: dict[str, Any] = {k: v for k, v in vars(args).items() if k not in {"command", "log_level"}}
     try:
         config = Config.from_sources(flags)
+    except ValueError as exc:
+        sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
+        return 2
+    from acp_agent.model.pricing import load_prices
+
+    try:
+        load_prices(config.prices)
     except ValueError as exc:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2

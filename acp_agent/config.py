@@ -47,6 +47,8 @@ class Limits(BaseModel):
     """Output tokens summed over the turn's requests."""
     max_turn_input_tokens: int | None = Field(None, ge=1)
     """Input tokens summed over the turn's requests."""
+    max_turn_cost_usd: float | None = Field(None, gt=0)
+    """Spend per turn in USD (needs a known price for the model; reported as costUsd)."""
     repeat_limit: int = Field(5, ge=0)
     """The Nth identical tool call with an identical result ends the turn (nudge at 3; 0 = off)."""
 
@@ -123,6 +125,10 @@ class Config(BaseModel):
     """The judge's score needed to pass (with its `passed` verdict)."""
     max_trials: int = Field(3, ge=1)
     """Failed verifications allowed before the turn ends with limit maxTrials."""
+    on_limit: str = Field("stop", pattern="^(stop|wrap_up)$")
+    """stop: a budget ends the turn as it is; wrap_up: the last allowed request asks for a summary."""
+    prices: Path | None = None
+    """JSON price table (USD per million tokens by model) over the built-in one."""
     record: Path | None = None
     """Save every Messages API exchange of the run to this JSON-lines cassette."""
     replay_strict: bool = False
@@ -179,6 +185,9 @@ _ENV_MAP: tuple[tuple[str, str, str], ...] = (
     ("max_turn_output_tokens", "ACP_AGENT_MAX_TURN_OUTPUT_TOKENS", "limits"),
     ("max_turn_input_tokens", "ACP_AGENT_MAX_TURN_INPUT_TOKENS", "limits"),
     ("repeat_limit", "ACP_AGENT_REPEAT_LIMIT", "limits"),
+    ("max_turn_cost_usd", "ACP_AGENT_MAX_TURN_COST_USD", "limits"),
+    ("on_limit", "ACP_AGENT_ON_LIMIT", "config"),
+    ("prices", "ACP_AGENT_PRICES", "config"),
 )
 """(setting, environment variable, where it lives). The CLI's flags use the same setting names."""
 
@@ -192,11 +201,13 @@ def _parse_env(var: str, raw: str, name: str) -> Any:
         if raw.strip().lower() in {"0", "false", "no", "off"}:
             return False
         raise ValueError(f"{var} must be 1 or 0, not {raw!r}")
-    if name in {"model", "base_url", "state_dir", "loop", "verify_cmd", "verify_rubric"}:
+    if name in {"model", "base_url", "state_dir", "loop", "verify_cmd", "verify_rubric",
+                "on_limit", "prices"}:
         return raw
     try:
         return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds",
-                                      "keep_days", "compact_at", "verify_threshold"} \
+                                      "keep_days", "compact_at", "verify_threshold",
+                                      "max_turn_cost_usd"} \
             else int(raw)
     except ValueError:
         raise ValueError(f"{var} must be a number, not {raw!r}") from None

@@ -18,6 +18,7 @@ import structlog
 
 from acp_agent.config import Config, Limits
 from acp_agent.model.base import ModelClient
+from acp_agent.model.pricing import load_prices
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
@@ -100,6 +101,7 @@ class SessionManager:
                  tools: Callable[[], ToolRegistry], store: SessionStore | None = None) -> None:
         self.config = config
         self.store = store
+        self.prices = load_prices(config.prices)
         self.requester = requester
         self._model = model
         self._tools = tools
@@ -168,7 +170,8 @@ class SessionManager:
                 (t["name"], t.get("description", "")) for t in tools.api_tools()]),
             thinking=({"type": "enabled", "budget_tokens": config.thinking_budget}
                       if config.thinking_budget else None),
-            context_window=config.context_window or 200_000, compact_at=config.compact_at)
+            context_window=config.context_window or 200_000, compact_at=config.compact_at,
+            on_limit=config.on_limit)
         relay = Relay(session_id, self.requester, journal=history.note)
         fs = capabilities.fs
         ctx = ToolContext(
@@ -185,6 +188,9 @@ class SessionManager:
         session = Session(session_id, root, limits, history, runner, choose_strategy(self.config, overrides),
                           permissions)
         session.overrides = dict(overrides)
+        if limits.max_turn_cost_usd is not None and config.model not in self.prices:
+            log.warning("session.cost_unknown", model=config.model,
+                        hint="maxTurnCostUsd is not enforced without a price: pass --prices FILE")
         self.sessions[session_id] = session
         return session
 
@@ -290,7 +296,8 @@ class SessionManager:
         try:
             return await drive_turn(
                 strategy=session.strategy, runner=session.runner, history=session.history,
-                meter=TurnMeter(session.limits), prompt=blocks, sink=session.runner.sink,
+                meter=TurnMeter(session.limits, price=self.prices.get(session.model)),
+                prompt=blocks, sink=session.runner.sink,
                 scope=turn.scope, turn_id=f"t_{uuid.uuid4().hex[:16]}",
                 streaming=session.runner.model.streaming, shown=shown)
         finally:

@@ -48,6 +48,7 @@ _HOW_TO_RAISE = {
     "maxTurnInputTokens": ("input tokens",
                            "--max-turn-input-tokens / ACP_AGENT_MAX_TURN_INPUT_TOKENS"),
     "repeatedToolCall": ("identical tool calls", "--repeat-limit / ACP_AGENT_REPEAT_LIMIT"),
+    "maxTurnCostUsd": ("USD", "--max-turn-cost-usd / ACP_AGENT_MAX_TURN_COST_USD"),
     "maxTrials": ("failed verifications", "--max-trials / ACP_AGENT_MAX_TRIALS"),
 }
 

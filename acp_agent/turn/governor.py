@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from acp_agent.config import Limits
 from acp_agent.model.base import Usage
+from acp_agent.model.pricing import Price
 from acp_agent.turn.repeats import RepeatDetector
 from acp_agent.turn.stop import TurnStop
 
@@ -64,6 +65,10 @@ class TurnMeter:
     model_stop_reason: str | None = None
     phase: str = "model"
     """What the turn is doing now (model, tools, permission, verify): reported as abortedDuring."""
+    price: Price | None = None
+    """The model's price, when known: cost is then reported and its budget enforced."""
+    cost_usd: float = 0.0
+    wrapped_up: bool = False
     repeats: RepeatDetector = field(default_factory=RepeatDetector)
     last_repeat: int = 0
     """How often the latest tool batch has been seen, identical, in this turn."""
@@ -84,6 +89,9 @@ class TurnMeter:
         if limits.max_turn_input_tokens is not None \
                 and self.input_tokens >= limits.max_turn_input_tokens:
             return Stop("maxTurnInputTokens", TurnStop.MAX_TOKENS)
+        if limits.max_turn_cost_usd is not None and self.price is not None \
+                and self.cost_usd >= limits.max_turn_cost_usd:
+            return Stop("maxTurnCostUsd")
         return CONTINUE
 
     def count_request(self) -> int:
@@ -100,6 +108,8 @@ class TurnMeter:
         self.output_tokens += usage.output_tokens
         self.cache_read_input_tokens += usage.cache_read_input_tokens
         self.cache_creation_input_tokens += usage.cache_creation_input_tokens
+        if self.price is not None:
+            self.cost_usd += self.price.cost(usage)
 
     def tool_allowance(self, batch: int) -> int:
         """How many of a batch of `batch` tool calls may still start (the rest are skipped)."""

@@ -47,6 +47,10 @@ class TurnRecord(BaseModel):
     model_duration_ms: int = 0
     model_stop_reason: str | None = None
     error: str | None = None
+    cost_usd: float | None = None
+    """USD spent in the turn; null when the model's price is unknown (never a false 0)."""
+    wrap_up: bool = False
+    """The last allowed request was spent on a summary without tools (--on-limit wrap_up)."""
     limits: dict[str, Any] | None = None
 
     @classmethod
@@ -66,6 +70,8 @@ class TurnRecord(BaseModel):
             cache_creation_input_tokens=meter.cache_creation_input_tokens,
             duration_ms=meter.elapsed_ms(), model_duration_ms=int(meter.model_seconds * 1000),
             streaming=streaming, model_stop_reason=meter.model_stop_reason, error=error,
+            cost_usd=round(meter.cost_usd, 6) if meter.price is not None else None,
+            wrap_up=meter.wrapped_up,
             limits={k: v for k, v in limits.items() if v is not None},
         )
 

@@ -51,6 +51,8 @@ __all__ = ["AttemptOutcome", "PermissionCancelled", "RunnerSettings", "TurnRunne
 
 log = structlog.get_logger(__name__)
 
+WRAP_UP_NOTE = ("This is your last model request in this turn: do not call tools; summarise what "
+                "was done and what remains.")
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
 CANCELLED = "not executed: the user cancelled the turn"
 
@@ -69,6 +71,8 @@ class RunnerSettings:
     thinking: dict[str, Any] | None = None
     context_window: int = 200_000
     tool_timeout: float = 30.0
+    on_limit: str = "stop"
+    """wrap_up: the last allowed request carries no tools and asks for a summary (C7)."""
     compact_at: float = 0.8
     """Compact when a request's context passes this fraction of the window (0 = never)."""
 
@@ -143,6 +147,9 @@ class TurnRunner:
                     continue
             tool_uses = [b for b in done.content if b.get("type") == "tool_use"]
             text = "".join(b.get("text", "") for b in done.content if b.get("type") == "text")
+            if meter.wrapped_up:  # the summary request was the last one allowed
+                history.repair("not executed: this was the last request allowed in the turn")
+                return AttemptOutcome(TurnStop.LIMIT, "maxTurnRequests", done.stop_reason, text)
             if done.stop_reason == "pause_turn":
                 meter.continuations += 1
                 self._step(number, done, [], history)
@@ -170,13 +177,26 @@ class TurnRunner:
         if self.on_step is not None:
             self.on_step(step_of(number, done, tool_uses, history.messages))
 
+    def _wrap_up(self, history: History, meter: TurnMeter) -> dict[str, Any] | None:
+        """With --on-limit wrap_up, the last allowed request of a continuing loop: no tools, a note."""
+        # Called after this request was counted: it is the last one when none are left.
+        if (self.settings.on_limit != "wrap_up" or meter.requests_left() != 0
+                or meter.model_requests < 2 or not history.messages
+                or history.messages[-1]["role"] != "user"):
+            return None
+        meter.wrapped_up = True
+        history.messages[-1]["content"].append({"type": "text", "text": WRAP_UP_NOTE})
+        return {"type": "none"}
+
     async def _request(self, history: History, meter: TurnMeter) -> MessageDone:
         """One model request: relay its output as it arrives, and append the reply to history."""
         meter.phase = "model"
         settings = self.settings
+        tool_choice = self._wrap_up(history, meter)
         request = ModelRequest(
             model=settings.model, max_tokens=settings.max_tokens, messages=history.messages,
-            system=settings.system, tools=self.tools.api_tools(), thinking=settings.thinking)
+            system=settings.system, tools=self.tools.api_tools(), thinking=settings.thinking,
+            tool_choice=tool_choice)
         sink = self.sink
         text_id: str | None = None
         thought_id: str | None = None

@@ -609,7 +609,8 @@ async def test_a_wrong_type_in_any_field_of_the_core_methods_is_answered_once_na
         for index, where in enumerate(paths_of(base)):
             for value in WRONG:
                 params = mutated(base, index, value)
-                label = f"{method} {'.'.join(map(str, where))}={'<missing>' if value is _DELETE else json.dumps(value)}"
+                shown = "<missing>" if value is _DELETE else json.dumps(value)
+                label = f"{method} {'.'.join(map(str, where))}={shown}"
                 if method == "session/cancel":  # a notification: never answered, never fatal
                     await agent.notify(method, params)
                     continue
