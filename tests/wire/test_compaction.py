@@ -17,7 +17,7 @@ async def test_a_full_context_is_compacted_with_one_counted_request(
     fake_api.script(
         replies.text("first answer", usage=(100, 10)),
         replies.text("second answer", usage=(200, 10)),
-        replies.tool_use("list_files", {}, usage=(900, 50)),   # 950 ≥ 0.8 × 1000
+        replies.tool_use("list_files", {}, usage=(900, 50)),   # 950 >= 0.8 * 1000
         replies.text("SUMMARY OF TURN ONE", usage=(300, 20)),  # the compaction request
         replies.text("third answer", usage=(400, 10)))
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import stat
@@ -24,7 +25,7 @@ async def allow(method: str, params: Any) -> Any:
 def valid_history(messages: list[dict[str, Any]]) -> None:
     """Roles alternate and every tool_use is answered in the next message."""
     roles = [m["role"] for m in messages]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
+    assert all(a != b for a, b in itertools.pairwise(roles)), roles
     for index, message in enumerate(messages):
         uses = [b["id"] for b in message["content"] if isinstance(b, dict)
                 and b.get("type") == "tool_use"]
@@ -205,7 +206,7 @@ async def test_a_crash_during_a_tool_repairs_the_dangling_call(
         await agent.wait_for(lambda m: m["params"]["update"].get("status") == "in_progress",
                              timeout=20)
 
-    updates, history = await crash_and_load(agent_env, acp_schema, workspace, fake_api, mid_tool)
+    _updates, history = await crash_and_load(agent_env, acp_schema, workspace, fake_api, mid_tool)
     valid_history(history)
     results = [b for m in history for b in m["content"] if b.get("type") == "tool_result"]
     assert results and results[0]["tool_use_id"] == "toolu_slow" and results[0]["is_error"]
