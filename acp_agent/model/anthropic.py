@@ -143,7 +143,7 @@ class AnthropicModel:
                     raise AuthRequired(_NO_CREDENTIALS) from None
                 raise
             if failure.status == 400 and "prompt is too long" in failure.reason.lower():
-                yield MessageDone([], "model_context_window_exceeded", Usage())
+                yield MessageDone([], "context_window_exceeded", Usage())
                 return
             decision = self.policy.decide(failure, retries_taken=retries,
                                           relayed=attempt.relayed,

@@ -139,7 +139,7 @@ class TurnRunner:
             log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
             done = await self._request(history, meter)
             meter.model_stop_reason = done.stop_reason
-            if (done.stop_reason == "model_context_window_exceeded" and not done.content
+            if (done.stop_reason == "context_window_exceeded" and not done.content
                     and not compacted_for_overflow):
                 # The API refused the prompt as too long: compact once and try again (D1).
                 compacted_for_overflow = True

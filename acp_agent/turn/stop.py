@@ -22,6 +22,7 @@ _MODEL_STOPS = {
     "stop_sequence": TurnStop.END_TURN,
     "max_tokens": TurnStop.MAX_TOKENS,
     "model_context_window_exceeded": TurnStop.MAX_TOKENS,
+    "context_window_exceeded": TurnStop.MAX_TOKENS,  # the API refused the prompt as too long (D1)
     "refusal": TurnStop.REFUSAL,
 }
 

@@ -200,7 +200,7 @@ async def test_a_prompt_too_long_ends_with_the_context_window_stop(fake: FakeMes
     fake.script(replies.error(400, "invalid_request_error",
                               "prompt is too long: 210000 tokens > 200000 maximum"))
     events = await collect(model_for(fake, streaming))
-    assert events == [MessageDone([], "model_context_window_exceeded", Usage())]
+    assert events == [MessageDone([], "context_window_exceeded", Usage())]
     assert fake.attempts == 1
 
 

@@ -288,7 +288,7 @@ async def test_prompt_too_long_ends_the_turn_max_tokens_with_context_window_exce
     response, _ = await case.prompt()
     assert response.get("result", {}).get("stopReason") == "max_tokens", response
     record = turn_record(response)
-    assert record["modelStopReason"] == "model_context_window_exceeded", record
+    assert record["modelStopReason"] == "context_window_exceeded", record  # decisions D1
     assert record["modelRequests"] == 1 and record["retries"] == 0
     assert len(case.attempts) == 1
     await assert_agent_goes_on(case)
