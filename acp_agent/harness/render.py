@@ -162,6 +162,21 @@ class TurnPrinter:
 
     # --- the end of a turn ---------------------------------------------------------------------
 
+    def _strategy(self, turn: Mapping[str, Any]) -> None:
+        """A loop strategy's own story: each phase change, then each verification trial."""
+        for step in turn.get("transitions") or []:
+            if isinstance(step, Mapping):
+                self.line(f"phase {step.get('from')} → {step.get('to')}: {step.get('reason', '')} "
+                          f"(at request {step.get('atRequest')})", "cyan")
+        for trial in turn.get("trials") or []:
+            if not isinstance(trial, Mapping):
+                continue
+            verdict = "passed" if trial.get("passed") else "failed"
+            feedback = str(trial.get("feedback") or "").strip().splitlines()
+            self.line(f"trial {trial.get('trial')}: {verdict}, score {trial.get('score')} "
+                      f"({trial.get('evaluator')}){' - ' + feedback[0][:100] if feedback else ''}",
+                      "green" if trial.get("passed") else "red")
+
     def finish(self, result: Mapping[str, Any]) -> None:
         """The stop reason, then the turn record (this agent's `_meta`) or what the agent sent."""
         self.line()
@@ -169,8 +184,11 @@ class TurnPrinter:
         meta = result.get("_meta")
         turn = meta.get("acp-agent", {}).get("turn") if isinstance(meta, Mapping) else None
         if isinstance(turn, Mapping):
+            self._strategy(turn)
             self.line("turn record:")
             for key, value in turn.items():
+                if key in {"trials", "transitions"}:
+                    continue  # shown readably above
                 self.line(f"  {key}: {value if isinstance(value, str) else _compact(value, 200)}")
         elif meta:
             self.line(f"_meta: {_compact(meta, 400)}")
