@@ -1,0 +1,160 @@
+"""Raw Messages API stream events → ModelEvents, and the reply's content blocks as history input.
+
+Kept apart from the retry loop in `anthropic.py`: this is the per-delta hot path (benchmarked), and
+it needs nothing from the SDK but the event objects it is given.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from acp_agent.model.base import (
+    ModelEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseStarted,
+    Usage,
+)
+
+__all__ = ["EMPTY_TEXT", "NO_USAGE", "Attempt", "input_block", "relay_events", "tool_input",
+           "usage_of"]
+
+NO_USAGE = Usage()
+EMPTY_TEXT = {"type": "text", "text": ""}
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                 "cache_creation_input_tokens")
+
+
+class Attempt:
+    """What one attempt produced so far: blocks by index, usage, stop reason, relayed or not."""
+
+    __slots__ = ("_blocks", "_done", "_parts", "message_id", "relayed", "stop_reason",
+                 "stopped", "usage")
+
+    def __init__(self) -> None:
+        self.relayed = self.stopped = False
+        self.stop_reason: str | None = None
+        self.message_id: str | None = None
+        self.usage = Usage()
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._parts: dict[int, list[str]] = {}
+        self._done: set[int] = set()
+
+    def finish(self, index: int) -> None:
+        """A block is complete: join its pieces (tool input JSON is parsed)."""
+        block = self._blocks.get(index)
+        parts = self._parts.pop(index, None)
+        if block is None:
+            return
+        if parts is not None:
+            joined = "".join(parts)
+            kind = block["type"]
+            if kind == "text":
+                block["text"] = joined
+            elif kind == "thinking":
+                block["thinking"] = joined
+            else:
+                block["input"] = tool_input(joined)
+        self._done.add(index)
+
+    def content(self, *, partial: bool = False) -> list[dict[str, Any]]:
+        """The complete blocks in order, as valid input for the next request.
+
+        With `partial`, a text block still in progress is kept too; an unfinished tool_use or
+        thinking block never is (its input or signature is missing).
+        """
+        out = []
+        for i, block in sorted(self._blocks.items()):
+            if i not in self._done:
+                if not (partial and block["type"] == "text"):
+                    continue
+                block = {"type": "text", "text": "".join(self._parts.get(i, ()))}
+            if block != EMPTY_TEXT:
+                out.append(block)
+        return out
+
+
+async def relay_events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
+    """Map the SDK's raw stream events to ModelEvents, accumulating blocks in `a`. Hot path."""
+    blocks, parts = a._blocks, a._parts
+    async for event in stream:
+        kind = event.type
+        if kind == "content_block_delta":
+            delta = event.delta
+            dkind = delta.type
+            if dkind == "text_delta":
+                parts[event.index].append(delta.text)
+                a.relayed = True
+                yield TextDelta(event.index, delta.text)
+            elif dkind == "input_json_delta":
+                parts[event.index].append(delta.partial_json)
+            elif dkind == "thinking_delta":
+                parts[event.index].append(delta.thinking)
+                a.relayed = True
+                yield ThinkingDelta(event.index, delta.thinking)
+            elif dkind == "signature_delta":
+                blocks[event.index]["signature"] += delta.signature
+        elif kind == "content_block_start":
+            index, block = event.index, event.content_block
+            blocks[index] = item = input_block(block)
+            if block.type in ("text", "thinking"):
+                first = item.get(block.type, "")
+                parts[index] = [first] if first else []
+                if first:
+                    a.relayed = True
+                    yield (TextDelta if block.type == "text" else ThinkingDelta)(index, first)
+            elif "input" in item:
+                parts[index] = []
+                if block.type == "tool_use":
+                    a.relayed = True
+                    yield ToolUseStarted(index, block.id, block.name)
+        elif kind == "content_block_stop":
+            a.finish(event.index)
+        elif kind == "message_delta":
+            a.stop_reason = event.delta.stop_reason
+            a.usage = usage_of(event.usage, a.usage)
+            yield a.usage
+        elif kind == "message_start":
+            a.message_id = event.message.id
+            a.usage = usage_of(event.message.usage)
+            yield a.usage
+        elif kind == "message_stop":
+            a.stopped = True
+
+
+def input_block(block: Any) -> dict[str, Any]:
+    """An SDK content block as an API *input* block (no None fields, no citations)."""
+    kind = block.type
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature or ""}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    dumped: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+    dumped.pop("citations", None)
+    return dumped
+
+
+def tool_input(text: str) -> Any:
+    """Tool input JSON; one cut off (max_tokens) keeps its complete values, as the SDK does."""
+    try:
+        return json.loads(text) if text else {}
+    except ValueError:
+        import jiter  # a dependency of the SDK
+
+        try:
+            value = jiter.from_json(text.encode(), partial_mode=True)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+def usage_of(raw: Any, prev: Usage = NO_USAGE) -> Usage:
+    """Usage from the API; counts that a message_delta leaves out keep their earlier values."""
+    return Usage(*(getattr(prev, name) if getattr(raw, name, None) is None
+                   else int(getattr(raw, name)) for name in USAGE_FIELDS))
