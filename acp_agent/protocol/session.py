@@ -66,15 +66,8 @@ class CancelNotification(SessionRef):
     pass
 
 
-class LoadSessionRequest(SessionRef):
-    cwd: str
-    mcp_servers: list[dict[str, Any]]
-    additional_directories: list[str] | None = None
-
-    @field_validator("cwd")
-    @classmethod
-    def _cwd_absolute(cls, value: str) -> str:
-        return _absolute(value)
+class LoadSessionRequest(NewSessionRequest, SessionRef):
+    """session/load: a session id plus what session/new takes."""
 
 
 class ResumeSessionRequest(LoadSessionRequest):

@@ -173,10 +173,14 @@ class AcpHandler:
             session = self.manager.create(request.cwd, overrides, self.client_capabilities)
         except LimitsError as exc:
             raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
-        answer: dict[str, Any] = {"sessionId": session.id, "modes": modes_state(session.mode),
+        return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
+
+    async def _ready(self, session: Session, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
+        """Connect the session's MCP servers and build the common part of the answer."""
+        answer: dict[str, Any] = {"modes": modes_state(session.mode),
                                   "configOptions": self._config_options(session)}
-        if request.mcp_servers:
-            failures = await self.manager.connect_mcp(session, request.mcp_servers)
+        if mcp_servers:
+            failures = await self.manager.connect_mcp(session, mcp_servers)
             if failures:
                 answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
         self._announce_commands(session.id)
@@ -264,14 +268,7 @@ class AcpHandler:
             for update in session.replay:
                 await self.manager.requester.notify(
                     "session/update", {"sessionId": session.id, "update": update})
-        answer: dict[str, Any] = {"modes": modes_state(session.mode),
-                                  "configOptions": self._config_options(session)}
-        if request.mcp_servers:
-            failures = await self.manager.connect_mcp(session, request.mcp_servers)
-            if failures:
-                answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
-        self._announce_commands(session.id)
-        return answer
+        return await self._ready(session, request.mcp_servers)
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         request = parse(ListSessionsRequest, params if params is not None else {})
