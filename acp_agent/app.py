@@ -15,6 +15,7 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
+from acp_agent.credentials import load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.model.anthropic import has_credentials, preload
 from acp_agent.model.base import seconds_left_in_turn
@@ -83,22 +84,26 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     if spec == DEMO_MODEL:
         spec = f"replay:{cassette_path()}"
     replaying = replay_path(spec) is not None
+    stored_key = None
     if not replaying and not any(os.environ.get(k) for k in ("ANTHROPIC_API_KEY",
                                                                "ANTHROPIC_AUTH_TOKEN")):
-        log.warning("agent.no_api_key", hint="set ANTHROPIC_API_KEY, or start with --model demo "
-                    "for the offline demo")
+        stored_key = load_key()
+        if stored_key is None:
+            log.warning("agent.no_api_key", hint="set ANTHROPIC_API_KEY, run `acp-agent login`, "
+                        "or start with --model demo for the offline demo")
     model, model_id = make_model(
         spec, streaming=config.streaming, record=config.record,
         replay_strict=config.replay_strict, base_url=config.base_url,
         max_retries=config.max_retries, stall_seconds=config.stall_seconds,
-        request_timeout=config.request_timeout, deadline=seconds_left_in_turn)
+        request_timeout=config.request_timeout, deadline=seconds_left_in_turn,
+        **({"api_key": stored_key} if stored_key else {}))
     if model_id != config.model:
         config = config.model_copy(update={"model": model_id})
     manager = SessionManager(config, requester, model=lambda: model, tools=default_registry,
                              store=_open_store(config))
     # A replay needs no key: every request is answered from the cassette.
-    handler = AcpHandler(manager, preload=preload,
-                         has_credentials=(lambda: True) if replaying else has_credentials)
+    handler = AcpHandler(manager, preload=preload, has_credentials=(
+        (lambda: True) if replaying or stored_key else _credentials_now))
     endpoint = Endpoint(_RpcHandler(handler), writer)
     requester.endpoint = endpoint
 
@@ -135,6 +140,11 @@ async def _watch_signals(manager: SessionManager, scope: anyio.CancelScope) -> N
                     await turn.done.wait()
             scope.cancel()
             return
+
+
+def _credentials_now() -> bool:
+    """The environment (and SDK profiles), or a key stored by `acp-agent login` since start-up."""
+    return has_credentials() or load_key() is not None
 
 
 def _open_store(config: Config) -> SessionStore | None:

@@ -29,12 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Credentials come from ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN). Logs go to "
                "stderr; set ACP_AGENT_LOG_LEVEL=debug|info|warning|error.")
     parser.add_argument("--version", action="version", version=f"acp-agent {__version__}")
-    parser.add_argument("command", nargs="?", choices=["serve", "smoke", "harness"],
+    parser.add_argument("command", nargs="?", choices=["serve", "smoke", "harness", "login"],
                         default="serve",
                         help="serve (default): serve ACP on stdin/stdout; smoke [PROMPT]: run one "
                         "prompt against an agent and show the turn (see `acp-agent smoke --help`); "
                         "harness SCRIPT: run a scripted JSON-RPC conversation (see `acp-agent "
-                        "harness --help`)")
+                        "harness --help`); login: store an Anthropic API key for the agent")
     model = parser.add_argument_group("model")
     model.add_argument("--model", help=f"model id, or replay:FILE to serve a recorded cassette "
                        f"(default {Config().model}){_env('model')}")
@@ -117,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_agent.harness.smoke import smoke_main
 
         return smoke_main(argv[1:])
+    if argv and argv[0] == "login":
+        from acp_agent.credentials import login_main
+
+        return login_main(argv[1:])
     if argv and argv[0] == "harness":
         from acp_agent.harness.script import harness_main
 

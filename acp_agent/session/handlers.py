@@ -51,8 +51,8 @@ M = TypeVar("M", bound=AcpModel)
 
 AUTH_METHOD_ID = "anthropic-api-key"
 AUTH_HELP = ("Set ANTHROPIC_API_KEY in the editor's agent_servers env for this agent and restart "
-             "it. To try the agent without a key, start it with --model demo (an offline, "
-             "recorded demo turn).")
+             "it, or run `acp-agent login` once. To try the agent without a key, start it with "
+             "--model demo (an offline, recorded demo turn).")
 
 _JOURNAL_METHODS = frozenset({"session/load", "session/resume", "session/list", "session/close",
                               "session/delete"})
@@ -140,10 +140,19 @@ class AcpHandler:
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": mcp_servers_supported_http(), "sse": False},
             },
-            "authMethods": [{"id": AUTH_METHOD_ID, "name": "Anthropic API key",
-                             "description": AUTH_HELP}],
+            "authMethods": self._auth_methods(),
             "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
         }
+
+    def _auth_methods(self) -> list[dict[str, Any]]:
+        methods: list[dict[str, Any]] = [{"id": AUTH_METHOD_ID, "name": "Anthropic API key",
+                                          "description": AUTH_HELP}]
+        auth = self.client_capabilities.auth or {}
+        if isinstance(auth, dict) and auth.get("terminal") is True:
+            methods.append({"type": "terminal", "id": "login", "name": "Log in with an API key",
+                            "description": "Runs `acp-agent login` in a terminal to store a key.",
+                            "args": ["login"]})
+        return methods
 
     async def authenticate(self, params: Any) -> dict[str, Any]:
         request = parse(AuthenticateRequest, params)

@@ -1,0 +1,59 @@
+"""`acp-agent login`: an Anthropic API key kept in the user's config dir, for when the env has none.
+
+The file is mode 0600 in a 0700 directory; the key is never logged or echoed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["credentials_path", "load_key", "login_main", "save_key"]
+
+
+def credentials_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("acp-agent")) / "credentials.json"
+
+
+def load_key() -> str | None:
+    """The stored key, or None (no file, unreadable, or no key in it)."""
+    try:
+        data = json.loads(credentials_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    key = data.get("anthropicApiKey") if isinstance(data, dict) else None
+    return key if isinstance(key, str) and key.strip() else None
+
+
+def save_key(key: str) -> Path:
+    path = credentials_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"anthropicApiKey": key.strip()}, f)
+    os.chmod(path, 0o600)
+    return path
+
+
+def login_main(argv: list[str] | None = None) -> int:
+    """Ask for a key at the terminal (or read one line from a pipe) and store it."""
+    if argv:
+        sys.stderr.write("usage: acp-agent login   (asks for an Anthropic API key and stores it)\n")
+        return 2
+    if sys.stdin.isatty():
+        import getpass
+
+        key = getpass.getpass("Anthropic API key (input hidden): ")
+    else:
+        key = sys.stdin.readline()
+    if not key.strip():
+        sys.stderr.write("acp-agent login: no key given; nothing stored\n")
+        return 1
+    path = save_key(key)
+    sys.stderr.write(f"acp-agent login: key stored in {path} (mode 0600); the agent uses it when "
+                     "ANTHROPIC_API_KEY is not set\n")
+    return 0
