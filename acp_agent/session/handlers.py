@@ -40,7 +40,6 @@ from acp_agent.session.models import available_models
 from acp_agent.session.modes import MODES, modes_state
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.tools.mcp import mcp_servers_supported_http
-from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import choose_strategy
 
 __all__ = ["AUTH_METHOD_ID", "AcpHandler"]
@@ -57,10 +56,6 @@ AUTH_HELP = ("Set ANTHROPIC_API_KEY in the editor's agent_servers env for this a
 _JOURNAL_METHODS = frozenset({"session/load", "session/resume", "session/list", "session/close",
                               "session/delete"})
 """Served (and advertised) only when sessions are journaled."""
-
-_STOP_REASONS = {TurnStop.END_TURN: "end_turn", TurnStop.MAX_TOKENS: "max_tokens",
-                 TurnStop.REFUSAL: "refusal", TurnStop.LIMIT: "max_turn_requests",
-                 TurnStop.CANCELLED: "cancelled"}
 
 
 def parse(model: type[M], params: Any) -> M:
@@ -327,4 +322,5 @@ class AcpHandler:
                 raise ProtocolError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}",
                                                   data)
             raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
-        return PromptResponse(stop_reason=_STOP_REASONS[result.stop], meta=meta).to_wire()
+        # The record already names the stop as ACP does: one mapping, so the two always agree.
+        return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()

@@ -15,14 +15,10 @@ from tests.support.agent import AgentProcess, RpcError, base_env
 from tests.wire.conftest import chunks, turn_record
 
 
-def allow(method: str, params: Any) -> Any:
+async def allow_async(method: str, params: Any) -> Any:
     if method == "session/request_permission":
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
     return RpcError(-32601, method)
-
-
-async def allow_async(method: str, params: Any) -> Any:
-    return allow(method, params)
 
 
 async def test_the_demo_runs_a_real_turn_without_a_key_on_both_paths(
