@@ -17,21 +17,23 @@ import structlog
 from acp_agent.config import Config
 from acp_agent.credentials import load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
-from acp_agent.model.anthropic import has_credentials, preload
-from acp_agent.model.base import seconds_left_in_turn
-from acp_agent.model.factory import make_model, replay_path
+from acp_agent.lazy import warm_up
+from acp_agent.model.provider import FACTORY, ModelProvider, replay_path
+from acp_agent.model.sdk import ENV_KEYS, SDK_MODULES, has_credentials
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.errors import RpcError
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.session.handlers import AcpHandler
-from acp_agent.session.manager import SessionManager
+from acp_agent.session.manager import ENGINE, SessionManager
 from acp_agent.session.store import SessionStore
-from acp_agent.tools.registry import default_registry
 
 __all__ = ["run", "serve"]
 
 log = structlog.get_logger(__name__)
+
+WARM_UP = (ENGINE, FACTORY, *SDK_MODULES)
+"""Imported in the background once `initialize` is answered, in the order a first prompt needs."""
 
 SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
@@ -85,24 +87,22 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         spec = f"replay:{cassette_path()}"
     replaying = replay_path(spec) is not None
     stored_key = None
-    if not replaying and not any(os.environ.get(k) for k in ("ANTHROPIC_API_KEY",
-                                                               "ANTHROPIC_AUTH_TOKEN")):
+    if not replaying and not any(os.environ.get(k) for k in ENV_KEYS):
         stored_key = load_key()
         if stored_key is None:
             log.warning("agent.no_api_key", hint="set ANTHROPIC_API_KEY, run `acp-agent login`, "
                         "or start with --model demo for the offline demo")
-    model, model_id = make_model(
+    model = ModelProvider(
         spec, streaming=config.streaming, record=config.record,
         replay_strict=config.replay_strict, base_url=config.base_url,
         max_retries=config.max_retries, stall_seconds=config.stall_seconds,
-        request_timeout=config.request_timeout, deadline=seconds_left_in_turn,
+        request_timeout=config.request_timeout,
         **({"api_key": stored_key} if stored_key else {}))
-    if model_id != config.model:
-        config = config.model_copy(update={"model": model_id})
-    manager = SessionManager(config, requester, model=lambda: model, tools=default_registry,
-                             store=_open_store(config))
+    if model.model_id != config.model:
+        config = config.model_copy(update={"model": model.model_id})
+    manager = SessionManager(config, requester, model=model, store=_open_store(config))
     # A replay needs no key: every request is answered from the cassette.
-    handler = AcpHandler(manager, preload=preload, has_credentials=(
+    handler = AcpHandler(manager, warm_up=lambda: warm_up(WARM_UP), has_credentials=(
         (lambda: True) if replaying or stored_key else _credentials_now))
     endpoint = Endpoint(_RpcHandler(handler), writer)
     requester.endpoint = endpoint

@@ -143,14 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2
     from acp_agent.app import run
-    from acp_agent.model.cassette import CassetteError
-    from acp_agent.turn.strategies import strategy_from_settings
+    from acp_agent.errors import CassetteError
+    from acp_agent.turn.loops import LoopChoice
 
     try:  # refuse a strategy that cannot work (verify with nothing to check) before serving
-        strategy_from_settings(config.loop, verify_cmd=config.verify_cmd,
-                               verify_rubric=config.verify_rubric,
-                               verify_threshold=config.verify_threshold,
-                               max_trials=config.max_trials)
+        LoopChoice(config.loop, config.verify_cmd, config.verify_rubric, config.verify_threshold,
+                   config.max_trials).check()
     except ValueError as exc:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2

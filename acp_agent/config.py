@@ -35,7 +35,7 @@ class LimitsError(ValueError):
 class Limits(BaseModel):
     """The per-turn budgets (turn-semantics C4). `None` turns a budget off."""
 
-    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
 
     max_turn_requests: int = Field(50, ge=1)
     """Model requests allowed in one prompt turn; the N+1st is never sent."""
@@ -85,7 +85,7 @@ def fields_by_name(model: type[BaseModel]) -> dict[str, str]:
 class Config(BaseModel):
     """How the agent was started. Built once by the CLI from flags, environment and defaults."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     model: str = DEFAULT_MODEL
     """Model id sent to the Messages API."""

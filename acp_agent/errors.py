@@ -10,6 +10,8 @@
            ├─ StreamBroken        the reply broke off after output was relayed, or had no stop_reason
            └─ AuthRequired        no credentials, or the API said 401/403
 
+    CassetteError (a ValueError)  a replay cassette that cannot be read or a record file not written
+
 Protocol errors with a JSON-RPC code live in `acp_agent.rpc.errors.RpcError`.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 __all__ = [
     "AgentError",
     "AuthRequired",
+    "CassetteError",
     "InvalidToolInput",
     "ModelUnavailable",
     "PathOutsideCwd",
@@ -89,3 +92,8 @@ class AuthRequired(TurnFailed):
     """No usable credentials (none found, or the API answered 401/403)."""
 
     kind = "auth_required"
+
+
+class CassetteError(ValueError):
+    """A cassette that cannot be read (missing, not JSON lines, not this format), or a record file
+    that cannot be written."""

@@ -30,6 +30,7 @@ __all__ = [
     "FLOOR",
     "PYTHON",
     "REPO",
+    "STACK_FLOOR",
     "BenchError",
     "Peer",
     "Scratch",
@@ -49,6 +50,9 @@ PYTHON = str(_VENV_PYTHON if _VENV_PYTHON.exists() else Path(sys.executable))
 AGENT = (PYTHON, "-m", "acp_agent")
 BASELINE = (PYTHON, str(REPO / "bench" / "baselines" / "relay.py"))
 FLOOR = (PYTHON, str(REPO / "bench" / "baselines" / "sdk_floor.py"))
+STACK_FLOOR = (PYTHON, str(REPO / "bench" / "baselines" / "stack_floor.py"))
+"""Cold start's second reference: a minimal ACP agent on the agent's own stack (anyio, pydantic,
+structlog), so spawn → `session/new` shows what that stack costs before the agent adds anything."""
 MODEL = "claude-test-1"
 
 

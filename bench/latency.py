@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from bench.common import AGENT, BASELINE, BenchError, Peer, Scratch, median, p90, spawn
+from bench.common import AGENT, BASELINE, STACK_FLOOR, BenchError, Peer, Scratch, median, p90, spawn
 from bench.report import Figure, Goal, pair_ratios
 from bench.scenario import HELLO, ensure_extras, fake_api, slow, stall
 
@@ -17,12 +17,21 @@ __all__ = ["cancel_latency", "cold_start", "first_prompt", "memory", "shutdown"]
 
 MS = 1000.0
 IMPLS = (("agent", AGENT), ("baseline", BASELINE))
+COLD_IMPLS = (*IMPLS, ("stack_floor", STACK_FLOOR))
 
 
 def _rounds(n: int) -> Iterator[tuple[str, tuple[str, ...]]]:
     """n rounds of (agent, baseline), the order swapped every other round."""
     for i in range(n):
         yield from (IMPLS if i % 2 == 0 else IMPLS[::-1])
+
+
+def _rotated_rounds(n: int, impls: tuple[tuple[str, tuple[str, ...]], ...]
+                    ) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """n rounds of every impl, the order rotated by one each round (so each leads as often)."""
+    for i in range(n):
+        k = i % len(impls)
+        yield from impls[k:] + impls[:k]
 
 
 def _median_or_none(values: list[float]) -> float | None:
@@ -35,13 +44,18 @@ def _stats(values: list[float]) -> dict[str, object]:
 
 
 def cold_start(scratch: Scratch, n: int) -> list[Figure]:
-    """spawn → initialize answered, and spawn → session/new answered (sent after initialize)."""
-    init: dict[str, list[float]] = {"agent": [], "baseline": []}
-    ready: dict[str, list[float]] = {"agent": [], "baseline": []}
+    """spawn → initialize answered, and spawn → session/new answered (sent after initialize).
+
+    Three processes per round, the order rotated: the agent, the relay baseline (stdlib only) and
+    the stack floor (`baselines/stack_floor.py`: anyio + pydantic + structlog and nothing else),
+    the second reference for the agent's own stack."""
+    init: dict[str, list[float]] = {name: [] for name, _ in COLD_IMPLS}
+    ready: dict[str, list[float]] = {name: [] for name, _ in COLD_IMPLS}
     exits: list[float] = []
+    floor_exits: list[float] = []
     with fake_api() as api:
         env = scratch.env(api.base_url)
-        for name, command in _rounds(n):
+        for name, command in _rotated_rounds(n, COLD_IMPLS):
             with spawn(command, scratch, env, f"cold-{name}") as peer:
                 t_init = peer.initialize()
                 t_new, _ = peer.new_session(scratch.workspace)
@@ -52,6 +66,15 @@ def cold_start(scratch: Scratch, n: int) -> list[Figure]:
                     gone = peer.wait_exit(10)
                     if gone is not None:
                         exits.append((gone - sent) * MS)
+                elif name == "stack_floor":  # it must end by itself, and cleanly, on EOF
+                    sent = peer.close_stdin()
+                    gone = peer.wait_exit(10)
+                    if gone is None or peer.proc.returncode != 0:
+                        raise BenchError(f"stack floor: exit code {peer.proc.returncode} after EOF"
+                                         f"{peer.stderr_tail()}")
+                    floor_exits.append((gone - sent) * MS)
+    floor = {"initialize": _stats(init["stack_floor"]), "session_new": _stats(ready["stack_floor"]),
+             "exit_on_eof_right_after_session_new_ms": _stats(floor_exits)}
     return [
         Figure("cold_start.initialize.median", "cold start: spawn → initialize, median", "ms",
                median(init["agent"]), median(init["baseline"]),
@@ -66,6 +89,20 @@ def cold_start(scratch: Scratch, n: int) -> list[Figure]:
                pairs=pair_ratios(ready["agent"], ready["baseline"])),
         Figure("cold_start.session_new.p90", "cold start: spawn → session/new, p90", "ms",
                p90(ready["agent"]), p90(ready["baseline"])),
+        # The stack floor sits in the baseline column: the ratio is what the agent adds over its
+        # own libraries' import and first use.
+        Figure("cold_start.session_new.vs_stack_floor.median",
+               "cold start: spawn → session/new, median, vs stack floor", "ms",
+               median(ready["agent"]), median(ready["stack_floor"]),
+               detail={"agent": _stats(ready["agent"]), "stack_floor": _stats(ready["stack_floor"])},
+               pairs=pair_ratios(ready["agent"], ready["stack_floor"])),
+        # The floor's own number, in the agent column, against the relay baseline: what the stack
+        # costs over a stdlib-only process.
+        Figure("cold_start.stack_floor.session_new.median",
+               "stack floor: spawn → session/new, median (vs relay)", "ms",
+               median(ready["stack_floor"]), median(ready["baseline"]),
+               detail={"stack_floor": floor, "baseline": _stats(ready["baseline"])},
+               pairs=pair_ratios(ready["stack_floor"], ready["baseline"])),
     ]
 
 

@@ -34,7 +34,7 @@ Timeout = Annotated[float, Field(gt=0, le=3600, description="seconds; default: t
 
 
 class _Base(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     note: str | None = Field(None, description="a label shown in the report instead of the default one")
 
@@ -42,7 +42,7 @@ class _Base(BaseModel):
 class RpcErrorBody(BaseModel):
     """A JSON-RPC error object to answer the agent with."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
     code: int
     message: str
     data: Any = None

@@ -2,14 +2,12 @@
 
 Both paths yield the same `ModelEvent` sequence (turn-semantics C8). The SDK runs with
 `max_retries=0`: retries are ours, because only here do we know whether output of the request
-was already relayed (decisions D1). `anthropic` is imported lazily: it costs about a second.
+was already relayed (decisions D1). `anthropic` is imported lazily (`model/sdk.py`).
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -29,6 +27,7 @@ from acp_agent.model.base import (
     Usage,
 )
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
+from acp_agent.model.sdk import ENV_KEYS, ensure_sdk
 from acp_agent.model.stream_events import (
     EMPTY_TEXT,
     Attempt,
@@ -40,51 +39,9 @@ from acp_agent.model.stream_events import (
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["AnthropicModel", "has_credentials", "preload"]
+__all__ = ["AnthropicModel"]
 
 log = structlog.get_logger(__name__)
-
-_ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-
-_SDK_IMPORT = threading.Lock()
-"""Serialises the SDK's first import: two threads importing its package tree at once can hit
-Python's import-lock deadlock detection (`_DeadlockError`)."""
-
-
-def preload() -> None:
-    """Import the SDK (and the messages resource it loads on first use) ahead of the first prompt.
-
-    Meant for a worker thread started right after `initialize`.
-    """
-    with _SDK_IMPORT:
-        import anthropic.resources.messages
-        import anthropic.types  # noqa: F401
-
-
-async def _ensure_sdk() -> None:
-    """Import the SDK off the event loop (waiting for a preload already under way)."""
-    if "anthropic.resources.messages" not in sys.modules:
-        await anyio.to_thread.run_sync(preload)
-
-
-def has_credentials(api_key: str | None = None) -> bool:
-    """Whether a request would carry credentials, decided without sending one.
-
-    An explicit key, or `ANTHROPIC_API_KEY`/`ANTHROPIC_AUTH_TOKEN`, answers at once; otherwise the
-    SDK's own chain (profiles, federation) is asked, which reads only local files and env.
-    """
-    if api_key or any(os.environ.get(name) for name in _ENV_KEYS):
-        return True
-    try:
-        with _SDK_IMPORT:
-            from anthropic.lib.credentials import default_credentials
-
-        return default_credentials() is not None
-    except Exception as exc:  # an SDK without profiles, or a missing or broken profile
-        log.debug("model.no_profile", error=type(exc).__name__)
-        return False
-
 
 class AnthropicModel:
     """A `ModelClient` over the official SDK, with the agent's own retry policy."""
@@ -119,7 +76,7 @@ class AnthropicModel:
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
-        await _ensure_sdk()
+        await ensure_sdk()
         import anthropic
         import httpx2
 
@@ -268,7 +225,7 @@ class AnthropicModel:
         return Failure(f"connection failed ({type(exc).__name__}: {self._redact(str(exc))})")
 
     def _redact(self, text: str) -> str:
-        for secret in (self._api_key, *(os.environ.get(name) for name in _ENV_KEYS)):
+        for secret in (self._api_key, *(os.environ.get(name) for name in ENV_KEYS)):
             if secret and secret in text:
                 text = text.replace(secret, "[redacted]")
         return text

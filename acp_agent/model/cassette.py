@@ -20,6 +20,8 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from acp_agent.errors import CassetteError
+
 __all__ = [
     "CASSETTE_VERSION",
     "Cassette",
@@ -42,12 +44,9 @@ log = structlog.get_logger(__name__)
 CASSETTE_VERSION = 1
 
 
-class CassetteError(ValueError):
-    """A cassette that cannot be read: missing, not JSON lines, or not this format."""
-
-
 class _Line(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, alias_generator=to_camel, populate_by_name=True,
+                              extra="forbid")
 
 
 class CassetteHeader(_Line):

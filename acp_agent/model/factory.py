@@ -15,26 +15,21 @@ from typing import Any
 import structlog
 
 from acp_agent.model.anthropic import AnthropicModel
+from acp_agent.model.base import seconds_left_in_turn
 from acp_agent.model.cassette import CassetteError, CassetteHeader, CassetteWriter, load_cassette
+from acp_agent.model.provider import REPLAY_PREFIX, replay_path
 from acp_agent.model.transports import ClientTransport, RecordingTransport, ReplayTransport
 
-__all__ = ["REPLAY_API_KEY", "REPLAY_BASE_URL", "REPLAY_PREFIX", "make_model", "replay_path"]
+__all__ = ["REPLAY_API_KEY", "REPLAY_BASE_URL", "REPLAY_PREFIX", "make_model", "replay_path",
+           "seconds_left_in_turn"]
 
 log = structlog.get_logger(__name__)
 
-REPLAY_PREFIX = "replay:"
 REPLAY_API_KEY = "acp-agent-replay-placeholder-key"
 """A placeholder credential: a replay never reaches the network, but the SDK wants one. Not a
 word that may appear in an error message: the model client redacts its key from every message."""
 REPLAY_BASE_URL = "http://replay.invalid"
 """Never resolved: every request is answered by the replay transport."""
-
-
-def replay_path(model_spec: str) -> Path | None:
-    """The cassette of a `replay:FILE` model spec, or None for a model id."""
-    if not model_spec.startswith(REPLAY_PREFIX):
-        return None
-    return Path(model_spec.removeprefix(REPLAY_PREFIX)).expanduser()
 
 
 def make_model(model_spec: str, *, streaming: bool, record: Path | None = None,

@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from acp_agent.model.base import Usage
+if TYPE_CHECKING:
+    from acp_agent.model.base import Usage
+
 
 __all__ = ["BUILTIN_PRICES", "Price", "load_prices"]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -34,13 +33,13 @@ from acp_agent.protocol.session import (
     SetModeRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
-from acp_agent.session.commands import COMMANDS, command_of, run_command
+from acp_agent.session.commands import COMMANDS, command_of
 from acp_agent.session.manager import Session, SessionManager
 from acp_agent.session.models import available_models
 from acp_agent.session.modes import MODES, modes_state
 from acp_agent.session.prompts import to_model_blocks
-from acp_agent.tools.mcp import mcp_servers_supported_http
-from acp_agent.turn.strategies import choose_strategy
+from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
+from acp_agent.turn.loops import choose_loop
 
 __all__ = ["AUTH_METHOD_ID", "AcpHandler"]
 
@@ -74,11 +73,11 @@ class AcpHandler:
 
     def __init__(self, manager: SessionManager, *,
                  has_credentials: Callable[[], bool] = lambda: True,
-                 preload: Callable[[], None] | None = None) -> None:
+                 warm_up: Callable[[], object] | None = None) -> None:
         self.manager = manager
         self.client_capabilities = ClientCapabilities()
         self._has_credentials = has_credentials
-        self._preload = preload
+        self._warm_up = warm_up
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
@@ -122,10 +121,10 @@ class AcpHandler:
     async def initialize(self, params: Any) -> dict[str, Any]:
         request = parse(InitializeRequest, params)
         self.client_capabilities = request.client_capabilities
-        if self._preload is not None:
-            # The SDK import costs about a second: pay it in the background while the editor
-            # sends session/new (a daemon thread, so it never holds up exit).
-            threading.Thread(target=self._preload, name="preload", daemon=True).start()
+        if self._warm_up is not None:
+            # The turn machinery and the SDK cost seconds to import: pay for them in the
+            # background while the editor sends session/new (acp_agent.lazy).
+            self._warm_up()
         return {
             "protocolVersion": negotiate_version(request.protocol_version),
             "agentCapabilities": {
@@ -229,8 +228,8 @@ class AcpHandler:
                 raise ProtocolError.invalid_request("Cannot change the loop while a prompt runs",
                                                     {"sessionId": session.id})
             try:
-                session.strategy = choose_strategy(self.manager.config,
-                                                   {**session.overrides, "loop": request.value})
+                session.choose_loop(choose_loop(self.manager.config,
+                                                {**session.overrides, "loop": request.value}))
             except LimitsError as exc:
                 raise ProtocolError.invalid_params(f"Invalid params: value: {exc}",
                                                    {"value": request.value}) from None
@@ -308,7 +307,8 @@ class AcpHandler:
         shown = [block.to_wire() for block in request.prompt]
         command = command_of(shown)
         if command is not None and session.running is None:
-            record = await run_command(command, session)
+            engine = await self.manager.engine()
+            record = await engine.run_command(command, session)
             return PromptResponse(stop_reason="end_turn", meta={
                 "acp-agent": {"turn": record.to_meta()}}).to_wire()
         blocks = to_model_blocks(request.prompt)

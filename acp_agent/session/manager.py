@@ -8,36 +8,37 @@ within one session a second prompt is refused unless the running turn is already
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
 
 from acp_agent.config import Config, Limits
-from acp_agent.model.base import ModelClient
+from acp_agent.lazy import aload
 from acp_agent.model.pricing import load_prices
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.models import loop_config_option, model_config_option
 from acp_agent.session.modes import DEFAULT_MODE, mode_config_option
 from acp_agent.session.permissions import SessionPermissions
-from acp_agent.session.relay import Relay
 from acp_agent.session.replay import replay_updates
 from acp_agent.session.requester import Requester
 from acp_agent.session.store import Journal, SessionStore
 from acp_agent.session.system_prompt import build_system_prompt
-from acp_agent.tools.base import ToolContext
-from acp_agent.tools.localfs import LocalFileSystem
-from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.driver import TurnResult, drive_turn
-from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
-from acp_agent.turn.runner import RunnerSettings, TurnRunner
-from acp_agent.turn.strategies import Strategy, choose_strategy
+from acp_agent.turn.loops import LoopChoice, choose_loop
+from acp_agent.turn.settings import RunnerSettings
+
+if TYPE_CHECKING:
+    from acp_agent.model.base import ModelClient
+    from acp_agent.session.engine import Engine
+    from acp_agent.tools.registry import ToolRegistry
+    from acp_agent.turn.driver import TurnResult
+    from acp_agent.turn.runner import TurnRunner
+    from acp_agent.turn.strategies import Strategy
 
 __all__ = ["Session", "SessionManager"]
 
@@ -45,6 +46,10 @@ log = structlog.get_logger(__name__)
 
 MCP_START_SECONDS = 15.0
 """How long session/new waits for its MCP servers (editors give up at about 20 s)."""
+
+ENGINE = "acp_agent.session.engine"
+"""The turn machinery, imported after the handshake (see `acp_agent.lazy`)."""
+
 
 @dataclass(slots=True)
 class RunningTurn:
@@ -57,13 +62,20 @@ class RunningTurn:
 
 @dataclass(slots=True)
 class Session:
+    """What a session is. Its runner and strategy are built by `session/engine.py` on first use."""
+
     id: str
     cwd: Path
     limits: Limits
     history: History
-    runner: TurnRunner
-    strategy: Strategy
     permissions: SessionPermissions
+    settings: RunnerSettings
+    """What its requests carry (the system prompt is added when the runner is built)."""
+    loop: LoopChoice
+    capabilities: ClientCapabilities
+    runner: TurnRunner | None = None
+    strategy: Strategy | None = None
+    """None until the first turn, and again after the loop changed."""
     running: RunningTurn | None = None
     journal: Journal | None = None
     replay: list[dict[str, Any]] = field(default_factory=list)
@@ -71,6 +83,8 @@ class Session:
     """The session/new `_meta["acp-agent"]` settings, kept for later strategy changes."""
     mcp: Any = None
     """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
+    extra_tools: list[Any] = field(default_factory=list)
+    """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
 
     @property
     def mode(self) -> str:
@@ -78,11 +92,18 @@ class Session:
 
     @property
     def model(self) -> str:
-        return self.runner.settings.model
+        return self.settings.model
 
     @model.setter
     def model(self, model_id: str) -> None:
-        self.runner.settings = replace(self.runner.settings, model=model_id)
+        self.settings = replace(self.settings, model=model_id)
+        if self.runner is not None:
+            self.runner.settings = replace(self.runner.settings, model=model_id)
+
+    def choose_loop(self, loop: LoopChoice) -> None:
+        """A new loop for the next prompt; the strategy is rebuilt then."""
+        self.loop = loop
+        self.strategy = None
 
     def cancel(self) -> bool:
         """Cancel the running turn, if any; True when there was one."""
@@ -97,17 +118,29 @@ class Session:
 class SessionManager:
     """Creates sessions and runs their turns."""
 
-    def __init__(self, config: Config, requester: Requester, model: Callable[[], ModelClient],
-                 tools: Callable[[], ToolRegistry], store: SessionStore | None = None) -> None:
+    def __init__(self, config: Config, requester: Requester,
+                 model: Callable[[], Awaitable[ModelClient]],
+                 tools: Callable[[], ToolRegistry] | None = None,
+                 store: SessionStore | None = None) -> None:
         self.config = config
         self.store = store
         self.prices = load_prices(config.prices)
         self.requester = requester
         self._model = model
         self._tools = tools
+        self._engine: Engine | None = None
         self.sessions: dict[str, Session] = {}
         self.task_group: Any = None
         """Long-lived task group for per-session services (MCP servers); set by the app."""
+
+    async def engine(self) -> Engine:
+        """The turn machinery, loaded off the event loop on first use."""
+        if self._engine is None:
+            module = await aload(ENGINE)
+            model = await self._model()
+            if self._engine is None:  # another session's first prompt may have got here first
+                self._engine = module.Engine(self.requester, model, self._tools)
+        return self._engine
 
     def create(self, cwd: str, overrides: dict[str, Any],
                capabilities: ClientCapabilities | None = None) -> Session:
@@ -160,33 +193,19 @@ class SessionManager:
 
     def _build(self, session_id: str, root: Path, overrides: dict[str, Any],
                capabilities: ClientCapabilities | None, history: History) -> Session:
-        capabilities = capabilities or ClientCapabilities()
         limits = self.config.limits.with_overrides(overrides)
+        loop = choose_loop(self.config, overrides)
         config = self.config
-        tools = self._tools()
         settings = RunnerSettings(
             model=config.model, max_tokens=config.max_tokens,
-            system=build_system_prompt(cwd=root, limits=limits, tools=[
-                (t["name"], t.get("description", "")) for t in tools.api_tools()]),
             thinking=({"type": "enabled", "budget_tokens": config.thinking_budget}
                       if config.thinking_budget else None),
             context_window=config.context_window or 200_000, compact_at=config.compact_at,
             on_limit=config.on_limit)
-        relay = Relay(session_id, self.requester, journal=history.note)
-        fs = capabilities.fs
-        ctx = ToolContext(
-            cwd=root,
-            # None means the local disk; tools stream large local files themselves.
-            fs=(EditorFileSystem(session_id, self.requester, can_read=fs.read_text_file,
-                                 can_write=fs.write_text_file, local=LocalFileSystem())
-                if fs.read_text_file or fs.write_text_file else None),
-            terminal=EditorTerminals(session_id, self.requester) if capabilities.terminal else None)
         permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
         permissions.on_switch = lambda mode_id: self.switch_mode(self.sessions[session_id], mode_id)
-        runner = TurnRunner(self._model(), tools, relay, ctx, settings,
-                            permissions=permissions)
-        session = Session(session_id, root, limits, history, runner, choose_strategy(self.config, overrides),
-                          permissions)
+        session = Session(session_id, root, limits, history, permissions, settings, loop,
+                          capabilities or ClientCapabilities())
         session.overrides = dict(overrides)
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning("session.cost_unknown", model=config.model,
@@ -198,7 +217,7 @@ class SessionManager:
         """Every config option of a session with its current value (mode, model, loop)."""
         return [mode_config_option(session.mode),
                 model_config_option(session.model, self.config.model),
-                loop_config_option(session.strategy.name)]
+                loop_config_option(session.loop.loop)]
 
     async def switch_mode(self, session: Session, mode_id: str) -> None:
         """Change the permission mode, journal it, and tell the editor (both ways it can listen)."""
@@ -245,12 +264,14 @@ class SessionManager:
         session.mcp = connections
         tools = await connections.start(servers, cwd=session.cwd, allow_http=True,
                                         timeout=MCP_START_SECONDS)
-        registry = session.runner.tools
-        for tool in tools:
-            registry.add(tool)
-        session.runner.settings = replace(session.runner.settings, system=build_system_prompt(
-            cwd=session.cwd, limits=session.limits,
-            tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()]))
+        session.extra_tools.extend(tools)
+        if session.runner is not None:  # built already: it offers them from the next request on
+            registry = session.runner.tools
+            for tool in tools:
+                registry.add(tool)
+            session.runner.settings = replace(session.runner.settings, system=build_system_prompt(
+                cwd=session.cwd, limits=session.limits,
+                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()]))
         failures = [f"{f.server}: {f.reason}" for f in connections.failures]
         if failures:
             log.warning("session.mcp_failed", session_id=session.id, failures=failures)
@@ -294,12 +315,9 @@ class SessionManager:
         turn = RunningTurn()
         session.running = turn
         try:
-            return await drive_turn(
-                strategy=session.strategy, runner=session.runner, history=session.history,
-                meter=TurnMeter(session.limits, price=self.prices.get(session.model)),
-                prompt=blocks, sink=session.runner.sink,
-                scope=turn.scope, turn_id=f"t_{uuid.uuid4().hex[:16]}",
-                streaming=session.runner.model.streaming, shown=shown)
+            engine = await self.engine()
+            return await engine.run_turn(session, blocks, scope=turn.scope, shown=shown,
+                                         price=self.prices.get(session.model))
         finally:
             session.running = None
             turn.done.set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_agent.config import BUILTIN_MODELS
-from acp_agent.turn.strategies.select import LOOPS
+from acp_agent.turn.loops import LOOPS
 
 __all__ = ["available_models", "loop_config_option", "model_config_option"]
 

@@ -7,14 +7,16 @@ declined; a cancelled question ends the turn `cancelled`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.session.requester import Requester
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
-from acp_agent.turn.strategies.phased import PlanQuestion
+
+if TYPE_CHECKING:
+    from acp_agent.turn.strategies.phased import PlanQuestion
 
 __all__ = ["SessionPermissions"]
 

@@ -18,7 +18,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import import_module
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +28,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from acp_agent.errors import ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext, ToolResult
+from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
 from acp_agent.tools.truncate import cap_text
 
 __all__ = ["McpConnections", "McpFailure", "McpServerSpec", "McpTool", "content_text",
@@ -45,18 +45,6 @@ _BAD_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 @lru_cache(maxsize=1)
-def mcp_servers_supported_http() -> bool:
-    """Whether the installed SDK has the Streamable HTTP client (decides `mcpCapabilities.http`).
-
-    Looks on disk without importing `mcp`, so `initialize` stays fast.
-    """
-    spec = find_spec("mcp")
-    if spec is None or not spec.submodule_search_locations:
-        return False
-    return any((Path(p) / "client" / "streamable_http.py").is_file()
-               for p in spec.submodule_search_locations) and find_spec("httpx2") is not None
-
-
 @dataclass(frozen=True, slots=True)
 class McpServerSpec:
     """One ACP `McpServer`: stdio (command, args, env) or http/sse (url, headers)."""

@@ -22,7 +22,7 @@ __all__ = ["Step", "ToolStep", "TurnRecord", "step_of"]
 class TurnRecord(BaseModel):
     """What one prompt turn did (turn-semantics C6); same shape on every path and on errors."""
 
-    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
 
     turn_id: str
     stop_reason: str

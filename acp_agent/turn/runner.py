@@ -45,6 +45,7 @@ from acp_agent.turn.governor import Stop, TurnMeter
 from acp_agent.turn.history import History, tool_result
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
+from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.stop import TurnStop, map_model_stop
 
 __all__ = ["AttemptOutcome", "PermissionCancelled", "RunnerSettings", "TurnRunner"]
@@ -59,22 +60,6 @@ CANCELLED = "not executed: the user cancelled the turn"
 
 class PermissionCancelled(Exception):
     """The user cancelled a permission question: the turn ends `cancelled`."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunnerSettings:
-    """What every model request of a session carries."""
-
-    model: str
-    max_tokens: int
-    system: str | None = None
-    thinking: dict[str, Any] | None = None
-    context_window: int = 200_000
-    tool_timeout: float = 30.0
-    on_limit: str = "stop"
-    """wrap_up: the last allowed request carries no tools and asks for a summary (C7)."""
-    compact_at: float = 0.8
-    """Compact when a request's context passes this fraction of the window (0 = never)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from acp_agent.errors import AuthRequired, ModelUnavailable, StreamBroken
-from acp_agent.model.anthropic import AnthropicModel, has_credentials
+from acp_agent.model.anthropic import AnthropicModel
 from acp_agent.model.base import (
     MessageDone,
     ModelEvent,
@@ -21,6 +21,7 @@ from acp_agent.model.base import (
     ToolUseStarted,
     Usage,
 )
+from acp_agent.model.sdk import has_credentials
 from acp_agent.testing import FakeMessagesAPI, replies
 
 KEY = "sk-ant-marker-7d1e5c"

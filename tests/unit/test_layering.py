@@ -19,7 +19,7 @@ ALLOWED = {
     "harness": set(),
     "demo": set(),
 }
-LEAVES = {"errors", "config", "__init__", "logs", "demo", "schemas"}
+LEAVES = {"errors", "config", "__init__", "logs", "demo", "schemas", "lazy"}
 
 
 def room_of(module: str) -> str | None:

@@ -73,7 +73,7 @@ ToolsResult = TurnRecord
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
 
 
 class Trial(_Part):

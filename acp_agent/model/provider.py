@@ -1,0 +1,65 @@
+"""The process's one model client, built when the first turn needs it.
+
+Building it imports the model client's own modules (`model/factory.py`), which the handshake must
+not wait for (decisions D4). Replaying or recording a cassette is the exception: the client is
+built at start-up, because a replay's model id is shown from `session/new` on, and a cassette that
+cannot be read or written should stop the agent at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from acp_agent.lazy import aload, load
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from acp_agent.model.base import ModelClient
+
+__all__ = ["FACTORY", "REPLAY_PREFIX", "ModelProvider", "replay_path"]
+
+FACTORY = "acp_agent.model.factory"
+REPLAY_PREFIX = "replay:"
+
+
+def replay_path(model_spec: str) -> Path | None:
+    """The cassette of a `replay:FILE` model spec, or None for a model id."""
+    if not model_spec.startswith(REPLAY_PREFIX):
+        return None
+    return Path(model_spec.removeprefix(REPLAY_PREFIX)).expanduser()
+
+
+class ModelProvider:
+    """`await provider()` gives the model client, built on the first call.
+
+    `kwargs` go to `model.factory.make_model` (streaming, record, base_url, api_key, ...).
+
+    Raises:
+        CassetteError: at construction, when a replay cassette cannot be read or the record file
+            cannot be written.
+    """
+
+    def __init__(self, spec: str, **kwargs: Any) -> None:
+        self.spec = spec
+        self.model_id = spec
+        """The model id requests carry: the spec, or a replay cassette's recorded model."""
+        self._kwargs = kwargs
+        self._client: ModelClient | None = None
+        if replay_path(spec) is not None or kwargs.get("record") is not None:
+            self._build(load(FACTORY))
+
+    async def __call__(self) -> ModelClient:
+        if self._client is None:
+            self._build(await aload(FACTORY))
+        assert self._client is not None
+        return self._client
+
+    def _build(self, factory: ModuleType) -> None:
+        self._client, self.model_id = factory.make_model(
+            self.spec, deadline=factory.seconds_left_in_turn, **self._kwargs)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()

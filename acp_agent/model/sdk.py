@@ -1,0 +1,50 @@
+"""The `anthropic` SDK, loaded late: it costs seconds of CPU here, so the handshake never waits for it.
+
+Kept apart from `model/anthropic.py` so that the credentials check of `session/new` and the
+background preload need neither the SDK nor the model client's own modules.
+"""
+
+from __future__ import annotations
+
+import os
+
+import structlog
+
+from acp_agent.lazy import aload, load
+
+__all__ = ["ENV_KEYS", "SDK_MODULES", "ensure_sdk", "has_credentials", "preload"]
+
+log = structlog.get_logger(__name__)
+
+ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+SDK_MODULES = ("anthropic", "anthropic.types", "anthropic.resources.messages")
+"""The SDK's package plus what its client loads on the first request."""
+
+
+def preload() -> None:
+    """Import the SDK ahead of the first prompt (meant for a worker thread)."""
+    for name in SDK_MODULES:
+        load(name)
+
+
+async def ensure_sdk() -> None:
+    """Import the SDK off the event loop, waiting for a preload already under way."""
+    for name in SDK_MODULES:
+        await aload(name)
+
+
+def has_credentials(api_key: str | None = None) -> bool:
+    """Whether a request would carry credentials, decided without sending one.
+
+    An explicit key, or `ANTHROPIC_API_KEY`/`ANTHROPIC_AUTH_TOKEN`, answers at once; otherwise the
+    SDK's own chain (profiles, federation) is asked, which reads only local files and env.
+    """
+    if api_key or any(os.environ.get(name) for name in ENV_KEYS):
+        return True
+    try:
+        credentials = load("anthropic.lib.credentials")
+        return credentials.default_credentials() is not None
+    except Exception as exc:  # an SDK without profiles, or a missing or broken profile
+        log.debug("model.no_profile", error=type(exc).__name__)
+        return False

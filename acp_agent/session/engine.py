@@ -1,0 +1,115 @@
+"""A session's turn machinery (tools, runner, strategy), built on its first prompt.
+
+`manager.py` keeps what a session is and answers the handshake with it; this module is how its
+turns run, and it is imported only after the handshake (`acp_agent.lazy`): in the background once
+`initialize` is answered, or by the first prompt, so `session/new` never waits for the loop, the
+tools or the model client to load (decisions D4).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from acp_agent.model.base import ModelClient
+from acp_agent.model.pricing import Price
+from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
+from acp_agent.session.relay import Relay
+from acp_agent.session.requester import Requester
+from acp_agent.session.system_prompt import build_system_prompt
+from acp_agent.tools.base import ToolContext
+from acp_agent.tools.localfs import LocalFileSystem
+from acp_agent.tools.registry import ToolRegistry, default_registry
+from acp_agent.turn.driver import TurnResult, drive_turn
+from acp_agent.turn.governor import TurnMeter
+from acp_agent.turn.record import TurnRecord
+from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.strategies import Strategy, build_strategy
+
+if TYPE_CHECKING:
+    from acp_agent.session.manager import Session
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    """Builds each session's runner and strategy when a turn first needs them, and runs turns."""
+
+    def __init__(self, requester: Requester, model: ModelClient,
+                 tools: Callable[[], ToolRegistry] | None = None) -> None:
+        self.requester = requester
+        self.model = model
+        self._tools = tools or default_registry
+
+    def runner(self, session: Session) -> TurnRunner:
+        """The session's runner, built on first use with the tools it has by then (MCP included)."""
+        if session.runner is None:
+            registry = self._tools()
+            for tool in session.extra_tools:
+                registry.add(tool)
+            settings = replace(session.settings, system=build_system_prompt(
+                cwd=session.cwd, limits=session.limits,
+                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()]))
+            fs = session.capabilities.fs
+            ctx = ToolContext(
+                cwd=session.cwd,
+                # None means the local disk; tools stream large local files themselves.
+                fs=(EditorFileSystem(session.id, self.requester, can_read=fs.read_text_file,
+                                     can_write=fs.write_text_file, local=LocalFileSystem())
+                    if fs.read_text_file or fs.write_text_file else None),
+                terminal=(EditorTerminals(session.id, self.requester)
+                          if session.capabilities.terminal else None))
+            relay = Relay(session.id, self.requester, journal=session.history.note)
+            session.runner = TurnRunner(self.model, registry, relay, ctx, settings,
+                                        permissions=session.permissions)
+        return session.runner
+
+    def strategy(self, session: Session) -> Strategy:
+        """The session's strategy, rebuilt after its loop changed."""
+        if session.strategy is None:
+            session.strategy = build_strategy(session.loop)
+        return session.strategy
+
+    async def run_turn(self, session: Session, blocks: list[dict[str, Any]], *,
+                       scope: anyio.CancelScope, price: Price | None,
+                       shown: list[dict[str, Any]] | None) -> TurnResult:
+        runner = self.runner(session)
+        return await drive_turn(
+            strategy=self.strategy(session), runner=runner, history=session.history,
+            meter=TurnMeter(session.limits, price=price), prompt=blocks, sink=runner.sink,
+            scope=scope, turn_id=new_turn_id(), streaming=runner.model.streaming, shown=shown)
+
+    async def run_command(self, name: str, session: Session) -> TurnRecord:
+        """Run a slash command in `session`; its answer goes to the editor as an agent message."""
+        runner = self.runner(session)
+        meter = TurnMeter(session.limits)
+        if name == "compact":
+            meter.phase = "model"
+            replaced = await runner._maybe_compact(session.history, meter, force=True)
+            text = (f"Compacted: summarised {replaced} earlier messages." if replaced
+                    else "Nothing to compact yet (or no request allowance left for it).")
+        else:
+            text = _status(session, runner)
+        await runner.sink.emit_text(text)
+        return TurnRecord.from_meter(meter, turn_id=new_turn_id(), stop_reason="end_turn",
+                                     streaming=runner.model.streaming)
+
+
+def new_turn_id() -> str:
+    return f"t_{uuid.uuid4().hex[:16]}"
+
+
+def _status(session: Session, runner: TurnRunner) -> str:
+    settings = runner.settings
+    limits = session.limits.model_dump(by_alias=True)
+    used = runner.last_context_tokens
+    window = settings.context_window
+    shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                      for k, v in limits.items() if v is not None)
+    return (f"Model: {settings.model}\nMode: {session.mode}\nLimits per prompt: {shown}\n"
+            f"Context used: {used:,} of {window:,} tokens ({used / window:.0%})\n"
+            f"Messages in history: {len(session.history)}")

@@ -1,0 +1,25 @@
+"""What every model request of a session carries: plain values, so a session holds them before
+its runner exists (the runner is built on the first prompt)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RunnerSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerSettings:
+    """What every model request of a session carries."""
+
+    model: str
+    max_tokens: int
+    system: str | None = None
+    thinking: dict[str, Any] | None = None
+    context_window: int = 200_000
+    tool_timeout: float = 30.0
+    on_limit: str = "stop"
+    """wrap_up: the last allowed request carries no tools and asks for a summary (C7)."""
+    compact_at: float = 0.8
+    """Compact when a request's context passes this fraction of the window (0 = never)."""

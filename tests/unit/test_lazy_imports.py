@@ -1,0 +1,125 @@
+"""The handshake loads none of the turn machinery; deferred imports are safe from two threads at once.
+
+`initialize` and `session/new` are answered by the real handler in a fresh interpreter, with no
+warm-up, and the modules it loaded are listed (decisions D4: session/new never waits for the loop,
+the tools, the model client or the SDK).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import anyio
+
+from acp_agent import lazy
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+DEFERRED = ("acp_agent.session.engine", "acp_agent.turn.runner", "acp_agent.turn.strategies",
+            "acp_agent.tools.registry", "acp_agent.model.anthropic", "acp_agent.model.factory",
+            "anthropic", "regex", "mcp")
+
+HANDSHAKE = textwrap.dedent("""
+    import json, sys, anyio
+    from acp_agent.config import Config
+    from acp_agent.model.provider import ModelProvider
+    from acp_agent.session.handlers import AcpHandler
+    from acp_agent.session.manager import SessionManager
+
+    class Requester:
+        async def notify(self, method, params): pass
+        async def request(self, method, params, *, timeout=None): raise AssertionError(method)
+
+    async def main():
+        manager = SessionManager(Config(), Requester(), model=ModelProvider("claude-x", streaming=True))
+        handler = AcpHandler(manager)
+        init = await handler.handle_request("initialize", {"protocolVersion": 1})
+        new = await handler.handle_request("session/new", {"cwd": sys.argv[1], "mcpServers": []})
+        deferred = json.loads(sys.argv[2])
+        print(json.dumps({"init": init["protocolVersion"], "session": new["sessionId"],
+                          "loaded": [m for m in deferred if m in sys.modules]}))
+
+    anyio.run(main)
+""")
+
+
+def test_the_handshake_loads_none_of_the_turn_machinery(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-c", HANDSHAKE, str(tmp_path), json.dumps(DEFERRED)],
+                         capture_output=True, text=True, cwd=REPO_ROOT, timeout=60, check=True)
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    assert answer["init"] == 1 and answer["session"].startswith("sess_")
+    assert answer["loaded"] == []
+
+
+def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None:
+    """The counterpart: the same modules are what a turn needs (else the list above proves nothing)."""
+    code = HANDSHAKE.replace("    deferred = json.loads",
+                             "    await manager.engine()\n    deferred = json.loads")
+    assert code != HANDSHAKE
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), json.dumps(DEFERRED)],
+                         capture_output=True, text=True, cwd=REPO_ROOT, timeout=60, check=True)
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])["loaded"]
+    assert {"acp_agent.session.engine", "acp_agent.turn.runner", "acp_agent.model.anthropic",
+            "regex"} <= set(loaded)
+
+
+def _slow_module(tmp_path: Path, monkeypatch, name: str) -> None:
+    (tmp_path / f"{name}.py").write_text(
+        "import time\nSTARTED = time.monotonic()\ntime.sleep(0.3)\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_aload_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path, monkeypatch) -> None:
+    _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_a")
+    thread = lazy.warm_up(["acp_lazy_probe_a"])
+    time.sleep(0.05)  # the warm-up is inside the module's import now
+    assert lazy._imported("acp_lazy_probe_a") is None  # in sys.modules, but not finished
+
+    async def first_use() -> tuple[object, float]:
+        ticks = 0
+
+        async def tick() -> None:  # the event loop keeps running while aload waits
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await anyio.sleep(0.01)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tick)
+            module = await lazy.aload("acp_lazy_probe_a")
+            tg.cancel_scope.cancel()
+        return module, ticks
+
+    module, ticks = anyio.run(first_use)
+    thread.join(5)
+    assert module.DONE is True
+    assert ticks >= 5
+    assert lazy.load("acp_lazy_probe_a") is module
+
+
+def test_warm_up_survives_a_broken_module_and_goes_on(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "acp_lazy_probe_broken.py").write_text("raise RuntimeError('broken')\n")
+    _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_b")
+    thread = lazy.warm_up(["acp_lazy_probe_broken", "acp_lazy_probe_b"])
+    thread.join(5)
+    assert not thread.is_alive()
+    assert lazy._imported("acp_lazy_probe_b") is not None
+    assert "acp_lazy_probe_broken" not in sys.modules
+
+
+def test_two_threads_loading_one_module_get_one_module(tmp_path: Path, monkeypatch) -> None:
+    _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_c")
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(lazy.load("acp_lazy_probe_c")))
+               for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert len(results) == 3 and all(r is results[0] for r in results)
