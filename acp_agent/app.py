@@ -19,7 +19,7 @@ from acp_agent.credentials import load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
 from acp_agent.model.provider import FACTORY, ModelProvider, replay_path
-from acp_agent.model.sdk import ENV_KEYS, SDK_MODULES, has_credentials
+from acp_agent.model.sdk import ENV_KEYS, SDK_MODULES, credentials_found
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.errors import RpcError
@@ -102,8 +102,8 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         config = config.model_copy(update={"model": model.model_id})
     manager = SessionManager(config, requester, model=model, store=_open_store(config))
     # A replay needs no key: every request is answered from the cassette.
-    handler = AcpHandler(manager, warm_up=lambda: warm_up(WARM_UP), has_credentials=(
-        (lambda: True) if replaying or stored_key else _credentials_now))
+    handler = AcpHandler(manager, warm_up=lambda: warm_up(WARM_UP),
+                         has_credentials=None if replaying or stored_key else _credentials_now)
     endpoint = Endpoint(_RpcHandler(handler), writer)
     requester.endpoint = endpoint
 
@@ -142,9 +142,9 @@ async def _watch_signals(manager: SessionManager, scope: anyio.CancelScope) -> N
             return
 
 
-def _credentials_now() -> bool:
+async def _credentials_now() -> bool:
     """The environment (and SDK profiles), or a key stored by `acp-agent login` since start-up."""
-    return has_credentials() or load_key() is not None
+    return await credentials_found() or load_key() is not None
 
 
 def _open_store(config: Config) -> SessionStore | None:

@@ -24,6 +24,12 @@ log = structlog.get_logger(__name__)
 
 IMPORT_LOCK = threading.Lock()
 
+WARM_UP_SWITCH_INTERVAL = 0.0005
+"""Seconds a thread may hold the GIL while another waits for it, during the warm-up (Python's
+default is 5 ms). Importing is pure CPU: at the default, every time the event loop waits on a
+syscall (a write to stdout, a journal fsync) it got the GIL back up to 5 ms late, which cost
+`session/new` about 30 ms."""
+
 
 def _imported(name: str) -> ModuleType | None:
     """The module when its import has finished (`sys.modules` also holds modules still being
@@ -55,11 +61,16 @@ def warm_up(names: Sequence[str]) -> threading.Thread:
     """Import `names` in order in a daemon thread (it never holds up exit); returns the thread."""
 
     def run() -> None:
-        for name in names:
-            try:
-                load(name)
-            except Exception as exc:  # surfaces again, with its traceback, on first use
-                log.warning("lazy.warm_up_failed", module=name, error=repr(exc))
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
+        try:
+            for name in names:
+                try:
+                    load(name)
+                except Exception as exc:  # surfaces again, with its traceback, on first use
+                    log.warning("lazy.warm_up_failed", module=name, error=repr(exc))
+        finally:
+            sys.setswitchinterval(interval)
 
     thread = threading.Thread(target=run, name="warm-up", daemon=True)
     thread.start()

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 
+import anyio.to_thread
 import structlog
 
 from acp_agent.lazy import aload, load
 
-__all__ = ["ENV_KEYS", "SDK_MODULES", "ensure_sdk", "has_credentials", "preload"]
+__all__ = ["ENV_KEYS", "SDK_MODULES", "credentials_found", "ensure_sdk", "has_credentials",
+           "preload"]
 
 log = structlog.get_logger(__name__)
 
@@ -48,3 +50,10 @@ def has_credentials(api_key: str | None = None) -> bool:
     except Exception as exc:  # an SDK without profiles, or a missing or broken profile
         log.debug("model.no_profile", error=type(exc).__name__)
         return False
+
+
+async def credentials_found(api_key: str | None = None) -> bool:
+    """`has_credentials` for the event loop: the environment at once, the SDK's chain in a thread."""
+    if api_key or any(os.environ.get(name) for name in ENV_KEYS):
+        return True
+    return await anyio.to_thread.run_sync(has_credentials, api_key)

@@ -68,15 +68,19 @@ def parse(model: type[M], params: Any) -> M:
         raise ProtocolError.invalid_params(message, {"errors": details}) from None
 
 
+async def _assume_credentials() -> bool:
+    return True
+
+
 class AcpHandler:
     """Routes each ACP method to its handler; unknown requests are -32601, unknown notifications ignored."""
 
     def __init__(self, manager: SessionManager, *,
-                 has_credentials: Callable[[], bool] = lambda: True,
+                 has_credentials: Callable[[], Awaitable[bool]] | None = None,
                  warm_up: Callable[[], object] | None = None) -> None:
         self.manager = manager
         self.client_capabilities = ClientCapabilities()
-        self._has_credentials = has_credentials
+        self._has_credentials = has_credentials or _assume_credentials
         self._warm_up = warm_up
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
@@ -154,18 +158,13 @@ class AcpHandler:
             raise ProtocolError.invalid_params(
                 f"Invalid params: methodId: unknown auth method {request.method_id!r}",
                 {"methodId": request.method_id})
-        if not await self._credentials_found():
+        if not await self._has_credentials():
             raise ProtocolError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
         return {}
 
-    async def _credentials_found(self) -> bool:
-        # Without a key in the environment the SDK's profile lookup imports `anthropic` (~1 s):
-        # keep that off the event loop.
-        return await anyio.to_thread.run_sync(self._has_credentials)
-
     async def new_session(self, params: Any) -> dict[str, Any]:
         request = parse(NewSessionRequest, params)
-        if not await self._credentials_found():
+        if not await self._has_credentials():
             raise ProtocolError.auth_required(
                 f"Authentication required: no Anthropic API key found. {AUTH_HELP}",
                 {"authMethods": [AUTH_METHOD_ID]})
