@@ -31,7 +31,7 @@ from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.strategies import Strategy, build_strategy
 
 if TYPE_CHECKING:
-    from acp_agent.session.manager import Session
+    from acp_agent.session.state import Session
 
 __all__ = ["Engine"]
 

@@ -34,10 +34,11 @@ from acp_agent.protocol.session import (
 )
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.commands import COMMANDS, command_of
-from acp_agent.session.manager import Session, SessionManager
+from acp_agent.session.manager import SessionManager
 from acp_agent.session.models import available_models
 from acp_agent.session.modes import MODES, modes_state
 from acp_agent.session.prompts import to_model_blocks
+from acp_agent.session.state import Session
 from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
 from acp_agent.turn.loops import choose_loop
 

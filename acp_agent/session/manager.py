@@ -1,4 +1,4 @@
-"""Sessions: each holds its history, its limits and its running turn's cancel scope.
+"""The sessions of the process: create, load, close and delete them, and run their turns.
 
 A prompt turn builds a fresh meter (the reset), runs the strategy inside a cancel scope that
 `session/cancel` cancels, and answers with the turn record. Turns of different sessions run at once;
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
 
-from acp_agent.config import Config, Limits
+from acp_agent.config import Config
 from acp_agent.lazy import aload
 from acp_agent.model.pricing import load_prices
 from acp_agent.protocol.errors import ProtocolError
@@ -26,10 +26,11 @@ from acp_agent.session.modes import DEFAULT_MODE, mode_config_option
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.replay import replay_updates
 from acp_agent.session.requester import Requester
-from acp_agent.session.store import Journal, SessionStore
+from acp_agent.session.state import RunningTurn, Session
+from acp_agent.session.store import SessionStore
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.turn.history import History
-from acp_agent.turn.loops import LoopChoice, choose_loop
+from acp_agent.turn.loops import choose_loop
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
@@ -37,10 +38,8 @@ if TYPE_CHECKING:
     from acp_agent.session.engine import Engine
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
-    from acp_agent.turn.runner import TurnRunner
-    from acp_agent.turn.strategies import Strategy
 
-__all__ = ["Session", "SessionManager"]
+__all__ = ["SessionManager"]
 
 log = structlog.get_logger(__name__)
 
@@ -49,70 +48,6 @@ MCP_START_SECONDS = 15.0
 
 ENGINE = "acp_agent.session.engine"
 """The turn machinery, imported after the handshake (see `acp_agent.lazy`)."""
-
-
-@dataclass(slots=True)
-class RunningTurn:
-    """The turn a session is running now."""
-
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    cancelled: bool = False
-
-
-@dataclass(slots=True)
-class Session:
-    """What a session is. Its runner and strategy are built by `session/engine.py` on first use."""
-
-    id: str
-    cwd: Path
-    limits: Limits
-    history: History
-    permissions: SessionPermissions
-    settings: RunnerSettings
-    """What its requests carry (the system prompt is added when the runner is built)."""
-    loop: LoopChoice
-    capabilities: ClientCapabilities
-    runner: TurnRunner | None = None
-    strategy: Strategy | None = None
-    """None until the first turn, and again after the loop changed."""
-    running: RunningTurn | None = None
-    journal: Journal | None = None
-    replay: list[dict[str, Any]] = field(default_factory=list)
-    overrides: dict[str, Any] = field(default_factory=dict)
-    """The session/new `_meta["acp-agent"]` settings, kept for later strategy changes."""
-    mcp: Any = None
-    """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
-    extra_tools: list[Any] = field(default_factory=list)
-    """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
-
-    @property
-    def mode(self) -> str:
-        return self.permissions.mode
-
-    @property
-    def model(self) -> str:
-        return self.settings.model
-
-    @model.setter
-    def model(self, model_id: str) -> None:
-        self.settings = replace(self.settings, model=model_id)
-        if self.runner is not None:
-            self.runner.settings = replace(self.runner.settings, model=model_id)
-
-    def choose_loop(self, loop: LoopChoice) -> None:
-        """A new loop for the next prompt; the strategy is rebuilt then."""
-        self.loop = loop
-        self.strategy = None
-
-    def cancel(self) -> bool:
-        """Cancel the running turn, if any; True when there was one."""
-        turn = self.running
-        if turn is None:
-            return False
-        turn.cancelled = True
-        turn.scope.cancel()
-        return True
 
 
 class SessionManager:

@@ -43,7 +43,7 @@ class SessionInfo:
 
 
 class Journal:
-    """Appends entries to one session's file; every append is fsynced.
+    """Appends entries to one session's file; an entry is fsynced before it is reported as kept.
 
     The file is opened per append, so a thousand idle sessions hold no file descriptors.
     """
@@ -53,7 +53,8 @@ class Journal:
         os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
         self.closed = False
 
-    def append(self, entry: dict[str, Any]) -> None:
+    def append(self, entry: dict[str, Any], *, sync: bool = True) -> None:
+        """Write one entry; with `sync`, fsync the file (this entry and all before it)."""
         if self.closed:
             return
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
@@ -62,7 +63,8 @@ class Journal:
             data = line.encode("utf-8", "surrogatepass")
             while data:
                 data = data[os.write(fd, data):]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
 

@@ -8,11 +8,11 @@ dangling tool_use with an error result.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["History", "Mark", "tool_result"]
+__all__ = ["History", "JournalWriter", "Mark", "tool_result"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -25,6 +25,12 @@ def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block
     if is_error:
         block["is_error"] = True
     return block
+
+
+class JournalWriter(Protocol):
+    """Writes one entry; with `sync`, it (and every entry before it) is on disk when this returns."""
+
+    def __call__(self, entry: dict[str, Any], *, sync: bool = True) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +49,19 @@ class History:
     """
 
     def __init__(self, messages: list[Message] | None = None,
-                 journal: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 journal: JournalWriter | None = None) -> None:
         self.messages: list[Message] = messages or []
         self.journal = journal
 
-    def note(self, entry: dict[str, Any]) -> None:
-        """Write an entry to the journal (if any), before the change is reported as done."""
+    def note(self, entry: dict[str, Any], *, sync: bool = True) -> None:
+        """Write an entry to the journal (if any), before the change is reported as done.
+
+        `sync=False` skips the fsync for an entry nothing reports as kept: the next synced entry
+        (a tool result, the turn record) makes it durable too, and a killed process loses nothing
+        written (only a crash of the machine could).
+        """
         if self.journal is not None:
-            self.journal(entry)
+            self.journal(entry, sync=sync)
 
     @classmethod
     def replay(cls, entries: Iterable[dict[str, Any]]) -> History:
@@ -109,8 +120,8 @@ class History:
         blocks = [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
         if not blocks:
             return
-        if journal:
-            self.note({"type": "assistant", "blocks": blocks})
+        if journal:  # streamed already; the tool results or the turn record that follow sync it
+            self.note({"type": "assistant", "blocks": blocks}, sync=False)
         if self.messages and self.messages[-1]["role"] == "assistant":
             self.messages[-1]["content"].extend(blocks)
         else:

@@ -1,0 +1,91 @@
+"""What a session is: its history, limits, permissions and settings, and the turn it is running.
+
+Plain state, shared by the manager (which answers the handshake with it) and the engine (which
+builds the session's runner and strategy on its first prompt).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from acp_agent.config import Limits
+from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.store import Journal
+from acp_agent.turn.history import History
+from acp_agent.turn.loops import LoopChoice
+from acp_agent.turn.settings import RunnerSettings
+
+if TYPE_CHECKING:
+    from acp_agent.turn.runner import TurnRunner
+    from acp_agent.turn.strategies import Strategy
+
+__all__ = ["RunningTurn", "Session"]
+
+
+@dataclass(slots=True)
+class RunningTurn:
+    """The turn a session is running now."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    cancelled: bool = False
+
+
+@dataclass(slots=True)
+class Session:
+    """What a session is. Its runner and strategy are built by `session/engine.py` on first use."""
+
+    id: str
+    cwd: Path
+    limits: Limits
+    history: History
+    permissions: SessionPermissions
+    settings: RunnerSettings
+    """What its requests carry (the system prompt is added when the runner is built)."""
+    loop: LoopChoice
+    capabilities: ClientCapabilities
+    runner: TurnRunner | None = None
+    strategy: Strategy | None = None
+    """None until the first turn, and again after the loop changed."""
+    running: RunningTurn | None = None
+    journal: Journal | None = None
+    replay: list[dict[str, Any]] = field(default_factory=list)
+    overrides: dict[str, Any] = field(default_factory=dict)
+    """The session/new `_meta["acp-agent"]` settings, kept for later strategy changes."""
+    mcp: Any = None
+    """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
+    extra_tools: list[Any] = field(default_factory=list)
+    """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
+
+    @property
+    def mode(self) -> str:
+        return self.permissions.mode
+
+    @property
+    def model(self) -> str:
+        return self.settings.model
+
+    @model.setter
+    def model(self, model_id: str) -> None:
+        self.settings = replace(self.settings, model=model_id)
+        if self.runner is not None:
+            self.runner.settings = replace(self.runner.settings, model=model_id)
+
+    def choose_loop(self, loop: LoopChoice) -> None:
+        """A new loop for the next prompt; the strategy is rebuilt then."""
+        self.loop = loop
+        self.strategy = None
+
+    def cancel(self) -> bool:
+        """Cancel the running turn, if any; True when there was one."""
+        turn = self.running
+        if turn is None:
+            return False
+        turn.cancelled = True
+        turn.scope.cancel()
+        return True

@@ -1,0 +1,66 @@
+"""The journal file: what is written, and which appends wait for the disk (fsync)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from acp_agent.session.store import SessionStore
+from acp_agent.turn.history import History, tool_result
+
+
+@pytest.fixture
+def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts fsync calls (and still makes them)."""
+    calls: list[int] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        calls.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    return calls
+
+
+def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path,
+                                                                   fsyncs: list[int]) -> None:
+    store = SessionStore.open(tmp_path, keep_days=None)
+    journal = store.create("sess_1", str(tmp_path))
+    assert len(fsyncs) == 1  # the header
+    history = History(journal=journal.append)
+    history.add_prompt([{"type": "text", "text": "go"}])
+    history.add_assistant([{"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {}}])
+    assert len(fsyncs) == 2  # the prompt; the reply waits for what follows it
+    history.note({"type": "tool_result", "block": tool_result("tu_1", "ok")})
+    assert len(fsyncs) == 3
+    kinds = [e["type"] for e in store.read("sess_1")]
+    assert kinds == ["meta", "prompt", "assistant", "tool_result"]
+    assert History.replay(store.read("sess_1")).messages == [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "read_file",
+                                           "input": {}}]},
+        {"role": "user", "content": [tool_result("tu_1", "ok")]}]
+
+
+def test_every_other_entry_is_synced_before_append_returns(tmp_path: Path,
+                                                           fsyncs: list[int]) -> None:
+    store = SessionStore.open(tmp_path, keep_days=None)
+    journal = store.create("sess_2", str(tmp_path))
+    history = History(journal=journal.append)
+    before = len(fsyncs)
+    history.add_prompt([{"type": "text", "text": "hi"}])
+    history.note({"type": "mode", "modeId": "plan"})
+    history.note({"type": "turn", "record": {"stopReason": "end_turn"}})
+    assert len(fsyncs) - before == 3
+
+
+def test_a_closed_journal_writes_nothing(tmp_path: Path) -> None:
+    store = SessionStore.open(tmp_path, keep_days=None)
+    journal = store.create("sess_3", str(tmp_path))
+    journal.close()
+    journal.append({"type": "mode", "modeId": "plan"})
+    journal.append({"type": "assistant", "blocks": []}, sync=False)
+    assert [e["type"] for e in store.read("sess_3")] == ["meta"]
