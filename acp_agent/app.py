@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,11 @@ class _EndpointRequester:
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         assert self.endpoint is not None
         await self.endpoint.notify(method, params)
+
+    def notifier(self, method: str, params: dict[str, Any],
+                 path: Sequence[str]) -> Callable[[str], Awaitable[None]]:
+        assert self.endpoint is not None
+        return self.endpoint.notifier(method, params, path)
 
     async def request(self, method: str, params: dict[str, Any], *,
                       timeout: float | None = None) -> Any:

@@ -7,7 +7,7 @@ of ACP: methods and params go to a `Handler` as parsed JSON.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 import anyio
@@ -19,6 +19,7 @@ from acp_agent.rpc.framing import LineTooLong
 from acp_agent.rpc.messages import (
     Notification,
     Request,
+    SplicedNotification,
     classify,
     encode_error,
     encode_notification,
@@ -258,6 +259,18 @@ class Endpoint:
     async def notify(self, method: str, params: Any) -> None:
         """Send a notification (dropped quietly if the client is gone)."""
         await self._writer.send(encode_notification(method, params))
+
+    def notifier(self, method: str, params: dict[str, Any],
+                 path: Sequence[str]) -> Callable[[str], Awaitable[None]]:
+        """A sender of notifications that differ only in the string value at `path` of `params`
+        (text chunks): the rest is encoded once (`SplicedNotification`)."""
+        line = SplicedNotification(method, params, path).line
+        send = self._writer.send
+
+        async def notify(value: str) -> None:
+            await send(line(value))
+
+        return notify
 
     async def request(
         self,

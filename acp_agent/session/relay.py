@@ -6,7 +6,7 @@ The official schema checks these in the tests; here they are plain dicts seriali
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from acp_agent.session.requester import Requester
@@ -26,6 +26,7 @@ from acp_agent.turn.events import (
 __all__ = ["Relay"]
 
 UPDATE = "session/update"
+TEXT_PATH = ("update", "content", "text")
 
 
 class Relay:
@@ -36,6 +37,7 @@ class Relay:
         self.session_id = session_id
         self.requester = requester
         self.journal = journal
+        self._senders: dict[tuple[type, str], Callable[[str], Awaitable[None]]] = {}
 
     async def emit_text(self, text: str) -> None:
         """One agent message outside the model's history (slash command answers)."""
@@ -43,20 +45,29 @@ class Relay:
 
     async def emit(self, event: TurnEvent) -> None:
         kind = type(event)
-        if self.journal is not None and (kind is Notice or kind is PlanChanged):
+        if kind is TextChunk or kind is ThoughtChunk or kind is Notice:
+            if kind is Notice and self.journal is not None:
+                self.journal(_journal_entry(event))
+            await self._chunk_sender(kind, event.message_id)(event.text)  # type: ignore[union-attr]
+            return
+        if kind is PlanChanged and self.journal is not None:
             self.journal(_journal_entry(event))
-        if kind is TextChunk or kind is Notice:
-            update: dict[str, Any] = {
-                "sessionUpdate": "agent_message_chunk",
-                "content": {"type": "text", "text": event.text},  # type: ignore[union-attr]
-                "messageId": event.message_id}  # type: ignore[union-attr]
-        elif kind is ThoughtChunk:
-            update = {"sessionUpdate": "agent_thought_chunk",
-                      "content": {"type": "text", "text": event.text},  # type: ignore[union-attr]
-                      "messageId": event.message_id}  # type: ignore[union-attr]
-        else:
-            update = _tool_or_usage_update(event)
+        update = _tool_or_usage_update(event)
         await self.requester.notify(UPDATE, {"sessionId": self.session_id, "update": update})
+
+    def _chunk_sender(self, kind: type, message_id: str) -> Callable[[str], Awaitable[None]]:
+        """The sender of one message's chunks: built at its first chunk, encoded once (D4)."""
+        key = (kind, message_id)
+        send = self._senders.get(key)
+        if send is None:
+            if len(self._senders) >= 4:  # a message's chunks come together: keep the latest
+                self._senders.clear()
+            update = "agent_thought_chunk" if kind is ThoughtChunk else "agent_message_chunk"
+            send = self._senders[key] = self.requester.notifier(UPDATE, {
+                "sessionId": self.session_id,
+                "update": {"sessionUpdate": update, "content": {"type": "text", "text": ""},
+                           "messageId": message_id}}, TEXT_PATH)
+        return send
 
 
 def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:

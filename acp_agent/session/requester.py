@@ -1,7 +1,8 @@
-"""How the session layer talks to the client: a two-method seam the app wires to the JSON-RPC endpoint."""
+"""How the session layer talks to the client: a small seam the app wires to the JSON-RPC endpoint."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 __all__ = ["Requester"]
@@ -15,6 +16,12 @@ class Requester(Protocol):
     """
 
     async def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    def notifier(self, method: str, params: dict[str, Any],
+                 path: Sequence[str]) -> Callable[[str], Awaitable[None]]:
+        """A sender of notifications like `params` with another string at `path` (text chunks):
+        the same lines as `notify`, with the unchanging part encoded once."""
+        ...
 
     async def request(self, method: str, params: dict[str, Any], *,
                       timeout: float | None = None) -> Any: ...

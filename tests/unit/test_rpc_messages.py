@@ -15,6 +15,7 @@ from acp_agent.rpc.messages import (
     Notification,
     Request,
     Response,
+    SplicedNotification,
     classify,
     encode_error,
     encode_notification,
@@ -204,3 +205,36 @@ def test_named_constructors_carry_their_codes(error: RpcError, code: int, data: 
 
 def test_method_not_found_names_the_method() -> None:
     assert "foo/bar" in RpcError.method_not_found("foo/bar").message
+
+
+CHUNK = {"sessionId": "sess_1", "update": {"sessionUpdate": "agent_message_chunk",
+                                           "content": {"type": "text", "text": ""},
+                                           "messageId": "m_ü"}}
+
+
+def _with_text(text: str) -> dict[str, Any]:
+    return {**CHUNK, "update": {**CHUNK["update"], "content": {"type": "text", "text": text}}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_a_spliced_chunk_is_byte_for_byte_the_encoded_one(text: str) -> None:
+    spliced = SplicedNotification("session/update", CHUNK, ("update", "content", "text"))
+    assert spliced.line(text) == encode_notification("session/update", _with_text(text))
+
+
+@pytest.mark.parametrize("text", ["", "tok ", 'q"uote\\', "line\nbreak\t\x00\x1f", "é漢😀",
+                                  "\ud800 lone surrogate", '"\x00acp-agent-splice\x00"'])
+def test_spliced_lines_parse_back_to_the_text(text: str) -> None:
+    spliced = SplicedNotification("session/update", CHUNK, ("update", "content", "text"))
+    line = spliced.line(text)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert line == encode_notification("session/update", _with_text(text))
+    assert CHUNK["update"]["content"]["text"] == ""  # the template is left as it was
+
+
+def test_a_path_that_names_no_string_is_refused() -> None:
+    with pytest.raises(ValueError):
+        SplicedNotification("session/update", CHUNK, ("update", "nothing", "text"))
+    with pytest.raises(ValueError):
+        SplicedNotification("session/update", CHUNK, ("sessionId", "text"))
