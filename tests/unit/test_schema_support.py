@@ -12,6 +12,7 @@ import anyio
 import pytest
 
 from tests.support.agent import AgentExitedError, AgentProcess, RpcError, base_env
+from tests.support.procs import alive
 from tests.support.schema import (
     AcpSchema,
     SchemaNotFoundError,
@@ -513,18 +514,10 @@ async def test_nothing_the_agent_spawned_outlives_it(stand_in: list[str]) -> Non
     async with AgentProcess.start(command=stand_in) as agent:
         child = (await agent.request("stand_in/spawn"))["result"]["pid"]
     with anyio.fail_after(5):
-        while _alive(child):
+        while alive(child):
             await anyio.sleep(
                 0.02
             )  # SIGKILL is sent; the orphan's reaping by init has no event to wait on
-
-
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status
 
 
 async def test_env_is_the_whole_environment_and_base_env_is_minimal(

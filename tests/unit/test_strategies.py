@@ -39,6 +39,7 @@ from acp_agent.turn.strategies import (
     strategy_from_settings,
 )
 from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, transcript
+from tests.support.procs import alive
 
 Reply = tuple[list[dict[str, Any]], str]
 _ids = itertools.count(1)
@@ -373,14 +374,6 @@ async def test_a_cancelled_plan_question_ends_the_turn_cancelled(tmp_path: Path)
 
 
 # ── cancel, status, steps ────────────────────────────────────────────────────────────────────
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
-
 
 async def test_cancel_during_a_verify_command_kills_it_and_says_verify(tmp_path: Path) -> None:
     scope = anyio.CancelScope()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.procs import alive
 from tests.wire.conftest import chunks, turn_record
 
 
@@ -214,17 +214,8 @@ async def test_a_command_timeout_leaves_no_process_behind(
     assert "timed out" in str(result["content"]) and "started" in str(result["content"])
     child = int(pidfile.read_text())
     with anyio.fail_after(5):
-        while _alive(child):
+        while alive(child):
             await anyio.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead for our purposes
-        return stat.read().split(") ")[1][0] != "Z"
 
 
 async def test_a_non_zero_exit_is_a_result_not_a_failed_turn(

@@ -14,6 +14,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.procs import alive
 from tests.wire.conftest import chunks, turn_record
 
 COUNTER_CHECK = 'n=$(cat .count 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > .count\n' \
@@ -147,14 +148,6 @@ async def test_verify_with_neither_command_nor_rubric_is_refused_saying_what_to_
 
 
 # ── cancel during a verify command ───────────────────────────────────────────────────────────
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
-
 
 async def test_cancel_during_a_verify_command_ends_cancelled_during_verify_and_kills_it(
         agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
