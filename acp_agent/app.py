@@ -6,7 +6,6 @@ stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled 
 
 from __future__ import annotations
 
-import os
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -20,7 +19,7 @@ from acp_agent.credentials import load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
 from acp_agent.model.provider import FACTORY, ModelProvider, replay_path
-from acp_agent.model.sdk import ENV_KEYS, SDK_MODULES, credentials_found
+from acp_agent.model.sdk import SDK_MODULES, credentials_found, key_in_env
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.errors import RpcError
@@ -93,7 +92,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         spec = f"replay:{cassette_path()}"
     replaying = replay_path(spec) is not None
     stored_key = None
-    if not replaying and not any(os.environ.get(k) for k in ENV_KEYS):
+    if not replaying and not key_in_env():
         stored_key = load_key()
         if stored_key is None:
             log.warning("agent.no_api_key", hint="set ANTHROPIC_API_KEY, run `acp-agent login`, "

@@ -14,7 +14,7 @@ import structlog
 from acp_agent.lazy import aload, load
 
 __all__ = ["ENV_KEYS", "SDK_MODULES", "credentials_found", "ensure_sdk", "has_credentials",
-           "preload"]
+           "key_in_env"]
 
 log = structlog.get_logger(__name__)
 
@@ -24,16 +24,15 @@ SDK_MODULES = ("anthropic", "anthropic.types", "anthropic.resources.messages")
 """The SDK's package plus what its client loads on the first request."""
 
 
-def preload() -> None:
-    """Import the SDK ahead of the first prompt (meant for a worker thread)."""
-    for name in SDK_MODULES:
-        load(name)
-
-
 async def ensure_sdk() -> None:
-    """Import the SDK off the event loop, waiting for a preload already under way."""
+    """Import the SDK off the event loop, waiting for a warm-up already under way."""
     for name in SDK_MODULES:
         await aload(name)
+
+
+def key_in_env() -> bool:
+    """Whether `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN` is set (and not empty)."""
+    return any(os.environ.get(name) for name in ENV_KEYS)
 
 
 def has_credentials(api_key: str | None = None) -> bool:
@@ -42,7 +41,7 @@ def has_credentials(api_key: str | None = None) -> bool:
     An explicit key, or `ANTHROPIC_API_KEY`/`ANTHROPIC_AUTH_TOKEN`, answers at once; otherwise the
     SDK's own chain (profiles, federation) is asked, which reads only local files and env.
     """
-    if api_key or any(os.environ.get(name) for name in ENV_KEYS):
+    if api_key or key_in_env():
         return True
     try:
         credentials = load("anthropic.lib.credentials")
@@ -54,6 +53,6 @@ def has_credentials(api_key: str | None = None) -> bool:
 
 async def credentials_found(api_key: str | None = None) -> bool:
     """`has_credentials` for the event loop: the environment at once, the SDK's chain in a thread."""
-    if api_key or any(os.environ.get(name) for name in ENV_KEYS):
+    if api_key or key_in_env():
         return True
     return await anyio.to_thread.run_sync(has_credentials, api_key)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,6 @@ from acp_agent.session.replay import replay_updates
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import RunningTurn, Session
 from acp_agent.session.store import SessionStore
-from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.turn.history import History
 from acp_agent.turn.loops import choose_loop
 from acp_agent.turn.settings import RunnerSettings
@@ -48,6 +46,8 @@ MCP_START_SECONDS = 15.0
 
 ENGINE = "acp_agent.session.engine"
 """The turn machinery, imported after the handshake (see `acp_agent.lazy`)."""
+MCP = "acp_agent.tools.mcp"
+"""MCP connections, imported when a session has servers."""
 
 
 class SessionManager:
@@ -192,21 +192,16 @@ class SessionManager:
             session.journal.close()
 
     async def connect_mcp(self, session: Session, servers: list[dict[str, Any]]) -> list[str]:
-        """Start the session's MCP servers and offer their tools; returns the failures to report."""
-        from acp_agent.tools.mcp import McpConnections
+        """Start the session's MCP servers and offer their tools; returns the failures to report.
 
-        connections = McpConnections(self.task_group)
+        Called by session/new and session/load before they answer, so before the first prompt.
+        """
+        mcp = await aload(MCP)  # under the deferred-import lock, like every late import
+        connections = mcp.McpConnections(self.task_group)
         session.mcp = connections
         tools = await connections.start(servers, cwd=session.cwd, allow_http=True,
                                         timeout=MCP_START_SECONDS)
-        session.extra_tools.extend(tools)
-        if session.runner is not None:  # built already: it offers them from the next request on
-            registry = session.runner.tools
-            for tool in tools:
-                registry.add(tool)
-            session.runner.settings = replace(session.runner.settings, system=build_system_prompt(
-                cwd=session.cwd, limits=session.limits,
-                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()]))
+        session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
         failures = [f"{f.server}: {f.reason}" for f in connections.failures]
         if failures:
             log.warning("session.mcp_failed", session_id=session.id, failures=failures)

@@ -17,16 +17,15 @@ from collections.abc import Iterable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import anyio.to_thread
 import structlog
 from anyio.abc import TaskGroup, TaskStatus
 
 from acp_agent.errors import ToolError, ToolTimeout
+from acp_agent.lazy import aload
 from acp_agent.tools.base import ToolContext, ToolResult
 from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
 from acp_agent.tools.truncate import cap_text
@@ -267,8 +266,8 @@ class McpConnections:
             else:
                 specs.append(spec)
         found: list[list[McpTool]] = [[] for _ in specs]
-        if specs:  # the SDK's import takes seconds of CPU: keep it off the event loop
-            await anyio.to_thread.run_sync(import_module, "mcp")
+        if specs:  # seconds of CPU: off the event loop, and never beside another deferred import
+            await aload("mcp")
 
         async def connect(index: int, spec: McpServerSpec) -> None:
             assert self._tg is not None
