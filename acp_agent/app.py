@@ -101,8 +101,8 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         spec, streaming=config.streaming, record=config.record,
         replay_strict=config.replay_strict, base_url=config.base_url,
         max_retries=config.max_retries, stall_seconds=config.stall_seconds,
-        request_timeout=config.request_timeout,
-        **({"api_key": stored_key} if stored_key else {}))
+        request_timeout=config.request_timeout, prompt_cache=config.prompt_cache,
+        cache_ttl=config.cache_ttl, **({"api_key": stored_key} if stored_key else {}))
     if model.model_id != config.model:
         config = config.model_copy(update={"model": model.model_id})
     manager = SessionManager(config, requester, model=model, store=_open_store(config))

@@ -50,10 +50,20 @@ def build_parser() -> argparse.ArgumentParser:
                        f"(default 120){_env('stall_seconds')}")
     model.add_argument("--request-timeout", type=float, help="read timeout of a non-streaming "
                        f"request in seconds (default 600){_env('request_timeout')}")
-    model.add_argument("--context-window", type=int, help="context window reported in "
-                       f"usage_update (default 200000){_env('context_window')}")
-    model.add_argument("--thinking-budget", type=int, help="turn extended thinking on with this "
-                       f"token budget (≥ 1024; default off){_env('thinking_budget')}")
+    model.add_argument("--context-window", type=int, help="context window for usage_update and "
+                       "compaction (default: the model's, e.g. 1000000 on the 5.x models)"
+                       f"{_env('context_window')}")
+    model.add_argument("--effort", choices=["low", "medium", "high", "xhigh", "max"],
+                       help="output_config.effort of every request (default: the model's own)"
+                       f"{_env('effort')}")
+    model.add_argument("--thinking-budget", type=int, help="a thinking budget in tokens (≥ 1024), "
+                       "only for models that take one, such as claude-haiku-4-5; the 5.x models "
+                       f"think adaptively: use --effort{_env('thinking_budget')}")
+    model.add_argument("--prompt-cache", choices=["on", "off"], help="mark prompt-cache "
+                       "breakpoints on every request (default on; some gateways reject "
+                       f"cache_control){_env('prompt_cache')}")
+    model.add_argument("--cache-ttl", choices=["5m", "1h"], help="TTL of the fixed cache "
+                       f"breakpoints on tools and system (default 5m){_env('cache_ttl')}")
     model.add_argument("--record", type=Path, metavar="FILE", help="save every Messages API "
                        "exchange to this JSON-lines cassette (replay it with --model replay:FILE)")
     model.add_argument("--replay-strict", action="store_true", default=None,
@@ -130,15 +140,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     logs.configure(args.log_level)
     flags: dict[str, Any] = {k: v for k, v in vars(args).items() if k not in {"command", "log_level"}}
+    if flags.get("prompt_cache") is not None:
+        flags["prompt_cache"] = flags["prompt_cache"] == "on"
     try:
         config = Config.from_sources(flags)
     except ValueError as exc:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2
-    from acp_agent.model.pricing import load_prices
+    from acp_agent.model.profiles import builtin_profile, load_prices, output_config, thinking_param
 
-    try:
+    try:  # a setting the model refuses is refused here, never sent (a 400 on every request)
         load_prices(config.prices)
+        profile = builtin_profile(config.model)
+        thinking_param(profile, budget=config.thinking_budget)
+        output_config(profile, effort=config.effort)
     except ValueError as exc:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2

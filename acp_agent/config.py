@@ -102,11 +102,18 @@ class Config(BaseModel):
     request_timeout: float = Field(600.0, gt=0)
     """Read timeout of a non-streaming request (not retried)."""
     context_window: int | None = Field(None, ge=1)
-    """Context window reported in usage_update.size; None → 200,000."""
+    """Context window (usage_update.size, compaction); None → the model's own (its profile)."""
     compact_at: float = Field(0.8, ge=0, le=1)
     """Compact older turns when a request's context passes this fraction of the window (0 = off)."""
     thinking_budget: int | None = Field(None, ge=1024)
-    """Extended thinking budget in tokens; None keeps thinking off."""
+    """A thinking budget in tokens, only for models that take one (Haiku 4.5); None: the model's
+    own thinking (adaptive on the 5.x models)."""
+    effort: str | None = Field(None, pattern="^(low|medium|high|xhigh|max)$")
+    """output_config.effort of every request; None: the model's default."""
+    prompt_cache: bool = True
+    """Mark cache breakpoints on every request (some gateways reject cache_control)."""
+    cache_ttl: str = Field("5m", pattern="^(5m|1h)$")
+    """TTL of the fixed breakpoints (tools, system); the sliding ones always use 5m."""
     max_line_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     """Longest JSON-RPC line accepted on stdin."""
     state_dir: Path | None = None
@@ -170,6 +177,9 @@ _ENV_MAP: tuple[tuple[str, str, str], ...] = (
     ("request_timeout", "ACP_AGENT_REQUEST_TIMEOUT", "config"),
     ("context_window", "ACP_AGENT_CONTEXT_WINDOW", "config"),
     ("thinking_budget", "ACP_AGENT_THINKING_BUDGET", "config"),
+    ("effort", "ACP_AGENT_EFFORT", "config"),
+    ("prompt_cache", "ACP_AGENT_PROMPT_CACHE", "config"),
+    ("cache_ttl", "ACP_AGENT_CACHE_TTL", "config"),
     ("compact_at", "ACP_AGENT_COMPACT_AT", "config"),
     ("loop", "ACP_AGENT_LOOP", "config"),
     ("verify_cmd", "ACP_AGENT_VERIFY_CMD", "config"),
@@ -195,14 +205,14 @@ ENV_VARS: dict[str, str] = {name: var for name, var, _ in _ENV_MAP}
 
 
 def _parse_env(var: str, raw: str, name: str) -> Any:
-    if name == "streaming":
+    if name in {"streaming", "prompt_cache"}:
         if raw.strip().lower() in {"1", "true", "yes", "on"}:
             return True
         if raw.strip().lower() in {"0", "false", "no", "off"}:
             return False
-        raise ValueError(f"{var} must be 1 or 0, not {raw!r}")
+        raise ValueError(f"{var} must be on or off (1 or 0), not {raw!r}")
     if name in {"model", "base_url", "state_dir", "loop", "verify_cmd", "verify_rubric",
-                "on_limit", "prices"}:
+                "on_limit", "prices", "effort", "cache_ttl"}:
         return raw
     try:
         return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds",

@@ -26,11 +26,13 @@ from acp_agent.model.base import (
     ToolUseStarted,
     Usage,
 )
+from acp_agent.model.caching import with_breakpoints
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
 from acp_agent.model.sdk import ENV_KEYS, ensure_sdk
 from acp_agent.model.stream_events import (
     EMPTY_TEXT,
     Attempt,
+    cache_miss_of,
     input_block,
     relay_events,
     usage_of,
@@ -50,7 +52,8 @@ class AnthropicModel:
                  max_retries: int = 2, stall_seconds: float = 120.0, request_timeout: float = 600.0,
                  deadline: Callable[[], float | None] | None = None,
                  policy: RetryPolicy | None = None,
-                 http_client_factory: Callable[[], Any] | None = None) -> None:
+                 http_client_factory: Callable[[], Any] | None = None,
+                 prompt_cache: bool = True, cache_ttl: str = "5m") -> None:
         self.streaming = streaming
         self.stall_seconds = stall_seconds
         self.request_timeout = request_timeout
@@ -61,6 +64,9 @@ class AnthropicModel:
         self._http_client_factory = http_client_factory
         """Builds the SDK's `httpx2.AsyncClient` (record/replay transports); None: the SDK's own."""
         self._client: anthropic.AsyncAnthropic | None = None
+        self.prompt_cache = prompt_cache
+        """Mark cache breakpoints (`model/caching.py`); off for gateways that reject them."""
+        self.cache_ttl = cache_ttl
 
     def __repr__(self) -> str:
         return (f"AnthropicModel(streaming={self.streaming}, base_url={self._base_url!r}, "
@@ -81,9 +87,9 @@ class AnthropicModel:
         import httpx2
 
         client = self._get_client()
-        kwargs = _request_kwargs(request)
         retries = 0
         while True:
+            kwargs = self._request_kwargs(request)
             attempt = Attempt()
             try:
                 once = self._stream_once if self.streaming else self._create_once
@@ -108,6 +114,10 @@ class AnthropicModel:
             if failure.status == 400 and "prompt is too long" in failure.reason.lower():
                 yield MessageDone([], "context_window_exceeded", Usage())
                 return
+            if failure.status == 400 and "diagnostics" in kwargs \
+                    and "diagnostics" in failure.reason.lower():
+                _Diagnostics.refused(failure.reason)
+                continue  # the same request again, without the field: not a retry
             decision = self.policy.decide(failure, retries_taken=retries,
                                           relayed=attempt.relayed,
                                           time_left=self._deadline() if self._deadline else None)
@@ -152,7 +162,7 @@ class AnthropicModel:
             raise StreamBroken(f"the reply ended without {what}",
                                partial=attempt.content(partial=True), retryable=True)
         yield MessageDone(attempt.content(), attempt.stop_reason, attempt.usage,
-                          attempt.message_id)
+                          attempt.message_id, attempt.cache_miss)
 
     async def _create_once(self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any],
                            attempt: Attempt) -> AsyncGenerator[ModelEvent, None]:
@@ -182,7 +192,16 @@ class AnthropicModel:
         yield usage
         if message.stop_reason is None:
             raise StreamBroken("the reply ended without a stop_reason", partial=content)
-        yield MessageDone(content, message.stop_reason, usage, message.id)
+        yield MessageDone(content, message.stop_reason, usage, message.id, cache_miss_of(message))
+
+    def _request_kwargs(self, request: ModelRequest) -> dict[str, Any]:
+        """The request as SDK arguments: cache breakpoints and diagnostics when the cache is on."""
+        kwargs = _request_kwargs(request)
+        if not self.prompt_cache:
+            return kwargs
+        if _Diagnostics.wanted():
+            kwargs["diagnostics"] = {"previous_message_id": request.previous_message_id}
+        return with_breakpoints(kwargs, ttl=self.cache_ttl)
 
     def _get_client(self) -> anthropic.AsyncAnthropic:
         if self._client is not None:
@@ -238,9 +257,35 @@ _NO_CREDENTIALS = ("no Anthropic credentials: set ANTHROPIC_API_KEY in the agent
 def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
     """The SDK's keyword arguments: unset optional fields are left out, never sent as null."""
     optional = {"system": request.system, "tools": request.tools or None,
-                "tool_choice": request.tool_choice, "thinking": request.thinking}
+                "tool_choice": request.tool_choice, "thinking": request.thinking,
+                "output_config": request.output_config}
     return {"model": request.model, "max_tokens": request.max_tokens, "messages": request.messages,
             **{name: value for name, value in optional.items() if value is not None}}
+
+
+class _Diagnostics:
+    """Whether requests carry `diagnostics.previous_message_id` (why a cache missed).
+
+    Once per process: an SDK without the parameter, or an API or gateway that refuses it with a
+    400, turns it off for the rest of the run, with one warning.
+    """
+
+    enabled: bool | None = None
+
+    @classmethod
+    def wanted(cls) -> bool:
+        if cls.enabled is None:
+            from anthropic.types import message_create_params
+
+            cls.enabled = "diagnostics" in getattr(
+                message_create_params.MessageCreateParamsBase, "__annotations__", {})
+        return cls.enabled
+
+    @classmethod
+    def refused(cls, reason: str) -> None:
+        cls.enabled = False
+        log.warning("model.diagnostics_refused", reason=reason,
+                    hint="requests go on without diagnostics.previous_message_id")
 
 
 def _is_connect_timeout(exc: BaseException) -> bool:

@@ -48,6 +48,11 @@ class ModelRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     tool_choice: dict[str, Any] | None = None
     thinking: dict[str, Any] | None = None
+    output_config: dict[str, Any] | None = None
+    """`effort` and, for a judge, a JSON-schema `format` (structured output)."""
+    previous_message_id: str | None = None
+    """The session's previous response id, sent as `diagnostics.previous_message_id` so the API
+    can say why a cache missed; None on a session's first request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +88,13 @@ class Usage:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = 0
+    """The part of `cache_creation_input_tokens` written with the 1-hour TTL (billed 2x)."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole prompt: uncached input + cache read + cache write."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
     @property
     def context_tokens(self) -> int:
@@ -115,6 +127,8 @@ class MessageDone:
     stop_reason: str
     usage: Usage
     message_id: str | None = None
+    cache_miss: dict[str, Any] | None = None
+    """The API's `diagnostics.cache_miss_reason`, when it gave one."""
 
 
 ModelEvent = TextDelta | ThinkingDelta | ToolUseStarted | Usage | RetryScheduled | MessageDone

@@ -1,8 +1,9 @@
 """Prices per million tokens, so a turn can report `costUsd` and honour `maxTurnCostUsd`.
 
-The built-in table covers the built-in models; `--prices FILE` / `ACP_AGENT_PRICES` (JSON:
-{"model-id": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}) adds or overrides
-entries. An unknown model has no price: its cost is reported as null, never as 0.
+The built-in prices live in the model profiles (`model/profiles.py`, `load_prices`); `--prices FILE` /
+`ACP_AGENT_PRICES` (JSON: {"model-id": {"input": 2, "output": 10, "cacheRead": 0.1,
+"cacheWrite": 2.5, "cacheWrite1h": 4}}) adds or overrides entries. An unknown model has no price:
+its cost is reported as null, never as 0.
 """
 
 from __future__ import annotations
@@ -16,50 +17,57 @@ if TYPE_CHECKING:
     from acp_agent.model.base import Usage
 
 
-__all__ = ["BUILTIN_PRICES", "Price", "load_prices"]
+__all__ = ["Price", "price_file_entries"]
 
 
 @dataclass(frozen=True, slots=True)
 class Price:
-    """USD per million tokens."""
+    """USD per million tokens: input, output, cache read, cache write (5 min and 1 h).
+
+    `long_context` is a second band (Haiku 5.5 above 100K prompt tokens): when a request's prompt
+    (input + cache read + cache write) is larger than its threshold, every token of that request,
+    output included, is billed at the band's prices.
+    """
 
     input: float
     output: float
     cache_read: float = 0.0
     cache_write: float = 0.0
+    cache_write_1h: float = 0.0
+    long_context: tuple[int, Price] | None = None
 
     def cost(self, usage: Usage) -> float:
+        """USD for one request's usage."""
+        if self.long_context is not None and usage.prompt_tokens > self.long_context[0]:
+            return self.long_context[1].cost(usage)
+        write_5m = usage.cache_creation_input_tokens - usage.cache_creation_1h_input_tokens
         return (usage.input_tokens * self.input + usage.output_tokens * self.output
                 + usage.cache_read_input_tokens * self.cache_read
-                + usage.cache_creation_input_tokens * self.cache_write) / 1_000_000
+                + write_5m * self.cache_write
+                + usage.cache_creation_1h_input_tokens * (self.cache_write_1h or self.cache_write)
+                ) / 1_000_000
 
 
-BUILTIN_PRICES: dict[str, Price] = {
-    "claude-sonnet-5-5": Price(3.0, 15.0, 0.30, 3.75),
-    "claude-opus-5-5": Price(15.0, 75.0, 1.50, 18.75),
-    "claude-haiku-5-5": Price(1.0, 5.0, 0.10, 1.25),
-}
-
-
-def load_prices(path: Path | None) -> dict[str, Price]:
-    """The built-in table, overridden by the file's entries.
+def price_file_entries(path: Path) -> dict[str, Price]:
+    """The entries of a `--prices` file.
 
     Raises:
-        ValueError: the file is not a JSON object of model → {input, output[, cacheRead, cacheWrite]}.
+        ValueError: the file is not a JSON object of model → {input, output[, cacheRead,
+            cacheWrite, cacheWrite1h]}.
     """
-    prices = dict(BUILTIN_PRICES)
-    if path is None:
-        return prices
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"prices file {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"prices file {path}: must be a JSON object of model ids")
+    prices: dict[str, Price] = {}
     for model, entry in data.items():
         try:
+            write = float(entry.get("cacheWrite", 0))
             prices[model] = Price(float(entry["input"]), float(entry["output"]),
-                                  float(entry.get("cacheRead", 0)), float(entry.get("cacheWrite", 0)))
+                                  float(entry.get("cacheRead", 0)), write,
+                                  float(entry.get("cacheWrite1h", write)))
         except (TypeError, KeyError, ValueError, AttributeError):
             raise ValueError(f"prices file {path}: {model!r} needs numeric input and output "
                              "prices (USD per million tokens)") from None

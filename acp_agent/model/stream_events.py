@@ -18,8 +18,8 @@ from acp_agent.model.base import (
     Usage,
 )
 
-__all__ = ["EMPTY_TEXT", "NO_USAGE", "Attempt", "input_block", "relay_events", "tool_input",
-           "usage_of"]
+__all__ = ["EMPTY_TEXT", "NO_USAGE", "Attempt", "cache_miss_of", "input_block", "relay_events",
+           "tool_input", "usage_of"]
 
 NO_USAGE = Usage()
 EMPTY_TEXT = {"type": "text", "text": ""}
@@ -30,13 +30,14 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
 class Attempt:
     """What one attempt produced so far: blocks by index, usage, stop reason, relayed or not."""
 
-    __slots__ = ("_blocks", "_done", "_parts", "message_id", "relayed", "stop_reason",
-                 "stopped", "usage")
+    __slots__ = ("_blocks", "_done", "_parts", "cache_miss", "message_id", "relayed",
+                 "stop_reason", "stopped", "usage")
 
     def __init__(self) -> None:
         self.relayed = self.stopped = False
         self.stop_reason: str | None = None
         self.message_id: str | None = None
+        self.cache_miss: dict[str, Any] | None = None
         self.usage = Usage()
         self._blocks: dict[int, dict[str, Any]] = {}
         self._parts: dict[int, list[str]] = {}
@@ -118,6 +119,7 @@ async def relay_events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
             yield a.usage
         elif kind == "message_start":
             a.message_id = event.message.id
+            a.cache_miss = cache_miss_of(event.message)
             a.usage = usage_of(event.message.usage)
             yield a.usage
         elif kind == "message_stop":
@@ -156,5 +158,17 @@ def tool_input(text: str) -> Any:
 
 def usage_of(raw: Any, prev: Usage = NO_USAGE) -> Usage:
     """Usage from the API; counts that a message_delta leaves out keep their earlier values."""
+    split = getattr(raw, "cache_creation", None)
+    one_hour = getattr(split, "ephemeral_1h_input_tokens", None)
     return Usage(*(getattr(prev, name) if getattr(raw, name, None) is None
-                   else int(getattr(raw, name)) for name in USAGE_FIELDS))
+                   else int(getattr(raw, name)) for name in USAGE_FIELDS),
+                 prev.cache_creation_1h_input_tokens if one_hour is None else int(one_hour))
+
+
+def cache_miss_of(message: Any) -> dict[str, Any] | None:
+    """The response's `diagnostics.cache_miss_reason` as a plain dict, or None."""
+    reason = getattr(getattr(message, "diagnostics", None), "cache_miss_reason", None)
+    if reason is None:
+        return None
+    dumped: dict[str, Any] = reason.model_dump(mode="json", exclude_none=True)
+    return dumped

@@ -83,10 +83,11 @@ class Engine:
             meter=TurnMeter(session.limits, price=price), prompt=blocks, sink=runner.sink,
             scope=scope, turn_id=new_turn_id(), streaming=runner.model.streaming, shown=shown)
 
-    async def run_command(self, name: str, session: Session) -> TurnRecord:
+    async def run_command(self, name: str, session: Session,
+                          price: Price | None = None) -> TurnRecord:
         """Run a slash command in `session`; its answer goes to the editor as an agent message."""
         runner = self.runner(session)
-        meter = TurnMeter(session.limits)
+        meter = TurnMeter(session.limits, price=price)
         if name == "compact":
             meter.phase = "model"
             replaced = await runner._maybe_compact(session.history, meter, force=True)
@@ -110,6 +111,14 @@ def _status(session: Session, runner: TurnRunner) -> str:
     window = settings.context_window
     shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
                       for k, v in limits.items() if v is not None)
-    return (f"Model: {settings.model}\nMode: {session.mode}\nLimits per prompt: {shown}\n"
+    prompt, read = runner.session_prompt_tokens, runner.session_cache_read
+    cache = f"{read / prompt:.0%} of {prompt:,} prompt tokens read from cache" if prompt \
+        else "no request yet"
+    cost = "unknown (no price for this model)" if runner.session_cost_usd is None \
+        else f"${runner.session_cost_usd:.4f}"
+    effort = session.effort or f"model default ({settings.profile.effort_default or 'none'})"
+    return (f"Model: {settings.model} (effort {effort})\nMode: {session.mode}\n"
+            f"Limits per prompt: {shown}\n"
             f"Context used: {used:,} of {window:,} tokens ({used / window:.0%})\n"
+            f"Prompt cache: {cache}\nCost so far: {cost}\n"
             f"Messages in history: {len(session.history)}")

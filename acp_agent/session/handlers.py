@@ -215,7 +215,7 @@ class AcpHandler:
     async def set_config_option(self, params: Any) -> dict[str, Any]:
         request = parse(SetConfigOptionRequest, params)
         session = self.manager.get(request.session_id)
-        if request.config_id not in {"mode", "model", "loop"}:
+        if request.config_id not in {"mode", "model", "effort", "loop"}:
             raise ProtocolError.invalid_params(
                 f"Invalid params: configId: unknown config option {request.config_id!r}",
                 {"configId": request.config_id})
@@ -223,6 +223,12 @@ class AcpHandler:
             raise ProtocolError.invalid_params("Invalid params: value: must be a string")
         if request.config_id == "mode":
             await self._switch_mode(session, request.value, "value")
+        elif request.config_id == "effort":
+            try:
+                self.manager.set_effort(session, request.value)
+            except ValueError as exc:
+                raise ProtocolError.invalid_params(f"Invalid params: value: {exc}",
+                                                   {"value": request.value}) from None
         elif request.config_id == "loop":
             if session.running is not None:
                 raise ProtocolError.invalid_request("Cannot change the loop while a prompt runs",
@@ -240,8 +246,7 @@ class AcpHandler:
                 raise ProtocolError.invalid_params(
                     f"Invalid params: value: unknown model {request.value!r} (one of "
                     f"{', '.join(models)})", {"value": request.value})
-            session.model = request.value
-            session.history.note({"type": "model", "modelId": request.value})
+            await self.manager.switch_model(session, request.value)
         return {"configOptions": self._config_options(session)}
 
     async def load_session(self, params: Any) -> dict[str, Any]:
@@ -308,7 +313,8 @@ class AcpHandler:
         command = command_of(shown)
         if command is not None and session.running is None:
             engine = await self.manager.engine()
-            record = await engine.run_command(command, session)
+            record = await engine.run_command(command, session,
+                                              self.manager.prices.get(session.model))
             return PromptResponse(stop_reason="end_turn", meta={
                 "acp-agent": {"turn": record.to_meta()}}).to_wire()
         blocks = to_model_blocks(request.prompt)

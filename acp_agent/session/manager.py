@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,10 +18,23 @@ import structlog
 
 from acp_agent.config import Config
 from acp_agent.lazy import aload
-from acp_agent.model.pricing import load_prices
+from acp_agent.model.profiles import (
+    ModelProfile,
+    ProfileError,
+    builtin_profile,
+    load_prices,
+    output_config,
+    profile_from_api,
+    thinking_param,
+)
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.models import loop_config_option, model_config_option
+from acp_agent.session.models import (
+    DEFAULT_EFFORT,
+    effort_config_option,
+    loop_config_option,
+    model_config_option,
+)
 from acp_agent.session.modes import DEFAULT_MODE, mode_config_option
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.replay import replay_updates
@@ -65,6 +79,8 @@ class SessionManager:
         self._tools = tools
         self._engine: Engine | None = None
         self.sessions: dict[str, Session] = {}
+        self.model_info: dict[str, dict[str, Any]] = {}
+        """What the Models API said of each model (`ModelInfo` as dicts), once it answered."""
         self.task_group: Any = None
         """Long-lived task group for per-session services (MCP servers); set by the app."""
 
@@ -115,9 +131,20 @@ class SessionManager:
             if entry.get("type") == "mode":
                 session.permissions.mode = str(entry.get("modeId"))
             elif entry.get("type") == "model":
-                session.model = str(entry.get("modelId"))
+                self._restore(session, str(entry.get("modelId")), session.effort)
+            elif entry.get("type") == "effort":
+                effort = entry.get("effort")
+                self._restore(session, session.model, effort if isinstance(effort, str) else None)
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, replay_updates(entries)
+
+    def _restore(self, session: Session, model_id: str, effort: str | None) -> None:
+        """A journaled model or effort choice, unless the model now refuses it."""
+        try:
+            session.use_settings(self.settings_for(model_id, effort, session.settings))
+            session.effort = effort
+        except ProfileError as exc:
+            log.warning("session.setting_dropped", session_id=session.id, reason=str(exc))
 
     def _root(self, cwd: str) -> Path:
         root = Path(cwd)
@@ -131,28 +158,101 @@ class SessionManager:
         limits = self.config.limits.with_overrides(overrides)
         loop = choose_loop(self.config, overrides)
         config = self.config
-        settings = RunnerSettings(
-            model=config.model, max_tokens=config.max_tokens,
-            thinking=({"type": "enabled", "budget_tokens": config.thinking_budget}
-                      if config.thinking_budget else None),
-            context_window=config.context_window or 200_000, compact_at=config.compact_at,
-            on_limit=config.on_limit)
+        settings = self.settings_for(config.model, config.effort)
         permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
         permissions.on_switch = lambda mode_id: self.switch_mode(self.sessions[session_id], mode_id)
         session = Session(session_id, root, limits, history, permissions, settings, loop,
                           capabilities or ClientCapabilities())
         session.overrides = dict(overrides)
+        session.effort = config.effort
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning("session.cost_unknown", model=config.model,
                         hint="maxTurnCostUsd is not enforced without a price: pass --prices FILE")
         self.sessions[session_id] = session
         return session
 
+    def profile(self, model_id: str) -> ModelProfile:
+        """What `model_id` accepts: the built-in table, what the Models API said, the flags."""
+        profile = builtin_profile(model_id)
+        info = self.model_info.get(model_id)
+        if info is not None:
+            profile = profile_from_api(profile, info)
+        if self.config.context_window:
+            profile = replace(profile, context_window=self.config.context_window)
+        return profile
+
+    def settings_for(self, model_id: str, effort: str | None,
+                     base: RunnerSettings | None = None) -> RunnerSettings:
+        """What a session's requests carry on `model_id`: thinking and effort as it accepts them.
+
+        Raises:
+            ProfileError: the effort (or the configured thinking budget) is refused by the model.
+        """
+        config = self.config
+        profile = self.profile(model_id)
+        budget = config.thinking_budget if "enabled" in profile.thinking_types \
+            or not profile.known else None  # a budget set for another model is never sent
+        values: dict[str, Any] = {
+            "model": model_id, "max_tokens": min(config.max_tokens, profile.max_output),
+            "thinking": thinking_param(profile, budget=budget),
+            "output_config": output_config(profile, effort=effort),
+            "context_window": profile.context_window, "profile": profile}
+        if base is not None:
+            return replace(base, **values)
+        return RunnerSettings(**values, compact_at=config.compact_at, on_limit=config.on_limit)
+
     def config_options(self, session: Session) -> list[dict[str, Any]]:
-        """Every config option of a session with its current value (mode, model, loop)."""
+        """Every config option of a session with its current value (mode, model, effort, loop)."""
         return [mode_config_option(session.mode),
                 model_config_option(session.model, self.config.model),
+                effort_config_option(session.effort, session.settings.profile),
                 loop_config_option(session.loop.loop)]
+
+    def set_effort(self, session: Session, value: str) -> None:
+        """The effort config option: a level the model accepts, or "default".
+
+        Raises:
+            ProfileError: the model does not accept that level.
+        """
+        effort = None if value == DEFAULT_EFFORT else value
+        session.use_settings(self.settings_for(session.model, effort, session.settings))
+        session.effort = effort
+        session.history.note({"type": "effort", "effort": effort})
+
+    async def switch_model(self, session: Session, model_id: str) -> None:
+        """Another model for the next prompts; says in a thought what the switch costs.
+
+        Thinking blocks the new model cannot read are dropped from the history (the API would drop
+        them anyway, unbilled, but a history rewritten later must not hold them), and the prompt
+        cache of the old model is of no use to the new one.
+        """
+        old = session.settings.profile
+        if model_id == session.model:
+            return
+        effort = session.effort
+        try:
+            settings = self.settings_for(model_id, effort, session.settings)
+        except ProfileError:  # the new model does not take the session's effort level
+            effort = None
+            settings = self.settings_for(model_id, None, session.settings)
+        dropped = 0
+        if not settings.profile.reads_thinking_from(old.id):
+            dropped = session.history.drop_thinking(f"model switch {old.id} → {model_id}")
+        session.use_settings(settings)
+        session.effort = effort
+        session.history.note({"type": "model", "modelId": model_id})
+        parts = [f"Switched model: {old.id} → {model_id}."]
+        if dropped:
+            parts.append(f"{dropped} earlier thinking block(s) written by {old.id} cannot be read "
+                         f"by {model_id}: they are dropped, so its earlier reasoning is lost.")
+        if len(session.history):
+            parts.append("The prompt cache starts over: the next request pays the full input "
+                         "price for the conversation so far.")
+        log.info("session.model_switched", session_id=session.id, old=old.id, new=model_id,
+                 thinking_dropped=dropped)
+        await self.requester.notify("session/update", {"sessionId": session.id, "update": {
+            "sessionUpdate": "agent_thought_chunk", "messageId": str(uuid.uuid4()),
+            "content": {"type": "text", "text": " ".join(parts) + "\n"}}})
 
     async def switch_mode(self, session: Session, mode_id: str) -> None:
         """Change the permission mode, journal it, and tell the editor (both ways it can listen)."""

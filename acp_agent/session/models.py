@@ -5,9 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from acp_agent.config import BUILTIN_MODELS
+from acp_agent.model.profiles import EFFORTS, ModelProfile
 from acp_agent.turn.loops import LOOPS
 
-__all__ = ["available_models", "loop_config_option", "model_config_option"]
+__all__ = ["DEFAULT_EFFORT", "available_models", "effort_config_option", "loop_config_option",
+           "model_config_option"]
+
+DEFAULT_EFFORT = "default"
+"""The effort option's value for "the model's own default" (no `output_config.effort` sent)."""
 
 
 def available_models(configured: str) -> list[str]:
@@ -29,3 +34,15 @@ def loop_config_option(current: str) -> dict[str, Any]:
                            "passes, or plan → approve → act.",
             "options": [{"value": loop, "name": name, "description": description}
                         for loop, (name, description) in LOOPS.items()]}
+
+
+def effort_config_option(current: str | None, profile: ModelProfile) -> dict[str, Any]:
+    """The effort level as a config option (id `effort`): the levels the model accepts."""
+    levels = profile.efforts if profile.known else EFFORTS
+    default = f"Model default ({profile.effort_default})" if profile.effort_default \
+        else "Model default"
+    return {"id": "effort", "name": "Effort", "type": "select",
+            "currentValue": current or DEFAULT_EFFORT,
+            "description": "How much effort the model spends on each reply (output_config.effort).",
+            "options": [{"value": DEFAULT_EFFORT, "name": default},
+                        *({"value": level, "name": level} for level in levels)]}

@@ -104,7 +104,11 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
             {"content": e.content, "priority": e.priority, "status": e.status}
             for e in event.entries]}
     if isinstance(event, UsageReported):
-        return {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
+        update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": event.used,
+                                  "size": event.size}
+        if event.cost_usd is not None:
+            update["cost"] = {"amount": round(event.cost_usd, 6), "currency": "USD"}
+        return update
     raise TypeError(f"no ACP update for {type(event).__name__}")
 
 

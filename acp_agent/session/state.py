@@ -57,6 +57,8 @@ class Session:
     replay: list[dict[str, Any]] = field(default_factory=list)
     overrides: dict[str, Any] = field(default_factory=dict)
     """The session/new `_meta["acp-agent"]` settings, kept for later strategy changes."""
+    effort: str | None = None
+    """The session's effort level (config option `effort`); None: the configured one."""
     mcp: Any = None
     """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
     extra_tools: list[Any] = field(default_factory=list)
@@ -70,11 +72,11 @@ class Session:
     def model(self) -> str:
         return self.settings.model
 
-    @model.setter
-    def model(self, model_id: str) -> None:
-        self.settings = replace(self.settings, model=model_id)
+    def use_settings(self, settings: RunnerSettings) -> None:
+        """New request settings (another model or effort), for the runner too if it exists."""
+        self.settings = settings
         if self.runner is not None:
-            self.runner.settings = replace(self.runner.settings, model=model_id)
+            self.runner.settings = replace(settings, system=self.runner.settings.system)
 
     def choose_loop(self, loop: LoopChoice) -> None:
         """A new loop for the next prompt; the strategy is rebuilt then."""

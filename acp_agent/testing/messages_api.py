@@ -13,22 +13,25 @@ import socket
 import threading
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
+from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
 from acp_agent.testing.replies import (
     Error,
     Message,
     Reply,
     ReplyFactory,
+    ThinkingBlock,
     error_event,
     render_events,
     render_json,
 )
 
-__all__ = ["FakeMessagesAPI", "RecordedRequest"]
+__all__ = ["FakeMessagesAPI", "RecordedRequest", "Served"]
 
 MESSAGES_PATH = "/v1/messages"
 
@@ -47,6 +50,22 @@ class RecordedRequest:
         """Whether the SDK asked for an SSE stream."""
         return self.body.get("stream") is True
 
+    def breakpoints(self) -> int:
+        """How many `cache_control` markers the request carries (the top-level one included)."""
+        return json.dumps(self.body).count('"cache_control"')
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """A reply as the fake sends it: the scripted message shaped by the model's rules."""
+
+    reply: Message
+    message_id: str
+    usage: dict[str, Any] | None = None
+    """The billed usage when the prompt cache is simulated; None: the script's own figures."""
+    diagnostics: dict[str, Any] | None = None
+    """The response's `diagnostics` when the request asked for them."""
+
 
 class FakeMessagesAPI:
     """Serve scripted replies to `POST /v1/messages` (JSON or SSE) and `GET /v1/models`.
@@ -54,12 +73,30 @@ class FakeMessagesAPI:
     Use as `with FakeMessagesAPI() as api:` or `start()`/`stop()`. Replies are served in the order
     given to `script()`; when none is left the fallback is served (by default a 500 `api_error`).
     Hanging replies are released by `stop()` and never last longer than `hang_seconds`.
+
+    As strict as the real API: a request a current model refuses gets that model's 400
+    (`model_rules.py`) before any scripted reply is used, and too many or misplaced cache
+    breakpoints get the API's 400 on every model. Thinking blocks are shaped as the model returns
+    them (dropped when thinking is off, empty at display "omitted") and signed to their prefix.
+    The prompt cache (`prompt_cache.py`) bills the markers it receives: on by default for the
+    models with rules, `caching=True` turns it on for every model (`min_cache_tokens` for those
+    without rules). `served` lists the usage each reply was billed with.
     """
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, hang_seconds: float = 30.0,
-                 models: Sequence[str] = ("claude-test-1",)) -> None:
+                 models: Sequence[str] = ("claude-test-1",), strict: bool = True,
+                 caching: bool | None = None, min_cache_tokens: int = 1024,
+                 reject_diagnostics: bool = False) -> None:
         self.hang_seconds = hang_seconds
         self.models = tuple(models)
+        self.strict = strict
+        self.caching = caching
+        self.min_cache_tokens = min_cache_tokens
+        self.reject_diagnostics = reject_diagnostics
+        """Answer a request carrying `diagnostics` with a 400 (a gateway that refuses it)."""
+        self.cache = PromptCache()
+        self._served: list[Served] = []
+        self._fingerprints: dict[str, Any] = {}
         self._address = (host, port)
         self._lock = threading.Lock()
         self._queue: deque[Reply | ReplyFactory] = deque()
@@ -142,6 +179,12 @@ class FakeMessagesAPI:
             return list(self._others)
 
     @property
+    def served(self) -> list[Served]:
+        """Every 200 reply sent for `/v1/messages`, oldest first (a snapshot)."""
+        with self._lock:
+            return list(self._served)
+
+    @property
     def attempts(self) -> int:
         """How many HTTP attempts reached `/v1/messages` (retries included)."""
         with self._lock:
@@ -154,7 +197,7 @@ class FakeMessagesAPI:
                 raise TimeoutError(f"fake saw {len(self._requests)} attempts, expected {n}")
 
     # ── used by the handler ────────────────────────────────────────────────────────────────
-    def _record(self, request: RecordedRequest) -> Reply | None:
+    def _record(self, request: RecordedRequest) -> Error | Served | None:
         """Record a request; for a messages attempt return the reply it gets."""
         with self._lock:
             if request.path.split("?", 1)[0] != MESSAGES_PATH:
@@ -163,13 +206,71 @@ class FakeMessagesAPI:
             self._requests.append(request)
             n = len(self._requests)
             self._arrived.notify_all()
+            refused = self._refusal(request.body)
+            if refused is not None:  # the real API refuses before any reply is made
+                return refused
             planned = self._queue.popleft() if self._queue else self._fallback
-        if not callable(planned):
+        if callable(planned):
+            try:
+                planned = planned(request.body, n)
+            except Exception as exc:  # a broken test helper: say so instead of dropping the line
+                return Error(500, "api_error", f"fake: the reply factory raised {exc!r}")
+        if isinstance(planned, Error):
             return planned
-        try:
-            return planned(request.body, n)
-        except Exception as exc:  # a broken test helper: say so instead of dropping the line
-            return Error(500, "api_error", f"fake: the reply factory raised {exc!r}")
+        return self._serve(request.body, planned, n)
+
+    def _refusal(self, body: dict[str, Any]) -> Error | None:
+        """The 400 the API gives this request, if any."""
+        problem = breakpoint_errors(body)
+        if problem is None and self.reject_diagnostics and "diagnostics" in body:
+            problem = "diagnostics: Extra inputs are not permitted"
+        if problem is None and self.strict:
+            found = check_request(body)
+            problem = found[2] if found else None
+        return None if problem is None else Error(400, "invalid_request_error", problem)
+
+    def _serve(self, body: dict[str, Any], reply: Message, n: int) -> Served:
+        """Shape the scripted reply as the model would, and bill it (called off the lock)."""
+        message_id = f"msg_fake_{n:06d}"
+        reply = self._shape_thinking(body, reply)
+        model = str(body.get("model") or "")
+        rules = RULES.get(model)
+        usage = diagnostics = None
+        with self._lock:
+            if self.caching or (self.caching is None and rules is not None):
+                outcome = self.cache.apply(body, min_tokens=rules.min_cache if rules
+                                           else self.min_cache_tokens)
+                usage = outcome.usage(reply.usage[1])
+                if "diagnostics" in body:
+                    previous = (body.get("diagnostics") or {}).get("previous_message_id")
+                    reason = None if previous is None else miss_reason(
+                        self._fingerprints.get(previous), outcome)
+                    diagnostics = {"cache_miss_reason": reason}
+                self._fingerprints[message_id] = outcome.fingerprint
+            elif "diagnostics" in body:
+                diagnostics = {"cache_miss_reason": None}
+            served = Served(reply, message_id, usage, diagnostics)
+            self._served.append(served)
+        return served
+
+    @staticmethod
+    def _shape_thinking(body: dict[str, Any], reply: Message) -> Message:
+        shape = thinking_output(body)
+        if shape is None:
+            return reply
+        keep, shown = shape
+        model = str(body.get("model") or "")
+        before = len(body.get("messages") or [])
+        blocks = []
+        for block in reply.blocks:
+            if isinstance(block, ThinkingBlock):
+                if not keep:
+                    continue
+                text = block.thinking if shown else ""
+                block = ThinkingBlock(text, thinking_signature(model, body, before, text),
+                                      block.chunks)
+            blocks.append(block)
+        return replace(reply, blocks=tuple(blocks))
 
     def _hang(self) -> None:
         self._released.wait(self.hang_seconds)
@@ -222,9 +323,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._read_and_record(b"")
         if self.path.split("?", 1)[0] == "/v1/models":
-            data = [{"type": "model", "id": m, "display_name": m, "lifecycle": "active",
-                     "created_at": "2025-01-01T00:00:00Z", "max_input_tokens": 200_000,
-                     "max_tokens": 64_000} for m in self.server.fake.models]
+            data = [_model_info(m) for m in self.server.fake.models]
             page = {"data": data, "has_more": False,
                     "first_id": data[0]["id"] if data else None,
                     "last_id": data[-1]["id"] if data else None}
@@ -248,7 +347,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_message(reply, self._body)
 
     # ── helpers ────────────────────────────────────────────────────────────────────────────
-    def _read_and_record(self, raw: bytes) -> Reply | None:
+    def _read_and_record(self, raw: bytes) -> Error | Served | None:
         body = json.loads(raw) if raw else {}
         if not isinstance(body, dict):
             raise ValueError("body is not an object")
@@ -280,7 +379,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         _hard_close(self.connection)
 
-    def _send_message(self, reply: Message, body: dict[str, Any]) -> None:
+    def _send_message(self, served: Served, body: dict[str, Any]) -> None:
+        reply = served.reply
         fake = self.server.fake
         if reply.stall:
             fake._hang()
@@ -290,11 +390,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._abort()
             return
         model = str(body.get("model") or reply.model or "claude-test-1")
-        message_id = f"msg_fake_{fake.attempts:06d}"
+        extra = {"usage": served.usage, "diagnostics": served.diagnostics,
+                 "with_diagnostics": "diagnostics" in body}
         if body.get("stream") is not True:
-            self._send_json(200, render_json(reply, model=model, message_id=message_id))
+            self._send_json(200, render_json(reply, model=model, message_id=served.message_id,
+                                             **extra))
             return
-        events = render_events(reply, model=model, message_id=message_id)
+        events = render_events(reply, model=model, message_id=served.message_id, **extra)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -337,3 +439,25 @@ def _first_fault(reply: Message, total: int) -> tuple[int, str | None]:
                                         (reply.error_event_after, "error"))
               if k is not None and k < total]
     return min(faults) if faults else (total, None)
+
+
+def _model_info(model: str) -> dict[str, Any]:
+    """A `ModelInfo` as the Models API lists it; capabilities for the models with rules."""
+    rules = RULES.get(model)
+    info: dict[str, Any] = {"type": "model", "id": model, "display_name": model,
+                            "lifecycle": "active", "created_at": "2025-01-01T00:00:00Z",
+                            "max_input_tokens": rules.window if rules else 200_000,
+                            "max_tokens": rules.max_output if rules else 64_000}
+    if rules is not None:
+        def support(flag: bool) -> dict[str, bool]:
+            return {"supported": flag}
+
+        kinds = ("adaptive", "between_tools", "disabled", "enabled")
+        info["capabilities"] = {
+            "thinking": {"supported": True,
+                         "types": {k: support(k in rules.thinking) for k in kinds}},
+            "effort": {"supported": bool(rules.efforts),
+                       **{level: support(level in rules.efforts)
+                          for level in ("low", "medium", "high", "xhigh", "max")}},
+            "structured_outputs": support(True)}
+    return info

@@ -248,24 +248,38 @@ def content_json(block: Block) -> dict[str, Any]:
     return {"type": "redacted_thinking", "data": block.data}
 
 
-def render_json(reply: Message, *, model: str, message_id: str) -> dict[str, Any]:
-    """The non-streaming response body."""
-    return {
+def _usage(reply: Message, usage: dict[str, Any] | None) -> dict[str, Any]:
+    return usage if usage is not None else {
+        "input_tokens": reply.usage[0], "output_tokens": reply.usage[1],
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def render_json(reply: Message, *, model: str, message_id: str,
+                usage: dict[str, Any] | None = None, diagnostics: dict[str, Any] | None = None,
+                with_diagnostics: bool = False) -> dict[str, Any]:
+    """The non-streaming response body; `usage` replaces the script's figures (a billed cache)."""
+    body = {
         "id": message_id, "type": "message", "role": "assistant", "model": model,
         "content": [content_json(b) for b in reply.blocks],
         "stop_reason": reply.stop_reason, "stop_sequence": None,
-        "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1],
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "usage": _usage(reply, usage),
     }
+    if with_diagnostics:
+        body["diagnostics"] = diagnostics
+    return body
 
 
-def render_events(reply: Message, *, model: str, message_id: str) -> list[bytes]:
+def render_events(reply: Message, *, model: str, message_id: str,
+                  usage: dict[str, Any] | None = None, diagnostics: dict[str, Any] | None = None,
+                  with_diagnostics: bool = False) -> list[bytes]:
     """The SSE events of a streamed reply, in the real API's order, one bytes value per event."""
-    start = {"type": "message_start", "message": {
+    message: dict[str, Any] = {
         "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": reply.usage[0], "output_tokens": 1,
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}
+        "usage": {**_usage(reply, usage), "output_tokens": 1}}
+    if with_diagnostics:
+        message["diagnostics"] = diagnostics
+    start = {"type": "message_start", "message": message}
     events = [_event("message_start", _json(start))]
     for index, block in enumerate(reply.blocks):
         events.extend(_block_events(index, block))

@@ -1,22 +1,28 @@
 """Compaction: when the context nears the window, older turns become one summary.
 
-One model request (counted in the turn, like any other) summarises the older part of the history;
-the latest turns stay as they were. It is skipped when that request would be the last one allowed.
-The journal keeps the full original; it records the compacted history as one entry.
+One model request (counted in the turn, like any other) summarises the conversation; the latest
+turns stay as they were. It is skipped when that request would be the last one allowed. The
+journal keeps the full original; it records the compacted history as one entry.
+
+The summary request is the session's own request with one more user block: the same tools,
+system, thinking and messages, the instruction appended last, no forced tool choice. So it reads
+the whole conversation from the prompt cache, and it replays every thinking block behind an
+unchanged prefix, which the 5.5 models require. A tool call in its reply is ignored. The history
+that results is a rewrite: the thinking blocks of the part kept are dropped (their prefix changed).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import structlog
 
 from acp_agent.model.base import MessageDone, ModelClient, ModelRequest
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import History
+from acp_agent.turn.history import History, without_thinking
+from acp_agent.turn.settings import RunnerSettings
 
-__all__ = ["KEEP_TURNS", "compact", "split_point"]
+__all__ = ["KEEP_TURNS", "compact", "split_point", "summary_messages"]
 
 log = structlog.get_logger(__name__)
 
@@ -24,11 +30,11 @@ KEEP_TURNS = 2
 """User prompts (with what followed them) kept verbatim after a compaction."""
 
 SUMMARY_INSTRUCTION = (
-    "Summarise the conversation below for your own later use: the user's goals, decisions made, "
-    "files read or changed (with paths), commands run and their outcome, the current plan and what "
-    "remains to do. Be specific and brief; this summary replaces the conversation.")
-SUMMARY_MAX_TOKENS = 2_000
-TRANSCRIPT_CAP = 400_000
+    "[Compaction] Before you go on: summarise the conversation so far for your own later use: the "
+    "user's goals, decisions made, files read or changed (with paths), commands run and their "
+    "outcome, the current plan and what remains to do. Be specific and brief; this summary "
+    "replaces the older part of the conversation. Do not call tools: answer with the summary only.")
+SUMMARY_HEADER = "[Summary of the earlier conversation]"
 
 
 def _is_prompt(message: dict[str, Any]) -> bool:
@@ -45,49 +51,53 @@ def split_point(messages: list[dict[str, Any]], keep: int = KEEP_TURNS) -> int:
     return prompts[-keep]
 
 
-def _render(messages: list[dict[str, Any]]) -> str:
-    lines = []
-    for message in messages:
-        for block in message["content"]:
-            kind = block.get("type")
-            if kind == "text":
-                lines.append(f"{message['role']}: {block['text']}")
-            elif kind == "tool_use":
-                lines.append(f"assistant called {block['name']}({json.dumps(block.get('input'))})")
-            elif kind == "tool_result":
-                lines.append(f"tool result: {str(block.get('content'))[:2000]}")
-    text = "\n".join(lines)
-    return text if len(text) <= TRANSCRIPT_CAP else text[-TRANSCRIPT_CAP:]
+def summary_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation with the instruction appended as the last user block (history untouched)."""
+    instruction = {"type": "text", "text": SUMMARY_INSTRUCTION}
+    if messages and messages[-1]["role"] == "user":
+        last = messages[-1]
+        return [*messages[:-1], {**last, "content": [*last["content"], instruction]}]
+    return [*messages, {"role": "user", "content": [instruction]}]
 
 
-async def compact(model: ModelClient, history: History, meter: TurnMeter, *, model_id: str,
-                  system: str | None) -> int:
-    """Summarise the older turns; returns how many messages were replaced (0 if skipped)."""
+def _rebuilt(summary: str, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The summary leads the first kept prompt; results of tool calls summarised away go."""
+    first, *rest = kept
+    blocks = [b for b in first["content"] if b.get("type") != "tool_result"]
+    lead = {"type": "text", "text": f"{SUMMARY_HEADER}\n{summary}"}
+    return without_thinking([{"role": "user", "content": [lead, *blocks]}, *rest])
+
+
+async def compact(model: ModelClient, history: History, meter: TurnMeter, *,
+                  settings: RunnerSettings, tools: list[dict[str, Any]],
+                  previous_message_id: str | None = None) -> tuple[int, MessageDone | None]:
+    """Summarise the older turns.
+
+    Returns how many messages were replaced (0 if skipped) and the summary's response, for the
+    caller to account for (usage, cost, the session's latest message id); None when none came.
+    """
     cut = split_point(history.messages)
     if cut == 0:
-        return 0
+        return 0, None
     if meter.requests_left() <= 1 or isinstance(meter.before_request(), Stop):
         log.info("compaction.skipped", reason="it would use the last request allowed")
-        return 0
-    meter.count_request()
+        return 0, None
+    meter.count_request(settings.model)
     request = ModelRequest(
-        model=model_id, max_tokens=SUMMARY_MAX_TOKENS, system=system,
-        messages=[{"role": "user", "content": [
-            {"type": "text", "text": f"{SUMMARY_INSTRUCTION}\n\n{_render(history.messages[:cut])}"}]}])
+        model=settings.model, max_tokens=settings.max_tokens, system=settings.system,
+        tools=tools, thinking=settings.thinking, output_config=settings.output_config,
+        messages=summary_messages(history.messages), previous_message_id=previous_message_id)
     done: MessageDone | None = None
     async for event in model.respond(request):
         if isinstance(event, MessageDone):
             done = event
     if done is None:
-        return 0
-    meter.add_usage(done.usage)
+        return 0, None
     summary = "".join(b.get("text", "") for b in done.content if b.get("type") == "text").strip()
-    kept = history.messages[cut:]
-    history.messages[:] = [
-        {"role": "user", "content": [{"type": "text", "text":
-                                      f"[Summary of the earlier conversation]\n{summary}"}]},
-        {"role": "assistant", "content": [{"type": "text", "text": "Understood; continuing."}]},
-        *kept]
+    if not summary:
+        log.warning("compaction.no_summary", stop_reason=done.stop_reason)
+        return 0, done
+    history.messages[:] = _rebuilt(summary, history.messages[cut:])
     history.note({"type": "compaction", "messages": history.messages})
-    log.info("compaction.done", replaced=cut, kept=len(kept))
-    return cut
+    log.info("compaction.done", replaced=cut, kept=len(history.messages))
+    return cut, done

@@ -102,6 +102,8 @@ class UsageReported:
 
     used: int
     size: int
+    cost_usd: float | None = None
+    """The session's cumulative cost, when the model's price is known."""
 
 
 TurnEvent = (TextChunk | ThoughtChunk | Notice | ToolCallStarted | ToolCallUpdated

@@ -72,6 +72,8 @@ class TurnMeter:
     repeats: RepeatDetector = field(default_factory=RepeatDetector)
     last_repeat: int = 0
     """How often the latest tool batch has been seen, identical, in this turn."""
+    request_models: list[str] = field(default_factory=list)
+    """The model of each request, in order (a session may switch models between turns)."""
 
     def __post_init__(self) -> None:
         if not self.started:
@@ -94,22 +96,25 @@ class TurnMeter:
             return Stop("maxTurnCostUsd")
         return CONTINUE
 
-    def count_request(self) -> int:
+    def count_request(self, model: str | None = None) -> int:
         """Count at dispatch; returns the request's 1-based number in this turn."""
         self.model_requests += 1
+        if model is not None:
+            self.request_models.append(model)
         return self.model_requests
 
     def requests_left(self) -> int:
         return self.limits.max_turn_requests - self.model_requests
 
-    def add_usage(self, usage: Usage) -> None:
-        """Sum one finished request's tokens into the turn."""
+    def add_usage(self, usage: Usage) -> float:
+        """Sum one finished request's tokens into the turn; returns its cost (0 without a price)."""
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
         self.cache_read_input_tokens += usage.cache_read_input_tokens
         self.cache_creation_input_tokens += usage.cache_creation_input_tokens
-        if self.price is not None:
-            self.cost_usd += self.price.cost(usage)
+        cost = self.price.cost(usage) if self.price is not None else 0.0
+        self.cost_usd += cost
+        return cost
 
     def tool_allowance(self, batch: int) -> int:
         """How many of a batch of `batch` tool calls may still start (the rest are skipped)."""

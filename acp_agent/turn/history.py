@@ -12,12 +12,30 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["History", "JournalWriter", "Mark", "tool_result"]
+__all__ = ["THINKING_BLOCKS", "History", "JournalWriter", "Mark", "tool_result", "without_thinking"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
 
 INTERRUPTED = "not executed: the turn was interrupted before this tool ran"
+THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+REASONING_OMITTED = "[earlier reasoning omitted]"
+
+
+def without_thinking(messages: list[Message]) -> list[Message]:
+    """The messages with every thinking block dropped (copies where something changed).
+
+    For a rewritten history: the 5.5 models refuse a thinking block replayed behind a changed
+    prefix. An assistant message of thinking alone keeps a short text, so roles still alternate.
+    """
+    out = []
+    for message in messages:
+        blocks = message["content"]
+        if message["role"] == "assistant" and any(b.get("type") in THINKING_BLOCKS for b in blocks):
+            kept = [b for b in blocks if b.get("type") not in THINKING_BLOCKS]
+            message = {**message, "content": kept or [{"type": "text", "text": REASONING_OMITTED}]}
+        out.append(message)
+    return out
 
 
 def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block:
@@ -126,6 +144,19 @@ class History:
             self.messages[-1]["content"].extend(blocks)
         else:
             self.messages.append({"role": "assistant", "content": blocks})
+
+    def thinking_blocks(self) -> int:
+        """How many thinking blocks the history holds."""
+        return sum(1 for m in self.messages if m["role"] == "assistant"
+                   for b in m["content"] if b.get("type") in THINKING_BLOCKS)
+
+    def drop_thinking(self, reason: str) -> int:
+        """Rewrite the history without its thinking blocks (journaled); returns how many went."""
+        count = self.thinking_blocks()
+        if count:
+            self.messages[:] = without_thinking(self.messages)
+            self.note({"type": "compaction", "reason": reason, "messages": self.messages})
+        return count
 
     def pending_tool_uses(self) -> list[Block]:
         """tool_use blocks of the last assistant message that have no tool_result yet."""

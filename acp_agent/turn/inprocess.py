@@ -38,6 +38,7 @@ from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
 from acp_agent.turn.permissions import PermissionAsker
 from acp_agent.turn.record import Step, TurnRecord
+from acp_agent.model.profiles import builtin_profile, thinking_param
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy
@@ -87,6 +88,9 @@ async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
                    cancel: anyio.CancelScope | None = None) -> TurnOutcome:
     """Run one prompt turn with `strategy` (default: the plain tool loop) and return its result.
 
+    Requests follow `model_id`'s profile (adaptive thinking where the model has it); an explicit
+    `thinking` is sent as given.
+
     `sink` receives the same events an editor would see; `cancel`, cancelled from another task,
     ends the turn `cancelled`. A failing model (auth, API down) ends it `failed`, with `error`.
     """
@@ -94,9 +98,12 @@ async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
     history = history if history is not None else History()
     steps: list[Step] = []
     root = Path(await anyio.Path(cwd).resolve())
-    runner = TurnRunner(model, registry, sink or _Discard(), ToolContext(cwd=root),
-                        RunnerSettings(model=model_id, max_tokens=max_tokens, system=system,
-                                       thinking=thinking),
+    profile = builtin_profile(model_id)
+    settings = RunnerSettings(
+        model=model_id, max_tokens=min(max_tokens, profile.max_output), system=system,
+        thinking=thinking if thinking is not None else thinking_param(profile, budget=None),
+        context_window=profile.context_window, profile=profile)
+    runner = TurnRunner(model, registry, sink or _Discard(), ToolContext(cwd=root), settings,
                         permissions=permissions)
     runner.on_step = steps.append
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt

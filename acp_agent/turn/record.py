@@ -52,6 +52,8 @@ class TurnRecord(BaseModel):
     wrap_up: bool = False
     """The last allowed request was spent on a summary without tools (--on-limit wrap_up)."""
     limits: dict[str, Any] | None = None
+    models: list[str] | None = None
+    """The model of each request, in order."""
 
     @classmethod
     def from_meter(cls, meter: TurnMeter, *, turn_id: str, stop_reason: str, streaming: bool,
@@ -73,6 +75,7 @@ class TurnRecord(BaseModel):
             cost_usd=round(meter.cost_usd, 6) if meter.price is not None else None,
             wrap_up=meter.wrapped_up,
             limits={k: v for k, v in limits.items() if v is not None},
+            models=list(meter.request_models) or None,
         )
 
     def to_meta(self) -> dict[str, Any]:

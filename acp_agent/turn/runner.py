@@ -87,6 +87,12 @@ class TurnRunner:
         self._journaled: set[str] = set()
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
+        self.last_message_id: str | None = None
+        """The session's latest response id (`diagnostics.previous_message_id` of the next)."""
+        self.session_cost_usd: float | None = None
+        """What the session's requests cost so far; None until a priced request finished."""
+        self.session_cache_read = self.session_prompt_tokens = 0
+        """Prompt tokens read from cache, and all prompt tokens, over the session (for /status)."""
         self.tools = tools
         self.sink = sink
         self.ctx = ctx
@@ -120,9 +126,9 @@ class TurnRunner:
             decision = meter.before_request()
             if isinstance(decision, Stop):
                 return AttemptOutcome(decision.stop, decision.limit, meter.model_stop_reason)
-            number = meter.count_request()
+            number = meter.count_request(self.settings.model)
             log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
-            done = await self._request(history, meter)
+            done = await self._request(history, meter, number)
             meter.model_stop_reason = done.stop_reason
             if (done.stop_reason == "context_window_exceeded" and not done.content
                     and not compacted_for_overflow):
@@ -173,15 +179,45 @@ class TurnRunner:
         history.messages[-1]["content"].append({"type": "text", "text": WRAP_UP_NOTE})
         return {"type": "none"}
 
-    async def _request(self, history: History, meter: TurnMeter) -> MessageDone:
+    def request(self, messages: list[dict[str, Any]], **fields: Any) -> ModelRequest:
+        """The session's request for `messages`: its model, tools, system, thinking and effort.
+
+        Every request of a session (the loop's, a summary's, a judge's) starts from this one, so
+        they share the cached prefix; `fields` replace what one kind of request needs otherwise.
+        """
+        settings = self.settings
+        values: dict[str, Any] = {
+            "model": settings.model, "max_tokens": settings.max_tokens, "messages": messages,
+            "system": settings.system, "tools": self.tools.api_tools(),
+            "thinking": settings.thinking, "output_config": settings.output_config,
+            "previous_message_id": self.last_message_id}
+        values.update(fields)
+        return ModelRequest(**values)
+
+    def finished(self, done: MessageDone, meter: TurnMeter, number: int) -> float | None:
+        """Account for a finished response: the turn's and the session's figures, the cache log.
+
+        Returns the session's cost so far, or None when the model's price is unknown.
+        """
+        cost = meter.add_usage(done.usage)
+        if done.message_id is not None:
+            self.last_message_id = done.message_id
+        usage = done.usage
+        self.session_cache_read += usage.cache_read_input_tokens
+        self.session_prompt_tokens += usage.prompt_tokens
+        if done.cache_miss is not None:
+            log.info("model.cache_miss", reason=done.cache_miss.get("type"), request=number,
+                     missed_tokens=done.cache_miss.get("cache_missed_input_tokens"))
+        if meter.price is not None:
+            self.session_cost_usd = (self.session_cost_usd or 0.0) + cost
+        return self.session_cost_usd
+
+    async def _request(self, history: History, meter: TurnMeter, number: int) -> MessageDone:
         """One model request: relay its output as it arrives, and append the reply to history."""
         meter.phase = "model"
         settings = self.settings
         tool_choice = self._wrap_up(history, meter)
-        request = ModelRequest(
-            model=settings.model, max_tokens=settings.max_tokens, messages=history.messages,
-            system=settings.system, tools=self.tools.api_tools(), thinking=settings.thinking,
-            tool_choice=tool_choice)
+        request = self.request(history.messages, tool_choice=tool_choice)
         sink = self.sink
         text_id: str | None = None
         thought_id: str | None = None
@@ -224,10 +260,10 @@ class TurnRunner:
             history.add_assistant([{"type": "text", "text": "".join(parts)}
                                    for _, parts in sorted(texts.items())])
             raise StreamBroken("the model's reply ended without a stop_reason")
-        meter.add_usage(done.usage)
+        cost = self.finished(done, meter, number)
         history.add_assistant(done.content)
         self.last_context_tokens = done.usage.context_tokens
-        await sink.emit(UsageReported(done.usage.context_tokens, settings.context_window))
+        await sink.emit(UsageReported(done.usage.context_tokens, settings.context_window, cost))
         return done
 
     async def _maybe_compact(self, history: History, meter: TurnMeter, *,
@@ -238,8 +274,11 @@ class TurnRunner:
         if not force and (not settings.compact_at or self.last_context_tokens < threshold):
             return 0
         meter.phase = "model"
-        replaced = await compact(self.model, history, meter, model_id=settings.model,
-                                 system=settings.system)
+        replaced, done = await compact(
+            self.model, history, meter, settings=settings, tools=self.tools.api_tools(),
+            previous_message_id=self.last_message_id)
+        if done is not None:
+            self.finished(done, meter, meter.model_requests)
         if replaced:
             self.last_context_tokens = 0
             await self.sink.emit(ThoughtChunk(

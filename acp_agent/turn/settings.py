@@ -3,8 +3,10 @@ its runner exists (the runner is built on the first prompt)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from acp_agent.model.profiles import ModelProfile
 
 __all__ = ["RunnerSettings"]
 
@@ -17,9 +19,13 @@ class RunnerSettings:
     max_tokens: int
     system: str | None = None
     thinking: dict[str, Any] | None = None
+    output_config: dict[str, Any] | None = None
+    """`effort`, when one is set; a judge adds its `format`."""
     context_window: int = 200_000
     tool_timeout: float = 30.0
     on_limit: str = "stop"
     """wrap_up: the last allowed request carries no tools and asks for a summary (C7)."""
     compact_at: float = 0.8
     """Compact when a request's context passes this fraction of the window (0 = never)."""
+    profile: ModelProfile = field(default_factory=lambda: ModelProfile("unknown"))
+    """What the model accepts (structured output for a judge, forced tool choice)."""

@@ -6,6 +6,7 @@ Every test goes through `run_turn`, the same driver, runner and meter a session 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from acp_agent.turn.strategies import (
     choose_strategy,
     strategy_from_settings,
 )
-from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, transcript
+from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, parse_verdict, transcript
 from tests.support.procs import alive
 
 Reply = tuple[list[dict[str, Any]], str]
@@ -189,19 +190,20 @@ class Collect:
 
 # ── the judge ────────────────────────────────────────────────────────────────────────────────
 
-async def test_judge_is_forced_to_submit_a_verdict_without_thinking_and_off_the_history(
+async def test_judge_of_an_unknown_model_asks_for_a_strict_verdict_tool_without_forcing_it(
         tmp_path: Path) -> None:
     model = ScriptedModel(text("draft"), verdict(0.5, True, "too vague"),
                           text("better"), verdict(0.9, True, "good"))
     history = History()
     thinking = {"type": "enabled", "budget_tokens": 2048}
     result = await run_turn("write a haiku", model=model, cwd=tmp_path, history=history,
-                            thinking=thinking,
+                            thinking=thinking, model_id="claude-test-1",
                             strategy=VerifyStrategy(JudgeEvaluator("a real haiku", 0.8)))
     assert model.requests[0].thinking == thinking
     judge = model.requests[1]
-    assert judge.tool_choice == {"type": "tool", "name": "submit_verdict"}
-    assert judge.tools == [SUBMIT_VERDICT] and judge.thinking is None
+    assert judge.tool_choice == {"type": "auto"}  # forced tool choice is a 400 on 5.5 models
+    assert judge.tools == [SUBMIT_VERDICT] and SUBMIT_VERDICT["strict"] is True
+    assert judge.thinking is None
     assert "a real haiku" in str(judge.messages) and "draft" in str(judge.messages)
     # 0.5 is below the threshold although the judge said passed: a fail, fed back.
     assert [(t.passed, t.score) for t in result.record.trials] == [(False, 0.5), (True, 0.9)]
@@ -209,6 +211,41 @@ async def test_judge_is_forced_to_submit_a_verdict_without_thinking_and_off_the_
     assert "submit_verdict" not in str(history.messages)
     assert [s.kind for s in result.steps] == ["model", "judge", "model", "judge"]
     assert result.record.model_requests == 4
+
+
+async def test_judge_of_a_structured_output_model_reuses_the_session_request(
+        tmp_path: Path) -> None:
+    """Sonnet 5.5: same tools, system and thinking as the loop, the verdict as a JSON schema."""
+    verdict_json = json.dumps({"score": 0.9, "passed": True, "feedback": "good"})
+    model = ScriptedModel(text("draft"), text(verdict_json))
+    history = History()
+    result = await run_turn("write a haiku", model=model, cwd=tmp_path, history=history,
+                            model_id="claude-sonnet-5-5",
+                            strategy=VerifyStrategy(JudgeEvaluator("a real haiku", 0.8)))
+    main, judge = model.requests
+    assert main.thinking == {"type": "adaptive", "display": "summarized"}
+    assert judge.tool_choice is None and judge.tools == main.tools
+    assert judge.system == main.system and judge.thinking == main.thinking
+    assert judge.output_config is not None
+    assert judge.output_config["format"]["type"] == "json_schema"
+    assert judge.messages[0] == main.messages[0]  # the same prefix: read from the cache
+    assert "a real haiku" in str(judge.messages[-1])
+    assert [(t.passed, t.score) for t in result.record.trials] == [(True, 0.9)]
+    assert "verdict" not in str(history.messages).lower()
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ([{"type": "text", "text": "{not json"}], "malformed"),
+    ([{"type": "text", "text": '{"passed": true}'}], "malformed"),
+    ([{"type": "tool_use", "id": "t", "name": "submit_verdict", "input": {"passed": True}}],
+     "malformed"),
+    ([], "no verdict"),
+])
+def test_a_malformed_verdict_is_a_failed_check_that_says_why(content: list[dict[str, Any]],
+                                                             reason: str) -> None:
+    score, passed, feedback = parse_verdict(content)
+    assert (score, passed) == (0.0, False)
+    assert reason in feedback
 
 
 async def test_judge_requests_count_and_the_n_plus_first_is_never_sent(tmp_path: Path) -> None:
@@ -228,7 +265,8 @@ async def test_judge_without_a_verdict_is_a_fail_with_a_reason(tmp_path: Path) -
     result = await run_turn("go", model=model, cwd=tmp_path,
                             strategy=VerifyStrategy(JudgeEvaluator("rubric")))
     assert not result.record.trials[0].passed
-    assert "no verdict" in result.record.trials[0].feedback
+    feedback = result.record.trials[0].feedback
+    assert "verdict was malformed" in feedback and "I refuse to call tools" in feedback
 
 
 def test_the_transcript_shows_tools_and_results_but_not_thinking() -> None:

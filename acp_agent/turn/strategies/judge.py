@@ -1,9 +1,16 @@
-"""The model judge: one request, forced to call `submit_verdict`, scoring the attempt by a rubric.
+"""The model judge: one request that scores the attempt by a rubric, without forcing a tool.
 
-The request goes through the turn's meter like every other (so "exactly N requests" holds), never
-with thinking, and its exchange stays out of the history the main loop sends: the judge reads the
-conversation as a transcript (no tool blocks or thinking signatures to keep valid) plus the rubric.
-The editor sees it as a tool call of kind `think`.
+Forced `tool_choice` is a 400 on Sonnet/Opus 5.5 and Fable, so the verdict comes two ways:
+- where the model takes structured output, the judge is the session's own request (same tools,
+  system, thinking and messages, so the conversation is read from the prompt cache and thinking
+  blocks replay behind an unchanged prefix) with the rubric appended as the last user block and a
+  JSON-schema `output_config.format` for the verdict;
+- elsewhere (unknown models), a separate request reads the conversation as a transcript (no tool
+  blocks or thinking signatures to keep valid) and is asked to call a `strict` `submit_verdict`
+  tool, with `tool_choice: auto`.
+A malformed or missing verdict is a failed check with a clear reason, never a crash. The request
+goes through the turn's meter like every other (so "exactly N requests" holds), and its exchange
+stays out of the history. The editor sees it as a tool call of kind `think`.
 """
 
 from __future__ import annotations
@@ -25,29 +32,35 @@ from acp_agent.turn.record import step_of
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.strategies.verify import Evaluation
 
-__all__ = ["SUBMIT_VERDICT", "TOOL_CHOICE", "JudgeEvaluator", "parse_verdict", "transcript"]
+__all__ = ["SUBMIT_VERDICT", "VERDICT_SCHEMA", "JudgeEvaluator", "parse_verdict", "transcript"]
 
 log = structlog.get_logger(__name__)
 
-SUBMIT_VERDICT: dict[str, Any] = {
-    "name": "submit_verdict",
-    "description": "Record your verdict on the assistant's latest attempt.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "score": {"type": "number", "minimum": 0, "maximum": 1,
-                      "description": "How well the attempt meets the rubric, from 0 to 1."},
-            "passed": {"type": "boolean", "description": "Whether the attempt meets the rubric."},
-            "feedback": {"type": "string",
-                         "description": "What is wrong or missing, concretely enough to act on."},
-        },
-        "required": ["score", "passed", "feedback"],
-        "additionalProperties": False,
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "number",
+                  "description": "How well the attempt meets the rubric, from 0 to 1."},
+        "passed": {"type": "boolean", "description": "Whether the attempt meets the rubric."},
+        "feedback": {"type": "string",
+                     "description": "What is wrong or missing, concretely enough to act on."},
     },
+    "required": ["score", "passed", "feedback"],
+    "additionalProperties": False,
 }
-TOOL_CHOICE = {"type": "tool", "name": "submit_verdict"}
+"""The verdict: structured outputs allow no numeric constraints, so the score is clamped here."""
+SUBMIT_VERDICT: dict[str, Any] = {
+    "name": "submit_verdict", "strict": True,
+    "description": "Record your verdict on the assistant's latest attempt.",
+    "input_schema": VERDICT_SCHEMA,
+}
 SYSTEM = ("You review an AI assistant's work. Read the conversation and judge the assistant's latest "
           "attempt against the rubric only. Call submit_verdict exactly once.")
+ASK = ("Score the assistant's latest attempt from 0 to 1 against the rubric, say whether it passes, "
+       "and give feedback it can act on.")
+ASK_IN_SESSION = ("[Review] Stop working on the task now: review your latest attempt instead, as a "
+                  "strict reviewer would. Do not call tools. Answer only with the JSON verdict "
+                  "(score from 0 to 1, passed, feedback).")
 JUDGE_MAX_TOKENS = 2048
 TRANSCRIPT_CHARS = 120_000
 BLOCK_CHARS = 2_000
@@ -89,18 +102,35 @@ def transcript(messages: list[dict[str, Any]], limit: int = TRANSCRIPT_CHARS) ->
     return _clip("\n\n".join(parts), limit)
 
 
+def _verdict(args: Any) -> tuple[float, bool, str] | None:
+    if not isinstance(args, dict) or not {"score", "passed"} <= args.keys():
+        return None
+    score = args.get("score")
+    if not isinstance(score, int | float) or isinstance(score, bool):
+        return None
+    return (min(1.0, max(0.0, float(score))), args.get("passed") is True,
+            str(args.get("feedback") or "").strip())
+
+
 def parse_verdict(content: list[dict[str, Any]]) -> tuple[float, bool, str]:
-    """(score, passed, feedback) from the judge's reply; no usable call is a failing verdict."""
+    """(score, passed, feedback) from the judge's reply: a `submit_verdict` call, or the JSON text
+    of a structured output. No usable verdict is a failing one that says why."""
+    text = "".join(b.get("text", "") for b in content if b.get("type") == "text").strip()
     for block in content:
         if block.get("type") == "tool_use" and block.get("name") == "submit_verdict":
-            given = block.get("input")
-            args: dict[str, Any] = given if isinstance(given, dict) else {}
-            score = args.get("score")
-            score = float(score) if isinstance(score, int | float) and not isinstance(score, bool) \
-                else 0.0
-            return (min(1.0, max(0.0, score)), args.get("passed") is True,
-                    str(args.get("feedback") or "").strip())
-    return 0.0, False, "The judge gave no verdict (it did not call submit_verdict)."
+            found = _verdict(block.get("input"))
+            if found is not None:
+                return found
+            return 0.0, False, "The judge's verdict was malformed (submit_verdict without a score)."
+    if text:
+        try:
+            found = _verdict(json.loads(text))
+        except ValueError:
+            found = None
+        if found is not None:
+            return found
+        return 0.0, False, f"The judge's verdict was malformed (not the verdict JSON): {_clip(text, 200)}"
+    return 0.0, False, "The judge gave no verdict."
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,13 +143,24 @@ class JudgeEvaluator:
 
     def request(self, runner: TurnRunner, history: History) -> ModelRequest:
         settings = runner.settings
+        if settings.profile.structured_outputs:
+            ask = {"type": "text", "text": f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK_IN_SESSION}"}
+            messages = history.messages
+            if messages and messages[-1]["role"] == "user":
+                last = messages[-1]
+                messages = [*messages[:-1], {**last, "content": [*last["content"], ask]}]
+            else:
+                messages = [*messages, {"role": "user", "content": [ask]}]
+            output = {**(settings.output_config or {}),
+                      "format": {"type": "json_schema", "schema": VERDICT_SCHEMA}}
+            return runner.request(messages, output_config=output)
         text = (f"<conversation>\n{transcript(history.messages)}\n</conversation>\n\n"
-                f"<rubric>\n{self.rubric}\n</rubric>\n\nScore the assistant's latest attempt from 0 "
-                "to 1 against the rubric, say whether it passes, and give feedback it can act on.")
-        return ModelRequest(
-            model=settings.model, max_tokens=min(settings.max_tokens, JUDGE_MAX_TOKENS),
-            messages=[{"role": "user", "content": [{"type": "text", "text": text}]}],
-            system=SYSTEM, tools=[SUBMIT_VERDICT], tool_choice=TOOL_CHOICE, thinking=None)
+                f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK}")
+        return runner.request(
+            [{"role": "user", "content": [{"type": "text", "text": text}]}],
+            max_tokens=min(settings.max_tokens, JUDGE_MAX_TOKENS), system=SYSTEM,
+            tools=[SUBMIT_VERDICT], tool_choice={"type": "auto"}, thinking=None,
+            output_config=None)
 
     async def evaluate(self, runner: TurnRunner, history: History, meter: TurnMeter, *,
                        trial: int) -> Evaluation | Stop:
@@ -127,13 +168,13 @@ class JudgeEvaluator:
         if isinstance(decision, Stop):
             return decision
         meter.phase = "verify"
-        number = meter.count_request()
+        number = meter.count_request(runner.settings.model)
         sink, call_id = runner.sink, f"judge_{runner.new_id()}"
         await sink.emit(ToolCallStarted(call_id, f"Review attempt {trial} against the rubric",
                                         "think", {"rubric": self.rubric,
                                                   "threshold": self.threshold}))
         await sink.emit(ToolCallUpdated(call_id))
-        done = await self._ask(runner, meter, call_id, self.request(runner, history))
+        done = await self._ask(runner, meter, call_id, number, self.request(runner, history))
         if runner.on_step is not None:
             runner.on_step(step_of(number, done, [], [], kind="judge"))
         score, said_passed, feedback = parse_verdict(done.content)
@@ -146,7 +187,7 @@ class JudgeEvaluator:
             feedback = f"(marked passed, but the score is below {self.threshold:.2f}) {feedback}"
         return Evaluation(passed, score, f"the reviewer scored it {score:.2f}: {feedback}")
 
-    async def _ask(self, runner: TurnRunner, meter: TurnMeter, call_id: str,
+    async def _ask(self, runner: TurnRunner, meter: TurnMeter, call_id: str, number: int,
                    request: ModelRequest) -> MessageDone:
         usage, done = Usage(), None
         started = time.monotonic()
@@ -168,5 +209,5 @@ class JudgeEvaluator:
             raise
         finally:
             meter.model_seconds += time.monotonic() - started
-        meter.add_usage(done.usage)
+        runner.finished(done, meter, number)
         return done

@@ -1,0 +1,203 @@
+"""What each Claude model accepts and costs, so every request is one the API takes.
+
+The real API answers 400 where a loopback fake accepted anything: `budget_tokens` on a 5.x model,
+forced `tool_choice` on Sonnet/Opus 5.5, `thinking.type.disabled` where thinking is always on. A
+`ModelProfile` holds those facts per model: window, max output, thinking modes and their default,
+effort levels and default, forced tool choice, structured output, the cache minimum and prices.
+
+Sources, strongest last: the built-in table below (from the platform docs, late 2026), what the
+Models API says of the model (`max_input_tokens`, `max_tokens`, `capabilities`), and the user's
+`--context-window` / `--prices`. An unknown id (a gateway, a new release) gets conservative
+defaults: nothing is sent that some model refuses (no thinking, effort or forced tool choice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from acp_agent.model.pricing import Price, price_file_entries
+
+__all__ = [
+    "EFFORTS",
+    "ModelProfile",
+    "ProfileError",
+    "builtin_prices",
+    "builtin_profile",
+    "load_prices",
+    "output_config",
+    "profile_from_api",
+    "thinking_param",
+]
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+"""Every `output_config.effort` level, lowest first."""
+
+UNKNOWN_WINDOW = 200_000
+UNKNOWN_MAX_OUTPUT = 32_000
+
+
+class ProfileError(ValueError):
+    """A setting asks for what the model does not accept (e.g. `--thinking-budget` on a 5.x model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelProfile:
+    """The request contract of one model."""
+
+    id: str
+    known: bool = False
+    """From the built-in table or the Models API; False: conservative defaults."""
+    context_window: int = UNKNOWN_WINDOW
+    max_output: int = UNKNOWN_MAX_OUTPUT
+    thinking_types: frozenset[str] = frozenset()
+    """Accepted `thinking.type` values (adaptive, between_tools, disabled, enabled)."""
+    thinking_default: str | None = None
+    display_default: str | None = None
+    """What `display` is when not sent: "omitted" returns empty thinking text."""
+    efforts: tuple[str, ...] = ()
+    effort_default: str | None = None
+    forced_tool_choice: bool = False
+    """`tool_choice` `any`/`tool` accepted (400 on Sonnet/Opus 5.5 and Fable 5.1+)."""
+    structured_outputs: bool = False
+    """`output_config.format` with a JSON schema accepted."""
+    min_cache_tokens: int = 1024
+    price: Price | None = None
+    reads_thinking_of: frozenset[str] = field(default_factory=frozenset)
+    """Other models whose thinking blocks this one can read (its own always)."""
+
+    def reads_thinking_from(self, other: str) -> bool:
+        """Whether thinking blocks written by model `other` reach this model (else dropped)."""
+        return _family(other) == _family(self.id) or _family(other) in self.reads_thinking_of
+
+
+def _family(model_id: str) -> str:
+    """The table's id for a dated or aliased id (`claude-sonnet-5-5-20261001` → `claude-sonnet-5-5`)."""
+    for known in sorted(_TABLE, key=len, reverse=True):
+        if model_id == known or model_id.startswith(known + "-"):
+            return known
+    return model_id
+
+
+M = 1_000_000
+K = 1_000
+_5X_THINKING = frozenset({"adaptive"})
+
+_TABLE: dict[str, ModelProfile] = {p.id: p for p in (
+    ModelProfile("claude-sonnet-5-5", True, M, 128 * K, frozenset({"adaptive", "between_tools"}),
+                 "adaptive", "omitted", EFFORTS, "high", False, True, 512,
+                 Price(2, 10, 0.10, 2.50, 4),
+                 frozenset({"claude-sonnet-5", "claude-opus-4-8", "claude-haiku-4-5"})),
+    ModelProfile("claude-opus-5-5", True, M, 128 * K, _5X_THINKING, "adaptive", "omitted", EFFORTS,
+                 "medium", False, True, 512, Price(4, 20, 0.20, 5, 8),
+                 frozenset({"claude-sonnet-5-5"})),
+    ModelProfile("claude-haiku-5-5", True, M, 128 * K, frozenset({"adaptive", "disabled"}),
+                 "adaptive", "omitted", EFFORTS, "medium", True, True, 512,
+                 Price(0.10, 0.50, 0.01, 0.125, 0.20,
+                       long_context=(100 * K, Price(0.50, 2.50, 0.05, 0.625, 1)))),
+    ModelProfile("claude-fable-5-2", True, M, 128 * K, _5X_THINKING, "adaptive", "omitted", EFFORTS,
+                 "high", False, True, 512, Price(8, 40, 0.20, 10, 16)),
+    ModelProfile("claude-fable-5-1", True, M, 128 * K, _5X_THINKING, "adaptive", "omitted", EFFORTS,
+                 "high", False, True, 512, Price(10, 50, 0.25, 12.50, 20)),
+    ModelProfile("claude-sonnet-5", True, M, 128 * K, frozenset({"adaptive", "disabled"}),
+                 "adaptive", "omitted", EFFORTS, "high", True, True, 1024,
+                 Price(2, 10, 0.20, 2.50, 4)),
+    ModelProfile("claude-opus-5", True, M, 128 * K, frozenset({"adaptive", "disabled"}),
+                 "adaptive", "omitted", EFFORTS, "high", True, True, 512,
+                 Price(5, 25, 0.50, 6.25, 10)),
+    ModelProfile("claude-haiku-4-5", True, 200 * K, 64 * K, frozenset({"disabled", "enabled"}),
+                 "disabled", "summarized", (), None, True, True, 4096, Price(1, 5, 0.10, 1.25, 2)),
+)}
+
+
+def builtin_profile(model_id: str) -> ModelProfile:
+    """The built-in profile of `model_id` (dated ids match their family), else the defaults."""
+    found = _TABLE.get(_family(model_id))
+    return ModelProfile(model_id) if found is None else replace(found, id=model_id)
+
+
+def builtin_prices() -> dict[str, Price]:
+    """Model id → price, for every model of the built-in table."""
+    return {model_id: p.price for model_id, p in _TABLE.items() if p.price is not None}
+
+
+def load_prices(path: Path | None) -> dict[str, Price]:
+    """The built-in prices, overridden and extended by a `--prices` file's entries.
+
+    Raises:
+        ValueError: the file does not parse (see `price_file_entries`).
+    """
+    prices = builtin_prices()
+    if path is not None:
+        prices.update(price_file_entries(path))
+    return prices
+
+
+def profile_from_api(base: ModelProfile, info: Mapping[str, Any]) -> ModelProfile:
+    """`base` updated with what the Models API says of the model (a `ModelInfo` as a dict).
+
+    The API knows window, max output and capabilities; it does not say prices, defaults, forced
+    tool choice or the cache minimum, which stay as the table has them.
+    """
+    changes: dict[str, Any] = {"known": True}
+    if isinstance(info.get("max_input_tokens"), int):
+        changes["context_window"] = info["max_input_tokens"]
+    if isinstance(info.get("max_tokens"), int):
+        changes["max_output"] = info["max_tokens"]
+    caps = info.get("capabilities")
+    if isinstance(caps, Mapping):
+        thinking = caps.get("thinking")
+        if isinstance(thinking, Mapping) and isinstance(thinking.get("types"), Mapping):
+            changes["thinking_types"] = frozenset(
+                name for name, support in thinking["types"].items()
+                if isinstance(support, Mapping) and support.get("supported"))
+        effort = caps.get("effort")
+        if isinstance(effort, Mapping):
+            changes["efforts"] = tuple(
+                level for level in EFFORTS if effort.get("supported")
+                and isinstance(effort.get(level), Mapping) and effort[level].get("supported"))
+        structured = caps.get("structured_outputs")
+        if isinstance(structured, Mapping):
+            changes["structured_outputs"] = bool(structured.get("supported"))
+    return replace(base, **changes)
+
+
+def thinking_param(profile: ModelProfile, *, budget: int | None) -> dict[str, Any] | None:
+    """The `thinking` request field: adaptive with the model's notes shown, where accepted.
+
+    `display: "summarized"` returns the notes a 5.x model writes between tool calls (empty at the
+    default "omitted"). A budget is sent only to a model that takes one.
+
+    Raises:
+        ProfileError: a budget for a model that refuses `thinking.type.enabled`.
+    """
+    types = profile.thinking_types
+    if budget is not None:
+        if profile.known and "enabled" not in types:
+            raise ProfileError(
+                f"--thinking-budget: {profile.id} does not accept a thinking budget "
+                "(thinking.type.enabled); its thinking is adaptive: use --effort "
+                "low|medium|high|xhigh|max instead")
+        return {"type": "enabled", "budget_tokens": budget}
+    if "adaptive" in types:
+        return {"type": "adaptive", "display": "summarized"}
+    return None
+
+
+def output_config(profile: ModelProfile, *, effort: str | None) -> dict[str, Any] | None:
+    """The `output_config` request field for an effort level (None: the model's default).
+
+    Raises:
+        ProfileError: a level the model does not accept.
+    """
+    if effort is None:
+        return None
+    if effort not in EFFORTS:
+        raise ProfileError(f"effort: {effort!r} is not one of {', '.join(EFFORTS)}")
+    if profile.known and effort not in profile.efforts:
+        accepted = ", ".join(profile.efforts) or "none"
+        raise ProfileError(f"effort: {profile.id} does not accept effort {effort!r} "
+                           f"(accepted: {accepted})")
+    return {"effort": effort}
