@@ -19,7 +19,12 @@ from types import TracebackType
 from typing import Any
 
 from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
-from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
+from acp_agent.testing.prompt_cache import (
+    PromptCache,
+    breakpoint_errors,
+    miss_reason,
+    strip_cache_control,
+)
 from acp_agent.testing.replies import (
     Error,
     Message,
@@ -49,6 +54,11 @@ class RecordedRequest:
     def is_stream(self) -> bool:
         """Whether the SDK asked for an SSE stream."""
         return self.body.get("stream") is True
+
+    @property
+    def plain_body(self) -> dict[str, Any]:
+        """The body without its `cache_control` markers: what the request says, not how to cache it."""
+        return strip_cache_control(self.body)
 
     def breakpoints(self) -> int:
         """How many `cache_control` markers the request carries (the top-level one included)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["LOOKBACK", "MAX_BREAKPOINTS", "CacheOutcome", "PromptCache", "breakpoint_errors",
-           "estimate_tokens"]
+           "estimate_tokens", "miss_reason", "strip_cache_control"]
 
 MAX_BREAKPOINTS = 4
 LOOKBACK = 20
@@ -30,16 +30,17 @@ TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 UNMARKABLE = frozenset({"thinking", "redacted_thinking"})
 
 
-def _strip(value: Any) -> Any:
+def strip_cache_control(value: Any) -> Any:
+    """A copy of `value` without any `cache_control` key, at any depth."""
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_strip(v) for v in value]
+        return [strip_cache_control(v) for v in value]
     return value
 
 
 def _canon(value: Any) -> str:
-    return json.dumps(_strip(value), sort_keys=True, separators=(",", ":"))
+    return json.dumps(strip_cache_control(value), sort_keys=True, separators=(",", ":"))
 
 
 def estimate_tokens(value: Any) -> int:

@@ -30,6 +30,7 @@ import anyio
 
 from acp_agent.config import DEFAULT_MODEL, Limits
 from acp_agent.model.base import ModelClient
+from acp_agent.model.profiles import builtin_profile, thinking_param
 from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.driver import drive_turn
@@ -38,7 +39,6 @@ from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
 from acp_agent.turn.permissions import PermissionAsker
 from acp_agent.turn.record import Step, TurnRecord
-from acp_agent.model.profiles import builtin_profile, thinking_param
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy

@@ -29,9 +29,15 @@ async def test_a_full_context_is_compacted_with_one_counted_request(
     record = turn_record(response)
     assert response["result"]["stopReason"] == "end_turn"
     assert record["modelRequests"] == 3  # tool_use, the summary, the answer
-    summary_request = fake_api.requests[3].body
-    assert "first prompt" in str(summary_request["messages"]) and "tools" not in summary_request
-    final = fake_api.requests[4].body["messages"]
+    # The summary is the session's own request plus the instruction: tools, system, messages.
+    summary_request = fake_api.requests[3].plain_body
+    before = fake_api.requests[2].plain_body
+    assert summary_request["tools"] == before["tools"] and summary_request["system"] == before["system"]
+    assert summary_request["messages"][:-1] == before["messages"] + summary_request["messages"][
+        len(before["messages"]):-1]
+    assert "summarise the conversation" in summary_request["messages"][-1]["content"][-1]["text"]
+    assert "tool_choice" not in summary_request
+    final = fake_api.requests[4].plain_body["messages"]
     assert "SUMMARY OF TURN ONE" in final[0]["content"][0]["text"]
     texts = str(final)
     assert "first prompt" not in texts and "second prompt" in texts and "third prompt" in texts

@@ -107,7 +107,7 @@ async def test_links_resources_and_images_reach_the_model(
         {"type": "image", "mimeType": "image/png", "data": png},
     ])
     assert response["result"]["stopReason"] == "end_turn"
-    content = fake_api.requests[0].body["messages"][0]["content"]
+    content = fake_api.requests[0].plain_body["messages"][0]["content"]
     assert content[0] == {"type": "text", "text": "look"}
     assert f"file://{workspace}/README.md" in content[1]["text"]
     assert "README.md" in content[1]["text"]

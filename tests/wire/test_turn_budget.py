@@ -46,7 +46,7 @@ async def test_a_second_prompt_gets_a_fresh_request_budget(
     assert turn_record(second)["modelRequests"] == 2
     assert fake_api.attempts == 4
     # The second prompt was merged after the trailing tool_result blocks, not sent as a 2nd user turn.
-    messages = fake_api.requests[2].body["messages"]
+    messages = fake_api.requests[2].plain_body["messages"]
     roles = [m["role"] for m in messages]
     assert all(a != b for a, b in itertools.pairwise(roles)), roles
     assert messages[-1]["content"][-1] == {"type": "text", "text": "two"}

@@ -1,7 +1,9 @@
 """The `phased` strategy (a state machine): plan → act → verify → done, each phase with its tools.
 
-- plan: read-only tools, `update_plan` and `finish_phase`. A reply without `finish_phase` ends the
-  turn (the model is asking the user something); the next prompt goes on planning.
+- plan: read-only; tools that change things are offered (one tool list for every phase keeps the
+  prompt cache) but refused when called; `update_plan` and `finish_phase`. A reply without
+  `finish_phase` ends the turn (the model is asking the user something); the next prompt goes on
+  planning.
 - plan → act asks the user (`PlanApprover`): allow always (act, and the session mode becomes
   `acceptEdits` through `ModeSwitcher`), allow once (act under the session's mode), or reject (the
   turn ends; the next prompt plans again).
@@ -239,9 +241,36 @@ class PhasedStrategy:
         return answer
 
 
+PLAN_ONLY = ("Refused: this is the plan phase (read-only). Describe the change in the plan with "
+             "update_plan and call finish_phase; the user approves the plan before anything changes.")
+
+
+class PlannedOnly:
+    """A tool that changes things, offered in the plan phase but refused when called.
+
+    Both phases send the same tool list, so a phase switch keeps the prompt cache (a changed tool
+    list invalidates all of it); the plan phase stays read-only because the call is refused here,
+    before any permission is asked.
+    """
+
+    permission: Permission | None = _LOOKS_ONLY
+
+    def __init__(self, tool: Any) -> None:
+        self.tool = tool
+        self.name, self.description = tool.name, tool.description
+        self.input_schema, self.kind = tool.input_schema, tool.kind
+
+    def title(self, args: dict[str, Any]) -> str:
+        return str(self.tool.title(args))
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(PLAN_ONLY, is_error=True)
+
+
 def _phase_tools(tools: ToolRegistry, finish: FinishPhase) -> tuple[ToolRegistry, ToolRegistry]:
-    """The plan phase's tools (those that only look, plus finish_phase) and the act phase's (all)."""
+    """The plan phase's tools (the same list, with those that change things refused) and the act
+    phase's (all), each with finish_phase last."""
     every = [t for name in tools.names if (t := tools.get(name)) is not None
              and name != finish.name]
-    looking = [t for t in every if getattr(t, "permission", None) is None]
-    return ToolRegistry([*looking, finish]), ToolRegistry([*every, finish])
+    planning = [t if getattr(t, "permission", None) is None else PlannedOnly(t) for t in every]
+    return ToolRegistry([*planning, finish]), ToolRegistry([*every, finish])
