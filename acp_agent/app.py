@@ -105,7 +105,8 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         cache_ttl=config.cache_ttl, **({"api_key": stored_key} if stored_key else {}))
     if model.model_id != config.model:
         config = config.model_copy(update={"model": model.model_id})
-    manager = SessionManager(config, requester, model=model, store=_open_store(config))
+    manager = SessionManager(config, requester, model=model, store=_open_store(config),
+                             ask_models_api=not replaying and config.record is None)
     # A replay needs no key: every request is answered from the cassette.
     handler = AcpHandler(manager, warm_up=lambda: warm_up(WARM_UP),
                          has_credentials=None if replaying or stored_key else _credentials_now)

@@ -79,6 +79,15 @@ class AnthropicModel:
             with anyio.move_on_after(2, shield=True):
                 await client.close()
 
+    async def list_models(self) -> dict[str, dict[str, Any]]:
+        """What the Models API says of each model (`ModelInfo` as dicts), by id. No retries."""
+        await ensure_sdk()
+        client = self._get_client()
+        models: dict[str, dict[str, Any]] = {}
+        async for info in client.models.list(limit=1000):
+            models[info.id] = info.model_dump(mode="json", exclude_none=True)
+        return models
+
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""

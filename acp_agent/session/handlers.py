@@ -35,7 +35,6 @@ from acp_agent.protocol.session import (
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.commands import COMMANDS, command_of
 from acp_agent.session.manager import SessionManager
-from acp_agent.session.models import available_models
 from acp_agent.session.modes import MODES, modes_state
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.session.state import Session
@@ -241,7 +240,7 @@ class AcpHandler:
                                                    {"value": request.value}) from None
             session.overrides = {**session.overrides, "loop": request.value}
         else:
-            models = available_models(self.manager.config.model)
+            models = self.manager.available_models()
             if request.value not in models:
                 raise ProtocolError.invalid_params(
                     f"Invalid params: value: unknown model {request.value!r} (one of "

@@ -31,6 +31,7 @@ from acp_agent.protocol.errors import ProtocolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.models import (
     DEFAULT_EFFORT,
+    available_models,
     effort_config_option,
     loop_config_option,
     model_config_option,
@@ -55,6 +56,8 @@ __all__ = ["SessionManager"]
 
 log = structlog.get_logger(__name__)
 
+MODELS_API_SECONDS = 15.0
+"""How long the background Models API question may take."""
 MCP_START_SECONDS = 15.0
 """How long session/new waits for its MCP servers (editors give up at about 20 s)."""
 
@@ -70,7 +73,7 @@ class SessionManager:
     def __init__(self, config: Config, requester: Requester,
                  model: Callable[[], Awaitable[ModelClient]],
                  tools: Callable[[], ToolRegistry] | None = None,
-                 store: SessionStore | None = None) -> None:
+                 store: SessionStore | None = None, ask_models_api: bool = False) -> None:
         self.config = config
         self.store = store
         self.prices = load_prices(config.prices)
@@ -81,6 +84,9 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self.model_info: dict[str, dict[str, Any]] = {}
         """What the Models API said of each model (`ModelInfo` as dicts), once it answered."""
+        self._ask_models_api = ask_models_api
+        """Ask the Models API once credentials exist (never while replaying or recording: the
+        cassette holds Messages exchanges only)."""
         self.task_group: Any = None
         """Long-lived task group for per-session services (MCP servers); set by the app."""
 
@@ -106,6 +112,7 @@ class SessionManager:
             session.journal = self.store.create(session_id, str(root))
             session.history.journal = session.journal.append
         log.info("session.created", session_id=session_id, cwd=str(root))
+        self.learn_models()
         return session
 
     def load(self, session_id: str, cwd: str, overrides: dict[str, Any],
@@ -171,6 +178,36 @@ class SessionManager:
         self.sessions[session_id] = session
         return session
 
+    def learn_models(self) -> None:
+        """Ask the Models API, once and in the background, which models exist and what they take.
+
+        Called when a session is created (credentials exist by then). Sessions created after the
+        answer use it; a failure leaves the built-in table in charge.
+        """
+        if not self._ask_models_api or self.task_group is None:
+            return
+        self._ask_models_api = False
+        self.task_group.start_soon(self._fetch_models)
+
+    async def _fetch_models(self) -> None:
+        try:
+            with anyio.fail_after(MODELS_API_SECONDS):
+                client = await self._model()
+                listing = getattr(client, "list_models", None)
+                infos = await listing() if listing is not None else {}
+        except Exception as exc:  # the table covers every built-in model
+            log.info("models.unavailable", error=f"{type(exc).__name__}: {exc}"[:300])
+            return
+        self.model_info.update(infos)
+        log.info("models.listed", models=len(infos))
+
+    def available_models(self) -> list[str]:
+        """The model config option's choices: the Models API's active models, else the built-in
+        list; the configured model always among them."""
+        listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active")
+                  == "active"]
+        return available_models(self.config.model, listed)
+
     def profile(self, model_id: str) -> ModelProfile:
         """What `model_id` accepts: the built-in table, what the Models API said, the flags."""
         profile = builtin_profile(model_id)
@@ -204,7 +241,7 @@ class SessionManager:
     def config_options(self, session: Session) -> list[dict[str, Any]]:
         """Every config option of a session with its current value (mode, model, effort, loop)."""
         return [mode_config_option(session.mode),
-                model_config_option(session.model, self.config.model),
+                model_config_option(session.model, self.available_models()),
                 effort_config_option(session.effort, session.settings.profile),
                 loop_config_option(session.loop.loop)]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from acp_agent.config import BUILTIN_MODELS
@@ -15,16 +16,17 @@ DEFAULT_EFFORT = "default"
 """The effort option's value for "the model's own default" (no `output_config.effort` sent)."""
 
 
-def available_models(configured: str) -> list[str]:
-    """The built-in list, with the configured model first when it is not one of them."""
-    return list(BUILTIN_MODELS) if configured in BUILTIN_MODELS \
-        else [configured, *BUILTIN_MODELS]
+def available_models(configured: str, listed: Sequence[str] = ()) -> list[str]:
+    """The models the API listed (else the built-in list), the configured one first if missing."""
+    models = list(listed) or list(BUILTIN_MODELS)
+    return models if configured in models else [configured, *models]
 
 
-def model_config_option(current: str, configured: str) -> dict[str, Any]:
+def model_config_option(current: str, models: Sequence[str]) -> dict[str, Any]:
+    choices = list(models) if current in models else [current, *models]
     return {"id": "model", "name": "Model", "category": "model", "type": "select",
             "currentValue": current, "description": "The Claude model used for this session.",
-            "options": [{"value": m, "name": m} for m in available_models(configured)]}
+            "options": [{"value": m, "name": m} for m in choices]}
 
 
 def loop_config_option(current: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -94,11 +94,15 @@ class FakeMessagesAPI:
     """
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, hang_seconds: float = 30.0,
-                 models: Sequence[str] = ("claude-test-1",), strict: bool = True,
+                 models: Sequence[str] | None = None,
+                 model_info: Mapping[str, Mapping[str, Any]] | None = None, strict: bool = True,
                  caching: bool | None = None, min_cache_tokens: int = 1024,
                  reject_diagnostics: bool = False) -> None:
         self.hang_seconds = hang_seconds
-        self.models = tuple(models)
+        self.models = tuple(models) if models is not None else ("claude-test-1", *RULES)
+        """What `GET /v1/models` lists (by default the test model and every model with rules)."""
+        self.model_info = {k: dict(v) for k, v in (model_info or {}).items()}
+        """Fields that replace the listed `ModelInfo` of a model (e.g. its `max_input_tokens`)."""
         self.strict = strict
         self.caching = caching
         self.min_cache_tokens = min_cache_tokens
@@ -333,7 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._read_and_record(b"")
         if self.path.split("?", 1)[0] == "/v1/models":
-            data = [_model_info(m) for m in self.server.fake.models]
+            fake = self.server.fake
+            data = [{**_model_info(m), **fake.model_info.get(m, {})} for m in fake.models]
             page = {"data": data, "has_more": False,
                     "first_id": data[0]["id"] if data else None,
                     "last_id": data[-1]["id"] if data else None}

@@ -170,9 +170,16 @@ def test_a_failing_reply_factory_answers_500_naming_the_error(
         create(client)
 
 
-def test_models_are_listed(fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
-    assert [m.id for m in client.models.list().data] == [MODEL]
+def test_models_are_listed_with_the_capabilities_of_the_ruled_ones(
+        fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
+    listed = {m.id: m for m in client.models.list().data}
+    assert MODEL in listed and "claude-sonnet-5-5" in listed
     assert fake.attempts == 0  # the models list is not a messages attempt
+    sonnet = listed["claude-sonnet-5-5"]
+    assert sonnet.max_input_tokens == 1_000_000
+    assert sonnet.capabilities is not None
+    assert sonnet.capabilities.thinking.types.between_tools.supported
+    assert not sonnet.capabilities.thinking.types.enabled.supported
 
 
 def test_sse_framing_has_event_lines_and_typed_data_in_order(fake: FakeMessagesAPI) -> None:

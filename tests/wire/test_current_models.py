@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from acp_agent.model.profiles import builtin_profile
@@ -176,3 +177,27 @@ async def test_opus_to_sonnet_mid_session_keeps_working_and_says_what_it_dropped
     after = fake_api.requests[2].body
     assert after["model"] == SONNET and "thinking" not in json.dumps(after["messages"])
     assert builtin_profile(SONNET).reads_thinking_from(OPUS) is False
+
+
+async def test_what_the_models_api_says_sets_the_window_of_an_unknown_model(
+        tmp_path: Path, acp_schema: Any, workspace: Path) -> None:
+    """A gateway's model: the Models API is asked once in the background; later sessions use it."""
+    from tests.support import base_env
+
+    info = {"gw-model": {"max_input_tokens": 300_000, "max_tokens": 20_000}}
+    with FakeMessagesAPI(models=["gw-model"], model_info=info) as api:
+        env = base_env(tmp_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.base_url,
+                       ACP_AGENT_MODEL="gw-model", ACP_AGENT_STATE_DIR=str(tmp_path / "state"))
+        async with AgentProcess.start(env=env, schema=acp_schema) as agent:
+            await agent.initialize()
+            shown = ""
+            for _ in range(50):
+                session = await agent.new_session(workspace)
+                await agent.prompt(session, "/status")
+                shown = "".join(c["content"]["text"] for c in chunks(agent, session))
+                if "of 300,000 tokens" in shown:
+                    break
+                await anyio.sleep(0.2)
+        listed = [r for r in api.other_requests if r.path.startswith("/v1/models")]
+    assert "of 300,000 tokens" in shown, shown
+    assert len(listed) == 1  # asked once per process
