@@ -160,9 +160,10 @@ def usage_of(raw: Any, prev: Usage = NO_USAGE) -> Usage:
     """Usage from the API; counts that a message_delta leaves out keep their earlier values."""
     split = getattr(raw, "cache_creation", None)
     one_hour = getattr(split, "ephemeral_1h_input_tokens", None)
-    return Usage(*(getattr(prev, name) if getattr(raw, name, None) is None
-                   else int(getattr(raw, name)) for name in USAGE_FIELDS),
-                 prev.cache_creation_1h_input_tokens if one_hour is None else int(one_hour))
+    counts = {name: getattr(prev, name) if getattr(raw, name, None) is None
+              else int(getattr(raw, name)) for name in USAGE_FIELDS}
+    return Usage(**counts, cache_creation_1h_input_tokens=(
+        prev.cache_creation_1h_input_tokens if one_hour is None else int(one_hour)))
 
 
 def cache_miss_of(message: Any) -> dict[str, Any] | None:

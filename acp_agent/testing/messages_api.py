@@ -58,7 +58,8 @@ class RecordedRequest:
     @property
     def plain_body(self) -> dict[str, Any]:
         """The body without its `cache_control` markers: what the request says, not how to cache it."""
-        return strip_cache_control(self.body)
+        plain: dict[str, Any] = strip_cache_control(self.body)
+        return plain
 
     def breakpoints(self) -> int:
         """How many `cache_control` markers the request carries (the top-level one included)."""
@@ -405,13 +406,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._abort()
             return
         model = str(body.get("model") or reply.model or "claude-test-1")
-        extra = {"usage": served.usage, "diagnostics": served.diagnostics,
-                 "with_diagnostics": "diagnostics" in body}
+        asked = "diagnostics" in body
         if body.get("stream") is not True:
-            self._send_json(200, render_json(reply, model=model, message_id=served.message_id,
-                                             **extra))
+            self._send_json(200, render_json(
+                reply, model=model, message_id=served.message_id, usage=served.usage,
+                diagnostics=served.diagnostics, with_diagnostics=asked))
             return
-        events = render_events(reply, model=model, message_id=served.message_id, **extra)
+        events = render_events(reply, model=model, message_id=served.message_id,
+                               usage=served.usage, diagnostics=served.diagnostics,
+                               with_diagnostics=asked)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")

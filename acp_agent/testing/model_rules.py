@@ -83,6 +83,10 @@ RULES: dict[str, ModelRules] = {
 }
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _canon(value: Any) -> str:
     """JSON with sorted keys and no cache_control: what the prefix check compares."""
     def strip(v: Any) -> Any:
@@ -108,8 +112,7 @@ def _error(message: str) -> tuple[int, str, str]:
 
 def _thinking_errors(rules: ModelRules, body: Mapping[str, Any]) -> str | None:
     thinking = body.get("thinking")
-    output = body.get("output_config") if isinstance(body.get("output_config"), dict) else {}
-    effort = output.get("effort")
+    effort = _mapping(body.get("output_config")).get("effort")
     if effort is not None and effort not in rules.efforts:
         return ("output_config.effort: this model does not support the effort parameter."
                 if not rules.efforts else f"output_config.effort: {effort!r} is not supported.")
@@ -198,7 +201,7 @@ def thinking_output(body: Mapping[str, Any]) -> tuple[bool, bool] | None:
     rules = RULES.get(str(body.get("model") or ""))
     if rules is None:
         return None
-    thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
+    thinking = _mapping(body.get("thinking"))
     kind = thinking.get("type", rules.thinking_default)
     display = "summarized" if kind == "between_tools" else thinking.get("display",
                                                                           rules.display_default)

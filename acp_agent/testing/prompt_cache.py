@@ -43,6 +43,10 @@ def _canon(value: Any) -> str:
     return json.dumps(strip_cache_control(value), sort_keys=True, separators=(",", ":"))
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def estimate_tokens(value: Any) -> int:
     """About 4 characters of JSON per token."""
     return max(1, math.ceil(len(_canon(value)) / 4))
@@ -66,7 +70,7 @@ def _blocks(body: Mapping[str, Any]) -> list[_Block]:
     elif isinstance(system, list):
         out.extend(_Block("system", _canon(b), estimate_tokens(b), b.get("cache_control"))
                    for b in system)
-    output = body.get("output_config") if isinstance(body.get("output_config"), dict) else {}
+    output = _mapping(body.get("output_config"))
     salt = _canon([body.get("tool_choice"), body.get("thinking"), output.get("effort"),
                    output.get("format")])
     for i, message in enumerate(body.get("messages") or []):
@@ -164,7 +168,7 @@ class PromptCache:
         for p in marks:
             if p <= read_at or totals[p] < min_tokens:
                 continue
-            ttl_name = str(blocks[p].marker.get("ttl", "5m")) if blocks[p].marker else "5m"
+            ttl_name = str(_mapping(blocks[p].marker).get("ttl", "5m"))
             ttl = TTL_SECONDS.get(ttl_name, 300.0)
             self._entries[keys[p]] = (now + ttl, ttl)
             written_to = max(written_to, p)

@@ -318,3 +318,38 @@ def test_the_command_line_fake_prints_its_url_and_serves(
         if proc.stdout is not None:
             proc.stdout.close()
     assert proc.returncode == 0
+
+
+def test_five_breakpoints_get_the_apis_400_before_any_reply_is_used(
+        fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
+    marker = {"type": "ephemeral"}
+    fake.script(replies.text("kept for the next request"))
+    tools = [{"name": f"t{i}", "description": "d", "input_schema": {"type": "object"},
+              "cache_control": marker} for i in range(4)]
+    with pytest.raises(anthropic.BadRequestError, match="A maximum of 4 blocks with cache_control"):
+        create(client, tools=tools, cache_control=marker)
+    assert create(client, tools=tools).content[0].text == "kept for the next request"
+
+
+def test_a_current_model_refuses_a_forced_tool_and_a_budget_as_the_api_does(
+        fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
+    tool = {"name": "t", "description": "d", "input_schema": {"type": "object"}}
+    with pytest.raises(anthropic.BadRequestError, match='type "tool" and "any" are not supported'):
+        client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=USER,
+                               tools=[tool], tool_choice={"type": "tool", "name": "t"})
+    with pytest.raises(anthropic.BadRequestError, match="thinking.type.enabled"):
+        client.messages.create(model="claude-opus-5-5", max_tokens=2000, messages=USER,
+                               thinking={"type": "enabled", "budget_tokens": 1024})
+    assert fake.served == []
+
+
+def test_thinking_comes_back_empty_at_the_default_display_and_shown_when_summarized(
+        fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
+    note = replies.message([replies.thinking_block("a progress note", "x"), replies.text_block("ok")])
+    fake.script(note, note)
+    omitted = client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=USER)
+    shown = client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=USER,
+                                   thinking={"type": "adaptive", "display": "summarized"})
+    assert omitted.content[0].thinking == "" and omitted.content[0].signature.startswith("fakesig.")
+    assert shown.content[0].thinking == "a progress note"
+    assert omitted.usage.cache_read_input_tokens == 0  # billed by the simulated cache
