@@ -98,9 +98,12 @@ def names_hidden(pattern: str) -> bool:
     return any(part.startswith(".") and part not in (".", "..") for part in pattern.split("/"))
 
 
-def tree_key(relative: str) -> tuple[str, ...]:
-    """Sort key giving tree order (a directory's entries sorted by name), as `rg --sort path`."""
-    return tuple(relative.split("/"))
+def tree_key(relative: str) -> str:
+    """Sort key giving tree order (a directory's entries sorted by name), as `rg --sort path`.
+
+    NUL sorts before every character a name can hold, so 'a/b' comes before 'a.txt'.
+    """
+    return relative.replace("/", "\0")
 
 
 class _Walk:

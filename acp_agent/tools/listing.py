@@ -33,18 +33,23 @@ class Capped:
 
     cap: int
     total: int = 0
-    _items: list[str] = field(default_factory=list)
+    _keys: list[str] = field(default_factory=list)
+    _bound: str | None = None  # once `cap` are kept, anything sorting after this is only counted
 
     def add(self, path: str) -> None:
         self.total += 1
-        self._items.append(path)
-        if len(self._items) >= 2 * self.cap:  # memory stays O(cap), sorting amortised
-            self._items.sort(key=tree_key)
-            del self._items[self.cap:]
+        key = tree_key(path)
+        if self._bound is not None and key >= self._bound:
+            return
+        self._keys.append(key)
+        if len(self._keys) >= 2 * self.cap:  # memory stays O(cap), sorting amortised
+            self._keys.sort()
+            del self._keys[self.cap:]
+            self._bound = self._keys[-1]
 
     def first(self) -> list[str]:
-        self._items.sort(key=tree_key)
-        return self._items[: self.cap]
+        self._keys.sort()
+        return [key.replace("\0", "/") for key in self._keys[: self.cap]]
 
 
 def rg_filter_args(seen: Visibility, name_glob: str | None) -> list[str]:
