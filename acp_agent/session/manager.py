@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from acp_agent.config import Config
+from acp_agent.config import Config, LimitsError
 from acp_agent.lazy import aload
 from acp_agent.model.profiles import (
     ModelProfile,
@@ -165,13 +165,19 @@ class SessionManager:
         limits = self.config.limits.with_overrides(overrides)
         loop = choose_loop(self.config, overrides)
         config = self.config
-        settings = self.settings_for(config.model, config.effort)
+        effort = overrides.get("effort", config.effort)
+        if effort is not None and not isinstance(effort, str):
+            raise LimitsError("effort", "must be a string (low, medium, high, xhigh, max) or null")
+        try:
+            settings = self.settings_for(config.model, effort)
+        except ProfileError as exc:
+            raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
         permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
         permissions.on_switch = lambda mode_id: self.switch_mode(self.sessions[session_id], mode_id)
         session = Session(session_id, root, limits, history, permissions, settings, loop,
                           capabilities or ClientCapabilities())
         session.overrides = dict(overrides)
-        session.effort = config.effort
+        session.effort = effort
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning("session.cost_unknown", model=config.model,
                         hint="maxTurnCostUsd is not enforced without a price: pass --prices FILE")

@@ -201,3 +201,26 @@ async def test_what_the_models_api_says_sets_the_window_of_an_unknown_model(
         listed = [r for r in api.other_requests if r.path.startswith("/v1/models")]
     assert "of 300,000 tokens" in shown, shown
     assert len(listed) == 1  # asked once per process
+
+
+async def test_effort_from_meta_and_the_config_option_reaches_output_config(
+        sonnet_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    fake_api.script(answer("low effort"), answer("max effort"))
+    async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        bad = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": [],
+                                                  "_meta": {"acp-agent": {"effort": "extreme"}}})
+        session = await agent.new_session(workspace, meta={"acp-agent": {"effort": "low"}})
+        await agent.prompt(session, "quick")
+        changed = await agent.request("session/set_config_option", {
+            "sessionId": session, "configId": "effort", "value": "max"})
+        await agent.prompt(session, "thorough")
+        refused = await agent.request("session/set_config_option", {
+            "sessionId": session, "configId": "effort", "value": "extreme"})
+    assert bad["error"]["code"] == -32602 and "effort" in bad["error"]["message"]
+    assert refused["error"]["code"] == -32602
+    option = next(o for o in changed["result"]["configOptions"] if o["id"] == "effort")
+    assert option["currentValue"] == "max"
+    assert [r.body.get("output_config") for r in fake_api.requests] == [
+        {"effort": "low"}, {"effort": "max"}]
