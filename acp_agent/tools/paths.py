@@ -2,6 +2,8 @@
 
 Resolution follows symlinks the way the OS will (including dangling ones and the final
 component), so a link that points out of the working directory is refused before any I/O on it.
+A name the model was shown with a `\\xNN` escape (a non-UTF-8 file name, see `tools/shown.py`)
+resolves back to the real file when no file has the escaped name itself.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from acp_agent.errors import PathOutsideCwd, ToolError
+from acp_agent.tools.shown import has_escape, unshown
 
 __all__ = [
     "SKIPPED_DIRS",
@@ -58,9 +61,7 @@ def resolve_inside(roots: Roots, path: str) -> Path:
     if "\0" in path:
         raise ToolError(f"path {path!r} contains a NUL byte")
     real_roots = _real_roots(roots)
-    candidate = Path(path)
-    if not candidate.is_absolute():
-        candidate = real_roots[0] / candidate
+    candidate = _real_name(real_roots[0], path)
     try:
         resolved = Path(os.path.realpath(candidate))
     except (OSError, ValueError) as exc:  # pragma: no cover - realpath is non-strict
@@ -76,6 +77,17 @@ def resolve_inside(roots: Roots, path: str) -> Path:
             f"which is outside the working directory ({where})"
         )
     raise PathOutsideCwd(f"path {path!r} is outside the working directory ({where})")
+
+
+def _real_name(root: Path, path: str) -> Path:
+    """`path` under `root`; a shown `\\xNN` name is read back as its byte when that is what exists."""
+    candidate = root / path
+    if not has_escape(path) or os.path.lexists(candidate):
+        return candidate
+    real = root / unshown(path)
+    if os.path.lexists(real) or (os.path.isdir(real.parent) and not os.path.isdir(candidate.parent)):
+        return real
+    return candidate
 
 
 def display_path(roots: Roots, path: Path) -> str:

@@ -83,11 +83,10 @@ async def compact(model: ModelClient, history: History, meter: TurnMeter, *, mod
     meter.add_usage(done.usage)
     summary = "".join(b.get("text", "") for b in done.content if b.get("type") == "text").strip()
     kept = history.messages[cut:]
-    history.messages[:] = [
+    history.replace_all([
         {"role": "user", "content": [{"type": "text", "text":
                                       f"[Summary of the earlier conversation]\n{summary}"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Understood; continuing."}]},
-        *kept]
-    history.note({"type": "compaction", "messages": history.messages})
+        *kept])
     log.info("compaction.done", replaced=cut, kept=len(kept))
     return cut

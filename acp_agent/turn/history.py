@@ -4,6 +4,10 @@ Valid means: roles alternate, and every assistant `tool_use` is answered by a `t
 next user message. A prompt that follows trailing tool results is merged into that user message
 (turn-semantics C2.7), a refusal drops only that prompt's own blocks, and `repair()` answers any
 dangling tool_use with an error result.
+
+The history is also the text boundary: every block that enters it, and every journal entry, passes
+through `shown_value`, so no lone surrogate (a non-UTF-8 file name, a client's `"\\ud800"`) can make
+a later request unencodable.
 """
 
 from __future__ import annotations
@@ -11,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from acp_agent.tools.shown import shown_value
 
 __all__ = ["History", "JournalWriter", "Mark", "tool_result"]
 
@@ -61,7 +67,7 @@ class History:
         written (only a crash of the machine could).
         """
         if self.journal is not None:
-            self.journal(entry, sync=sync)
+            self.journal(shown_value(entry), sync=sync)
 
     @classmethod
     def replay(cls, entries: Iterable[dict[str, Any]]) -> History:
@@ -76,7 +82,7 @@ class History:
             elif kind == "assistant":
                 history.add_assistant(list(entry.get("blocks") or []), journal=False)
             elif kind == "compaction" and isinstance(entry.get("messages"), list):
-                history.messages = [dict(m) for m in entry["messages"]]
+                history.messages = shown_value([dict(m) for m in entry["messages"]])
             elif kind == "rollback":
                 history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
                                  journal=False)
@@ -101,6 +107,7 @@ class History:
 
     def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
+        blocks = shown_value(blocks)
         self.note({"type": "prompt", "blocks": blocks, "prompt": shown or []})
         self.add_user(blocks, journal=False)
 
@@ -108,6 +115,7 @@ class History:
         """Append user blocks, merging into a trailing user message (after its tool_results)."""
         if not blocks:
             return
+        blocks = shown_value(blocks)
         if journal:
             self.note({"type": "user", "blocks": blocks})
         if self.messages and self.messages[-1]["role"] == "user":
@@ -117,7 +125,7 @@ class History:
 
     def add_assistant(self, blocks: list[Block], *, journal: bool = True) -> None:
         """Append a finished (or partial) assistant reply; empty replies leave no trace."""
-        blocks = [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
+        blocks = [shown_value(b) for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
         if not blocks:
             return
         if journal:  # streamed already; the tool results or the turn record that follow sync it
@@ -126,6 +134,11 @@ class History:
             self.messages[-1]["content"].extend(blocks)
         else:
             self.messages.append({"role": "assistant", "content": blocks})
+
+    def replace_all(self, messages: list[Message]) -> None:
+        """Put `messages` in place of the whole history (a compaction), and journal them."""
+        self.messages[:] = shown_value(messages)
+        self.note({"type": "compaction", "messages": self.messages})
 
     def pending_tool_uses(self) -> list[Block]:
         """tool_use blocks of the last assistant message that have no tool_result yet."""

@@ -68,3 +68,23 @@ def test_pause_turn_continuation_extends_the_same_assistant_message() -> None:
     history.add_assistant([{"type": "text", "text": "part two"}])
     assert len(history.messages) == 2
     assert history.last_assistant_text() == "part onepart two"
+
+
+def test_every_block_and_journal_entry_is_made_utf8_encodable() -> None:
+    entries: list[dict] = []
+    history = History(journal=lambda entry, sync=True: entries.append(entry))
+    history.add_prompt([{"type": "text", "text": "lone \ud800"}],
+                       [{"type": "text", "text": "lone \ud800"}])
+    history.add_assistant([tool_use("t1")])
+    history.add_user([tool_result("t1", "caf\udce9.txt")])
+    history.note({"type": "tool_result", "shown": {"text": "caf\udce9.txt"}})
+    history.replace_all([{"role": "user", "content": [{"type": "text", "text": "\udfff"}]}])
+    texts = [history.messages[0]["content"][0]["text"], entries[0]["blocks"][0]["text"],
+             entries[0]["prompt"][0]["text"], entries[2]["blocks"][0]["content"],
+             entries[3]["shown"]["text"], entries[4]["messages"][0]["content"][0]["text"]]
+    assert texts == ["\ufffd", "lone \ufffd", "lone \ufffd", "caf\\xe9.txt", "caf\\xe9.txt", "\ufffd"]
+
+
+def test_replay_of_an_old_journal_cleans_what_it_holds() -> None:
+    history = History.replay([{"type": "prompt", "blocks": [{"type": "text", "text": "a\udce9"}]}])
+    assert history.messages[0]["content"][0]["text"] == "a\\xe9"
