@@ -12,18 +12,19 @@ a later request unencodable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from acp_agent.tools.shown import shown_value
 
-__all__ = ["History", "JournalWriter", "Mark", "tool_result"]
+__all__ = ["INTERRUPTED", "INTERRUPTED_RUNNING", "History", "JournalWriter", "Mark", "tool_result"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
 
 INTERRUPTED = "not executed: the turn was interrupted before this tool ran"
+INTERRUPTED_RUNNING = "interrupted while running; it may have had effects"
 
 
 def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block:
@@ -31,6 +32,37 @@ def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block
     if is_error:
         block["is_error"] = True
     return block
+
+
+def _interrupted(tool_use_id: str, reason: str, started: Collection[str]) -> Block:
+    return tool_result(tool_use_id, INTERRUPTED_RUNNING if tool_use_id in started else reason,
+                       is_error=True)
+
+
+def _answer(reply: Message, uses: list[str], reason: str, started: Collection[str]) -> int:
+    """Put a result for each of `uses` first in `reply`, in order, adding the missing ones."""
+    content = reply["content"]
+    results = {b["tool_use_id"]: b for b in content if b.get("type") == "tool_result"}
+    ordered = [results.get(use_id) or _interrupted(use_id, reason, started) for use_id in uses]
+    rest = [b for b in content if b.get("type") != "tool_result"]
+    if content[:len(ordered)] != ordered or len(content) != len(ordered) + len(rest):
+        content[:] = ordered + rest
+    return sum(use_id not in results for use_id in uses)
+
+
+def _drop_orphans(message: Message, before: Message | None) -> None:
+    """Drop tool_results that answer no tool_use of the message before (a torn journal)."""
+    asked = {b.get("id") for b in before["content"]} if before and before["role"] == "assistant" else set()
+    if any(b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
+           for b in message["content"]):
+        message["content"][:] = [b for b in message["content"] if b.get("type") != "tool_result"
+                                 or b.get("tool_use_id") in asked]
+
+
+def _merge_at(messages: list[Message], index: int) -> None:
+    """After a removal at `index`, merge the two messages that now meet there if roles repeat."""
+    if 0 < index < len(messages) and messages[index - 1]["role"] == messages[index]["role"]:
+        messages[index - 1]["content"].extend(messages.pop(index)["content"])
 
 
 class JournalWriter(Protocol):
@@ -71,11 +103,15 @@ class History:
 
     @classmethod
     def replay(cls, entries: Iterable[dict[str, Any]]) -> History:
-        """Rebuild the messages from journal entries; a dangling tool_use is then repaired."""
+        """Rebuild the messages from journal entries, then repair them: a tool_use left without a
+        result anywhere (a kill during a batch) is answered, a started one as interrupted."""
         history = cls()
+        started: set[str] = set()
         for entry in entries:
             kind = entry.get("type")
-            if kind in {"prompt", "user"}:
+            if kind == "tool_started":
+                started.add(str(entry.get("toolUseId")))
+            elif kind in {"prompt", "user"}:
                 history.add_user(list(entry.get("blocks") or []), journal=False)
             elif kind == "tool_result" and isinstance(entry.get("block"), dict):
                 history.add_user([entry["block"]], journal=False)
@@ -83,10 +119,11 @@ class History:
                 history.add_assistant(list(entry.get("blocks") or []), journal=False)
             elif kind == "compaction" and isinstance(entry.get("messages"), list):
                 history.messages = shown_value([dict(m) for m in entry["messages"]])
-            elif kind == "rollback":
+            elif kind == "rollback":  # its mark counted the repaired history the session had
+                history.repair(started=started)
                 history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
                                  journal=False)
-        history.repair()
+        history.repair(started=started)
         return history
 
     def __len__(self) -> int:
@@ -146,12 +183,40 @@ class History:
             return []
         return [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
 
-    def repair(self, reason: str = INTERRUPTED) -> int:
-        """Answer every dangling tool_use with an error tool_result; returns how many were added."""
+    def repair(self, reason: str = INTERRUPTED, *, started: Collection[str] = ()) -> int:
+        """Make every tool_use answered in the next user message, results first; returns how many
+        results were added.
+
+        A dangling tool_use gets an error result: `reason`, or, for a call in `started` (it began
+        running before a crash), INTERRUPTED_RUNNING. At the end of the history (a live turn)
+        the results are journaled; anywhere else (a journal torn by a kill during a batch) the
+        repair is redone by every replay, so the journal stays a record of what happened.
+        """
         dangling = self.pending_tool_uses()
         if dangling:
-            self.add_user([tool_result(b["id"], reason, is_error=True) for b in dangling])
-        return len(dangling)
+            self.add_user([_interrupted(b["id"], reason, started) for b in dangling])
+            return len(dangling) + self._repair_inside(reason, started)
+        return self._repair_inside(reason, started)
+
+    def _repair_inside(self, reason: str, started: Collection[str]) -> int:
+        added = 0
+        messages = self.messages
+        index = 0
+        while index < len(messages):
+            message = messages[index]
+            if message["role"] == "user":
+                _drop_orphans(message, messages[index - 1] if index else None)
+                if not message["content"]:
+                    del messages[index]
+                    _merge_at(messages, index)
+                    continue
+            uses = [b["id"] for b in message["content"] if b.get("type") == "tool_use"]
+            if message["role"] == "assistant" and uses:
+                if index + 1 == len(messages) or messages[index + 1]["role"] != "user":
+                    messages.insert(index + 1, {"role": "user", "content": []})
+                added += _answer(messages[index + 1], uses, reason, started)
+            index += 1
+        return added
 
     def last_assistant_text(self) -> str:
         for message in reversed(self.messages):

@@ -42,7 +42,7 @@ from acp_agent.turn.events import (
     UsageReported,
 )
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import History, tool_result
+from acp_agent.turn.history import INTERRUPTED_RUNNING, History, tool_result
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.settings import RunnerSettings
@@ -56,6 +56,9 @@ WRAP_UP_NOTE = ("This is your last model request in this turn: do not call tools
                 "was done and what remains.")
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
 CANCELLED = "not executed: the user cancelled the turn"
+CANCELLED_RUNNING = f"the user cancelled the turn: {INTERRUPTED_RUNNING}"
+READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
+"""Tool kinds without side effects: no `tool_started` entry is journaled before they run."""
 
 
 class PermissionCancelled(Exception):
@@ -85,6 +88,7 @@ class TurnRunner:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
+        self._started: set[str] = set()
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
         self.tools = tools
@@ -269,13 +273,15 @@ class TurnRunner:
                 results.append(await self._run_one(block, meter, history))
             self._watch_repeats(tool_uses, results, meter)
         finally:
-            results.extend(tool_result(b["id"], CANCELLED, is_error=True)
+            results.extend(tool_result(b["id"], CANCELLED_RUNNING if b["id"] in self._started
+                                       else CANCELLED, is_error=True)
                            for b in tool_uses[len(results):])
             for block, result in zip(tool_uses, results, strict=True):
                 if block["id"] not in self._journaled:
                     history.note({"type": "tool_result", "block": result,
                                   "shown": {"title": block["name"], "status": "failed"}})
             self._journaled.clear()
+            self._started.clear()
             history.add_user(results, journal=False)
 
     @staticmethod
@@ -305,11 +311,12 @@ class TurnRunner:
         await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
         log.debug("tool.started", tool=name, call_id=call_id)
         try:
-            result = await self._execute(tool, name, title, args, call_id, meter)
+            result = await self._execute(tool, name, title, args, call_id, meter, history)
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_calls_failed += 1
+            text = CANCELLED_RUNNING if call_id in self._started else CANCELLED
             with anyio.move_on_after(2, shield=True):
-                await self.sink.emit(ToolCallFinished(call_id, "failed", CANCELLED))
+                await self.sink.emit(ToolCallFinished(call_id, "failed", text))
             raise
         if result.is_error:
             meter.tool_calls_failed += 1
@@ -329,7 +336,7 @@ class TurnRunner:
         return block_out
 
     async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
-                       call_id: str, meter: TurnMeter) -> ToolResult:
+                       call_id: str, meter: TurnMeter, history: History) -> ToolResult:
         """Validate, ask, run: every way this can go wrong is a result the model sees."""
         if tool is None:
             meter.tool_calls += 1
@@ -358,6 +365,9 @@ class TurnRunner:
         allowance = getattr(tool, "time_allowance", None)
         seconds = allowance(args) if allowance else self.settings.tool_timeout
         ctx = replace(self.ctx, report=self._reporter(call_id))
+        if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
+            history.note({"type": "tool_started", "toolUseId": call_id})
+            self._started.add(call_id)
         try:
             with anyio.fail_after(seconds):
                 return await tool.run(args, ctx)

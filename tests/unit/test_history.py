@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_agent.turn.history import History, tool_result
+from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING, History, tool_result
 
 
 def tool_use(id_: str) -> dict:
@@ -88,3 +88,50 @@ def test_every_block_and_journal_entry_is_made_utf8_encodable() -> None:
 def test_replay_of_an_old_journal_cleans_what_it_holds() -> None:
     history = History.replay([{"type": "prompt", "blocks": [{"type": "text", "text": "a\udce9"}]}])
     assert history.messages[0]["content"][0]["text"] == "a\\xe9"
+
+
+def batch_journal() -> list[dict]:
+    """A kill -9 during the 2nd call of a batch of three: only the 1st result was journaled."""
+    return [{"type": "prompt", "blocks": [{"type": "text", "text": "go"}]},
+            {"type": "assistant", "blocks": [tool_use("w"), tool_use("r"), tool_use("x")]},
+            {"type": "tool_started", "toolUseId": "w"},
+            {"type": "tool_result", "block": tool_result("w", "written")},
+            {"type": "tool_started", "toolUseId": "r"}]
+
+
+def test_replay_answers_every_call_of_a_batch_cut_by_a_kill() -> None:
+    history = History.replay(batch_journal())
+    assert [m["role"] for m in history.messages] == ["user", "assistant", "user"]
+    results = history.messages[-1]["content"]
+    assert [(r["tool_use_id"], r["content"]) for r in results] == [
+        ("w", "written"), ("r", INTERRUPTED_RUNNING), ("x", INTERRUPTED)]
+
+
+def test_a_prompt_after_the_crash_follows_the_repaired_results_on_every_replay() -> None:
+    entries = [*batch_journal(), {"type": "prompt", "blocks": [{"type": "text", "text": "again"}]}]
+    history = History.replay(entries)
+    assert [b.get("tool_use_id", b.get("text")) for b in history.messages[-1]["content"]] == [
+        "w", "r", "x", "again"]
+    assert history.repair() == 0
+
+
+def test_a_rollback_after_a_repaired_crash_removes_only_its_prompt() -> None:
+    loaded = History.replay(batch_journal())
+    mark = loaded.mark()  # what the live session counted: the repaired message, 3 results
+    entries = [*batch_journal(), {"type": "prompt", "blocks": [{"type": "text", "text": "bad"}]},
+               {"type": "rollback", "messages": mark.messages, "blocks": mark.blocks}]
+    assert History.replay(entries).messages == loaded.messages
+
+
+def test_results_are_moved_first_in_order_and_orphans_dropped() -> None:
+    history = History([
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}, tool_result("b", "B"),
+                                     tool_result("zz", "orphan")]},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": [tool_result("yy", "orphan")]}])
+    assert history.repair() == 1
+    assert [m["role"] for m in history.messages] == ["user", "assistant", "user", "assistant"]
+    assert [b.get("tool_use_id", b.get("text")) for b in history.messages[2]["content"]] == [
+        "a", "b", "hi"]
