@@ -24,10 +24,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acp_agent.testing import FakeMessagesAPI, replies  # noqa: E402
-from tests.support import base_env  # noqa: E402
-from tests.support.agent import AgentProcess, RpcError  # noqa: E402
-from tests.support.history import history_problems  # noqa: E402
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support import base_env
+from tests.support.agent import AgentProcess, RpcError
+from tests.support.history import history_problems
 
 TOOLS = [
     ("write_file", lambda n: {"path": f"w{n}.txt", "content": f"{n}\n"}),

@@ -1,0 +1,56 @@
+"""Hostile answers from the client: a malformed permission answer never runs the tool and never
+breaks the turn (issue 19, item 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.agent import AgentProcess, RpcError
+
+MALFORMED = [
+    {"outcome": {"optionId": "allow_once"}},
+    {"outcome": {"outcome": "bogus", "optionId": "allow_once"}},
+    {"outcome": {"outcome": "selected", "optionId": ["allow_once"]}},
+    {"outcome": {"outcome": "selected", "optionId": {"id": "allow_once"}}},
+    {"outcome": {"outcome": "selected", "optionId": "allow_sometimes"}},
+    {"outcome": "selected"},
+    ["allow_once"],
+    None,
+]
+VALID = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+
+async def test_a_malformed_permission_answer_is_a_rejection(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    answers = [*MALFORMED, VALID]
+    asked: list[Any] = []
+
+    async def answer(method: str, params: Any) -> Any:
+        if method != "session/request_permission":
+            return RpcError(-32601, method)
+        asked.append(params)
+        return answers[len(asked) - 1]
+
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=answer) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        for number in range(len(answers)):
+            fake_api.script(
+                replies.tool_use("run_command", {"command": f"echo ran > ran{number}.txt"},
+                                 id=f"toolu_{number}"),
+                replies.text("ok"))
+            response = await agent.prompt(session, f"case {number}")
+            assert response["result"]["stopReason"] == "end_turn", (number, response)
+            result = next(b for m in fake_api.requests[-1].body["messages"] for b in m["content"]
+                          if b.get("tool_use_id") == f"toolu_{number}")
+            allowed = number == len(MALFORMED)
+            assert (workspace / f"ran{number}.txt").exists() is allowed, number
+            assert bool(result.get("is_error")) is not allowed, (number, result)
+            if not allowed:
+                assert "not a valid choice" in result["content"], result
+        log = agent.stderr_text()
+    assert len(asked) == len(answers)
+    assert log.count("permission.invalid_answer") == len(MALFORMED)
