@@ -26,7 +26,7 @@ from acp_agent.rpc.errors import RpcError
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.session.handlers import AcpHandler
 from acp_agent.session.manager import ENGINE, SessionManager
-from acp_agent.session.store import SessionStore
+from acp_agent.session.store import SessionStore, StateDirError
 
 __all__ = ["run", "serve"]
 
@@ -160,7 +160,12 @@ def _open_store(config: Config) -> SessionStore | None:
         import platformdirs
 
         directory = Path(platformdirs.user_data_dir("acp-agent")) / "sessions"
-    return SessionStore.open(directory, keep_days=config.keep_days or None)
+    try:
+        return SessionStore.open(directory, keep_days=config.keep_days or None)
+    except StateDirError as exc:  # the agent still serves, without session/load (issue 19)
+        log.error("agent.state_dir_unusable", problem=str(exc),
+                  hint="fix or change --state-dir / ACP_AGENT_STATE_DIR; sessions are not kept")
+        return None
 
 
 def run(config: Config) -> int:

@@ -54,3 +54,24 @@ async def test_a_malformed_permission_answer_is_a_rejection(
         log = agent.stderr_text()
     assert len(asked) == len(answers)
     assert log.count("permission.invalid_answer") == len(MALFORMED)
+
+
+async def test_an_overlong_or_odd_session_id_is_invalid_params_and_logs_stay_small(
+        agent: AgentProcess, workspace: Path) -> None:
+    huge = "a" * 5_000_000
+    cases = {
+        "session/prompt": {"sessionId": huge, "prompt": [{"type": "text", "text": "hi"}]},
+        "session/load": {"sessionId": "b" * 256, "cwd": str(workspace), "mcpServers": []},
+        "session/resume": {"sessionId": huge, "cwd": str(workspace)},
+        "session/delete": {"sessionId": "sess_x/../!"},
+        "session/close": {"sessionId": "sess_\u00e9"},
+        "session/set_mode": {"sessionId": huge, "modeId": "default"},
+    }
+    before = len(agent.stderr_text())
+    for method, params in cases.items():
+        answer = await agent.request(method, params)
+        assert answer["error"]["code"] == -32602, (method, str(answer)[:300])
+        assert "sessionId" in answer["error"]["message"]
+        assert len(str(answer)) < 2_000
+    assert (await agent.request("session/delete", {"sessionId": "b" * 255}))["result"] == {}
+    assert len(agent.stderr_text()) - before < 20_000
