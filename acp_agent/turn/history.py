@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from acp_agent.errors import JournalFailed
 from acp_agent.tools.shown import shown_value
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_RUNNING", "History", "JournalWriter", "Mark", "tool_result"]
@@ -97,9 +98,15 @@ class History:
         `sync=False` skips the fsync for an entry nothing reports as kept: the next synced entry
         (a tool result, the turn record) makes it durable too, and a killed process loses nothing
         written (only a crash of the machine could).
+
+        Raises:
+            JournalFailed: the entry is not kept (a full disk); the turn ends with that error.
         """
         if self.journal is not None:
-            self.journal(shown_value(entry), sync=sync)
+            try:
+                self.journal(shown_value(entry), sync=sync)
+            except OSError as exc:
+                raise JournalFailed(str(exc)) from exc
 
     @classmethod
     def replay(cls, entries: Iterable[dict[str, Any]]) -> History:
@@ -194,7 +201,12 @@ class History:
         """
         dangling = self.pending_tool_uses()
         if dangling:
-            self.add_user([_interrupted(b["id"], reason, started) for b in dangling])
+            results = [_interrupted(b["id"], reason, started) for b in dangling]
+            try:
+                self.add_user(results)
+            except JournalFailed:
+                self.add_user(results, journal=False)  # valid in memory, whatever the disk says
+                raise
             return len(dangling) + self._repair_inside(reason, started)
         return self._repair_inside(reason, started)
 

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import StreamBroken, ToolError, ToolTimeout
+from acp_agent.errors import JournalFailed, StreamBroken, ToolError, ToolTimeout
 from acp_agent.model.base import (
     MessageDone,
     ModelClient,
@@ -57,6 +57,7 @@ WRAP_UP_NOTE = ("This is your last model request in this turn: do not call tools
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
 CANCELLED = "not executed: the user cancelled the turn"
 CANCELLED_RUNNING = f"the user cancelled the turn: {INTERRUPTED_RUNNING}"
+JOURNAL_STOPPED = "not executed: the turn stopped because the session journal could not be written"
 READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 """Tool kinds without side effects: no `tool_started` entry is journaled before they run."""
 
@@ -89,6 +90,8 @@ class TurnRunner:
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
         self._started: set[str] = set()
+        self._unkept: dict[str, dict[str, Any]] = {}
+        """Results the journal refused: kept in memory so the history stays valid."""
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
         self.tools = tools
@@ -261,6 +264,7 @@ class TurnRunner:
         """Run a batch in model order; every tool_use gets exactly one tool_result, whatever happens."""
         allowed = meter.tool_allowance(len(tool_uses))
         results: list[dict[str, Any]] = []
+        reason = CANCELLED
         try:
             for position, block in enumerate(tool_uses):
                 if position >= allowed:
@@ -272,16 +276,20 @@ class TurnRunner:
                     continue
                 results.append(await self._run_one(block, meter, history))
             self._watch_repeats(tool_uses, results, meter)
+        except JournalFailed:
+            reason = JOURNAL_STOPPED
+            raise
         finally:
-            results.extend(tool_result(b["id"], CANCELLED_RUNNING if b["id"] in self._started
-                                       else CANCELLED, is_error=True)
-                           for b in tool_uses[len(results):])
+            results.extend(self._unkept.get(b["id"]) or tool_result(
+                b["id"], CANCELLED_RUNNING if b["id"] in self._started else reason, is_error=True)
+                for b in tool_uses[len(results):])
             for block, result in zip(tool_uses, results, strict=True):
-                if block["id"] not in self._journaled:
+                if block["id"] not in self._journaled and reason is CANCELLED:
                     history.note({"type": "tool_result", "block": result,
                                   "shown": {"title": block["name"], "status": "failed"}})
             self._journaled.clear()
             self._started.clear()
+            self._unkept.clear()
             history.add_user(results, journal=False)
 
     @staticmethod
@@ -314,26 +322,37 @@ class TurnRunner:
             result = await self._execute(tool, name, title, args, call_id, meter, history)
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_calls_failed += 1
-            text = CANCELLED_RUNNING if call_id in self._started else CANCELLED
-            with anyio.move_on_after(2, shield=True):
-                await self.sink.emit(ToolCallFinished(call_id, "failed", text))
+            await self._fail(call_id, CANCELLED_RUNNING if call_id in self._started else CANCELLED)
+            raise
+        except JournalFailed as exc:  # its tool_started entry was refused: it did not run
+            meter.tool_calls_failed += 1
+            await self._fail(call_id, f"{JOURNAL_STOPPED}: {exc}")
             raise
         if result.is_error:
             meter.tool_calls_failed += 1
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         status = "failed" if result.is_error else "completed"
         block_out = tool_result(call_id, result.text, is_error=result.is_error)
-        # Journaled (and fsynced) before the editor is told the call is done.
-        history.note({"type": "tool_result", "block": block_out, "shown": {
-            "title": title, "kind": kind, "status": status, "rawInput": args, "text": result.text,
-            "locations": [[str(p), line] for p, line in result.locations]}})
-        self._journaled.add(call_id)
-        if result.plan is not None:
-            await self.sink.emit(PlanChanged(result.plan))
+        try:  # journaled (and fsynced) before the editor is told the call is done
+            history.note({"type": "tool_result", "block": block_out, "shown": {
+                "title": title, "kind": kind, "status": status, "rawInput": args,
+                "text": result.text, "locations": [[str(p), line] for p, line in result.locations]}})
+            self._journaled.add(call_id)
+            if result.plan is not None:
+                await self.sink.emit(PlanChanged(result.plan))
+        except JournalFailed as exc:  # the call ends failed; the turn ends with the journal error
+            self._unkept[call_id] = block_out
+            await self._fail(call_id, f"{result.text}\n\n{exc}")
+            raise
         await self.sink.emit(ToolCallFinished(
             call_id, status, result.text, result.locations, result.raw_output, result.diffs,
             result.terminal_id))
         return block_out
+
+    async def _fail(self, call_id: str, text: str) -> None:
+        """End an open tool call `failed` in the editor, even from a cancelled scope."""
+        with anyio.move_on_after(2, shield=True):
+            await self.sink.emit(ToolCallFinished(call_id, "failed", text))
 
     async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
                        call_id: str, meter: TurnMeter, history: History) -> ToolResult:

@@ -1,17 +1,23 @@
 """Corrupt or odd journals: one bad journal never breaks another session, a corrupt one is a clear
 error naming the file and the line, symlinks are not followed, and a bad state dir is a clear
-start-up error (issue 19, item 10)."""
+start-up error (issue 19, item 10); a journal that cannot be written ends the turn clearly and
+loses nothing later (item 5)."""
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_agent.protocol.errors import JOURNAL_ERROR
+from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import base_env
-from tests.support.agent import AgentProcess
+from tests.support.agent import AgentProcess, RpcError
+from tests.support.history import assert_valid_history
 
 HEADER = {"type": "meta", "version": 1, "cwd": "", "createdAt": "2026-01-01T00:00:00.000Z"}
 PROMPT = {"type": "prompt", "blocks": [{"type": "text", "text": "hello"}],
@@ -115,3 +121,51 @@ async def test_a_state_dir_that_is_a_file_is_a_clear_start_up_error(
         log = agent.stderr_text()
     assert "agent.state_dir_unusable" in log and str(state) in log
     assert "Traceback" not in log
+
+
+async def allow(method: str, params: Any) -> Any:
+    if method == "session/request_permission":
+        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+    return RpcError(-32601, method)
+
+
+@pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs prlimit (Linux)")
+async def test_a_journal_that_cannot_be_written_ends_the_turn_clearly_and_loses_nothing_later(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    """A file size limit set on the running agent stands in for a full disk (EFBIG, not ENOSPC)."""
+    (workspace / "big.txt").write_text("a fairly long line of text for the journal\n" * 2000)
+    env = {**agent_env, "PYTHONDONTWRITEBYTECODE": "1"}  # no .pyc written under the limit
+    async with AgentProcess.start(env=env, schema=acp_schema, on_request=allow) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        fake_api.script(replies.text("ready"))  # the turn machinery is loaded before the limit
+        assert (await agent.prompt(session, "hello"))["result"]["stopReason"] == "end_turn"
+        journal = Path(agent_env["ACP_AGENT_STATE_DIR"]) / f"{session}.jsonl"
+        _, hard = resource.prlimit(agent.pid, resource.RLIMIT_FSIZE)
+        resource.prlimit(agent.pid, resource.RLIMIT_FSIZE, (journal.stat().st_size + 4000, hard))
+        fake_api.script(replies.tool_use("read_file", {"path": "big.txt"}, id="toolu_big"))
+        failed = await agent.prompt(session, "read the big file")
+        error = failed["error"]
+        assert error["code"] == JOURNAL_ERROR, error
+        assert str(journal) in error["message"] and "cannot write" in error["message"]
+        assert error["data"]["acp-agent"]["turn"]["stopReason"] == "error"
+        final = [p["update"] for p in agent.updates(session)
+                 if p["update"].get("toolCallId") == "toolu_big"][-1]
+        assert final["status"] == "failed"
+        assert journal.read_bytes().endswith(b"\n")  # the partial entry was cut off again
+        resource.prlimit(agent.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space is freed
+        fake_api.script(replies.text("recovered"))
+        again = await agent.prompt(session, "the prompt after the disk was freed")
+        assert again["result"]["stopReason"] == "end_turn", again
+        assert_valid_history(fake_api.requests[-1].body["messages"])
+    fake_api.script(replies.text("reloaded"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        loaded = await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
+                                                      "mcpServers": []})
+        assert "result" in loaded, loaded
+        assert (await agent.prompt(session, "still there?"))["result"]["stopReason"] == "end_turn"
+    messages = fake_api.requests[-1].body["messages"]
+    assert_valid_history(messages)
+    assert "the prompt after the disk was freed" in json.dumps(messages)
