@@ -6,7 +6,12 @@ stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +41,8 @@ WARM_UP = (ENGINE, FACTORY, *SDK_MODULES)
 """Imported in the background once `initialize` is answered, in the order a first prompt needs."""
 
 SHUTDOWN_GRACE = 1.5
+STUCK_THREAD_WAIT = 0.25
+"""How long a busy worker thread may hold up the exit once serving has ended."""
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
 
 
@@ -169,5 +176,28 @@ def _open_store(config: Config) -> SessionStore | None:
 
 
 def run(config: Config) -> int:
-    """Run the server on the asyncio backend."""
-    return anyio.run(serve, config)
+    """Run the server on the asyncio backend; a stuck worker thread never keeps the process alive."""
+    code = anyio.run(serve, config)
+    leave_despite_stuck_threads(code)
+    return code
+
+
+def leave_despite_stuck_threads(code: int, wait: float = STUCK_THREAD_WAIT) -> None:
+    """Exit now (os._exit) if a non-daemon thread is still busy after `wait` seconds.
+
+    A tool's worker thread blocked in the kernel (a FIFO, a hung network mount) cannot be
+    interrupted, and the interpreter would wait for it forever at exit. Everything the agent
+    writes is unbuffered (stdout through its own writer, logs straight to the fd), so nothing is lost.
+    """
+    deadline = time.monotonic() + wait
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in threading.enumerate()
+             if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+    if stuck:
+        log.warning("agent.stuck_threads", threads=stuck, action="exiting without waiting for them")
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -146,8 +147,9 @@ def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str, str]]:
     """Yield (path, relative, kind) under `top`; `relative` is POSIX and relative to `top`,
     kind is "dir", "file" or "link". Never follows links.
 
-    Skips SKIPPED_DIRS below `top` and symlinks whose target leaves the roots; a symlink that
-    stays inside is yielded as "link" but never descended into. Each directory is sorted.
+    Skips SKIPPED_DIRS below `top`, symlinks whose target leaves the roots, and FIFOs, sockets
+    and devices; a symlink that stays inside is yielded as "link" but never descended into. Each
+    directory is sorted.
     """
     real_roots = _real_roots(roots)
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
@@ -158,8 +160,14 @@ def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str, str]]:
         entries = [(name, "dir") for name in dirnames] + [(name, "file") for name in filenames]
         for name, kind in sorted(entries):
             path = base / name
-            if path.is_symlink():
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue  # gone since the directory was read
+            if stat.S_ISLNK(mode):
                 if not _inside(Path(os.path.realpath(path)), real_roots):
                     continue
                 kind = "link"
+            elif kind == "file" and not stat.S_ISREG(mode):
+                continue  # a FIFO, socket or device: reading one can block forever
             yield path, prefix + name, kind

@@ -1,10 +1,14 @@
 """Hostile files and hostile text: a name that is not UTF-8, or a lone surrogate in a prompt, never
-breaks the session (issue 19, item 1)."""
+breaks the session (issue 19, item 1); a FIFO never blocks a tool, and no stuck thread keeps the
+agent alive (item 3)."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +84,48 @@ async def test_a_lone_surrogate_in_a_prompt_is_replaced_and_the_session_goes_on(
     sent = fake_api.requests[-1].body["messages"]
     assert_valid_history(sent)
     assert sent[0]["content"][0]["text"] == "half a pair: \ufffd!"
+
+
+async def test_a_fifo_is_refused_at_once_by_every_file_tool(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    os.mkfifo(workspace / "pipe")
+    calls = [("read_file", {"path": "pipe"}), ("write_file", {"path": "pipe", "content": "x"}),
+             ("edit_file", {"path": "pipe", "old_string": "a", "new_string": "b"}),
+             ("search_text", {"pattern": "never-there"}), ("list_files", {"path": "."})]
+    fake_api.script(replies.message([replies.tool_use_block(name, args, id=f"toolu_{n}")
+                                     for n, (name, args) in enumerate(calls)],
+                                    stop_reason="tool_use"),
+                    replies.text("done"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        started = time.monotonic()
+        response = await agent.prompt(session, "touch the pipe", timeout=20)
+        elapsed = time.monotonic() - started
+    assert response["result"]["stopReason"] == "end_turn", response
+    assert elapsed < 10, elapsed  # a blocked open would hold each tool for its whole timeout
+    results = results_of(fake_api.requests[-1].body)
+    for n in range(3):
+        assert results[f"toolu_{n}"].get("is_error"), results[f"toolu_{n}"]
+        assert "FIFO" in results[f"toolu_{n}"]["content"], results[f"toolu_{n}"]
+    assert "No matches" in results["toolu_3"]["content"]
+    assert stat.S_ISFIFO(os.lstat(workspace / "pipe").st_mode)  # never replaced by a file
+
+
+async def test_a_stuck_worker_thread_does_not_keep_the_agent_alive(
+        agent_env: dict[str, str], acp_schema: Any) -> None:
+    """Stands in for a tool thread blocked in the kernel, which no cancel can interrupt."""
+    stuck = ("import sys, threading, time; "
+             "threading.Thread(target=time.sleep, args=(600,), name='stuck').start(); "
+             "from acp_agent.cli import main; sys.exit(main())")
+    async with AgentProcess.start(command=[sys.executable, "-c", stuck], env=agent_env,
+                                  schema=acp_schema, exit_timeout=1) as agent:
+        await agent.initialize()
+        await agent.close_stdin()
+        started = time.monotonic()
+        code = await agent.wait_exit(timeout=10)
+        elapsed = time.monotonic() - started
+        log = agent.stderr_text()
+    assert code == 0 and elapsed < 5, (code, elapsed)
+    assert "agent.stuck_threads" in log and "stuck" in log
