@@ -20,11 +20,11 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
-from acp_agent.credentials import load_key
+from acp_agent.credentials import erase_initial_environ, load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
 from acp_agent.model.provider import FACTORY, ModelProvider, replay_path
-from acp_agent.model.sdk import SDK_MODULES, credentials_found, key_in_env
+from acp_agent.model.sdk import SDK_MODULES, credentials_found, key_in_env, take_env_keys
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.errors import RpcError
@@ -94,6 +94,9 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     writer = LineWriter(stdout_fd)
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
     requester = _EndpointRequester()
+    taken = take_env_keys()  # before any tool runs: no command can read the key from our env
+    if taken:
+        erase_initial_environ(taken)
     spec = config.model
     if spec == DEMO_MODEL:
         spec = f"replay:{cassette_path()}"
