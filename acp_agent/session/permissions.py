@@ -87,7 +87,7 @@ class SessionPermissions:
         if self.mode == "acceptEdits" and permission == "edit":
             return ALLOW
         remembered = self.always.get(tool_name)
-        if remembered is not None:
+        if remembered is False or (remembered and permission != "sensitive"):
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
         params = {"sessionId": self.session_id, "options": OPTIONS,
                   "toolCall": {"toolCallId": call_id, "title": title, "kind": kind,

@@ -29,6 +29,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.tools.sensitive import sensitive_reason
 from acp_agent.turn.compaction import compact
 from acp_agent.turn.events import (
     EventSink,
@@ -367,6 +368,8 @@ class TurnRunner:
             meter.tool_calls += 1
             return ToolResult(str(exc), is_error=True)
         permission = getattr(tool, "permission", None)
+        if permission == "edit" and sensitive_reason(self.ctx.roots, args.get("path")):
+            permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
         if permission is not None:
             meter.phase = "permission"
             decision = await self.permissions.ask(

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from acp_agent.session.permissions import OPTION_IDS, read_answer
+from acp_agent.session.permissions import OPTION_IDS, SessionPermissions, read_answer
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=12),
                     lambda inner: st.lists(inner, max_size=3)
@@ -46,3 +46,29 @@ def test_nothing_but_a_selected_offered_option_is_ever_selected(answer: Any) -> 
     if kind == "selected":
         assert answer["outcome"]["outcome"] == "selected" and option in OPTION_IDS
         assert answer["outcome"]["optionId"] == option
+
+
+class Client:
+    """The client side of the Requester seam: answers every permission question with `option`."""
+
+    def __init__(self, option: str) -> None:
+        self.option, self.asked = option, 0
+
+    async def request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
+        self.asked += 1
+        return {"outcome": {"outcome": "selected", "optionId": self.option}}
+
+
+@pytest.mark.anyio
+async def test_always_allow_never_covers_a_sensitive_write() -> None:
+    client = Client("allow_always")
+    permissions = SessionPermissions("sess_x", client)  # type: ignore[arg-type]
+    ask = {"call_id": "t", "tool_name": "write_file", "title": "Write", "kind": "edit",
+           "raw_input": {"path": "x"}}
+    assert (await permissions.ask(permission="edit", **ask)).allowed
+    assert (await permissions.ask(permission="edit", **ask)).allowed and client.asked == 1
+    client.option = "reject_once"
+    assert not (await permissions.ask(permission="sensitive", **ask)).allowed
+    assert client.asked == 2
+    permissions.mode = "acceptEdits"
+    assert not (await permissions.ask(permission="sensitive", **ask)).allowed and client.asked == 3

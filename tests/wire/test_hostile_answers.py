@@ -75,3 +75,42 @@ async def test_an_overlong_or_odd_session_id_is_invalid_params_and_logs_stay_sma
         assert len(str(answer)) < 2_000
     assert (await agent.request("session/delete", {"sessionId": "b" * 255}))["result"] == {}
     assert len(agent.stderr_text()) - before < 20_000
+
+
+async def test_writes_that_make_tools_run_code_are_asked_in_accept_edits(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    """The campaign's case: the user rejected a command, then the model wrote core.fsmonitor."""
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("[core]\n")
+    (workspace / "cfg").symlink_to(workspace / ".git" / "config")
+    asked: list[str] = []
+
+    async def answer(method: str, params: Any) -> Any:
+        if method != "session/request_permission":
+            return RpcError(-32601, method)
+        asked.append(params["toolCall"]["rawInput"]["path"])
+        return {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
+
+    fsmonitor = "[core]\n\tfsmonitor = touch pwned\n"
+    writes = [(".git/config", True), ("cfg", True), (".git/hooks/pre-commit", True),
+              (".envrc", True), (".vscode/tasks.json", True), ("notes.md", False)]
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=answer) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
+        for number, (path, _) in enumerate(writes):
+            fake_api.script(replies.tool_use("write_file", {"path": path, "content": fsmonitor}),
+                            replies.text("ok"))
+            response = await agent.prompt(session, f"write {number}")
+            assert response["result"]["stopReason"] == "end_turn", response
+        await agent.request("session/set_mode", {"sessionId": session,
+                                                 "modeId": "bypassPermissions"})
+        fake_api.script(replies.tool_use("write_file", {"path": ".envrc", "content": "x\n"}),
+                        replies.text("ok"))
+        await agent.prompt(session, "in bypass mode")
+    assert asked == [path for path, sensitive in writes if sensitive]
+    assert (workspace / ".git" / "config").read_text() == "[core]\n"
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert (workspace / "notes.md").read_text() == fsmonitor  # acceptEdits: ordinary files unasked
+    assert (workspace / ".envrc").read_text() == "x\n"  # bypassPermissions never asks
