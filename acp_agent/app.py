@@ -6,7 +6,12 @@ stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,18 +20,18 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
-from acp_agent.credentials import load_key
+from acp_agent.credentials import erase_initial_environ, load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
 from acp_agent.model.provider import FACTORY, ModelProvider, replay_path
-from acp_agent.model.sdk import SDK_MODULES, credentials_found, key_in_env
+from acp_agent.model.sdk import SDK_MODULES, credentials_found, key_in_env, take_env_keys
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.errors import RpcError
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.session.handlers import AcpHandler
 from acp_agent.session.manager import ENGINE, SessionManager
-from acp_agent.session.store import SessionStore
+from acp_agent.session.store import SessionStore, StateDirError
 
 __all__ = ["run", "serve"]
 
@@ -36,6 +41,8 @@ WARM_UP = (ENGINE, FACTORY, *SDK_MODULES)
 """Imported in the background once `initialize` is answered, in the order a first prompt needs."""
 
 SHUTDOWN_GRACE = 1.5
+STUCK_THREAD_WAIT = 0.25
+"""How long a busy worker thread may hold up the exit once serving has ended."""
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
 
 
@@ -87,6 +94,9 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     writer = LineWriter(stdout_fd)
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
     requester = _EndpointRequester()
+    taken = take_env_keys()  # before any tool runs: no command can read the key from our env
+    if taken:
+        erase_initial_environ(taken)
     spec = config.model
     if spec == DEMO_MODEL:
         spec = f"replay:{cassette_path()}"
@@ -161,9 +171,37 @@ def _open_store(config: Config) -> SessionStore | None:
         import platformdirs
 
         directory = Path(platformdirs.user_data_dir("acp-agent")) / "sessions"
-    return SessionStore.open(directory, keep_days=config.keep_days or None)
+    try:
+        return SessionStore.open(directory, keep_days=config.keep_days or None)
+    except StateDirError as exc:  # the agent still serves, without session/load (issue 19)
+        log.error("agent.state_dir_unusable", problem=str(exc),
+                  hint="fix or change --state-dir / ACP_AGENT_STATE_DIR; sessions are not kept")
+        return None
 
 
 def run(config: Config) -> int:
-    """Run the server on the asyncio backend."""
-    return anyio.run(serve, config)
+    """Run the server on the asyncio backend; a stuck worker thread never keeps the process alive."""
+    code = anyio.run(serve, config)
+    leave_despite_stuck_threads(code)
+    return code
+
+
+def leave_despite_stuck_threads(code: int, wait: float = STUCK_THREAD_WAIT) -> None:
+    """Exit now (os._exit) if a non-daemon thread is still busy after `wait` seconds.
+
+    A tool's worker thread blocked in the kernel (a FIFO, a hung network mount) cannot be
+    interrupted, and the interpreter would wait for it forever at exit. Everything the agent
+    writes is unbuffered (stdout through its own writer, logs straight to the fd), so nothing is lost.
+    """
+    deadline = time.monotonic() + wait
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in threading.enumerate()
+             if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+    if stuck:
+        log.warning("agent.stuck_threads", threads=stuck, action="exiting without waiting for them")
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)

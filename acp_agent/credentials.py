@@ -8,15 +8,43 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["credentials_path", "load_key", "login_main", "save_key"]
+__all__ = ["credentials_path", "erase_initial_environ", "load_key", "login_main", "save_key"]
 
 
 def credentials_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_config_dir("acp-agent")) / "credentials.json"
+
+
+def erase_initial_environ(names: Iterable[str]) -> list[str]:
+    """Overwrite `NAME=value` in the environment block the process started with.
+
+    Removing a variable from `os.environ` does not change what `/proc/<pid>/environ` shows: the
+    kernel reads the block that was on the stack at exec. So the bytes there are zeroed (Linux
+    only; elsewhere nothing happens). Call after the variables left `os.environ`, so nothing points
+    at them any more. Returns the names that were found and erased.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start (50), env_end (51): proc(5)
+    except (OSError, IndexError, ValueError):
+        return []
+    import ctypes
+
+    prefixes = {name.encode() + b"=": name for name in names}
+    erased, offset = [], 0
+    for entry in ctypes.string_at(start, end - start).split(b"\0"):
+        name = next((n for p, n in prefixes.items() if entry.startswith(p)), None)
+        if name is not None:
+            ctypes.memset(start + offset, 0, len(entry))
+            erased.append(name)
+        offset += len(entry) + 1
+    return erased
 
 
 def load_key() -> str | None:

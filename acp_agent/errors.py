@@ -8,7 +8,8 @@
       └─ TurnFailed           terminal for the turn: JSON-RPC error with the turn record
            ├─ ModelUnavailable    the API refused or failed and retrying did not help
            ├─ StreamBroken        the reply broke off after output was relayed, or had no stop_reason
-           └─ AuthRequired        no credentials, or the API said 401/403
+           ├─ AuthRequired        no credentials, or the API said 401/403
+           └─ JournalFailed       the session journal could not be written (a full disk)
 
     CassetteError (a ValueError)  a replay cassette that cannot be read or a record file not written
 
@@ -24,6 +25,7 @@ __all__ = [
     "AuthRequired",
     "CassetteError",
     "InvalidToolInput",
+    "JournalFailed",
     "ModelUnavailable",
     "PathOutsideCwd",
     "StreamBroken",
@@ -92,6 +94,12 @@ class AuthRequired(TurnFailed):
     """No usable credentials (none found, or the API answered 401/403)."""
 
     kind = "auth_required"
+
+
+class JournalFailed(TurnFailed):
+    """An entry could not be written to the session journal; the message names the file."""
+
+    kind = "journal"
 
 
 class CassetteError(ValueError):

@@ -3,6 +3,8 @@
 structlog's default configuration prints to stdout, which would corrupt the JSON-RPC stream, so
 `configure()` must run before anything logs. INFO stays a few lines per turn: the official SDK
 client pipes stderr and never reads it, so a chatty agent would block once 64 KiB are written.
+No line holds more than LINE_CHARS: a long value (a client's 5 MB session id, a traceback that
+quotes it) is cut in the middle, saying how long it was.
 """
 
 from __future__ import annotations
@@ -11,11 +13,17 @@ import fcntl
 import logging
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
 
 __all__ = ["configure"]
+
+VALUE_CHARS = 2_000
+"""At most this many characters of one logged value (16 KiB for a traceback)."""
+TRACEBACK_CHARS = 16_384
+LINE_CHARS = 65_536
+"""The hard cap of one rendered line, whatever it holds."""
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
            "error": logging.ERROR, "critical": logging.CRITICAL}
@@ -37,6 +45,7 @@ def configure(level: str | None = None, stream: TextIO | None = None) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            cap_values,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
@@ -45,6 +54,23 @@ def configure(level: str | None = None, stream: TextIO | None = None) -> None:
     )
     # Libraries that use the stdlib logging (httpx2, anthropic) must not reach stdout either.
     logging.basicConfig(stream=stream, level=max(numeric, logging.WARNING), force=True)
+
+
+def _cut(text: str, keep: int) -> str:
+    if len(text) <= keep:
+        return text
+    half = keep // 2
+    return f"{text[:half]}…[{len(text) - 2 * half:,} of {len(text):,} characters cut]…{text[-half:]}"
+
+
+def cap_values(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+    """A structlog processor: every value is cut to VALUE_CHARS (TRACEBACK_CHARS for a traceback)."""
+    for key, value in event.items():
+        if isinstance(value, str):
+            event[key] = _cut(value, TRACEBACK_CHARS if key == "exception" else VALUE_CHARS)
+        elif isinstance(value, dict | list | tuple | set | bytes) and len(text := repr(value)) > VALUE_CHARS:
+            event[key] = _cut(text, VALUE_CHARS)  # a big structure is logged as its cut repr
+    return event
 
 
 class _NeverBlockingWriter:
@@ -68,6 +94,7 @@ class _NeverBlockingWriter:
             self._fd = fd
 
     def msg(self, message: str) -> None:
+        message = _cut(message, LINE_CHARS)
         data = (message + "\n").encode("utf-8", "replace")
         if self._fd is None:
             self._stream.write(message + "\n")

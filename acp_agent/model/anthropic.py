@@ -7,7 +7,6 @@ was already relayed (decisions D1). `anthropic` is imported lazily (`model/sdk.p
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -28,7 +27,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.model.caching import with_breakpoints
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
-from acp_agent.model.sdk import ENV_KEYS, ensure_sdk
+from acp_agent.model.sdk import ENV_KEYS, ensure_sdk, env_key
 from acp_agent.model.stream_events import (
     EMPTY_TEXT,
     Attempt,
@@ -218,10 +217,13 @@ class AnthropicModel:
         import anthropic
 
         http_client = self._http_client_factory() if self._http_client_factory else None
+        # The keys left os.environ at start-up (sdk.take_env_keys); the SDK takes one or the other.
+        api_key = self._api_key or env_key("ANTHROPIC_API_KEY")
+        auth_token = None if api_key else env_key("ANTHROPIC_AUTH_TOKEN")
         try:
-            client = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url,
-                                              max_retries=0, timeout=self.request_timeout,
-                                              http_client=http_client)
+            client = anthropic.AsyncAnthropic(
+                api_key=api_key, auth_token=auth_token, base_url=self._base_url,
+                max_retries=0, timeout=self.request_timeout, http_client=http_client)
         except (ValueError, anthropic.AnthropicError) as exc:  # no or a broken profile
             raise AuthRequired(f"{_NO_CREDENTIALS} ({self._redact(str(exc))})") from None
         if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
@@ -253,7 +255,7 @@ class AnthropicModel:
         return Failure(f"connection failed ({type(exc).__name__}: {self._redact(str(exc))})")
 
     def _redact(self, text: str) -> str:
-        for secret in (self._api_key, *(os.environ.get(name) for name in ENV_KEYS)):
+        for secret in (self._api_key, *(env_key(name) for name in ENV_KEYS)):
             if secret and secret in text:
                 text = text.replace(secret, "[redacted]")
         return text

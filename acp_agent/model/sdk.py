@@ -13,12 +13,15 @@ import structlog
 
 from acp_agent.lazy import aload, load
 
-__all__ = ["ENV_KEYS", "SDK_MODULES", "credentials_found", "ensure_sdk", "has_credentials",
-           "key_in_env"]
+__all__ = ["ENV_KEYS", "SDK_MODULES", "credentials_found", "ensure_sdk", "env_key", "has_credentials",
+           "key_in_env", "take_env_keys"]
 
 log = structlog.get_logger(__name__)
 
 ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+_TAKEN: dict[str, str] = {}
+"""The keys `take_env_keys` moved out of the process environment; only the SDK client gets them."""
 
 SDK_MODULES = ("anthropic", "anthropic.types", "anthropic.resources.messages")
 """The SDK's package plus what its client loads on the first request."""
@@ -30,9 +33,25 @@ async def ensure_sdk() -> None:
         await aload(name)
 
 
+def take_env_keys() -> list[str]:
+    """Move `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN` out of `os.environ` (at start-up, before
+    any tool runs), so no child process and no `/proc/<pid>/environ` reader can see them; the
+    model client still gets them through `env_key`. Returns the names taken."""
+    for name in ENV_KEYS:
+        value = os.environ.pop(name, None)
+        if value:
+            _TAKEN[name] = value
+    return sorted(_TAKEN)
+
+
+def env_key(name: str) -> str | None:
+    """The value of one of ENV_KEYS: still in the environment, or taken from it at start-up."""
+    return os.environ.get(name) or _TAKEN.get(name)
+
+
 def key_in_env() -> bool:
-    """Whether `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN` is set (and not empty)."""
-    return any(os.environ.get(name) for name in ENV_KEYS)
+    """Whether `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN` was set (and not empty)."""
+    return any(env_key(name) for name in ENV_KEYS)
 
 
 def has_credentials(api_key: str | None = None) -> bool:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ProtocolError"]
+__all__ = ["JOURNAL_ERROR", "ProtocolError"]
+
+JOURNAL_ERROR = -32010
 
 
 class ProtocolError(Exception):
@@ -38,6 +40,11 @@ class ProtocolError(Exception):
     @classmethod
     def auth_required(cls, message: str, data: Any | None = None) -> ProtocolError:
         return cls(-32000, message, data)
+
+    @classmethod
+    def journal_error(cls, message: str, data: Any | None = None) -> ProtocolError:
+        """A session journal that cannot be read or written (-32010: a server error of ours)."""
+        return cls(JOURNAL_ERROR, message, data)
 
     @classmethod
     def unknown_session(cls, session_id: str) -> ProtocolError:

@@ -56,10 +56,26 @@ class NewSessionRequest(AcpModel):
         return [_absolute(v) for v in value] if value else value
 
 
+SESSION_ID_CHARS = 255
+
+
 class SessionRef(AcpModel):
-    """Any request or notification that names a session and nothing more we need."""
+    """Any request or notification that names a session and nothing more we need.
+
+    A session id is letters, digits, `-` and `_`, at most 255 characters (the agent's own ids are
+    `sess_` and 32 hex digits): anything else is refused here, never rewritten into a file name.
+    """
 
     session_id: str
+
+    @field_validator("session_id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        if not value or len(value) > SESSION_ID_CHARS:
+            raise ValueError(f"must be 1 to {SESSION_ID_CHARS} characters long (got {len(value):,})")
+        if not (value.isascii() and value.replace("-", "").replace("_", "").isalnum()):
+            raise ValueError("must hold only letters, digits, '-' and '_'")
+        return value
 
 
 class CancelNotification(SessionRef):

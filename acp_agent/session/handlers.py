@@ -326,6 +326,8 @@ class AcpHandler:
             if failure.kind == "auth_required":
                 raise ProtocolError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}",
                                                   data)
+            if failure.kind == "journal":
+                raise ProtocolError.journal_error(f"The turn failed: {failure}", data)
             raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
         # The record already names the stop as ACP does: one mapping, so the two always agree.
         return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()

@@ -41,7 +41,7 @@ from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.replay import replay_updates
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import RunningTurn, Session
-from acp_agent.session.store import SessionStore
+from acp_agent.session.store import JournalCorrupt, JournalWriteFailed, SessionStore
 from acp_agent.turn.history import History
 from acp_agent.turn.loops import choose_loop
 from acp_agent.turn.settings import RunnerSettings
@@ -128,9 +128,12 @@ class SessionManager:
                 {"sessionId": session_id})
         if current is not None:
             self._forget(current)
-        entries = self.store.read(session_id)
-        history = History.replay(entries)
-        journal = self.store.reopen(session_id)
+        entries, history, updates = self._replay(session_id)
+        try:
+            journal = self.store.reopen(session_id)
+        except OSError as exc:
+            raise _journal_error(session_id, JournalWriteFailed(self.store.path(session_id),
+                                                                exc)) from None
         history.journal = journal.append
         session = self._build(session_id, self._root(cwd), overrides, capabilities, history)
         session.journal = journal
@@ -143,7 +146,23 @@ class SessionManager:
                 effort = entry.get("effort")
                 self._restore(session, session.model, effort if isinstance(effort, str) else None)
         log.info("session.loaded", session_id=session_id, entries=len(entries))
-        return session, replay_updates(entries)
+        return session, updates
+
+    def _replay(self, session_id: str) -> tuple[list[dict[str, Any]], History, list[dict[str, Any]]]:
+        """The journal's entries, the history and the updates they rebuild; a bad journal is a
+        clear error naming the file and the line."""
+        assert self.store is not None
+        path = self.store.path(session_id)
+        try:
+            entries = self.store.read(session_id)
+            try:
+                return entries, History.replay(entries), replay_updates(entries)
+            except Exception as exc:  # shapes the entry check let through: still this journal's fault
+                log.exception("journal.replay_failed", path=str(path))
+                raise JournalCorrupt(path, None, f"cannot be replayed ({type(exc).__name__}: "
+                                     f"{str(exc)[:200]})") from exc
+        except (JournalCorrupt, OSError) as exc:
+            raise _journal_error(session_id, exc) from None
 
     def _restore(self, session: Session, model_id: str, effort: str | None) -> None:
         """A journaled model or effort choice, unless the model now refuses it."""
@@ -394,3 +413,14 @@ class SessionManager:
         finally:
             session.running = None
             turn.done.set()
+
+
+def _journal_error(session_id: str, exc: Exception) -> ProtocolError:
+    log.warning("journal.unusable", session_id=session_id, problem=str(exc))
+    data: dict[str, Any] = {"sessionId": session_id, "journal": str(getattr(exc, "path", ""))}
+    if isinstance(exc, JournalCorrupt) and exc.line is not None:
+        data["line"] = exc.line
+    message = str(exc)
+    if isinstance(exc, OSError) and not isinstance(exc, JournalWriteFailed):
+        message = f"cannot read its journal: {exc.strerror or exc}"
+    return ProtocolError.journal_error(f"Cannot load session {session_id}: {message}", data)

@@ -1,12 +1,13 @@
 """Asking the user before a tool edits or executes, under the session's mode.
 
 "Always" answers are remembered per session and tool; a rejection tells the model the user
-declined; a cancelled question ends the turn `cancelled`.
+declined; a cancelled question ends the turn `cancelled`. Only a `selected` outcome naming an
+offered option allows anything: every other answer is a rejection, and the log says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -18,7 +19,7 @@ from acp_agent.turn.permissions import ALLOW, PermissionDecision
 if TYPE_CHECKING:
     from acp_agent.turn.strategies.phased import PlanQuestion
 
-__all__ = ["SessionPermissions"]
+__all__ = ["SessionPermissions", "read_answer"]
 
 log = structlog.get_logger(__name__)
 
@@ -29,7 +30,12 @@ OPTIONS = [
     {"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
 ]
 
+OPTION_IDS = frozenset(o["optionId"] for o in OPTIONS)
+LOGGED_ANSWER_CHARS = 200
+
 DECLINED = "The user declined this tool call. Do not retry it; ask the user or try another way."
+UNREADABLE = ("The editor's answer to the permission question was not a valid choice, so the tool "
+              "call was not run. Ask the user before trying it again.")
 PLAN_REFUSED = ("Refused: the session is in plan mode (read-only). Describe the change instead; "
                 "the user can switch modes to let you make it.")
 
@@ -66,10 +72,11 @@ class SessionPermissions:
         except ProtocolError as exc:
             log.warning("permission.client_error", code=exc.code)
             return "reject"
-        outcome = answer.get("outcome") if isinstance(answer, dict) else None
-        if not isinstance(outcome, dict) or outcome.get("outcome") == "cancelled":
+        answers = {o: a for o, _, _, a in question.options}
+        kind, option = read_answer(answer, answers)
+        if kind == "cancelled":
             return "cancelled"
-        return {o: a for o, _, _, a in question.options}.get(outcome.get("optionId"), "reject")
+        return answers[option] if kind == "selected" and option else "reject"
 
     async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
                   raw_input: dict[str, Any]) -> PermissionDecision:
@@ -80,7 +87,7 @@ class SessionPermissions:
         if self.mode == "acceptEdits" and permission == "edit":
             return ALLOW
         remembered = self.always.get(tool_name)
-        if remembered is not None:
+        if remembered is False or (remembered and permission != "sensitive"):
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
         params = {"sessionId": self.session_id, "options": OPTIONS,
                   "toolCall": {"toolCallId": call_id, "title": title, "kind": kind,
@@ -94,10 +101,11 @@ class SessionPermissions:
         return self._decide(tool_name, answer)
 
     def _decide(self, tool_name: str, answer: Any) -> PermissionDecision:
-        outcome = answer.get("outcome") if isinstance(answer, dict) else None
-        if not isinstance(outcome, dict) or outcome.get("outcome") == "cancelled":
+        kind, option = read_answer(answer, OPTION_IDS)
+        if kind == "cancelled":
             return PermissionDecision(False, cancelled=True)
-        option = outcome.get("optionId")
+        if kind != "selected":
+            return PermissionDecision(False, message=UNREADABLE)
         if option == "allow_always":
             self.always[tool_name] = True
         elif option == "reject_always":
@@ -105,3 +113,34 @@ class SessionPermissions:
         if option in {"allow_once", "allow_always"}:
             return ALLOW
         return PermissionDecision(False, message=DECLINED)
+
+
+def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]:
+    """("selected", optionId), ("cancelled", None) or ("invalid", None) for a permission answer.
+
+    Valid answers are `{"outcome": {"outcome": "cancelled"}}` and `{"outcome": {"outcome":
+    "selected", "optionId": <one of the offered ids>}}`; anything else is logged with the reason.
+    """
+    outcome = answer.get("outcome") if isinstance(answer, dict) else None
+    kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+    option = outcome.get("optionId") if isinstance(outcome, dict) else None
+    if kind == "cancelled":
+        return "cancelled", None
+    if kind == "selected" and isinstance(option, str) and option in offered:
+        return "selected", option
+    if not isinstance(outcome, dict):
+        why = "the answer has no outcome object"
+    elif kind != "selected":
+        why = f"outcome.outcome is {_short(kind)}, not \"selected\" or \"cancelled\""
+    elif not isinstance(option, str):
+        why = f"outcome.optionId is not a string: {_short(option)}"
+    else:
+        why = f"outcome.optionId {_short(option)} was not offered"
+    log.warning("permission.invalid_answer", why=why, answer=_short(answer),
+                treated_as="rejected")
+    return "invalid", None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= LOGGED_ANSWER_CHARS else text[:LOGGED_ANSWER_CHARS] + "…"

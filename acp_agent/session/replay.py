@@ -1,7 +1,8 @@
 """session/load: the journal's entries → the `session/update`s that show the conversation again.
 
 User prompts, agent text and thinking, tool calls with their final status, notices, the last plan
-and the mode, in the order they happened; built directly, like the live relay (D4).
+and the mode, in the order they happened; built directly, like the live relay (D4). A tool call
+that a crash left without a result ends `failed`, with what the model is told about it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from typing import Any
+
+from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING
 
 __all__ = ["replay_updates"]
 
@@ -24,16 +27,23 @@ def replay_updates(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     plan: list[dict[str, Any]] | None = None
     mode: str | None = None
     announced: set[str] = set()
+    started: set[str] = set()
+    finished: set[str] = set()
     for entry in entries:
         kind = entry.get("type")
-        if kind == "prompt":
+        if kind == "tool_started":
+            started.add(str(entry.get("toolUseId")))
+        elif kind == "prompt":
             message_id = str(uuid.uuid4())
             updates.extend(_prompt_chunk(block, message_id) for block in entry.get("prompt") or []
                            if isinstance(block, dict))
         elif kind == "assistant":
             updates.extend(_assistant(entry.get("blocks") or [], announced))
-        elif kind == "tool_result":
-            updates.extend(_tool_result(entry, announced))
+        elif kind in {"tool_result", "user"}:  # a user entry holds the results of a repair
+            for block in [entry.get("block")] if kind == "tool_result" else entry.get("blocks") or []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    updates.extend(_tool_result({**entry, "block": block}, announced))
+                    finished.add(str(block.get("tool_use_id")))
         elif kind == "notice":
             updates.append(_chunk("agent_message_chunk", str(entry.get("text", "")),
                                   str(uuid.uuid4())))
@@ -41,6 +51,12 @@ def replay_updates(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             plan = list(entry.get("entries") or [])
         elif kind == "mode":
             mode = str(entry.get("modeId"))
+    updates.extend(
+        {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed",
+         "content": [{"type": "content", "content": {"type": "text", "text":
+                      INTERRUPTED_RUNNING if call_id in started else INTERRUPTED}}]}
+        for call_id in [u["toolCallId"] for u in updates if u["sessionUpdate"] == "tool_call"]
+        if call_id not in finished)
     if plan is not None:
         updates.append({"sessionUpdate": "plan", "entries": plan})
     if mode is not None:

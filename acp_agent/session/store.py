@@ -2,14 +2,25 @@
 
 Each complete entry (a prompt, a finished assistant message, a tool result, a turn record, a notice,
 a plan, a mode change) is written and fsynced before the agent reports it as done (decisions D7).
-A torn last line (the process was killed mid-write) is skipped on read, never fatal. The directory
-is 0700 and the files 0600: they hold file contents and command output.
+The directory is 0700 and the files 0600: they hold file contents and command output.
+
+What can go wrong is contained (issue 19):
+- a torn last line (a kill mid-write) is skipped on read and cut off before the next append, so it
+  never runs into a later entry; a write that fails (a full disk) is cut off the same way and
+  raised as `JournalWriteFailed`, naming the file;
+- a journal that is not one (random bytes, an empty file, a bad line, an entry of the wrong shape)
+  raises `JournalCorrupt` naming the file and the line, and never breaks another session;
+- only ids of the agent's own format (`sess_` + 32 hex digits) name a file, and journals are
+  opened without following symlinks.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,16 +30,48 @@ from typing import Any
 
 import structlog
 
-__all__ = ["Journal", "SessionInfo", "SessionStore"]
+__all__ = ["Journal", "JournalCorrupt", "JournalWriteFailed", "SessionInfo", "SessionStore",
+           "StateDirError", "is_session_id"]
 
 log = structlog.get_logger(__name__)
 
 VERSION = 1
 TITLE_CHARS = 80
+SESSION_ID = re.compile(r"sess_[0-9a-f]{32}")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def is_session_id(session_id: str) -> bool:
+    """Whether `session_id` has the agent's own format (only those ever name a journal)."""
+    return SESSION_ID.fullmatch(session_id) is not None
+
+
+class JournalCorrupt(ValueError):
+    """A journal that cannot be read as this agent's journal: which file, which line, what."""
+
+    def __init__(self, path: Path, line: int | None, problem: str) -> None:
+        where = "" if line is None else f" at line {line}"
+        super().__init__(f"the session journal {path} is corrupt{where}: {problem}")
+        self.path, self.line, self.problem = path, line, problem
+
+
+class JournalWriteFailed(OSError):
+    """An entry could not be written (or synced) to the journal; nothing of it was kept."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        reason = exc.strerror or str(exc)
+        disk = " (the disk is full)" if exc.errno in {errno.ENOSPC, errno.EDQUOT} else ""
+        super().__init__(exc.errno, f"cannot write the session journal {path}: {reason}{disk}")
+        self.path = path
+
+
+class StateDirError(OSError):
+    """The journal directory cannot be used (not a directory, not writable)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +85,15 @@ class SessionInfo:
     mtime: float
 
 
+def _open(path: Path, flags: int, mode: int = 0o600) -> int:
+    """Open a journal without following a symlink, and only if it is a regular file."""
+    fd = os.open(path, flags | _NOFOLLOW | _CLOEXEC, mode)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"{path} is not a regular file")
+    return fd
+
+
 class Journal:
     """Appends entries to one session's file; an entry is fsynced before it is reported as kept.
 
@@ -50,26 +102,67 @@ class Journal:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+        fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            _cut_torn_tail(fd, path)
+        finally:
+            os.close(fd)
         self.closed = False
 
     def append(self, entry: dict[str, Any], *, sync: bool = True) -> None:
-        """Write one entry; with `sync`, fsync the file (this entry and all before it)."""
+        """Write one entry; with `sync`, fsync the file (this entry and all before it).
+
+        Raises:
+            JournalWriteFailed: the entry is not kept (what was written of it is cut off again).
+        """
         if self.closed:
             return
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        data = line.encode("utf-8", "replace")
         try:
-            data = line.encode("utf-8", "surrogatepass")
-            while data:
-                data = data[os.write(fd, data):]
-            if sync:
-                os.fsync(fd)
+            fd = _open(self.path, os.O_RDWR | os.O_APPEND)
+        except OSError as exc:
+            raise JournalWriteFailed(self.path, exc) from exc
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                while data:
+                    data = data[os.write(fd, data):]
+                if sync:
+                    os.fsync(fd)
+            except OSError as exc:
+                _cut_back(fd, size, self.path)
+                raise JournalWriteFailed(self.path, exc) from exc
         finally:
             os.close(fd)
 
     def close(self) -> None:
         self.closed = True
+
+
+def _cut_back(fd: int, size: int, path: Path) -> None:
+    """Remove a partly written entry; if even that fails, the next append cuts the torn tail."""
+    try:
+        os.ftruncate(fd, size)
+    except OSError:
+        log.warning("journal.cut_back_failed", path=str(path), size=size)
+
+
+def _cut_torn_tail(fd: int, path: Path) -> None:
+    """Truncate a last line with no newline (a kill or a full disk mid-write) before appending."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return
+    keep = size
+    while keep > 0:
+        chunk = os.pread(fd, min(keep, 65536), max(0, keep - 65536))
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            keep = keep - len(chunk) + newline + 1
+            break
+        keep -= len(chunk)
+    os.ftruncate(fd, keep)
+    log.warning("journal.torn_tail_cut", path=str(path), bytes=size - keep)
 
 
 class SessionStore:
@@ -80,16 +173,26 @@ class SessionStore:
 
     @classmethod
     def open(cls, directory: Path, *, keep_days: float | None = 30) -> SessionStore:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(directory, 0o700)
+        """Create or check the directory; raises StateDirError saying what is wrong with it."""
+        try:
+            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not directory.is_dir():
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory")
+            os.chmod(directory, 0o700)
+            if not os.access(directory, os.W_OK | os.X_OK):
+                raise PermissionError(errno.EACCES, "not writable")
+        except OSError as exc:
+            raise StateDirError(exc.errno, f"the state dir {directory} cannot hold session "
+                                f"journals: {exc.strerror or exc}") from exc
         store = cls(directory)
         if keep_days:
             store.expire(keep_days)
         return store
 
     def _path(self, session_id: str) -> Path:
-        safe = "".join(c for c in session_id if c.isalnum() or c in "-_")
-        return self.directory / f"{safe}.jsonl"
+        if not is_session_id(session_id):
+            raise ValueError(f"not a session id of this agent: {session_id[:80]!r}")
+        return self.directory / f"{session_id}.jsonl"
 
     def create(self, session_id: str, cwd: str) -> Journal:
         journal = Journal(self._path(session_id))
@@ -101,33 +204,53 @@ class SessionStore:
         return Journal(self._path(session_id))
 
     def exists(self, session_id: str) -> bool:
-        return self._path(session_id).is_file()
+        """A journal of that id: a regular file, never a symlink (whatever it points to)."""
+        if not is_session_id(session_id):
+            return False
+        try:
+            return stat.S_ISREG(os.lstat(self._path(session_id)).st_mode)
+        except OSError:
+            return False
+
+    def path(self, session_id: str) -> Path:
+        return self._path(session_id)
 
     def read(self, session_id: str) -> list[dict[str, Any]]:
-        """Every complete entry; a torn or garbled line is skipped with a log line."""
+        """Every complete entry; a torn last line is skipped with a log line.
+
+        Raises:
+            JournalCorrupt: the file is not this agent's journal (which line, and why).
+            OSError: it cannot be opened (a symlink, gone, unreadable).
+        """
         return list(self._entries(self._path(session_id)))
 
     def _entries(self, path: Path) -> Iterator[dict[str, Any]]:
-        with path.open(encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(f, 1):
-                if not line.endswith("\n"):
+        fd = _open(path, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as f:
+            number = 0
+            for number, raw in enumerate(f, 1):
+                if not raw.endswith(b"\n"):
                     log.warning("journal.torn_line", path=str(path), line=number)
-                    return
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    log.warning("journal.bad_line", path=str(path), line=number)
-                    continue
-                if isinstance(entry, dict):
-                    yield entry
+                    number -= 1
+                    break
+                entry = _parse(path, number, raw)
+                if number == 1 and entry.get("type") != "meta":
+                    raise JournalCorrupt(path, 1, "it does not start with a session header")
+                yield entry
+            if number == 0:
+                raise JournalCorrupt(path, 1, "it holds no complete entry")
 
     def delete(self, session_id: str) -> None:
-        self._path(session_id).unlink(missing_ok=True)
+        """Remove a journal (a symlink in its place is removed, never what it points to)."""
+        if is_session_id(session_id):
+            self._path(session_id).unlink(missing_ok=True)
 
     def list(self, cwd: str | None = None) -> list[SessionInfo]:
-        """Sessions newest first, optionally only those of `cwd`."""
+        """Sessions newest first, optionally only those of `cwd`; a bad journal is left out."""
         found = []
-        for path in self.directory.glob("*.jsonl"):
+        for path in self.directory.glob("sess_*.jsonl"):
+            if not is_session_id(path.name.removesuffix(".jsonl")):
+                continue
             info = self._info(path)
             if info is not None and (cwd is None or info.cwd == cwd):
                 found.append(info)
@@ -137,14 +260,15 @@ class SessionStore:
         meta: dict[str, Any] | None = None
         title = None
         try:
-            mtime = path.stat().st_mtime
+            mtime = path.lstat().st_mtime
             for entry in self._entries(path):
                 if entry.get("type") == "meta":
                     meta = entry
                 elif entry.get("type") == "prompt":
                     title = _title(entry.get("prompt") or [])
                     break
-        except OSError:
+        except (OSError, JournalCorrupt) as exc:
+            log.warning("journal.unlisted", path=str(path), problem=str(exc))
             return None
         if meta is None:
             return None
@@ -158,7 +282,7 @@ class SessionStore:
         removed = 0
         for path in self.directory.glob("*.jsonl"):
             try:
-                if path.stat().st_mtime < cutoff:
+                if path.lstat().st_mtime < cutoff:
                     path.unlink()
                     removed += 1
             except OSError:
@@ -166,6 +290,81 @@ class SessionStore:
         if removed:
             log.info("journal.expired", removed=removed, keep_days=keep_days)
         return removed
+
+
+def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    """One line as an entry of a known shape, or JournalCorrupt saying what is wrong with it."""
+    try:
+        entry = json.loads(raw.decode("utf-8", "replace"))
+    except RecursionError:
+        raise JournalCorrupt(path, number, "an entry nested too deeply") from None
+    except ValueError:
+        raise JournalCorrupt(path, number, "not a JSON line") from None
+    if not isinstance(entry, dict):
+        raise JournalCorrupt(path, number, f"a JSON {type(entry).__name__}, not an entry")
+    problem = entry_problem(entry)
+    if problem is not None:
+        raise JournalCorrupt(path, number, problem)
+    return entry
+
+
+def _blocks_problem(blocks: Any, what: str) -> str | None:
+    if not isinstance(blocks, list):
+        return f"{what} is not a list"
+    for block in blocks:
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return f"{what} holds a block without a type"
+        kind = block["type"]
+        if kind == "tool_use" and not (isinstance(block.get("id"), str)
+                                       and isinstance(block.get("name"), str)):
+            return f"{what} holds a tool_use without an id and a name"
+        if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
+            return f"{what} holds a tool_result without a tool_use_id"
+        if kind in {"text", "thinking"} and not isinstance(block.get(kind), str):
+            return f"{what} holds a {kind} block without its text"
+    return None
+
+
+def _strings(entry: dict[str, Any], *names: str) -> str | None:
+    bad = [n for n in names if not isinstance(entry.get(n), str)]
+    return f"{', '.join(bad)} must be a string" if bad else None
+
+
+def entry_problem(entry: dict[str, Any]) -> str | None:
+    """What makes an entry unusable, or None; unknown entry types are left to newer agents."""
+    kind = entry.get("type")
+    if not isinstance(kind, str):
+        return "an entry without a type"
+    if kind in {"prompt", "user", "assistant"}:
+        return _blocks_problem(entry.get("blocks"), f"the {kind} entry's blocks") or (
+            _blocks_problem(entry.get("prompt") or [], "the prompt as shown"))
+    if kind == "tool_result":
+        block, shown = entry.get("block"), entry.get("shown") or {}
+        locations = shown.get("locations") if isinstance(shown, dict) else None
+        if (not isinstance(shown, dict) or not isinstance(locations or [], list)
+                or not all(isinstance(p, list) and len(p) == 2 for p in locations or [])):
+            return "the tool result's shown part is not an object of the right shape"
+        return _blocks_problem([block], "the tool result")
+    if kind == "compaction":
+        messages = entry.get("messages")
+        if not isinstance(messages, list) or not all(
+                isinstance(m, dict) and m.get("role") in {"user", "assistant"} for m in messages):
+            return "the compaction's messages are not a list of user and assistant messages"
+        for m in messages:
+            if problem := _blocks_problem(m.get("content"), "a compacted message"):
+                return problem
+        return None
+    if kind == "rollback":
+        if not all(isinstance(entry.get(n), int) and entry[n] >= 0 for n in ("messages", "blocks")):
+            return "the rollback's counts are not non-negative integers"
+        return None
+    simple = {"meta": ("sessionId", "cwd"), "tool_started": ("toolUseId",), "mode": ("modeId",),
+              "model": ("modelId",), "notice": ("text",)}
+    if kind in simple:
+        return _strings(entry, *simple[kind])
+    if kind == "plan" and not isinstance(entry.get("entries"), list):
+        return "the plan's entries are not a list"
+    return None
 
 
 def _title(prompt: list[dict[str, Any]]) -> str | None:

@@ -353,7 +353,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             reply = self._read_and_record(raw)
         except ValueError:
-            self._send_error(Error(400, "invalid_request_error", "fake: body is not JSON"))
+            self._send_error(Error(400, "invalid_request_error",
+                                   "fake: body is not valid JSON (or holds a lone surrogate)"))
             return
         if reply is None:
             self._send_error(Error(404, "not_found_error", f"fake: no route for POST {self.path}"))
@@ -367,6 +368,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(raw) if raw else {}
         if not isinstance(body, dict):
             raise ValueError("body is not an object")
+        # Like the real API: a lone surrogate (raw or as a \\u escape) is not valid JSON text.
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
         self._body: dict[str, Any] = body
         headers = {k.lower(): v for k, v in self.headers.items()}
         return self.server.fake._record(RecordedRequest(self.command, self.path, headers, body))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,8 +17,8 @@ import anyio.to_thread
 from acp_agent.errors import ToolError
 from acp_agent.tools.paths import display_path
 
-__all__ = ["BLOCK", "SNIFF_BYTES", "Stopped", "in_thread", "iter_lines", "os_error", "prefix_for",
-           "time_left"]
+__all__ = ["BLOCK", "SNIFF_BYTES", "Stopped", "in_thread", "iter_lines", "not_regular", "open_regular",
+           "os_error", "prefix_for", "time_left"]
 
 SNIFF_BYTES = 8192  # like git: a NUL in the first 8 KiB means binary
 BLOCK = 1 << 20
@@ -42,6 +46,36 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     if isinstance(exc, PermissionError):
         return ToolError(f"permission denied: {shown!r}")
     return ToolError(f"cannot read {shown!r}: {exc.strerror or exc}")
+
+
+def not_regular(mode: int, shown: str) -> ToolError:
+    """The refusal for a FIFO, socket or device: opening or reading one can block forever."""
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return ToolError(f"{shown!r} is {kind}; the file tools only read and write regular files")
+
+
+def open_regular(path: Path, shown: str) -> BinaryIO:
+    """Open a regular file for reading, refusing a FIFO or device before anything can block.
+
+    O_NONBLOCK makes the open itself return at once whatever the file is; the file is then
+    checked, and a regular one is read normally.
+
+    Raises:
+        ToolError: not a regular file, or the open failed (missing, a directory, no permission).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise os_error(exc, shown) from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise os_error(IsADirectoryError(errno.EISDIR, "Is a directory"), shown)
+        raise not_regular(mode, shown)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return os.fdopen(fd, "rb")
 
 
 def iter_lines(f: BinaryIO, cap: int) -> Iterator[tuple[bytes, int]]:

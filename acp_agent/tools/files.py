@@ -22,6 +22,7 @@ from acp_agent.tools.disk import (
     Stopped,
     in_thread,
     iter_lines,
+    open_regular,
     os_error,
     prefix_for,
 )
@@ -102,7 +103,7 @@ class ReadFile:
         def work(stop: threading.Event) -> ToolResult:
             path = resolve_inside(ctx.cwd, shown)
             try:
-                with path.open("rb") as f:
+                with open_regular(path, shown) as f:
                     if b"\0" in f.read(SNIFF_BYTES):
                         raise ToolError(f"{shown!r} is a binary file; read_file reads text only")
                     f.seek(0)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.disk import SNIFF_BYTES, os_error
+from acp_agent.tools.disk import SNIFF_BYTES, not_regular, open_regular, os_error
 
 __all__ = ["LocalFileSystem"]
 
@@ -47,7 +48,7 @@ class LocalFileSystem:
 
     def _read(self, path: Path) -> str:
         try:
-            with path.open("rb") as f:
+            with open_regular(path, str(path)) as f:
                 size = os.fstat(f.fileno()).st_size
                 if size > self.max_bytes:
                     raise ToolError(f"{str(path)!r} is {size:,} bytes, more than the "
@@ -71,12 +72,15 @@ class LocalFileSystem:
                             f"(character {exc.start:,})") from exc
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if path.is_dir():
-                raise IsADirectoryError(21, "Is a directory", str(path))
             try:
-                mode: int | None = path.stat().st_mode & 0o7777
+                st_mode: int | None = path.stat().st_mode
             except FileNotFoundError:
-                mode = None  # a new file: 0o666 less the umask, as any editor would create it
+                st_mode = None  # a new file: 0o666 less the umask, as any editor would create it
+            if st_mode is not None and stat.S_ISDIR(st_mode):
+                raise IsADirectoryError(21, "Is a directory", str(path))
+            if st_mode is not None and not stat.S_ISREG(st_mode):
+                raise not_regular(st_mode, str(path))
+            mode = None if st_mode is None else st_mode & 0o7777
             tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
             try:

@@ -2,16 +2,20 @@
 
 Resolution follows symlinks the way the OS will (including dangling ones and the final
 component), so a link that points out of the working directory is refused before any I/O on it.
+A name the model was shown with a `\\xNN` escape (a non-UTF-8 file name, see `tools/shown.py`)
+resolves back to the real file when no file has the escaped name itself.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from acp_agent.errors import PathOutsideCwd, ToolError
+from acp_agent.tools.shown import has_escape, unshown
 
 __all__ = [
     "SKIPPED_DIRS",
@@ -58,9 +62,7 @@ def resolve_inside(roots: Roots, path: str) -> Path:
     if "\0" in path:
         raise ToolError(f"path {path!r} contains a NUL byte")
     real_roots = _real_roots(roots)
-    candidate = Path(path)
-    if not candidate.is_absolute():
-        candidate = real_roots[0] / candidate
+    candidate = _real_name(real_roots[0], path)
     try:
         resolved = Path(os.path.realpath(candidate))
     except (OSError, ValueError) as exc:  # pragma: no cover - realpath is non-strict
@@ -76,6 +78,17 @@ def resolve_inside(roots: Roots, path: str) -> Path:
             f"which is outside the working directory ({where})"
         )
     raise PathOutsideCwd(f"path {path!r} is outside the working directory ({where})")
+
+
+def _real_name(root: Path, path: str) -> Path:
+    """`path` under `root`; a shown `\\xNN` name is read back as its byte when that is what exists."""
+    candidate = root / path
+    if not has_escape(path) or os.path.lexists(candidate):
+        return candidate
+    real = root / unshown(path)
+    if os.path.lexists(real) or (os.path.isdir(real.parent) and not os.path.isdir(candidate.parent)):
+        return real
+    return candidate
 
 
 def display_path(roots: Roots, path: Path) -> str:
@@ -134,8 +147,9 @@ def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str, str]]:
     """Yield (path, relative, kind) under `top`; `relative` is POSIX and relative to `top`,
     kind is "dir", "file" or "link". Never follows links.
 
-    Skips SKIPPED_DIRS below `top` and symlinks whose target leaves the roots; a symlink that
-    stays inside is yielded as "link" but never descended into. Each directory is sorted.
+    Skips SKIPPED_DIRS below `top`, symlinks whose target leaves the roots, and FIFOs, sockets
+    and devices; a symlink that stays inside is yielded as "link" but never descended into. Each
+    directory is sorted.
     """
     real_roots = _real_roots(roots)
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
@@ -146,8 +160,14 @@ def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str, str]]:
         entries = [(name, "dir") for name in dirnames] + [(name, "file") for name in filenames]
         for name, kind in sorted(entries):
             path = base / name
-            if path.is_symlink():
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue  # gone since the directory was read
+            if stat.S_ISLNK(mode):
                 if not _inside(Path(os.path.realpath(path)), real_roots):
                     continue
                 kind = "link"
+            elif kind == "file" and not stat.S_ISREG(mode):
+                continue  # a FIFO, socket or device: reading one can block forever
             yield path, prefix + name, kind

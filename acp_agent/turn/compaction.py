@@ -97,7 +97,6 @@ async def compact(model: ModelClient, history: History, meter: TurnMeter, *,
     if not summary:
         log.warning("compaction.no_summary", stop_reason=done.stop_reason)
         return 0, done
-    history.messages[:] = _rebuilt(summary, history.messages[cut:])
-    history.note({"type": "compaction", "messages": history.messages})
+    history.replace_all(_rebuilt(summary, history.messages[cut:]))
     log.info("compaction.done", replaced=cut, kept=len(history.messages))
     return cut, done

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import TurnFailed
+from acp_agent.errors import JournalFailed, TurnFailed
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History, Mark
@@ -75,11 +75,11 @@ async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History
                      shown: list[dict[str, Any]] | None = None) -> TurnResult:
     """Run one prompt turn inside `scope` (cancelled by session/cancel) and build its record."""
     mark = history.mark()
-    history.add_prompt(prompt, shown)
     stop, limit, failure, aborted = TurnStop.END_TURN, None, None, None
     log.info("turn.started", turn_id=turn_id, max_turn_requests=meter.limits.max_turn_requests)
     left = meter.seconds_left()
     try:
+        history.add_prompt(prompt, shown)  # a journal that refuses it fails the turn (JournalFailed)
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
             try:
                 outcome = await strategy.run(runner, history, meter)
@@ -95,7 +95,10 @@ async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History
     except Exception as exc:
         log.exception("turn.crashed", turn_id=turn_id)
         failure = TurnFailed(f"internal error: {type(exc).__name__}: {exc}")
-    history.repair()
+    try:
+        history.repair()
+    except JournalFailed as exc:  # repaired in memory all the same
+        failure = failure or exc
     output = _output(history, mark)
     if stop is TurnStop.REFUSAL:
         history.rollback(mark)
@@ -108,7 +111,10 @@ async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History
     if limit is not None and failure is None:
         with anyio.move_on_after(5, shield=True):
             await sink.emit(Notice(limit_notice(limit, meter, meta), new_message_id()))
-    history.note({"type": "turn", "record": meta})
+    try:
+        history.note({"type": "turn", "record": meta})
+    except JournalFailed as exc:
+        log.warning("journal.turn_record_lost", turn_id=turn_id, problem=str(exc))
     log.info("turn.ended", **meta)
     return TurnResult(stop, record, failure, output)
 

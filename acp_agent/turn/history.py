@@ -4,20 +4,30 @@ Valid means: roles alternate, and every assistant `tool_use` is answered by a `t
 next user message. A prompt that follows trailing tool results is merged into that user message
 (turn-semantics C2.7), a refusal drops only that prompt's own blocks, and `repair()` answers any
 dangling tool_use with an error result.
+
+The history is also the text boundary: every block that enters it, and every journal entry, passes
+through `shown_value`, so no lone surrogate (a non-UTF-8 file name, a client's `"\\ud800"`) can make
+a later request unencodable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["THINKING_BLOCKS", "History", "JournalWriter", "Mark", "tool_result", "without_thinking"]
+from acp_agent.errors import JournalFailed
+from acp_agent.tools.shown import shown_value
+
+__all__ = ["INTERRUPTED", "INTERRUPTED_RUNNING", "THINKING_BLOCKS", "History", "JournalWriter", "Mark",
+           "tool_result", "without_thinking"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
 
 INTERRUPTED = "not executed: the turn was interrupted before this tool ran"
+INTERRUPTED_RUNNING = "interrupted while running; it may have had effects"
 THINKING_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 REASONING_OMITTED = "[earlier reasoning omitted]"
 
@@ -43,6 +53,37 @@ def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block
     if is_error:
         block["is_error"] = True
     return block
+
+
+def _interrupted(tool_use_id: str, reason: str, started: Collection[str]) -> Block:
+    return tool_result(tool_use_id, INTERRUPTED_RUNNING if tool_use_id in started else reason,
+                       is_error=True)
+
+
+def _answer(reply: Message, uses: list[str], reason: str, started: Collection[str]) -> int:
+    """Put a result for each of `uses` first in `reply`, in order, adding the missing ones."""
+    content = reply["content"]
+    results = {b["tool_use_id"]: b for b in content if b.get("type") == "tool_result"}
+    ordered = [results.get(use_id) or _interrupted(use_id, reason, started) for use_id in uses]
+    rest = [b for b in content if b.get("type") != "tool_result"]
+    if content[:len(ordered)] != ordered or len(content) != len(ordered) + len(rest):
+        content[:] = ordered + rest
+    return sum(use_id not in results for use_id in uses)
+
+
+def _drop_orphans(message: Message, before: Message | None) -> None:
+    """Drop tool_results that answer no tool_use of the message before (a torn journal)."""
+    asked = {b.get("id") for b in before["content"]} if before and before["role"] == "assistant" else set()
+    if any(b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
+           for b in message["content"]):
+        message["content"][:] = [b for b in message["content"] if b.get("type") != "tool_result"
+                                 or b.get("tool_use_id") in asked]
+
+
+def _merge_at(messages: list[Message], index: int) -> None:
+    """After a removal at `index`, merge the two messages that now meet there if roles repeat."""
+    if 0 < index < len(messages) and messages[index - 1]["role"] == messages[index]["role"]:
+        messages[index - 1]["content"].extend(messages.pop(index)["content"])
 
 
 class JournalWriter(Protocol):
@@ -77,28 +118,39 @@ class History:
         `sync=False` skips the fsync for an entry nothing reports as kept: the next synced entry
         (a tool result, the turn record) makes it durable too, and a killed process loses nothing
         written (only a crash of the machine could).
+
+        Raises:
+            JournalFailed: the entry is not kept (a full disk); the turn ends with that error.
         """
         if self.journal is not None:
-            self.journal(entry, sync=sync)
+            try:
+                self.journal(shown_value(entry), sync=sync)
+            except OSError as exc:
+                raise JournalFailed(str(exc)) from exc
 
     @classmethod
     def replay(cls, entries: Iterable[dict[str, Any]]) -> History:
-        """Rebuild the messages from journal entries; a dangling tool_use is then repaired."""
+        """Rebuild the messages from journal entries, then repair them: a tool_use left without a
+        result anywhere (a kill during a batch) is answered, a started one as interrupted."""
         history = cls()
+        started: set[str] = set()
         for entry in entries:
             kind = entry.get("type")
-            if kind in {"prompt", "user"}:
+            if kind == "tool_started":
+                started.add(str(entry.get("toolUseId")))
+            elif kind in {"prompt", "user"}:
                 history.add_user(list(entry.get("blocks") or []), journal=False)
             elif kind == "tool_result" and isinstance(entry.get("block"), dict):
                 history.add_user([entry["block"]], journal=False)
             elif kind == "assistant":
                 history.add_assistant(list(entry.get("blocks") or []), journal=False)
             elif kind == "compaction" and isinstance(entry.get("messages"), list):
-                history.messages = [dict(m) for m in entry["messages"]]
-            elif kind == "rollback":
+                history.messages = shown_value([dict(m) for m in entry["messages"]])
+            elif kind == "rollback":  # its mark counted the repaired history the session had
+                history.repair(started=started)
                 history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
                                  journal=False)
-        history.repair()
+        history.repair(started=started)
         return history
 
     def __len__(self) -> int:
@@ -119,6 +171,7 @@ class History:
 
     def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
+        blocks = shown_value(blocks)
         self.note({"type": "prompt", "blocks": blocks, "prompt": shown or []})
         self.add_user(blocks, journal=False)
 
@@ -126,6 +179,7 @@ class History:
         """Append user blocks, merging into a trailing user message (after its tool_results)."""
         if not blocks:
             return
+        blocks = shown_value(blocks)
         if journal:
             self.note({"type": "user", "blocks": blocks})
         if self.messages and self.messages[-1]["role"] == "user":
@@ -135,7 +189,7 @@ class History:
 
     def add_assistant(self, blocks: list[Block], *, journal: bool = True) -> None:
         """Append a finished (or partial) assistant reply; empty replies leave no trace."""
-        blocks = [b for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
+        blocks = [shown_value(b) for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
         if not blocks:
             return
         if journal:  # streamed already; the tool results or the turn record that follow sync it
@@ -154,9 +208,13 @@ class History:
         """Rewrite the history without its thinking blocks (journaled); returns how many went."""
         count = self.thinking_blocks()
         if count:
-            self.messages[:] = without_thinking(self.messages)
-            self.note({"type": "compaction", "reason": reason, "messages": self.messages})
+            self.replace_all(without_thinking(self.messages))
         return count
+
+    def replace_all(self, messages: list[Message]) -> None:
+        """Put `messages` in place of the whole history (a compaction), and journal them."""
+        self.messages[:] = shown_value(messages)
+        self.note({"type": "compaction", "messages": self.messages})
 
     def pending_tool_uses(self) -> list[Block]:
         """tool_use blocks of the last assistant message that have no tool_result yet."""
@@ -164,12 +222,55 @@ class History:
             return []
         return [b for b in self.messages[-1]["content"] if b.get("type") == "tool_use"]
 
-    def repair(self, reason: str = INTERRUPTED) -> int:
-        """Answer every dangling tool_use with an error tool_result; returns how many were added."""
+    def repair(self, reason: str = INTERRUPTED, *, started: Collection[str] = ()) -> int:
+        """Make every tool_use answered in the next user message, results first; returns how many
+        results were added.
+
+        A dangling tool_use gets an error result: `reason`, or, for a call in `started` (it began
+        running before a crash), INTERRUPTED_RUNNING. At the end of the history (a live turn)
+        the results are journaled; anywhere else (a journal torn by a kill during a batch) the
+        repair is redone by every replay, so the journal stays a record of what happened.
+        """
         dangling = self.pending_tool_uses()
         if dangling:
-            self.add_user([tool_result(b["id"], reason, is_error=True) for b in dangling])
-        return len(dangling)
+            results = [_interrupted(b["id"], reason, started) for b in dangling]
+            try:
+                self.add_user(results)
+            except JournalFailed:
+                self.add_user(results, journal=False)  # valid in memory, whatever the disk says
+                raise
+            return len(dangling) + self._repair_inside(reason, started)
+        return self._repair_inside(reason, started)
+
+    def _repair_inside(self, reason: str, started: Collection[str]) -> int:
+        before = [json.dumps(m, sort_keys=True) for m in self.messages]
+        added = self._answer_inside(reason, started)
+        after = [json.dumps(m, sort_keys=True) for m in self.messages]
+        changed = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+                       min(len(before), len(after)))
+        if changed < len(after) - 1:  # rewritten, not appended: later thinking would be refused
+            self.messages[changed:] = without_thinking(self.messages[changed:])
+        return added
+
+    def _answer_inside(self, reason: str, started: Collection[str]) -> int:
+        added = 0
+        messages = self.messages
+        index = 0
+        while index < len(messages):
+            message = messages[index]
+            if message["role"] == "user":
+                _drop_orphans(message, messages[index - 1] if index else None)
+                if not message["content"]:
+                    del messages[index]
+                    _merge_at(messages, index)
+                    continue
+            uses = [b["id"] for b in message["content"] if b.get("type") == "tool_use"]
+            if message["role"] == "assistant" and uses:
+                if index + 1 == len(messages) or messages[index + 1]["role"] != "user":
+                    messages.insert(index + 1, {"role": "user", "content": []})
+                added += _answer(messages[index + 1], uses, reason, started)
+            index += 1
+        return added
 
     def last_assistant_text(self) -> str:
         for message in reversed(self.messages):

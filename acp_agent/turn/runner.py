@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import StreamBroken, ToolError, ToolTimeout
+from acp_agent.errors import JournalFailed, StreamBroken, ToolError, ToolTimeout
 from acp_agent.model.base import (
     MessageDone,
     ModelClient,
@@ -29,6 +29,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.tools.sensitive import sensitive_reason
 from acp_agent.turn.compaction import compact
 from acp_agent.turn.events import (
     EventSink,
@@ -42,7 +43,7 @@ from acp_agent.turn.events import (
     UsageReported,
 )
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import History, tool_result
+from acp_agent.turn.history import INTERRUPTED_RUNNING, History, tool_result
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.settings import RunnerSettings
@@ -56,6 +57,10 @@ WRAP_UP_NOTE = ("This is your last model request in this turn: do not call tools
                 "was done and what remains.")
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
 CANCELLED = "not executed: the user cancelled the turn"
+CANCELLED_RUNNING = f"the user cancelled the turn: {INTERRUPTED_RUNNING}"
+JOURNAL_STOPPED = "not executed: the turn stopped because the session journal could not be written"
+READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
+"""Tool kinds without side effects: no `tool_started` entry is journaled before they run."""
 
 
 class PermissionCancelled(Exception):
@@ -85,6 +90,9 @@ class TurnRunner:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
+        self._started: set[str] = set()
+        self._unkept: dict[str, dict[str, Any]] = {}
+        """Results the journal refused: kept in memory so the history stays valid."""
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
         self.last_message_id: str | None = None
@@ -296,6 +304,7 @@ class TurnRunner:
         """Run a batch in model order; every tool_use gets exactly one tool_result, whatever happens."""
         allowed = meter.tool_allowance(len(tool_uses))
         results: list[dict[str, Any]] = []
+        reason = CANCELLED
         try:
             for position, block in enumerate(tool_uses):
                 if position >= allowed:
@@ -307,14 +316,20 @@ class TurnRunner:
                     continue
                 results.append(await self._run_one(block, meter, history))
             self._watch_repeats(tool_uses, results, meter)
+        except JournalFailed:
+            reason = JOURNAL_STOPPED
+            raise
         finally:
-            results.extend(tool_result(b["id"], CANCELLED, is_error=True)
-                           for b in tool_uses[len(results):])
+            results.extend(self._unkept.get(b["id"]) or tool_result(
+                b["id"], CANCELLED_RUNNING if b["id"] in self._started else reason, is_error=True)
+                for b in tool_uses[len(results):])
             for block, result in zip(tool_uses, results, strict=True):
-                if block["id"] not in self._journaled:
+                if block["id"] not in self._journaled and reason is CANCELLED:
                     history.note({"type": "tool_result", "block": result,
                                   "shown": {"title": block["name"], "status": "failed"}})
             self._journaled.clear()
+            self._started.clear()
+            self._unkept.clear()
             history.add_user(results, journal=False)
 
     @staticmethod
@@ -344,31 +359,43 @@ class TurnRunner:
         await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
         log.debug("tool.started", tool=name, call_id=call_id)
         try:
-            result = await self._execute(tool, name, title, args, call_id, meter)
+            result = await self._execute(tool, name, title, args, call_id, meter, history)
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_calls_failed += 1
-            with anyio.move_on_after(2, shield=True):
-                await self.sink.emit(ToolCallFinished(call_id, "failed", CANCELLED))
+            await self._fail(call_id, CANCELLED_RUNNING if call_id in self._started else CANCELLED)
+            raise
+        except JournalFailed as exc:  # its tool_started entry was refused: it did not run
+            meter.tool_calls_failed += 1
+            await self._fail(call_id, f"{JOURNAL_STOPPED}: {exc}")
             raise
         if result.is_error:
             meter.tool_calls_failed += 1
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         status = "failed" if result.is_error else "completed"
         block_out = tool_result(call_id, result.text, is_error=result.is_error)
-        # Journaled (and fsynced) before the editor is told the call is done.
-        history.note({"type": "tool_result", "block": block_out, "shown": {
-            "title": title, "kind": kind, "status": status, "rawInput": args, "text": result.text,
-            "locations": [[str(p), line] for p, line in result.locations]}})
-        self._journaled.add(call_id)
-        if result.plan is not None:
-            await self.sink.emit(PlanChanged(result.plan))
+        try:  # journaled (and fsynced) before the editor is told the call is done
+            history.note({"type": "tool_result", "block": block_out, "shown": {
+                "title": title, "kind": kind, "status": status, "rawInput": args,
+                "text": result.text, "locations": [[str(p), line] for p, line in result.locations]}})
+            self._journaled.add(call_id)
+            if result.plan is not None:
+                await self.sink.emit(PlanChanged(result.plan))
+        except JournalFailed as exc:  # the call ends failed; the turn ends with the journal error
+            self._unkept[call_id] = block_out
+            await self._fail(call_id, f"{result.text}\n\n{exc}")
+            raise
         await self.sink.emit(ToolCallFinished(
             call_id, status, result.text, result.locations, result.raw_output, result.diffs,
             result.terminal_id))
         return block_out
 
+    async def _fail(self, call_id: str, text: str) -> None:
+        """End an open tool call `failed` in the editor, even from a cancelled scope."""
+        with anyio.move_on_after(2, shield=True):
+            await self.sink.emit(ToolCallFinished(call_id, "failed", text))
+
     async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
-                       call_id: str, meter: TurnMeter) -> ToolResult:
+                       call_id: str, meter: TurnMeter, history: History) -> ToolResult:
         """Validate, ask, run: every way this can go wrong is a result the model sees."""
         if tool is None:
             meter.tool_calls += 1
@@ -380,6 +407,8 @@ class TurnRunner:
             meter.tool_calls += 1
             return ToolResult(str(exc), is_error=True)
         permission = getattr(tool, "permission", None)
+        if permission == "edit" and sensitive_reason(self.ctx.roots, args.get("path")):
+            permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
         if permission is not None:
             meter.phase = "permission"
             decision = await self.permissions.ask(
@@ -397,6 +426,9 @@ class TurnRunner:
         allowance = getattr(tool, "time_allowance", None)
         seconds = allowance(args) if allowance else self.settings.tool_timeout
         ctx = replace(self.ctx, report=self._reporter(call_id))
+        if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
+            history.note({"type": "tool_started", "toolUseId": call_id})
+            self._started.add(call_id)
         try:
             with anyio.fail_after(seconds):
                 return await tool.run(args, ctx)

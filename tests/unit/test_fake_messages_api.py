@@ -337,7 +337,7 @@ def test_a_current_model_refuses_a_forced_tool_and_a_budget_as_the_api_does(
     with pytest.raises(anthropic.BadRequestError, match='type "tool" and "any" are not supported'):
         client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=USER,
                                tools=[tool], tool_choice={"type": "tool", "name": "t"})
-    with pytest.raises(anthropic.BadRequestError, match="thinking.type.enabled"):
+    with pytest.raises(anthropic.BadRequestError, match=r"thinking\.type\.enabled"):
         client.messages.create(model="claude-opus-5-5", max_tokens=2000, messages=USER,
                                thinking={"type": "enabled", "budget_tokens": 1024})
     assert fake.served == []

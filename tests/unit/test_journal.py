@@ -10,6 +10,8 @@ import pytest
 from acp_agent.session.store import SessionStore
 from acp_agent.turn.history import History, tool_result
 
+ID1, ID2, ID3 = ("sess_" + digit * 32 for digit in "123")
+
 
 @pytest.fixture
 def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -28,7 +30,7 @@ def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path,
                                                                    fsyncs: list[int]) -> None:
     store = SessionStore.open(tmp_path, keep_days=None)
-    journal = store.create("sess_1", str(tmp_path))
+    journal = store.create(ID1, str(tmp_path))
     assert len(fsyncs) == 1  # the header
     history = History(journal=journal.append)
     history.add_prompt([{"type": "text", "text": "go"}])
@@ -36,9 +38,9 @@ def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path
     assert len(fsyncs) == 2  # the prompt; the reply waits for what follows it
     history.note({"type": "tool_result", "block": tool_result("tu_1", "ok")})
     assert len(fsyncs) == 3
-    kinds = [e["type"] for e in store.read("sess_1")]
+    kinds = [e["type"] for e in store.read(ID1)]
     assert kinds == ["meta", "prompt", "assistant", "tool_result"]
-    assert History.replay(store.read("sess_1")).messages == [
+    assert History.replay(store.read(ID1)).messages == [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "read_file",
                                            "input": {}}]},
@@ -48,7 +50,7 @@ def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path
 def test_every_other_entry_is_synced_before_append_returns(tmp_path: Path,
                                                            fsyncs: list[int]) -> None:
     store = SessionStore.open(tmp_path, keep_days=None)
-    journal = store.create("sess_2", str(tmp_path))
+    journal = store.create(ID2, str(tmp_path))
     history = History(journal=journal.append)
     before = len(fsyncs)
     history.add_prompt([{"type": "text", "text": "hi"}])
@@ -59,8 +61,29 @@ def test_every_other_entry_is_synced_before_append_returns(tmp_path: Path,
 
 def test_a_closed_journal_writes_nothing(tmp_path: Path) -> None:
     store = SessionStore.open(tmp_path, keep_days=None)
-    journal = store.create("sess_3", str(tmp_path))
+    journal = store.create(ID3, str(tmp_path))
     journal.close()
     journal.append({"type": "mode", "modeId": "plan"})
     journal.append({"type": "assistant", "blocks": []}, sync=False)
-    assert [e["type"] for e in store.read("sess_3")] == ["meta"]
+    assert [e["type"] for e in store.read(ID3)] == ["meta"]
+
+
+def test_a_torn_tail_is_cut_before_the_next_append(tmp_path: Path) -> None:
+    store = SessionStore.open(tmp_path, keep_days=None)
+    store.create(ID1, str(tmp_path))
+    with (tmp_path / f"{ID1}.jsonl").open("a") as f:
+        f.write('{"type": "notice", "text": "half')
+    assert [e["type"] for e in store.read(ID1)] == ["meta"]
+    store.reopen(ID1).append({"type": "notice", "text": "whole"})
+    assert [e.get("text") for e in store.read(ID1)] == [None, "whole"]
+
+
+def test_only_the_agents_own_ids_name_a_journal(tmp_path: Path) -> None:
+    store = SessionStore.open(tmp_path, keep_days=None)
+    store.create(ID1, str(tmp_path))
+    for odd in (f"{ID1}/../x", "sess_1", "a" * 300, "../" + ID1):
+        assert not store.exists(odd)
+        store.delete(odd)
+        with pytest.raises(ValueError, match="not a session id"):
+            store.read(odd)
+    assert store.exists(ID1)

@@ -179,3 +179,18 @@ def test_walk_skips_tool_dirs_and_escaping_links_and_never_descends_links(
     assert found == {"src": "dir", "src/app.py": "file", "src/mirror": "link"}
     assert all(rel == os.path.relpath(p, root) for p, rel, _ in walk_tree(root, root))
     assert [rel for _, rel, _ in walk_tree(root / "src", root)] == ["app.py", "mirror"]
+
+
+def test_a_shown_name_resolves_back_to_the_non_utf8_file(root: Path) -> None:
+    real = os.fsencode(root) + b"/d\xe9j\xe0/caf\xe9.txt"
+    os.makedirs(os.path.dirname(real))
+    with open(real, "wb") as f:
+        f.write(b"x")
+    assert os.fsencode(resolve_inside(root, "d\\xe9j\\xe0/caf\\xe9.txt")) == real
+    new = resolve_inside(root, "d\\xe9j\\xe0/new.txt")  # a new file in that directory
+    assert os.fsencode(new) == os.path.dirname(real) + b"/new.txt"
+    (root / "lit\\xe9").write_text("a file really named with a backslash")
+    assert resolve_inside(root, "lit\\xe9") == root.resolve() / "lit\\xe9"
+    assert resolve_inside(root, "gone\\xe9") == root.resolve() / "gone\\xe9"
+    # Only bytes 80-ff are ever shown escaped: "\\x2f" stays four characters, never a "/".
+    assert resolve_inside(root, "..\\x2f..") == root.resolve() / "..\\x2f.."

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import signal
 import stat
@@ -13,6 +12,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.history import assert_valid_history
 from tests.wire.conftest import chunks
 
 
@@ -20,19 +20,6 @@ async def allow(method: str, params: Any) -> Any:
     if method == "session/request_permission":
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
     return RpcError(-32601, method)
-
-
-def valid_history(messages: list[dict[str, Any]]) -> None:
-    """Roles alternate and every tool_use is answered in the next message."""
-    roles = [m["role"] for m in messages]
-    assert all(a != b for a, b in itertools.pairwise(roles)), roles
-    for index, message in enumerate(messages):
-        uses = [b["id"] for b in message["content"] if isinstance(b, dict)
-                and b.get("type") == "tool_use"]
-        if uses:
-            answered = {b["tool_use_id"] for b in messages[index + 1]["content"]
-                        if b.get("type") == "tool_result"}
-            assert set(uses) <= answered, (uses, answered)
 
 
 async def first_turn(agent_env: dict[str, str], schema: Any, workspace: Path,
@@ -77,7 +64,7 @@ async def test_load_in_a_new_process_replays_the_conversation_then_continues(
     assert "plan" in kinds
     assert response["result"]["stopReason"] == "end_turn"
     sent = fake_api.requests[-1].body["messages"]
-    valid_history(sent)
+    assert_valid_history(sent)
     texts = [b.get("text") for m in sent for b in m["content"] if isinstance(b, dict)]
     assert "What does a.txt say?\nsecond line" in texts and "and now?" in texts
 
@@ -194,7 +181,7 @@ async def test_a_crash_mid_stream_keeps_every_completed_message(
     finals = {u["toolCallId"]: u["status"] for u in updates
               if u["sessionUpdate"] == "tool_call_update"}
     assert finals["toolu_done"] == "completed"
-    valid_history(history)
+    assert_valid_history(history)
     results = [b for m in history for b in m["content"] if b.get("type") == "tool_result"]
     assert results[0]["tool_use_id"] == "toolu_done" and "alpha" in str(results[0]["content"])
 
@@ -209,7 +196,7 @@ async def test_a_crash_during_a_tool_repairs_the_dangling_call(
                              timeout=20)
 
     _updates, history = await crash_and_load(agent_env, acp_schema, workspace, fake_api, mid_tool)
-    valid_history(history)
+    assert_valid_history(history)
     results = [b for m in history for b in m["content"] if b.get("type") == "tool_result"]
     assert results and results[0]["tool_use_id"] == "toolu_slow" and results[0]["is_error"]
 

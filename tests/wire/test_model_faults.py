@@ -8,7 +8,6 @@ serves both: a spawn costs seconds on a loaded CI box, a session costs milliseco
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
@@ -22,6 +21,7 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from acp_agent.testing.messages_api import RecordedRequest
 from tests.support import base_env
 from tests.support.agent import AgentProcess
+from tests.support.history import assert_valid_history
 from tests.wire.conftest import chunks, turn_record
 
 STALL_SECONDS = 2.0  # ACP_AGENT_STALL_SECONDS: no stream event for this long is a stall
@@ -147,36 +147,6 @@ async def case(shared_agent: AgentProcess, fake: Fake, path: bool, tmp_path: Pat
 
 
 # ── what every fault must leave behind ────────────────────────────────────────────────────────
-
-def assert_valid_history(messages: list[dict[str, Any]]) -> None:
-    """What the Messages API accepts: user first and last, roles alternating, no empty content,
-    and every tool_use answered by a tool_result (first, in the very next message) and vice versa.
-    """
-    assert messages, "the request carried no messages"
-    roles = [m["role"] for m in messages]
-    assert roles[0] == "user" and roles[-1] == "user", roles
-    assert all(a != b for a, b in itertools.pairwise(roles)), f"roles do not alternate: {roles}"
-    for index, message in enumerate(messages):
-        content = message["content"]
-        assert isinstance(content, list) and content, f"message {index} has no content: {message}"
-        for block in content:
-            if block.get("type") == "text":
-                assert block["text"], f"message {index} has an empty text block"
-        if message["role"] != "assistant":
-            continue
-        asked = [b["id"] for b in content if b.get("type") == "tool_use"]
-        following = messages[index + 1]["content"]
-        results = [b for b in following if b.get("type") == "tool_result"]
-        assert [b["tool_use_id"] for b in results] == asked, (
-            f"message {index}: tool_use {asked} answered by {[b['tool_use_id'] for b in results]}")
-        assert following[:len(results)] == results, "tool_result blocks must come first"
-    for index, message in enumerate(messages):
-        if message["role"] == "user" and index > 0:
-            used = {b.get("id") for b in messages[index - 1]["content"]}
-            for block in message["content"]:
-                if block.get("type") == "tool_result":
-                    assert block["tool_use_id"] in used, f"orphan tool_result in message {index}"
-
 
 async def assert_agent_goes_on(case: Case) -> list[dict[str, Any]]:
     """The same session answers the next prompt, and the history it sends is valid; returns it."""

@@ -1,0 +1,74 @@
+"""A permission answer allows a tool only when it is a valid `selected` of an offered option."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from structlog.testing import capture_logs
+
+from acp_agent.session.permissions import OPTION_IDS, SessionPermissions, read_answer
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.sampled_from(["outcome", "optionId", "x"]), inner,
+                                      max_size=3), max_leaves=12)
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    ({"outcome": {"optionId": "allow_once"}}, "outcome.outcome is None"),
+    ({"outcome": {"outcome": "bogus", "optionId": "allow_once"}}, "outcome.outcome is 'bogus'"),
+    ({"outcome": {"outcome": "selected", "optionId": ["allow_once"]}}, "not a string"),
+    ({"outcome": {"outcome": "selected", "optionId": "allow_sometimes"}}, "was not offered"),
+    ({"outcome": "selected"}, "no outcome object"),
+    (None, "no outcome object"),
+    (["allow_once"], "no outcome object"),
+])
+def test_malformed_answers_are_rejections_and_the_log_says_why(answer: Any, why: str) -> None:
+    with capture_logs() as logs:
+        assert read_answer(answer, OPTION_IDS) == ("invalid", None)
+    assert [e["event"] for e in logs] == ["permission.invalid_answer"]
+    assert why in logs[0]["why"] and logs[0]["treated_as"] == "rejected"
+
+
+def test_the_two_valid_shapes() -> None:
+    assert read_answer({"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+                       OPTION_IDS) == ("selected", "allow_once")
+    assert read_answer({"outcome": {"outcome": "cancelled"}}, OPTION_IDS) == ("cancelled", None)
+
+
+@settings(deadline=None, max_examples=200)
+@given(JSON)
+def test_nothing_but_a_selected_offered_option_is_ever_selected(answer: Any) -> None:
+    kind, option = read_answer(answer, OPTION_IDS)
+    if kind == "selected":
+        assert answer["outcome"]["outcome"] == "selected" and option in OPTION_IDS
+        assert answer["outcome"]["optionId"] == option
+
+
+class Client:
+    """The client side of the Requester seam: answers every permission question with `option`."""
+
+    def __init__(self, option: str) -> None:
+        self.option, self.asked = option, 0
+
+    async def request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
+        self.asked += 1
+        return {"outcome": {"outcome": "selected", "optionId": self.option}}
+
+
+@pytest.mark.anyio
+async def test_always_allow_never_covers_a_sensitive_write() -> None:
+    client = Client("allow_always")
+    permissions = SessionPermissions("sess_x", client)  # type: ignore[arg-type]
+    ask = {"call_id": "t", "tool_name": "write_file", "title": "Write", "kind": "edit",
+           "raw_input": {"path": "x"}}
+    assert (await permissions.ask(permission="edit", **ask)).allowed
+    assert (await permissions.ask(permission="edit", **ask)).allowed and client.asked == 1
+    client.option = "reject_once"
+    assert not (await permissions.ask(permission="sensitive", **ask)).allowed
+    assert client.asked == 2
+    permissions.mode = "acceptEdits"
+    assert not (await permissions.ask(permission="sensitive", **ask)).allowed and client.asked == 3
