@@ -302,17 +302,26 @@ class AcpHandler:
         await self.manager.switch_mode(session, mode_id)
 
     async def prompt(self, params: Any) -> dict[str, Any]:
+        """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
         shown = [block.to_wire() for block in request.prompt]
         command = command_of(shown)
-        if command is not None and session.running is None:
-            engine = await self.manager.engine()
-            record = await engine.run_command(command, session)
-            return PromptResponse(stop_reason="end_turn", meta={
-                "acp-agent": {"turn": record.to_meta()}}).to_wire()
-        blocks = to_model_blocks(request.prompt)
-        result = await self.manager.prompt(session, blocks, shown)
+        empty = is_empty_prompt(shown)
+        blocks = [] if empty or command is not None else to_model_blocks(request.prompt)
+        async with self.manager.turn(session) as turn:
+            if turn.cancelled or empty or command is not None:
+                engine = await self.manager.engine()
+                if turn.cancelled:  # session/cancel came while it waited: it never runs
+                    record = engine.quiet_turn(session, "cancelled", journal=False)
+                elif empty:  # Enter on an empty line: nothing to ask the model
+                    record = engine.quiet_turn(session, "end_turn", journal=True)
+                else:
+                    assert command is not None
+                    record = await engine.run_command(command, session)
+                return PromptResponse(stop_reason=record.stop_reason, meta={
+                    "acp-agent": {"turn": record.to_meta()}}).to_wire()
+            result = await self.manager.prompt(session, turn, blocks, shown)
         meta = {"acp-agent": {"turn": result.record.to_meta()}}
         if result.failure is not None:
             failure = result.failure
@@ -324,3 +333,10 @@ class AcpHandler:
             raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
         # The record already names the stop as ACP does: one mapping, so the two always agree.
         return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()
+
+
+def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:
+    """`[]` (codecompanion's Enter on an empty line), or text blocks with nothing but whitespace:
+    the API would refuse either with a 400, so the turn ends at once without a request."""
+    return all(block.get("type") == "text" and not str(block.get("text", "")).strip()
+               for block in shown)
