@@ -13,6 +13,7 @@ import structlog
 
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.session.requester import Requester
+from acp_agent.tools.base import Preview
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 
 if TYPE_CHECKING:
@@ -72,7 +73,9 @@ class SessionPermissions:
         return {o: a for o, _, _, a in question.options}.get(outcome.get("optionId"), "reject")
 
     async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
-                  raw_input: dict[str, Any]) -> PermissionDecision:
+                  raw_input: dict[str, Any],
+                  preview: Callable[[], Awaitable[Preview | None]] | None = None,
+                  ) -> PermissionDecision:
         if self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan":
@@ -82,9 +85,11 @@ class SessionPermissions:
         remembered = self.always.get(tool_name)
         if remembered is not None:
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
-        params = {"sessionId": self.session_id, "options": OPTIONS,
-                  "toolCall": {"toolCallId": call_id, "title": title, "kind": kind,
-                               "status": "pending", "rawInput": raw_input}}
+        tool_call = {"toolCallId": call_id, "title": title, "kind": kind, "status": "pending",
+                     "rawInput": raw_input}
+        if preview is not None:  # shown before approval: the diff, or the command and its cwd
+            tool_call |= preview_fields(await preview())
+        params = {"sessionId": self.session_id, "options": OPTIONS, "toolCall": tool_call}
         try:
             answer = await self.requester.request("session/request_permission", params)
         except ProtocolError as exc:
@@ -105,3 +110,20 @@ class SessionPermissions:
         if option in {"allow_once", "allow_always"}:
             return ALLOW
         return PermissionDecision(False, message=DECLINED)
+
+
+def preview_fields(preview: Preview | None) -> dict[str, Any]:
+    """A preview as the `content` and `locations` of the request's `toolCall` (ACP diff content,
+    like the call's final update)."""
+    if preview is None:
+        return {}
+    content: list[dict[str, Any]] = [
+        {"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
+        for d in preview.diffs]
+    if preview.text:
+        content.append({"type": "content", "content": {"type": "text", "text": preview.text}})
+    fields: dict[str, Any] = {"content": content} if content else {}
+    if preview.locations:
+        fields["locations"] = [{"path": str(p)} if line is None else {"path": str(p), "line": line}
+                               for p, line in preview.locations]
+    return fields

@@ -18,6 +18,7 @@ __all__ = [
     "Diff",
     "FileSystem",
     "PlanEntry",
+    "Preview",
     "Progress",
     "TerminalExit",
     "TerminalHost",
@@ -114,6 +115,19 @@ class Diff:
 
 
 @dataclass(frozen=True, slots=True)
+class Preview:
+    """What a call would do, shown to the user before they approve it (a tool's `preview`).
+
+    `diffs` and `locations` as in ToolResult; `text` for anything else (a command line and where
+    it runs). Cosmetic: a tool that cannot tell returns an empty one.
+    """
+
+    diffs: tuple[Diff, ...] = ()
+    locations: tuple[tuple[Path, int | None], ...] = ()
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PlanEntry:
     """One step of the agent's plan: priority high/medium/low, status pending/in_progress/completed."""
 
@@ -161,3 +175,6 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Do the work. Raises ToolError for recoverable failures."""
         ...
+
+    # Optional, for tools that ask permission: `async def preview(args, ctx) -> Preview`, what
+    # the call would change (computed without changing anything), shown with the question.

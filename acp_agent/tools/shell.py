@@ -26,6 +26,7 @@ import structlog
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import (
     Permission,
+    Preview,
     Progress,
     TerminalExit,
     TerminalHost,
@@ -254,6 +255,15 @@ class RunCommand:
         lines = command.strip().splitlines()
         shown = clip_line(lines[0], 60) + (" …" if len(lines) > 1 else "")
         return f"Run `{shown}`"
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        """The command line and the directory it would run in, for the permission question."""
+        shown_cwd = str(args.get("cwd") or ".")
+        try:
+            cwd = str(resolve_inside(ctx.roots, shown_cwd))
+        except ToolError:
+            cwd = shown_cwd  # the run will refuse it and say why
+        return Preview(text=f"{args.get('command', '')}\n\nin {cwd}")
 
     def time_allowance(self, args: dict[str, Any]) -> float:
         """How long a caller should let `run` take: the command's timeout plus its cleanup."""

@@ -27,7 +27,7 @@ from acp_agent.model.base import (
     Usage,
     turn_deadline,
 )
-from acp_agent.tools.base import Progress, ToolContext, ToolResult
+from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.compaction import compact
 from acp_agent.turn.events import (
@@ -56,6 +56,8 @@ WRAP_UP_NOTE = ("This is your last model request in this turn: do not call tools
                 "was done and what remains.")
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
 CANCELLED = "not executed: the user cancelled the turn"
+PREVIEW_SECONDS = 10.0
+"""Bound on computing a permission preview (it may read the file through the editor)."""
 
 
 class PermissionCancelled(Exception):
@@ -345,7 +347,7 @@ class TurnRunner:
             meter.phase = "permission"
             decision = await self.permissions.ask(
                 call_id=call_id, tool_name=name, title=title, kind=tool.kind,
-                permission=permission, raw_input=args)
+                permission=permission, raw_input=args, preview=lambda: self._preview(tool, args))
             if decision.cancelled:
                 raise PermissionCancelled
             if not decision.allowed:
@@ -373,6 +375,18 @@ class TurnRunner:
         except Exception as exc:
             log.exception("tool.crashed", tool=name, call_id=call_id)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+    async def _preview(self, tool: Any, args: dict[str, Any]) -> Preview | None:
+        """What the call would change, for the permission question; cosmetic, so never fatal."""
+        make = getattr(tool, "preview", None)
+        if make is None:
+            return None
+        try:
+            with anyio.fail_after(PREVIEW_SECONDS):
+                return await make(args, self.ctx)  # type: ignore[no-any-return]
+        except Exception as exc:
+            log.debug("tool.preview_failed", tool=tool.name, error=str(exc))
+            return None
 
     def _reporter(self, call_id: str) -> Callable[[Progress], Awaitable[None]]:
         sink = self.sink

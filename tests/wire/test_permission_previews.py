@@ -1,0 +1,127 @@
+"""What the user sees before approving: `session/request_permission` carries the call's preview.
+
+Edits and writes send ACP `diff` content (oldText/newText) and locations; commands send the
+command line and the directory it runs in. Clients that preview (agent-shell's "View diff") show
+them before anything is changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.agent import AgentProcess, RpcError
+
+
+def asking(answer: str, asked: list[dict[str, Any]], workspace: Path):  # type: ignore[no-untyped-def]
+    """A client that records each question (and the file as it was when asked), then answers."""
+
+    async def on_request(method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            asked.append({"params": params, "disk": {p.name: p.read_text() for p in
+                                                     workspace.glob("*.txt")}})
+            return {"outcome": {"outcome": "selected", "optionId": answer}}
+        return RpcError(-32601, f"no {method}")
+
+    return on_request
+
+
+def diff_of(tool_call: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in tool_call["content"] if c["type"] == "diff")
+
+
+async def test_an_edit_is_previewed_as_a_diff_with_its_location_before_it_runs(
+        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    target = workspace / "notes.txt"  # alpha / beta / gamma
+    asked: list[dict[str, Any]] = []
+    agent.on_request = asking("reject_once", asked, workspace)
+    fake_api.script(replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "beta",
+                                                   "new_string": "BETA"}, id="toolu_e"),
+                    replies.text("ok"))
+    response = await agent.prompt(session, "shout beta")
+    assert response["result"]["stopReason"] == "end_turn"
+    tool_call = asked[0]["params"]["toolCall"]
+    diff = diff_of(tool_call)
+    assert diff == {"type": "diff", "path": str(target.resolve()),
+                    "oldText": "alpha\nbeta\ngamma\n", "newText": "alpha\nBETA\ngamma\n"}
+    assert tool_call["locations"] == [{"path": str(target.resolve()), "line": 2}]
+    assert tool_call["kind"] == "edit" and tool_call["title"] == "Edit notes.txt"
+    # Rejected: the preview changed nothing.
+    assert target.read_text() == "alpha\nbeta\ngamma\n"
+
+
+async def test_a_write_is_previewed_for_a_new_file_and_for_an_existing_one(
+        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    asked: list[dict[str, Any]] = []
+    agent.on_request = asking("allow_once", asked, workspace)
+    fake_api.script(replies.tool_use("write_file", {"path": "fresh.txt", "content": "one\n"}),
+                    replies.tool_use("write_file", {"path": "notes.txt", "content": "alpha\n"}),
+                    replies.text("ok"))
+    await agent.prompt(session, "write two files")
+    new, existing = (a["params"]["toolCall"] for a in asked)
+    assert diff_of(new)["oldText"] is None and diff_of(new)["newText"] == "one\n"
+    assert "fresh.txt" not in asked[0]["disk"]  # asked before it was written
+    assert new["locations"] == [{"path": str((workspace / "fresh.txt").resolve()), "line": 1}]
+    assert diff_of(existing)["oldText"] == "alpha\nbeta\ngamma\n"
+    assert diff_of(existing)["newText"] == "alpha\n"
+    assert asked[1]["disk"]["notes.txt"] == "alpha\nbeta\ngamma\n"
+    assert (workspace / "notes.txt").read_text() == "alpha\n"
+
+
+@pytest.mark.parametrize("streaming", [True], ids=["stream"])
+async def test_an_edit_that_would_fail_is_asked_without_a_diff(
+        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    asked: list[dict[str, Any]] = []
+    agent.on_request = asking("allow_once", asked, workspace)
+    fake_api.script(replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "delta",
+                                                   "new_string": "x"}), replies.text("ok"))
+    await agent.prompt(session, "edit")
+    assert "content" not in asked[0]["params"]["toolCall"]
+    result = fake_api.requests[-1].body["messages"][-1]["content"][0]
+    assert result["is_error"] and "not found" in str(result["content"])
+
+
+async def test_a_command_is_previewed_with_its_command_line_and_working_directory(
+        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    asked: list[dict[str, Any]] = []
+    agent.on_request = asking("reject_once", asked, workspace)
+    fake_api.script(replies.tool_use("run_command", {"command": "echo hi > made.txt",
+                                                     "cwd": "src"}), replies.text("ok"))
+    await agent.prompt(session, "run")
+    tool_call = asked[0]["params"]["toolCall"]
+    [block] = tool_call["content"]
+    text = block["content"]["text"]
+    assert block["type"] == "content" and "echo hi > made.txt" in text
+    assert str((workspace / "src").resolve()) in text
+    assert not (workspace / "src" / "made.txt").exists()
+
+
+@pytest.mark.parametrize("streaming", [True], ids=["stream"])
+async def test_no_preview_is_computed_when_nobody_is_asked(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    """In acceptEdits an edit runs without a question, so the editor's buffer is read once."""
+    reads: list[str] = []
+    buffers = {str((workspace / "notes.txt").resolve()): "alpha\nbeta\n"}
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "fs/read_text_file":
+            reads.append(params["path"])
+            return {"content": buffers[params["path"]]}
+        if method == "fs/write_text_file":
+            buffers[params["path"]] = params["content"]
+            return {}
+        return RpcError(-32601, method)
+
+    fake_api.script(replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "beta",
+                                                   "new_string": "b"}), replies.text("ok"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize(fs={"readTextFile": True, "writeTextFile": True})
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
+        await agent.prompt(session, "edit")
+    assert len(reads) == 1
+    assert buffers[str((workspace / "notes.txt").resolve())] == "alpha\nb\n"
