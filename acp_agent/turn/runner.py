@@ -275,8 +275,9 @@ class TurnRunner:
                            for b in tool_uses[len(results):])
             for block, result in zip(tool_uses, results, strict=True):
                 if block["id"] not in self._journaled:
-                    history.note({"type": "tool_result", "block": result,
-                                  "shown": {"title": block["name"], "status": "failed"}})
+                    title, kind = self._heading(block["name"], block.get("input"))
+                    history.note({"type": "tool_result", "block": result, "shown": {
+                        "title": title, "kind": kind, "status": "failed"}})
             self._journaled.clear()
             history.add_user(results, journal=False)
 
@@ -297,13 +298,7 @@ class TurnRunner:
         args = block.get("input")
         args = args if isinstance(args, dict) else {}
         tool = self.tools.get(name)
-        title, kind = name, "other"
-        if tool is not None:
-            kind = tool.kind
-            try:
-                title = tool.title(args) or name
-            except Exception:  # a title is cosmetic; malformed input is reported below
-                title = name
+        title, kind = self._heading(name, args)
         await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
         log.debug("tool.started", tool=name, call_id=call_id)
         try:
@@ -321,7 +316,9 @@ class TurnRunner:
         # Journaled (and fsynced) before the editor is told the call is done.
         history.note({"type": "tool_result", "block": block_out, "shown": {
             "title": title, "kind": kind, "status": status, "rawInput": args, "text": result.text,
-            "locations": [[str(p), line] for p, line in result.locations]}})
+            "locations": [[str(p), line] for p, line in result.locations],
+            "diffs": [[str(d.path), d.old_text, d.new_text] for d in result.diffs],
+            "rawOutput": result.raw_output}})
         self._journaled.add(call_id)
         if result.plan is not None:
             await self.sink.emit(PlanChanged(result.plan))
@@ -329,6 +326,16 @@ class TurnRunner:
             call_id, status, result.text, result.locations, result.raw_output, result.diffs,
             result.terminal_id))
         return block_out
+
+    def _heading(self, name: str, args: Any) -> tuple[str, str]:
+        """The title and kind the editor is shown for a call (journaled too, for replay)."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return name, "other"
+        try:
+            return tool.title(args if isinstance(args, dict) else {}) or name, tool.kind
+        except Exception:  # a title is cosmetic; malformed input is reported when it runs
+            return name, tool.kind
 
     async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
                        call_id: str, meter: TurnMeter) -> ToolResult:

@@ -125,3 +125,68 @@ async def test_no_preview_is_computed_when_nobody_is_asked(
         await agent.prompt(session, "edit")
     assert len(reads) == 1
     assert buffers[str((workspace / "notes.txt").resolve())] == "alpha\nb\n"
+
+
+# ── session/load shows the tool calls as the live turn did ────────────────────────────────────
+
+async def editor_with_terminal(method: str, params: Any) -> Any:
+    if method == "session/request_permission":
+        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+    if method == "terminal/create":
+        return {"terminalId": "term-7"}
+    if method == "terminal/wait_for_exit":
+        return {"exitCode": 0}
+    if method == "terminal/output":
+        return {"output": "built 3 targets\n", "truncated": False, "exitStatus": {"exitCode": 0}}
+    if method in {"terminal/release", "terminal/kill"}:
+        return {}
+    return RpcError(-32601, method)
+
+
+def tool_updates(updates: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    calls: dict[str, list[dict[str, Any]]] = {}
+    for update in updates:
+        if update["sessionUpdate"] in {"tool_call", "tool_call_update"}:
+            calls.setdefault(update["toolCallId"], []).append(update)
+    return calls
+
+
+def without_terminal(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in content if c["type"] != "terminal"]
+
+
+async def test_load_replays_tool_calls_with_the_live_title_kind_content_locations_and_status(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    fake_api.script(
+        replies.tool_use("read_file", {"path": "notes.txt"}, id="t_read"),
+        replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "beta",
+                                       "new_string": "BETA"}, id="t_edit"),
+        replies.tool_use("run_command", {"command": "make"}, id="t_run"),
+        replies.tool_use("read_file", {"path": "missing.txt"}, id="t_fail"),
+        replies.text("all done"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema,
+                                  on_request=editor_with_terminal) as agent:
+        await agent.initialize(terminal=True)
+        session = await agent.new_session(workspace)
+        await agent.prompt(session, "go")
+        live = tool_updates([p["update"] for p in agent.updates(session)])
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize(terminal=True)
+        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
+                                             "mcpServers": []})
+        replayed = tool_updates([p["update"] for p in agent.updates(session)])
+    assert list(replayed) == list(live) == ["t_read", "t_edit", "t_run", "t_fail"]
+    for call_id, shown in live.items():
+        again = replayed[call_id]
+        start, final = shown[0], shown[-1]
+        assert again[0] == start, call_id  # the same tool_call: title, kind, rawInput, pending
+        assert again[-1]["status"] == final["status"], call_id
+        assert again[-1]["content"] == without_terminal(final["content"]), call_id
+        assert again[-1].get("locations") == final.get("locations"), call_id
+        assert again[-1].get("rawOutput") == final.get("rawOutput"), call_id
+    assert live["t_edit"][0]["title"] == "Edit notes.txt" and live["t_edit"][0]["kind"] == "edit"
+    assert any(c["type"] == "diff" for c in replayed["t_edit"][-1]["content"])
+    assert live["t_run"][0]["kind"] == "execute"
+    assert "built 3 targets" in str(replayed["t_run"][-1]["content"])
+    assert replayed["t_fail"][-1]["status"] == "failed"
