@@ -81,6 +81,7 @@ class AcpHandler:
                  warm_up: Callable[[], object] | None = None) -> None:
         self.manager = manager
         self.client_capabilities = ClientCapabilities()
+        self._terminal_auth = False
         self._has_credentials = has_credentials or _assume_credentials
         self._warm_up = warm_up
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
@@ -126,6 +127,7 @@ class AcpHandler:
     async def initialize(self, params: Any) -> dict[str, Any]:
         request = parse(InitializeRequest, params)
         self.client_capabilities = request.client_capabilities
+        self._terminal_auth = can_run_terminal_auth(request)
         if self._warm_up is not None:
             # The turn machinery and the SDK cost seconds to import: pay for them in the
             # background while the editor sends session/new (acp_agent.lazy).
@@ -146,8 +148,7 @@ class AcpHandler:
     def _auth_methods(self) -> list[dict[str, Any]]:
         methods: list[dict[str, Any]] = [{"id": AUTH_METHOD_ID, "name": "Anthropic API key",
                                           "description": AUTH_HELP}]
-        auth = self.client_capabilities.auth or {}
-        if isinstance(auth, dict) and auth.get("terminal") is True:
+        if self._terminal_auth:
             methods.append({"type": "terminal", "id": "login", "name": "Log in with an API key",
                             "description": "Runs `acp-agent login` in a terminal to store a key.",
                             "args": ["login"]})
@@ -333,6 +334,17 @@ class AcpHandler:
             raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
         # The record already names the stop as ACP does: one mapping, so the two always agree.
         return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()
+
+
+def can_run_terminal_auth(request: InitializeRequest) -> bool:
+    """Clients say so in `clientCapabilities.auth.terminal` (the auth-methods RFD) or, like the ACP
+    Registry's validator, in a `"terminal-auth": true` `_meta` key (of the capabilities or the
+    request): honour every form, so the login is offered everywhere."""
+    caps = request.client_capabilities
+    auth = caps.auth if isinstance(caps.auth, dict) else {}
+    return auth.get("terminal") is True or any(
+        isinstance(meta, dict) and meta.get("terminal-auth") is True
+        for meta in (caps.meta, request.meta))
 
 
 def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:
