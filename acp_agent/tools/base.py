@@ -79,11 +79,14 @@ class Progress:
     """Something a running tool wants the editor to see now.
 
     `text` replaces earlier progress text (send a tail, never the whole output again);
-    `terminal_id` embeds an editor terminal in the tool call.
+    `terminal_id` embeds an editor terminal in the tool call. `cancelled`: the call is being
+    cancelled and `text` says what it had done (how long it ran, its output so far); it is
+    reported as the call's result instead of "not executed".
     """
 
     text: str | None = None
     terminal_id: str | None = None
+    cancelled: bool = False
 
 
 async def _no_report(progress: Progress) -> None:

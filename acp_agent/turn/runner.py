@@ -87,6 +87,8 @@ class TurnRunner:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
+        self._cancel_notes: dict[str, str] = {}
+        """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
         self.tools = tools
@@ -271,8 +273,10 @@ class TurnRunner:
                 results.append(await self._run_one(block, meter, history))
             self._watch_repeats(tool_uses, results, meter)
         finally:
-            results.extend(tool_result(b["id"], CANCELLED, is_error=True)
+            notes = self._cancel_notes
+            results.extend(tool_result(b["id"], notes.get(b["id"], CANCELLED), is_error=True)
                            for b in tool_uses[len(results):])
+            notes.clear()
             for block, result in zip(tool_uses, results, strict=True):
                 if block["id"] not in self._journaled:
                     title, kind = self._heading(block["name"], block.get("input"))
@@ -306,7 +310,8 @@ class TurnRunner:
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_calls_failed += 1
             with anyio.move_on_after(2, shield=True):
-                await self.sink.emit(ToolCallFinished(call_id, "failed", CANCELLED))
+                await self.sink.emit(ToolCallFinished(
+                    call_id, "failed", self._cancel_notes.get(call_id, CANCELLED)))
             raise
         if result.is_error:
             meter.tool_calls_failed += 1
@@ -399,6 +404,9 @@ class TurnRunner:
         sink = self.sink
 
         async def report(progress: Progress) -> None:
+            if progress.cancelled:  # the call's last word, reported when the cancel reaches us
+                self._cancel_notes[call_id] = progress.text or CANCELLED
+                return
             await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id))
 
         return report
