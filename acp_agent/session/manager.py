@@ -230,10 +230,8 @@ class SessionManager:
     def cancel(self, session_id: str) -> bool:
         """session/cancel: end the running turn and every queued prompt; an idle or unknown
         session is ignored."""
-        line = self._lines.get(session_id)
-        session = self.sessions.get(session_id)
-        cancelled = line.cancel() if line is not None else False
-        return (session.cancel() if session is not None else False) or cancelled
+        line = self._lines.get(session_id)  # its first turn is the session's running one
+        return line.cancel() if line is not None else False
 
     def cancel_all(self) -> None:
         for session_id in list(self.sessions):
