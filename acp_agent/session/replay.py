@@ -69,9 +69,11 @@ def _assistant(blocks: list[dict[str, Any]], announced: set[str],
         elif kind == "thinking" and block.get("thinking"):
             out.append(_chunk("agent_thought_chunk", block["thinking"], thought_id))
         elif kind == "tool_use" and block.get("id") not in announced:
+            shown = shown_of.get(block.get("id"))
+            if shown is None or shown.get("hidden"):
+                continue  # never shown live: skipped by a limit, cut off, or cut short by a crash
             announced.add(block["id"])
-            out.append(_tool_call(block["id"], shown_of.get(block["id"]) or {},
-                                  block.get("name"), block.get("input")))
+            out.append(_tool_call(block["id"], shown, block.get("name"), block.get("input")))
     return out
 
 
@@ -89,6 +91,8 @@ def _tool_result(entry: dict[str, Any], announced: set[str]) -> list[dict[str, A
     if not isinstance(call_id, str):
         return []
     shown = entry.get("shown") or {}
+    if shown.get("hidden"):
+        return []
     status = shown.get("status") or ("failed" if block.get("is_error") else "completed")
     text = shown.get("text") if isinstance(shown.get("text"), str) else _text_of(block)
     content: list[dict[str, Any]] = [

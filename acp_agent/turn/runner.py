@@ -87,6 +87,8 @@ class TurnRunner:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
+        self._started: set[str] = set()
+        """Calls of the current batch the editor was shown (a skipped call never is)."""
         self._cancel_notes: dict[str, str] = {}
         """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
         self.last_context_tokens = 0
@@ -278,11 +280,13 @@ class TurnRunner:
                            for b in tool_uses[len(results):])
             notes.clear()
             for block, result in zip(tool_uses, results, strict=True):
-                if block["id"] not in self._journaled:
+                if block["id"] not in self._journaled:  # replay shows only what the editor saw
                     title, kind = self._heading(block["name"], block.get("input"))
                     history.note({"type": "tool_result", "block": result, "shown": {
-                        "title": title, "kind": kind, "status": "failed"}})
+                        "title": title, "kind": kind, "status": "failed",
+                        **({} if block["id"] in self._started else {"hidden": True})}})
             self._journaled.clear()
+            self._started.clear()
             history.add_user(results, journal=False)
 
     @staticmethod
@@ -303,6 +307,7 @@ class TurnRunner:
         args = args if isinstance(args, dict) else {}
         tool = self.tools.get(name)
         title, kind = self._heading(name, args)
+        self._started.add(call_id)
         await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
         log.debug("tool.started", tool=name, call_id=call_id)
         try:

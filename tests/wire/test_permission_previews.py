@@ -190,3 +190,26 @@ async def test_load_replays_tool_calls_with_the_live_title_kind_content_location
     assert live["t_run"][0]["kind"] == "execute"
     assert "built 3 targets" in str(replayed["t_run"][-1]["content"])
     assert replayed["t_fail"][-1]["status"] == "failed"
+
+
+@pytest.mark.parametrize("streaming", [True], ids=["stream"])
+async def test_load_leaves_out_the_calls_the_live_turn_never_showed(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    """A call skipped by the tool-call budget was never announced live, so replay skips it too."""
+    fake_api.script(replies.message([
+        replies.tool_use_block("read_file", {"path": "notes.txt"}, id="t_ran"),
+        replies.tool_use_block("read_file", {"path": "README.md"}, id="t_skipped")],
+        stop_reason="tool_use"), replies.text("done"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace, {"acp-agent": {"maxToolCalls": 1}})
+        await agent.prompt(session, "read both")
+        live = tool_updates([p["update"] for p in agent.updates(session)])
+        mark = len(agent.messages)
+        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
+                                             "mcpServers": []})
+        replayed = tool_updates([m["params"]["update"] for m in agent.messages[mark:]
+                                 if m.get("method") == "session/update"])
+    assert list(live) == list(replayed) == ["t_ran"]
+    assert replayed["t_ran"][-1]["status"] == "completed"
