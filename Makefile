@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo serve test lint bench clean
+.PHONY: demo serve test lint bench check-wheel clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,5 +29,17 @@ lint: $(STAMP)
 bench: $(STAMP)  ## the benchmarks (figures, not tests)
 	$(BIN)/python bench/run.py
 
+WHEEL_DIR := build/wheel
+WHEEL_VENV := build/wheel-venv
+
+check-wheel: $(STAMP)  ## build the wheel, install it into a clean venv, run it (version + demo)
+	rm -rf $(WHEEL_DIR) $(WHEEL_VENV) build/wheel-state
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR) .
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/pip install --quiet -c constraints.txt $(WHEEL_DIR)/acp_agent-*.whl
+	cd $(WHEEL_DIR) && ../wheel-venv/bin/acp-agent --version
+	cd $(WHEEL_DIR) && ACP_AGENT_STATE_DIR=$(CURDIR)/build/wheel-state \
+		../wheel-venv/bin/acp-agent smoke --demo --yes
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) build

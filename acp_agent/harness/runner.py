@@ -32,6 +32,7 @@ from acp_agent.harness.steps import (
 __all__ = ["ScriptRunner", "StepFailed", "describe"]
 
 _DEFAULT_RESPONSE = {"result": "*"}
+HOLD_WAIT_SECONDS = 1.0
 
 
 class StepFailed(Exception):
@@ -86,11 +87,14 @@ class ScriptRunner:
     sent_at: dict[str, int] = field(default_factory=dict)  # request name → messages before it
     held: dict[str, dict[str, Any]] = field(default_factory=dict)  # unanswered agent requests
     rules: list[_Rule] = field(default_factory=list)
+    held_changed: anyio.Event | None = None  # set when a request is held (see _until_held)
 
     # --- the agent's requests --------------------------------------------------------------
 
     async def on_request(self, client: AgentClient, message: dict[str, Any]) -> None:
         self.held[id_key(message.get("id"))] = message
+        if self.held_changed is not None:
+            self.held_changed.set()
         await self._apply_rules()
 
     async def _apply_rules(self) -> None:
@@ -174,6 +178,7 @@ class ScriptRunner:
             return ""
         if isinstance(step, RespondStep):
             rid = substitute(step.id, self.variables)
+            await self._until_held(client, rid)
             if self.held.pop(id_key(rid), None) is None:
                 raise StepFailed(f"the agent has no unanswered request with id {_short(rid)}")
             await client.respond(rid, **substitute(step.answer(), self.variables))
@@ -197,6 +202,17 @@ class ScriptRunner:
         if step.exit_code is not None and code != step.exit_code:
             raise StepFailed(f"the agent exited with code {code}, not {step.exit_code}")
         return f"exit code {code}"
+
+    async def _until_held(self, client: AgentClient, rid: Any) -> None:
+        """An `expect` may see the agent's request before its `on_request` task has held it."""
+        key = id_key(rid)
+        if key in self.held or not any("method" in m and id_key(m.get("id")) == key
+                                       for m in client.messages):
+            return
+        with anyio.move_on_after(HOLD_WAIT_SECONDS):
+            while key not in self.held:
+                self.held_changed = anyio.Event()
+                await self.held_changed.wait()
 
     def _check(self, pattern: Any, message: dict[str, Any], what: str) -> str:
         self.consumed.add(id(message))

@@ -10,6 +10,7 @@ to ours (or to `--agent-stderr FILE`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -22,8 +23,9 @@ from typing import IO, Any, TextIO
 import anyio
 
 from acp_agent.harness.client import AgentSpawnError, spawn_agent
+from acp_agent.harness.fake_model import FakeModelError, fake_model
 from acp_agent.harness.runner import ScriptRunner
-from acp_agent.harness.steps import Step, load_script
+from acp_agent.harness.steps import ModelStep, Step, load_script
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -90,13 +92,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 async def run_harness(steps: Sequence[Step], command: Sequence[str], *, env: dict[str, str],
                       variables: dict[str, Any], timeout: float, out: TextIO,
-                      stderr: IO[bytes] | None) -> int:
-    """Spawn the agent, run the steps, and return the exit code."""
+                      stderr: IO[bytes] | None, overrides: dict[str, str] | None = None) -> int:
+    """Start the model the script names (a first `model` step), spawn the agent, run the steps,
+    and return the exit code. `overrides` (the --env options) win over the model's variables."""
+    model = steps[0] if steps and isinstance(steps[0], ModelStep) else None
     runner = ScriptRunner(out=out, variables=variables, timeout=timeout)
     try:
-        async with spawn_agent(command, env=env, stderr=stderr, on_request=runner.on_request) as client:
+        async with contextlib.AsyncExitStack() as stack:
+            if model is not None:
+                for_model = await stack.enter_async_context(fake_model(model))
+                out.write(f"model: {model.fake} --reply {model.reply} at "
+                          f"{for_model['ANTHROPIC_BASE_URL']}\n")
+                env = {**env, **for_model}
+            env = {**env, **(overrides or {})}
+            client = await stack.enter_async_context(
+                spawn_agent(command, env=env, stderr=stderr, on_request=runner.on_request))
             runner.client = client
-            passed = await runner.run(steps)
+            passed = await runner.run(steps[1:] if model is not None else steps)
+    except FakeModelError as exc:
+        out.write(f"cannot start the model: {exc}\n")
+        return EXIT_FAILED
     except AgentSpawnError as exc:
         out.write(f"cannot start the agent: {exc}\n")
         return EXIT_FAILED
@@ -143,7 +158,7 @@ def harness_main(argv: list[str] | None = None) -> int:
             variables.setdefault("cwd", str(Path(args.cwd or scratch).resolve()))
             sys.stdout.write(f"harness: {args.script} against {shlex.join(command)}\n")
             return anyio.run(lambda: run_harness(
-                steps, command, env={**os.environ, **env}, variables=variables,
+                steps, command, env=dict(os.environ), overrides=env, variables=variables,
                 timeout=args.timeout, out=sys.stdout, stderr=sink))
     except KeyboardInterrupt:
         sys.stdout.write("\ninterrupted\n")

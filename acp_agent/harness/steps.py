@@ -19,6 +19,7 @@ __all__ = [
     "CancelStep",
     "CloseStep",
     "ExpectStep",
+    "ModelStep",
     "NotifyStep",
     "RequestStep",
     "RespondStep",
@@ -162,8 +163,41 @@ class CloseStep(_Base):
     timeout: Timeout | None = None
 
 
+FAKE_MODEL = "acp_agent.testing"
+"""The packaged loopback fake of the Messages API (`python -m acp_agent.testing`)."""
+
+
+class ModelStep(_Base):
+    """The model the script needs (first step only): the harness starts the packaged fake with
+    this reply mode, points the agent at it (API key, base URL, model id) and stops it at the end.
+    """
+
+    op: Literal["model"]
+    fake: Literal["acp_agent.testing"] = Field(description="the fake to start: the packaged one")
+    reply: Literal["text", "tool_use"] = Field(
+        "text", description="text: answer every request with `text`; tool_use: call `tool` forever")
+    text: str | None = Field(None, description="the text answer (reply text)")
+    chunks: int | None = Field(None, ge=1, le=10_000, description="stream the text as N deltas")
+    tool: str | None = Field(None, description="the tool to call (reply tool_use; default read_file)")
+    tool_input: dict[str, Any] | None = Field(
+        None, description='its input; "{n}" in a string becomes the request number')
+
+    def fake_args(self) -> list[str]:
+        """The fake's command-line options."""
+        args = ["--reply", self.reply]
+        for flag, value in (("--text", self.text), ("--tool", self.tool)):
+            if value is not None:
+                args += [flag, value]
+        if self.chunks is not None:
+            args += ["--chunks", str(self.chunks)]
+        if self.tool_input is not None:
+            args += ["--tool-input", json.dumps(self.tool_input)]
+        return args
+
+
 Step = Annotated[
-    RequestStep | NotifyStep | ExpectStep | AnswerStep | RespondStep | WaitStep | CancelStep | CloseStep,
+    ModelStep | RequestStep | NotifyStep | ExpectStep | AnswerStep | RespondStep | WaitStep
+    | CancelStep | CloseStep,
     Field(discriminator="op"),
 ]
 
@@ -210,6 +244,10 @@ def load_script(path: str | Path) -> list[Step]:
             steps.append(step_adapter().validate_python(item))
         except ValidationError as exc:
             problems.append(f"{path} {where}: {_describe(exc)}")
+    if len(steps) == len(items):  # every step is valid: a model step must come first
+        problems += [f"{path} {where}: a model step must be the first step"
+                     for position, ((where, _), step) in enumerate(zip(items, steps, strict=True))
+                     if position and isinstance(step, ModelStep)]
     if problems:
         raise ScriptError("\n".join(problems))
     if not steps:

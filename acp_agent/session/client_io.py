@@ -6,6 +6,7 @@ ToolError the model sees, so the tool call fails and the turn goes on.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ class _ClientCalls:
             result = await self.requester.request(
                 method, {"sessionId": self.session_id, **params}, timeout=timeout)
         except ProtocolError as exc:
-            raise ToolError(f"the editor refused {method}: {exc.message}") from None
+            raise ToolError(f"the editor refused {method}: {exc.message}{_details(exc.data)}") from None
         except TimeoutError:
             raise ToolError(f"the editor did not answer {method} within {timeout:g} s") from None
         return result if isinstance(result, dict) else {}
@@ -90,6 +91,20 @@ class EditorTerminals(_ClientCalls):
 
     async def release(self, terminal_id: str) -> None:
         await self.call("terminal/release", {"terminalId": terminal_id})
+
+
+DETAILS_MAX_CHARS = 2000
+"""How much of an error's `data` the model is shown (editors put the reason there)."""
+
+
+def _details(data: Any) -> str:
+    """The editor's `error.data`, kept for the model: often the only place that says why."""
+    if data is None or data == {} or data == []:
+        return ""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    if len(text) > DETAILS_MAX_CHARS:
+        text = text[:DETAILS_MAX_CHARS] + " …"
+    return f" ({text})"
 
 
 def _exit(result: dict[str, Any]) -> TerminalExit:

@@ -83,6 +83,15 @@ class Engine:
             meter=TurnMeter(session.limits, price=price), prompt=blocks, sink=runner.sink,
             scope=scope, turn_id=new_turn_id(), streaming=runner.model.streaming, shown=shown)
 
+    def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
+        """The record of a prompt answered without a model request: an empty prompt (journaled,
+        like any turn) or one cancelled while it was queued (it never ran)."""
+        record = TurnRecord.from_meter(TurnMeter(session.limits), turn_id=new_turn_id(),
+                                       stop_reason=stop_reason, streaming=self.model.streaming)
+        if journal:
+            session.history.note({"type": "turn", "record": record.to_meta()})
+        return record
+
     async def run_command(self, name: str, session: Session,
                           price: Price | None = None) -> TurnRecord:
         """Run a slash command in `session`; its answer goes to the editor as an agent message."""

@@ -80,6 +80,7 @@ class AcpHandler:
                  warm_up: Callable[[], object] | None = None) -> None:
         self.manager = manager
         self.client_capabilities = ClientCapabilities()
+        self._terminal_auth = False
         self._has_credentials = has_credentials or _assume_credentials
         self._warm_up = warm_up
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
@@ -125,6 +126,7 @@ class AcpHandler:
     async def initialize(self, params: Any) -> dict[str, Any]:
         request = parse(InitializeRequest, params)
         self.client_capabilities = request.client_capabilities
+        self._terminal_auth = can_run_terminal_auth(request)
         if self._warm_up is not None:
             # The turn machinery and the SDK cost seconds to import: pay for them in the
             # background while the editor sends session/new (acp_agent.lazy).
@@ -145,8 +147,7 @@ class AcpHandler:
     def _auth_methods(self) -> list[dict[str, Any]]:
         methods: list[dict[str, Any]] = [{"id": AUTH_METHOD_ID, "name": "Anthropic API key",
                                           "description": AUTH_HELP}]
-        auth = self.client_capabilities.auth or {}
-        if isinstance(auth, dict) and auth.get("terminal") is True:
+        if self._terminal_auth:
             methods.append({"type": "terminal", "id": "login", "name": "Log in with an API key",
                             "description": "Runs `acp-agent login` in a terminal to store a key.",
                             "args": ["login"]})
@@ -306,18 +307,27 @@ class AcpHandler:
         await self.manager.switch_mode(session, mode_id)
 
     async def prompt(self, params: Any) -> dict[str, Any]:
+        """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
         shown = [block.to_wire() for block in request.prompt]
         command = command_of(shown)
-        if command is not None and session.running is None:
-            engine = await self.manager.engine()
-            record = await engine.run_command(command, session,
-                                              self.manager.prices.get(session.model))
-            return PromptResponse(stop_reason="end_turn", meta={
-                "acp-agent": {"turn": record.to_meta()}}).to_wire()
-        blocks = to_model_blocks(request.prompt)
-        result = await self.manager.prompt(session, blocks, shown)
+        empty = is_empty_prompt(shown)
+        blocks = [] if empty or command is not None else to_model_blocks(request.prompt)
+        async with self.manager.turn(session) as turn:
+            if turn.cancelled or empty or command is not None:
+                engine = await self.manager.engine()
+                if turn.cancelled:  # session/cancel came while it waited: it never runs
+                    record = engine.quiet_turn(session, "cancelled", journal=False)
+                elif empty:  # Enter on an empty line: nothing to ask the model
+                    record = engine.quiet_turn(session, "end_turn", journal=True)
+                else:
+                    assert command is not None
+                    record = await engine.run_command(command, session,
+                                                      self.manager.prices.get(session.model))
+                return PromptResponse(stop_reason=record.stop_reason, meta={
+                    "acp-agent": {"turn": record.to_meta()}}).to_wire()
+            result = await self.manager.prompt(session, turn, blocks, shown)
         meta = {"acp-agent": {"turn": result.record.to_meta()}}
         if result.failure is not None:
             failure = result.failure
@@ -331,3 +341,21 @@ class AcpHandler:
             raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
         # The record already names the stop as ACP does: one mapping, so the two always agree.
         return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()
+
+
+def can_run_terminal_auth(request: InitializeRequest) -> bool:
+    """Clients say so in `clientCapabilities.auth.terminal` (the auth-methods RFD) or, like the ACP
+    Registry's validator, in a `"terminal-auth": true` `_meta` key (of the capabilities or the
+    request): honour every form, so the login is offered everywhere."""
+    caps = request.client_capabilities
+    auth = caps.auth if isinstance(caps.auth, dict) else {}
+    return auth.get("terminal") is True or any(
+        isinstance(meta, dict) and meta.get("terminal-auth") is True
+        for meta in (caps.meta, request.meta))
+
+
+def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:
+    """`[]` (codecompanion's Enter on an empty line), or text blocks with nothing but whitespace:
+    the API would refuse either with a 400, so the turn ends at once without a request."""
+    return all(block.get("type") == "text" and not str(block.get("text", "")).strip()
+               for block in shown)

@@ -2,13 +2,14 @@
 
 A prompt turn builds a fresh meter (the reset), runs the strategy inside a cancel scope that
 `session/cancel` cancels, and answers with the turn record. Turns of different sessions run at once;
-within one session a second prompt is refused unless the running turn is already winding down.
+within one session a prompt that arrives while a turn runs waits in the session's `PromptLine`.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from acp_agent.session.models import (
 )
 from acp_agent.session.modes import DEFAULT_MODE, mode_config_option
 from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.queue import PromptLine
 from acp_agent.session.replay import replay_updates
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import RunningTurn, Session
@@ -87,6 +89,8 @@ class SessionManager:
         self._ask_models_api = ask_models_api
         """Ask the Models API once credentials exist (never while replaying or recording: the
         cassette holds Messages exchanges only)."""
+        self._lines: dict[str, PromptLine] = {}
+        """Each busy session's running and waiting prompts."""
         self.task_group: Any = None
         """Long-lived task group for per-session services (MCP servers); set by the app."""
 
@@ -333,10 +337,11 @@ class SessionManager:
         session = self.sessions.get(session_id)
         if session is None:
             raise ProtocolError.unknown_session(session_id)
-        session.cancel()
-        if session.running is not None:
-            with anyio.move_on_after(5):
-                await session.running.done.wait()
+        self.cancel(session_id)
+        line = self._lines.get(session_id)
+        if line is not None and line.turns:
+            with anyio.move_on_after(5):  # every prompt of the line answers `cancelled` first
+                await line.turns[-1].done.wait()
         if session.mcp is not None:
             await session.mcp.aclose()
         self._forget(session)
@@ -385,34 +390,40 @@ class SessionManager:
         return session
 
     def cancel(self, session_id: str) -> bool:
-        """session/cancel: a cancel for an idle or unknown session is ignored."""
-        session = self.sessions.get(session_id)
-        return session.cancel() if session is not None else False
+        """session/cancel: end the running turn and every queued prompt; an idle or unknown
+        session is ignored."""
+        line = self._lines.get(session_id)  # its first turn is the session's running one
+        return line.cancel() if line is not None else False
 
     def cancel_all(self) -> None:
-        for session in self.sessions.values():
-            session.cancel()
+        for session_id in list(self.sessions):
+            self.cancel(session_id)
 
-    async def prompt(self, session: Session, blocks: list[dict[str, Any]],
-                     shown: list[dict[str, Any]] | None = None) -> TurnResult:
-        """Run one prompt turn; a prompt while one runs waits only if that one was cancelled."""
-        while session.running is not None:
-            running = session.running
-            if not running.cancelled:
-                raise ProtocolError.invalid_request(
-                    "A prompt is already running in this session; cancel it first",
-                    {"sessionId": session.id})
-            with anyio.fail_after(30):
-                await running.done.wait()
-        turn = RunningTurn()
-        session.running = turn
+    @asynccontextmanager
+    async def turn(self, session: Session) -> AsyncIterator[RunningTurn]:
+        """Queue behind the session's running turn (FIFO); the session runs this one in the block.
+
+        Raises -32001 when the queue is full. A turn cancelled while it waited comes out with
+        `cancelled` set: answer it without running it.
+        """
+        line = self._lines.setdefault(session.id, PromptLine())
         try:
-            engine = await self.engine()
-            return await engine.run_turn(session, blocks, scope=turn.scope, shown=shown,
-                                         price=self.prices.get(session.model))
+            async with line.turn(session.id) as turn:
+                session.running = turn
+                try:
+                    yield turn
+                finally:
+                    session.running = None
         finally:
-            session.running = None
-            turn.done.set()
+            if not line.turns and self._lines.get(session.id) is line:
+                del self._lines[session.id]
+
+    async def prompt(self, session: Session, turn: RunningTurn, blocks: list[dict[str, Any]],
+                     shown: list[dict[str, Any]] | None = None) -> TurnResult:
+        """Run one prompt turn in `turn` (from `self.turn(session)`)."""
+        engine = await self.engine()
+        return await engine.run_turn(session, blocks, scope=turn.scope, shown=shown,
+                                     price=self.prices.get(session.model))
 
 
 def _journal_error(session_id: str, exc: Exception) -> ProtocolError:

@@ -14,6 +14,7 @@ import structlog
 
 from acp_agent.protocol.errors import ProtocolError
 from acp_agent.session.requester import Requester
+from acp_agent.tools.base import Preview
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 
 if TYPE_CHECKING:
@@ -79,7 +80,9 @@ class SessionPermissions:
         return answers[option] if kind == "selected" and option else "reject"
 
     async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
-                  raw_input: dict[str, Any]) -> PermissionDecision:
+                  raw_input: dict[str, Any],
+                  preview: Callable[[], Awaitable[Preview | None]] | None = None,
+                  ) -> PermissionDecision:
         if self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan":
@@ -89,9 +92,11 @@ class SessionPermissions:
         remembered = self.always.get(tool_name)
         if remembered is False or (remembered and permission != "sensitive"):
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
-        params = {"sessionId": self.session_id, "options": OPTIONS,
-                  "toolCall": {"toolCallId": call_id, "title": title, "kind": kind,
-                               "status": "pending", "rawInput": raw_input}}
+        tool_call = {"toolCallId": call_id, "title": title, "kind": kind, "status": "pending",
+                     "rawInput": raw_input}
+        if preview is not None:  # shown before approval: the diff, or the command and its cwd
+            tool_call |= preview_fields(await preview())
+        params = {"sessionId": self.session_id, "options": OPTIONS, "toolCall": tool_call}
         try:
             answer = await self.requester.request("session/request_permission", params)
         except ProtocolError as exc:
@@ -144,3 +149,20 @@ def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= LOGGED_ANSWER_CHARS else text[:LOGGED_ANSWER_CHARS] + "…"
+
+
+def preview_fields(preview: Preview | None) -> dict[str, Any]:
+    """A preview as the `content` and `locations` of the request's `toolCall` (ACP diff content,
+    like the call's final update)."""
+    if preview is None:
+        return {}
+    content: list[dict[str, Any]] = [
+        {"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
+        for d in preview.diffs]
+    if preview.text:
+        content.append({"type": "content", "content": {"type": "text", "text": preview.text}})
+    fields: dict[str, Any] = {"content": content} if content else {}
+    if preview.locations:
+        fields["locations"] = [{"path": str(p)} if line is None else {"path": str(p), "line": line}
+                               for p, line in preview.locations]
+    return fields

@@ -18,6 +18,7 @@ __all__ = [
     "Diff",
     "FileSystem",
     "PlanEntry",
+    "Preview",
     "Progress",
     "TerminalExit",
     "TerminalHost",
@@ -78,11 +79,14 @@ class Progress:
     """Something a running tool wants the editor to see now.
 
     `text` replaces earlier progress text (send a tail, never the whole output again);
-    `terminal_id` embeds an editor terminal in the tool call.
+    `terminal_id` embeds an editor terminal in the tool call. `cancelled`: the call is being
+    cancelled and `text` says what it had done (how long it ran, its output so far); it is
+    reported as the call's result instead of "not executed".
     """
 
     text: str | None = None
     terminal_id: str | None = None
+    cancelled: bool = False
 
 
 async def _no_report(progress: Progress) -> None:
@@ -111,6 +115,19 @@ class Diff:
     path: Path
     old_text: str | None
     new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What a call would do, shown to the user before they approve it (a tool's `preview`).
+
+    `diffs` and `locations` as in ToolResult; `text` for anything else (a command line and where
+    it runs). Cosmetic: a tool that cannot tell returns an empty one.
+    """
+
+    diffs: tuple[Diff, ...] = ()
+    locations: tuple[tuple[Path, int | None], ...] = ()
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,3 +178,6 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Do the work. Raises ToolError for recoverable failures."""
         ...
+
+    # Optional, for tools that ask permission: `async def preview(args, ctx) -> Preview`, what
+    # the call would change (computed without changing anything), shown with the question.

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.base import Diff, FileSystem, Permission, ToolContext, ToolResult
+from acp_agent.tools.base import Diff, FileSystem, Permission, Preview, ToolContext, ToolResult
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.paths import display_path, resolve_inside
 
@@ -73,6 +73,16 @@ def _target(ctx: ToolContext, shown: Any) -> tuple[Path, str]:
     return path, display_path(ctx.roots, path)
 
 
+async def _current(path: Path, fs: FileSystem) -> tuple[str | None, bool]:
+    """(the file's text or None when it does not exist, whether it exists but is not text)."""
+    if not path.exists():  # noqa: ASYNC240 (one stat, as run() did before)
+        return None, False
+    try:
+        return await fs.read_text(path), False
+    except ToolError:  # binary or not UTF-8: it can be overwritten, but there is no text to diff
+        return None, True
+
+
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -104,17 +114,21 @@ class WriteFile:
         path = args.get("path")
         return f"Write {path}" if isinstance(path, str) and path else "Write file"
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        """The whole-file diff the write would make, and where it starts."""
+        path, _ = _target(ctx, args["path"])
+        content = str(args["content"])
+        old, unreadable = await _current(path, _fs(ctx))
+        if unreadable:
+            return Preview(locations=((path, 1),))
+        diffs, _ = _diffs(path, old, content)
+        return Preview(diffs, ((path, changed_lines(old or "", content)[0]),))
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path, shown = _target(ctx, args["path"])
         content = str(args["content"])
         fs = _fs(ctx)
-        old: str | None = None
-        replaced_unreadable = False
-        if path.exists():
-            try:
-                old = await fs.read_text(path)
-            except ToolError:  # binary or not UTF-8: overwrite it, but there is no text to diff
-                replaced_unreadable = True
+        old, replaced_unreadable = await _current(path, fs)
         if old == content:
             return ToolResult(text=f"{shown} already has this content; nothing was written.",
                               locations=((path, 1),))
@@ -166,7 +180,28 @@ class EditFile:
         path = args.get("path")
         return f"Edit {path}" if isinstance(path, str) and path else "Edit file"
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        """The diff the edit would make; none when it would fail (the run says why)."""
+        try:
+            path, _, text, new_text = await self._change(args, ctx)
+        except ToolError:
+            return Preview()
+        diffs, _ = _diffs(path, text, new_text)
+        return Preview(diffs, ((path, changed_lines(text, new_text)[0]),))
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, shown, text, new_text = await self._change(args, ctx)
+        await _fs(ctx).write_text(path, new_text)
+        first, added, removed = changed_lines(text, new_text)
+        diffs, note = _diffs(path, text, new_text)
+        raw = {"path": str(path), "created": False, "linesAdded": added, "linesRemoved": removed}
+        return ToolResult(
+            text=f"Edited {shown}: replaced 1 occurrence (+{added} -{removed} lines)" + note,
+            diffs=diffs, locations=((path, first),), raw_output=raw)
+
+    async def _change(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, str, str, str]:
+        """(path, its name for the model, current text, text after the edit); ToolError if the
+        edit cannot be made as asked."""
         old_s, new_s = str(args["old_string"]), str(args["new_string"])
         if not old_s:
             raise ToolError("old_string must not be empty; use write_file to create a file")
@@ -187,14 +222,7 @@ class EditFile:
             raise ToolError(f"old_string occurs {n} times in {shown!r} ({_where(text, old_s)}); "
                             f"nothing was changed. Include more surrounding lines so it occurs "
                             f"exactly once")
-        new_text = text.replace(old_s, new_s, 1)
-        await fs.write_text(path, new_text)
-        first, added, removed = changed_lines(text, new_text)
-        diffs, note = _diffs(path, text, new_text)
-        raw = {"path": str(path), "created": False, "linesAdded": added, "linesRemoved": removed}
-        return ToolResult(
-            text=f"Edited {shown}: replaced 1 occurrence (+{added} -{removed} lines)" + note,
-            diffs=diffs, locations=((path, first),), raw_output=raw)
+        return path, shown, text, text.replace(old_s, new_s, 1)
 
 
 def _match_line_endings(text: str, old_s: str, new_s: str) -> tuple[str, str]:

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ import structlog
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import (
     Permission,
+    Preview,
     Progress,
     TerminalExit,
     TerminalHost,
@@ -210,6 +212,13 @@ async def _quietly(step: str, call: Callable[[], Awaitable[Any]]) -> Any:
     return None
 
 
+async def _tell_cancelled(ctx: ToolContext, started: float, what: str, output: str) -> None:
+    """Say how long the command ran before the cancel and what it printed (not "not executed")."""
+    text = (f"cancelled after {time.monotonic() - started:.1f} s; {what}\n"
+            f"{output or '(no output)'}")
+    await ctx.report(Progress(text=text, cancelled=True))
+
+
 @dataclass(frozen=True, slots=True)
 class RunCommand:
     """Run a shell command and give the model its exit code and (capped) output."""
@@ -255,6 +264,15 @@ class RunCommand:
         shown = clip_line(lines[0], 60) + (" …" if len(lines) > 1 else "")
         return f"Run `{shown}`"
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
+        """The command line and the directory it would run in, for the permission question."""
+        shown_cwd = str(args.get("cwd") or ".")
+        try:
+            cwd = str(resolve_inside(ctx.roots, shown_cwd))
+        except ToolError:
+            cwd = shown_cwd  # the run will refuse it and say why
+        return Preview(text=f"{args.get('command', '')}\n\nin {cwd}")
+
     def time_allowance(self, args: dict[str, Any]) -> float:
         """How long a caller should let `run` take: the command's timeout plus its cleanup."""
         return self._timeout(args) + self.kill_grace + _DRAIN_SECONDS + 3 * _HOST_SECONDS
@@ -290,6 +308,7 @@ class RunCommand:
         except OSError as exc:
             raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
         log.debug("shell.started", pid=proc.pid)
+        started = time.monotonic()
         out, eof = _Output(self.max_output_bytes), anyio.Event()
         assert proc.stdout is not None
         try:
@@ -302,6 +321,11 @@ class RunCommand:
                 with anyio.move_on_after(_DRAIN_SECONDS):
                     await eof.wait()
                 tg.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
+                await _stop_group(proc.pid, self.kill_grace)
+                await _tell_cancelled(ctx, started, "the process group was killed", out.text())
+            raise
         finally:
             with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
                 await _stop_group(proc.pid, self.kill_grace)
@@ -343,6 +367,7 @@ class RunCommand:
                            ctx: ToolContext) -> ToolResult:
         terminal_id = await term.create(_shell(), ["-c", command], cwd, self.terminal_output_limit)
         log.debug("shell.terminal_created", terminal_id=terminal_id)
+        started = time.monotonic()
         finished = False
         try:
             try:
@@ -362,8 +387,16 @@ class RunCommand:
                 raise ToolError(f"the editor did not answer terminal/output within "
                                 f"{_HOST_SECONDS:g} s") from None
             finished = True
+        except anyio.get_cancelled_exc_class():
+            await _quietly("kill", lambda: term.kill(terminal_id))
+            so_far = await _quietly("output", lambda: term.output(terminal_id))
+            await _quietly("report", lambda: _tell_cancelled(
+                ctx, started, "the command was killed",
+                cap_text(so_far.output, self.max_output_bytes) if so_far else ""))
+            finished = True  # killed and read already
+            raise
         finally:
-            if not finished:  # cancelled or failed: the command may still be running
+            if not finished:  # failed: the command may still be running
                 await _quietly("kill", lambda: term.kill(terminal_id))
                 await _quietly("output", lambda: term.output(terminal_id))
             await _quietly("release", lambda: term.release(terminal_id))

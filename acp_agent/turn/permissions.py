@@ -8,8 +8,11 @@ Implemented in `session/` (modes, remembered "always" answers, `session/request_
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from acp_agent.tools.base import Preview
 
 __all__ = ["ALLOW", "PermissionAsker", "PermissionDecision"]
 
@@ -28,7 +31,11 @@ ALLOW = PermissionDecision(True)
 
 class PermissionAsker(Protocol):
     async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
-                  raw_input: dict[str, Any]) -> PermissionDecision: ...
+                  raw_input: dict[str, Any],
+                  preview: Callable[[], Awaitable[Preview | None]] | None = None,
+                  ) -> PermissionDecision:
+        """`preview()` computes what the call would change; await it only when asking the user."""
+        ...
 
 
 class AllowAll:

@@ -27,7 +27,7 @@ from acp_agent.model.base import (
     Usage,
     turn_deadline,
 )
-from acp_agent.tools.base import Progress, ToolContext, ToolResult
+from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.sensitive import sensitive_reason
 from acp_agent.turn.compaction import compact
@@ -61,6 +61,8 @@ CANCELLED_RUNNING = f"the user cancelled the turn: {INTERRUPTED_RUNNING}"
 JOURNAL_STOPPED = "not executed: the turn stopped because the session journal could not be written"
 READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 """Tool kinds without side effects: no `tool_started` entry is journaled before they run."""
+PREVIEW_SECONDS = 10.0
+"""Bound on computing a permission preview (it may read the file through the editor)."""
 
 
 class PermissionCancelled(Exception):
@@ -93,6 +95,10 @@ class TurnRunner:
         self._started: set[str] = set()
         self._unkept: dict[str, dict[str, Any]] = {}
         """Results the journal refused: kept in memory so the history stays valid."""
+        self._shown: set[str] = set()
+        """Calls of the current batch the editor was shown (a skipped call never is)."""
+        self._cancel_notes: dict[str, str] = {}
+        """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
         self.last_message_id: str | None = None
@@ -320,15 +326,21 @@ class TurnRunner:
             reason = JOURNAL_STOPPED
             raise
         finally:
+            notes = self._cancel_notes
             results.extend(self._unkept.get(b["id"]) or tool_result(
-                b["id"], CANCELLED_RUNNING if b["id"] in self._started else reason, is_error=True)
+                b["id"], notes.get(b["id"]) or (CANCELLED_RUNNING if b["id"] in self._started
+                                                else reason), is_error=True)
                 for b in tool_uses[len(results):])
+            notes.clear()
             for block, result in zip(tool_uses, results, strict=True):
                 if block["id"] not in self._journaled and reason is CANCELLED:
-                    history.note({"type": "tool_result", "block": result,
-                                  "shown": {"title": block["name"], "status": "failed"}})
+                    title, kind = self._heading(block["name"], block.get("input"))
+                    history.note({"type": "tool_result", "block": result, "shown": {
+                        "title": title, "kind": kind, "status": "failed",
+                        **({} if block["id"] in self._shown else {"hidden": True})}})
             self._journaled.clear()
             self._started.clear()
+            self._shown.clear()
             self._unkept.clear()
             history.add_user(results, journal=False)
 
@@ -349,20 +361,16 @@ class TurnRunner:
         args = block.get("input")
         args = args if isinstance(args, dict) else {}
         tool = self.tools.get(name)
-        title, kind = name, "other"
-        if tool is not None:
-            kind = tool.kind
-            try:
-                title = tool.title(args) or name
-            except Exception:  # a title is cosmetic; malformed input is reported below
-                title = name
+        title, kind = self._heading(name, args)
+        self._shown.add(call_id)
         await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
         log.debug("tool.started", tool=name, call_id=call_id)
         try:
             result = await self._execute(tool, name, title, args, call_id, meter, history)
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_calls_failed += 1
-            await self._fail(call_id, CANCELLED_RUNNING if call_id in self._started else CANCELLED)
+            await self._fail(call_id, self._cancel_notes.get(call_id) or (
+                CANCELLED_RUNNING if call_id in self._started else CANCELLED))
             raise
         except JournalFailed as exc:  # its tool_started entry was refused: it did not run
             meter.tool_calls_failed += 1
@@ -376,7 +384,9 @@ class TurnRunner:
         try:  # journaled (and fsynced) before the editor is told the call is done
             history.note({"type": "tool_result", "block": block_out, "shown": {
                 "title": title, "kind": kind, "status": status, "rawInput": args,
-                "text": result.text, "locations": [[str(p), line] for p, line in result.locations]}})
+                "text": result.text, "locations": [[str(p), line] for p, line in result.locations],
+                "diffs": [[str(d.path), d.old_text, d.new_text] for d in result.diffs],
+                "rawOutput": result.raw_output}})
             self._journaled.add(call_id)
             if result.plan is not None:
                 await self.sink.emit(PlanChanged(result.plan))
@@ -393,6 +403,16 @@ class TurnRunner:
         """End an open tool call `failed` in the editor, even from a cancelled scope."""
         with anyio.move_on_after(2, shield=True):
             await self.sink.emit(ToolCallFinished(call_id, "failed", text))
+
+    def _heading(self, name: str, args: Any) -> tuple[str, str]:
+        """The title and kind the editor is shown for a call (journaled too, for replay)."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return name, "other"
+        try:
+            return tool.title(args if isinstance(args, dict) else {}) or name, tool.kind
+        except Exception:  # a title is cosmetic; malformed input is reported when it runs
+            return name, tool.kind
 
     async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
                        call_id: str, meter: TurnMeter, history: History) -> ToolResult:
@@ -413,7 +433,7 @@ class TurnRunner:
             meter.phase = "permission"
             decision = await self.permissions.ask(
                 call_id=call_id, tool_name=name, title=title, kind=tool.kind,
-                permission=permission, raw_input=args)
+                permission=permission, raw_input=args, preview=lambda: self._preview(tool, args))
             if decision.cancelled:
                 raise PermissionCancelled
             if not decision.allowed:
@@ -445,10 +465,25 @@ class TurnRunner:
             log.exception("tool.crashed", tool=name, call_id=call_id)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
+    async def _preview(self, tool: Any, args: dict[str, Any]) -> Preview | None:
+        """What the call would change, for the permission question; cosmetic, so never fatal."""
+        make = getattr(tool, "preview", None)
+        if make is None:
+            return None
+        try:
+            with anyio.fail_after(PREVIEW_SECONDS):
+                return await make(args, self.ctx)  # type: ignore[no-any-return]
+        except Exception as exc:
+            log.debug("tool.preview_failed", tool=tool.name, error=str(exc))
+            return None
+
     def _reporter(self, call_id: str) -> Callable[[Progress], Awaitable[None]]:
         sink = self.sink
 
         async def report(progress: Progress) -> None:
+            if progress.cancelled:  # the call's last word, reported when the cancel reaches us
+                self._cancel_notes[call_id] = progress.text or CANCELLED
+                return
             await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id))
 
         return report

@@ -16,6 +16,7 @@ from acp_agent.harness.script import harness_main
 from acp_agent.harness.steps import (
     AnswerStep,
     ExpectStep,
+    ModelStep,
     RequestStep,
     RespondStep,
     ScriptError,
@@ -207,13 +208,32 @@ def test_an_empty_script_is_an_error(tmp_path: Path) -> None:
 def test_every_shipped_example_is_a_valid_script(name: str) -> None:
     steps = load_script(EXAMPLES / f"{name}.jsonl")
     assert steps[-1].op == "close"
+    assert steps[0].op == "model"  # it names the model it needs, so it runs bare
+
+
+def test_a_model_step_names_the_packaged_fake_and_must_come_first(tmp_path: Path) -> None:
+    script = tmp_path / "s.jsonl"
+    model = {"op": "model", "fake": "acp_agent.testing", "reply": "tool_use", "tool": "list_files",
+             "tool_input": {"pattern": "*{n}*"}, "chunks": 3}
+    script.write_text(json.dumps(model) + '\n{"op": "close"}\n', encoding="utf-8")
+    [first, _] = load_script(script)
+    assert isinstance(first, ModelStep)
+    assert first.fake_args() == ["--reply", "tool_use", "--tool", "list_files", "--chunks", "3",
+                                 "--tool-input", '{"pattern": "*{n}*"}']
+    script.write_text('{"op": "close"}\n' + json.dumps(model) + "\n", encoding="utf-8")
+    with pytest.raises(ScriptError, match="line 2: a model step must be the first step"):
+        load_script(script)
+    script.write_text(json.dumps({**model, "fake": "my.own.fake"}) + "\n", encoding="utf-8")
+    with pytest.raises(ScriptError, match="line 1: fake"):
+        load_script(script)
 
 
 def test_the_step_schema_can_be_generated_for_schemas_dir() -> None:
     schema = step_adapter().json_schema()
     defs = schema["$defs"].values()
     ops = {d["properties"]["op"]["const"] for d in defs if "op" in d.get("properties", {})}
-    assert ops == {"request", "notify", "expect", "answer", "respond", "wait", "cancel", "close"}
+    assert ops == {"model", "request", "notify", "expect", "answer", "respond", "wait", "cancel",
+                   "close"}
 
 
 # --- the command line -------------------------------------------------------------------------

@@ -172,6 +172,7 @@ async def test_cancel_kills_the_group(ctx: ToolContext) -> None:
             tg.cancel_scope.cancel()
     assert outcome == []  # cancelled, not finished
     assert not running(pid_in("".join(seen)))
+    assert seen[-1].startswith("cancelled after ") and "ready" in seen[-1]
 
 
 # ── local: caps and progress ─────────────────────────────────────────────────────────────────
@@ -321,14 +322,20 @@ async def test_terminal_timeout_kills_then_reads_output_then_releases(cwd: Path)
 
 
 async def test_terminal_cancel_kills_then_reads_output_then_releases(cwd: Path) -> None:
-    host, reports = FakeTerminalHost(), list[Progress]()
+    host, reports = FakeTerminalHost(output="step 1 done\n"), list[Progress]()
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(RunCommand().run, {"command": "sleep 300"}, terminal_ctx(cwd, host, reports))
             await host.waiting.wait()
+            await anyio.sleep(0.2)
             tg.cancel_scope.cancel()
     assert host.names() == ["create", "wait_for_exit", "kill", "output", "release"]
-    assert reports == [Progress(terminal_id="term-1")]
+    embedded, last = reports
+    assert embedded == Progress(terminal_id="term-1")
+    # Its last word: how long it ran and its output so far, instead of "not executed".
+    assert last.cancelled and last.text is not None
+    assert re.match(r"cancelled after (\d+\.\d) s; the command was killed\nstep 1 done\n$", last.text)
+    assert float(last.text.split()[2]) >= 0.2
 
 
 async def test_terminal_is_released_when_the_editor_answers_an_error(cwd: Path) -> None:

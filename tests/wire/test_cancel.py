@@ -106,22 +106,6 @@ async def test_cancel_request_for_a_pending_prompt_answers_cancelled(
     assert len(answers) == 1
 
 
-async def test_a_second_prompt_while_one_runs_is_refused_without_disturbing_it(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
-    fake_api.script(replies.stall())
-    results: dict = {}
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(start_prompt, agent, session, "first", results)
-        await wait_until(lambda: fake_api.attempts == 1)
-        second = await agent.prompt(session, "second")
-        assert "response" not in results  # the first turn is still running
-        await agent.notify("session/cancel", {"sessionId": session})
-    assert second["error"]["code"] == -32600
-    assert second["error"]["data"]["sessionId"] == session
-    assert results["response"]["result"]["stopReason"] == "cancelled"
-    assert fake_api.attempts == 1
-
-
 async def test_a_prompt_after_cancel_waits_for_the_cancelled_turn_then_runs(
         agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
     fake_api.script(replies.stall(), replies.text("second answer"))

@@ -60,31 +60,50 @@ def prompt(text: str, **extra: Any) -> dict[str, Any]:
             "params": {"sessionId": "$sessionId", "prompt": [{"type": "text", "text": text}]}, **extra}
 
 
-# --- the shipped examples, against this agent -----------------------------------------------
+# --- the shipped examples, against this agent, run bare ------------------------------------
 
 @pytest.mark.slow
-def test_the_handshake_example_passes(tmp_path: Path, fake_api: FakeMessagesAPI) -> None:
-    done = harness(tmp_path, str(EXAMPLES / "handshake.jsonl"), *fake_env(fake_api))
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.rstrip().endswith("6 passed")
-    assert fake_api.attempts == 0
-
-
-@pytest.mark.slow
-def test_the_max_turn_requests_example_passes(tmp_path: Path, fake_api: FakeMessagesAPI) -> None:
-    fake_api.set_fallback(tool_use_forever)
-    done = harness(tmp_path, str(EXAMPLES / "max_turn_requests.jsonl"), *fake_env(fake_api))
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert fake_api.attempts == 4  # two turns of exactly two requests each
-    assert "$turnId = " in done.stdout
-
-
-@pytest.mark.slow
-def test_the_cancel_example_passes(tmp_path: Path, fake_api: FakeMessagesAPI) -> None:
-    fake_api.set_fallback(tool_use_forever)
-    done = harness(tmp_path, str(EXAMPLES / "cancel.jsonl"), *fake_env(fake_api))
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.jsonl")))
+def test_every_example_passes_run_bare(tmp_path: Path, example: str) -> None:
+    """No fake started by hand, no --env: the script's first step names the model it needs."""
+    done = harness(tmp_path, str(EXAMPLES / example))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "FAIL" not in done.stdout
+    assert done.stdout.splitlines()[1].startswith("model: acp_agent.testing --reply ")
+    assert done.stdout.rstrip().endswith(" passed")
+
+
+@pytest.mark.slow
+def test_a_wrong_expectation_in_an_example_still_fails_with_a_diff(tmp_path: Path) -> None:
+    text = (EXAMPLES / "max_turn_requests.jsonl").read_text(encoding="utf-8")
+    wrong = text.replace('"stopReason": "max_turn_requests", "_meta"',
+                         '"stopReason": "end_turn", "_meta"', 1)
+    assert wrong != text
+    path = tmp_path / "wrong.jsonl"
+    path.write_text(wrong, encoding="utf-8")
+    done = harness(tmp_path, str(path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert '@ $.result.stopReason\n    - "end_turn"\n    + "max_turn_requests"' in done.stdout
+
+
+def test_a_script_that_names_a_model_still_drives_another_agent(tmp_path: Path) -> None:
+    path = script(tmp_path, {"op": "model", "fake": "acp_agent.testing", "reply": "text"},
+                  INIT, NEW, prompt("hello", match={"result": {"stopReason": "end_turn"}}),
+                  {"op": "close", "exit_code": 0})
+    done = harness(tmp_path, path, "--agent", SDK_AGENT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert report_lines(done.stdout) == ["PASS"] * 4
+    assert "model: acp_agent.testing --reply text at http://127.0.0.1:" in done.stdout
+
+
+def test_env_options_win_over_the_model_steps_variables(tmp_path: Path) -> None:
+    """--env ANTHROPIC_BASE_URL=<dead port> beats the fake: the prompt then fails to connect."""
+    path = script(tmp_path, {"op": "model", "fake": "acp_agent.testing", "reply": "text"},
+                  INIT, NEW, prompt("hello", match={"result": {"stopReason": "end_turn"}}))
+    done = harness(tmp_path, path, "--env", "ANTHROPIC_BASE_URL=http://127.0.0.1:9",
+                   "--env", "ACP_AGENT_MAX_RETRIES=0")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert report_lines(done.stdout) == ["PASS", "PASS", "FAIL"]
 
 
 # --- the report, against the SDK-built agent ------------------------------------------------

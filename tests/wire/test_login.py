@@ -45,3 +45,13 @@ async def test_terminal_auth_is_not_offered_to_a_client_that_cannot_run_it(
         agent: AgentProcess) -> None:
     result = await agent.initialize()
     assert [m["id"] for m in result["authMethods"]] == ["anthropic-api-key"]
+
+
+async def test_terminal_auth_is_offered_to_a_client_that_says_so_in_meta(
+        agent: AgentProcess) -> None:
+    """The ACP Registry's validator (and some clients) send `_meta["terminal-auth"]` instead."""
+    result = await agent.initialize(terminal=True, fs={"readTextFile": True, "writeTextFile": True},
+                                    _meta={"terminal_output": True, "terminal-auth": True})
+    methods = {m["id"]: m for m in result["authMethods"]}
+    assert methods["login"]["type"] == "terminal" and methods["login"]["args"] == ["login"]
+    assert "type" not in methods["anthropic-api-key"]  # an agent method, as the registry wants

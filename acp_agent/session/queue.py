@@ -1,0 +1,64 @@
+"""A session's prompts in arrival order: the first one runs, the others wait their turn.
+
+Toad (and any client that lets the user type while the agent works) sends `session/prompt` while a
+turn runs; the prompt is queued, runs when the turns before it have ended, and is answered in
+order (decisions D3). At most `limit` prompts wait; a cancel ends the running one and every waiting
+one, each still answered in order.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from acp_agent.protocol.errors import ProtocolError
+from acp_agent.session.state import RunningTurn
+
+__all__ = ["MAX_WAITING", "QUEUE_FULL", "PromptLine"]
+
+MAX_WAITING = 8
+"""Prompts that may wait behind the running one in a session."""
+QUEUE_FULL = -32001
+"""JSON-RPC's implementation-defined server-error range (-32000 is ACP's auth_required)."""
+
+
+class PromptLine:
+    """The turns of one session, running (the first) and waiting (the rest), in FIFO order."""
+
+    def __init__(self, limit: int = MAX_WAITING) -> None:
+        self.limit = limit
+        self.turns: deque[RunningTurn] = deque()
+
+    @property
+    def waiting(self) -> int:
+        return max(0, len(self.turns) - 1)
+
+    @asynccontextmanager
+    async def turn(self, session_id: str) -> AsyncIterator[RunningTurn]:
+        """Wait for every turn ahead to end, then hold the session until the block exits.
+
+        The turn's `cancelled` flag is already set when a cancel came while it waited: the caller
+        answers `cancelled` without running it. Raises a -32001 ProtocolError when the line is full.
+        """
+        if self.waiting >= self.limit:
+            raise ProtocolError(QUEUE_FULL, f"The prompt queue of this session is full: {self.limit} "
+                                f"prompts are already waiting for the running turn; wait for one to "
+                                f"finish or cancel them", {"sessionId": session_id,
+                                                           "waiting": self.waiting})
+        turn = RunningTurn()
+        self.turns.append(turn)
+        try:
+            while self.turns[0] is not turn:  # the head may leave early (its request cancelled)
+                await self.turns[0].done.wait()
+            yield turn
+        finally:
+            self.turns.remove(turn)
+            turn.done.set()
+
+    def cancel(self) -> bool:
+        """End the running turn and mark every waiting one cancelled; True when there was any."""
+        for turn in self.turns:
+            turn.cancelled = True
+            turn.scope.cancel()
+        return bool(self.turns)
