@@ -1,0 +1,178 @@
+"""The docs a maintainer reads cold stay true to the code.
+
+- Every decision the code cites (`decisions D4`, `turn-semantics C2.7`, a bare `(C8)`) is defined in
+  `docs/decisions.md`, as a heading `## D4.` or `### C2.7.`.
+- Every hop of the prompt's route in `docs/architecture.md` names a file that exists and a function,
+  class or `Class.method` defined in it; the route has at most 15 hops.
+- Every package and top-level module of `acp_agent/` has its line among the rooms.
+
+Files are read by path and parsed with `ast`/`tokenize`; nothing of `acp_agent` is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "acp_agent"
+DECISIONS = REPO / "docs" / "decisions.md"
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+
+MAX_HOPS = 15
+ROUTE_HEADING = "## The route of one prompt"
+
+CITATION = re.compile(r"\b[DC]\d+(?:\.\d+)?\b")
+DEFINITION = re.compile(r"^#{2,4} ([DC]\d+(?:\.\d+)?)\. \S", re.MULTILINE)
+HOP = re.compile(r"^\d+\. `(?P<path>[\w./-]+\.py):(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)` (?P<text>.*)")
+
+
+# ── what the code cites ──────────────────────────────────────────────────────────────────────
+
+
+def prose_of(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of every comment and every string statement (docstrings, attribute docs)."""
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            yield node.lineno, node.value.value
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+
+
+def citations_in(source: str) -> set[tuple[int, str]]:
+    return {(line, ref) for line, text in prose_of(source) for ref in CITATION.findall(text)}
+
+
+def cited_by_package() -> dict[str, list[str]]:
+    """Decision ID → the `file:line` places in acp_agent/ that cite it."""
+    cited: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for line, ref in sorted(citations_in(path.read_text(encoding="utf-8"))):
+            cited.setdefault(ref, []).append(f"{path.relative_to(REPO)}:{line}")
+    return cited
+
+
+def defined_ids(text: str) -> list[str]:
+    return DEFINITION.findall(text)
+
+
+def test_citations_are_found_in_comments_and_docstrings_only() -> None:
+    source = (
+        '"""Module doc (decisions D4)."""\n'
+        'X = 1\n"""Attribute doc (C2.7)."""\n'
+        'def f():\n    """Doc, turn-semantics C8."""\n'
+        '    return "D99 in a plain string is no citation"  # comment cites D1)\n'
+    )
+    assert {ref for _, ref in citations_in(source)} == {"D4", "C2.7", "C8", "D1"}
+
+
+def test_every_decision_id_is_defined_once() -> None:
+    ids = defined_ids(DECISIONS.read_text(encoding="utf-8"))
+    assert ids, f"no `## D<n>.` headings found in {DECISIONS.relative_to(REPO)}"
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    assert not duplicates, f"defined more than once: {duplicates}"
+
+
+def test_every_decision_the_code_cites_is_defined() -> None:
+    cited = cited_by_package()
+    assert cited, "no citation found in acp_agent/: the scan is broken"
+    defined = set(defined_ids(DECISIONS.read_text(encoding="utf-8")))
+    missing = {ref: places for ref, places in cited.items() if ref not in defined}
+    assert not missing, "cited but not defined in docs/decisions.md:\n" + "\n".join(
+        f"  {ref}: {', '.join(places)}" for ref, places in sorted(missing.items())
+    )
+
+
+# ── the route ────────────────────────────────────────────────────────────────────────────────
+
+
+def route_hops(text: str) -> list[re.Match[str]]:
+    """The numbered `file:function` lines of the route section, in order."""
+    start = text.index(ROUTE_HEADING)
+    end = text.find("\n## ", start + len(ROUTE_HEADING))
+    section = text[start:] if end == -1 else text[start:end]
+    hops = []
+    for line in section.splitlines():
+        if re.match(r"^\d+\. ", line):
+            match = HOP.match(line)
+            assert match is not None, f"a hop must start with `path/to/file.py:function`: {line!r}"
+            hops.append(match)
+    return hops
+
+
+def defines(tree: ast.Module, dotted: str) -> bool:
+    """Whether `dotted` (`func`, `Class`, `Class.method`) is defined at the top of `tree`."""
+    body: list[ast.stmt] = tree.body
+    for part in dotted.split("."):
+        found = next(
+            (
+                node
+                for node in body
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and node.name == part
+            ),
+            None,
+        )
+        if found is None:
+            return False
+        body = found.body if isinstance(found, ast.ClassDef) else []
+    return True
+
+
+def broken_hops(text: str) -> list[str]:
+    problems = []
+    for hop in route_hops(text):
+        path, name = REPO / hop["path"], hop["name"]
+        if not path.is_file():
+            problems.append(f"{hop['path']}: no such file")
+        elif not defines(ast.parse(path.read_text(encoding="utf-8")), name):
+            problems.append(f"{hop['path']}:{name}: not defined there")
+        elif not hop["text"].strip():
+            problems.append(f"{hop['path']}:{name}: no sentence says what it does")
+    return problems
+
+
+def test_the_checker_catches_a_wrong_hop() -> None:
+    text = (
+        f"{ROUTE_HEADING}\n\n"
+        "1. `acp_agent/app.py:serve` exists.\n"
+        "2. `acp_agent/rpc/endpoint.py:Endpoint.no_such_method` does not.\n"
+        "3. `acp_agent/no_such_file.py:serve` neither.\n\n## Next\n"
+        "4. `acp_agent/no_such_file.py:outside` is past the section.\n"
+    )
+    assert broken_hops(text) == [
+        "acp_agent/rpc/endpoint.py:Endpoint.no_such_method: not defined there",
+        "acp_agent/no_such_file.py: no such file",
+    ]
+
+
+def test_every_hop_of_the_route_exists() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert route_hops(text), "no hops found under the route heading"
+    problems = broken_hops(text)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_route_has_at_most_15_hops() -> None:
+    hops = route_hops(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert 1 <= len(hops) <= MAX_HOPS, f"{len(hops)} hops"
+
+
+# ── the rooms ────────────────────────────────────────────────────────────────────────────────
+
+
+def test_every_package_and_top_level_module_is_described() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    rooms = [f"{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()]
+    modules = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    missing = [name for name in rooms + modules if f"| `{name}` |" not in text]
+    assert not missing, f"not among the rooms of docs/architecture.md: {missing}"
