@@ -61,7 +61,7 @@ async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_histor
                  if u["sessionUpdate"] == "tool_call_update"}
         response = await agent.prompt(session, "are you back?")
     assert response["result"]["stopReason"] == "end_turn", response
-    messages = fake_api.requests[-1].body["messages"]
+    messages = fake_api.requests[-1].plain_body["messages"]
     assert_valid_history(messages)
     results = {b["tool_use_id"]: b for b in messages[2]["content"] if b.get("type") == "tool_result"}
     assert not results["toolu_w"].get("is_error")
