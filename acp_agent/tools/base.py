@@ -146,6 +146,8 @@ class Tool(Protocol):
     `kind` is one of read, edit, delete, move, search, execute, think, fetch, other.
     `permission` is None for tools that only look, "edit" for tools that change files and
     "execute" for tools that run commands: the session asks the user before those run.
+    A tool may also set `read_only = True` when it only looks: the runner then runs it beside the
+    other read-only calls of the same reply.
     """
 
     name: str

@@ -54,6 +54,7 @@ class ReadFile:
     name = "read_file"
     kind = "read"
     permission = None
+    read_only = True
     description = (
         "Read a UTF-8 text file inside the working directory and return its contents verbatim "
         "(no line numbers added). `path` is relative to the working directory (absolute paths "
@@ -179,6 +180,7 @@ class ListFiles:
     name = "list_files"
     kind = "search"
     permission = None
+    read_only = True
     description = (
         "List files inside the working directory whose path (relative to `path`) matches the "
         "glob `pattern`. `*` and `?` match within one path segment, `**/` matches any number of "

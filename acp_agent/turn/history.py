@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Protocol
 
 __all__ = ["History", "JournalWriter", "Mark", "tool_result"]
@@ -25,6 +26,22 @@ def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block
     if is_error:
         block["is_error"] = True
     return block
+
+
+def _results_in_call_order(messages: list[Message]) -> None:
+    """Put replayed tool_results back in their calls' order: calls that ran at once were journaled
+    as each one finished."""
+    for before, message in pairwise(messages):
+        if before["role"] != "assistant" or message["role"] != "user":
+            continue
+        order = {b.get("id"): i for i, b in enumerate(before["content"]) if b.get("type") == "tool_use"}
+        content = message["content"]
+        leading = 0
+        while leading < len(content) and content[leading].get("type") == "tool_result":
+            leading += 1
+        if order and leading > 1:
+            content[:leading] = sorted(content[:leading],
+                                       key=lambda b: order.get(b.get("tool_use_id"), len(order)))
 
 
 class JournalWriter(Protocol):
@@ -80,6 +97,7 @@ class History:
             elif kind == "rollback":
                 history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
                                  journal=False)
+        _results_in_call_order(history.messages)
         history.repair()
         return history
 

@@ -76,6 +76,16 @@ def new_message_id() -> str:
     return str(uuid.uuid4())
 
 
+def _first_failure(group: BaseExceptionGroup) -> BaseException:
+    """The exception a task group's failure stands for: the first one that is not a cancellation."""
+    cancelled = anyio.get_cancelled_exc_class()
+    for exc in group.exceptions:
+        found = _first_failure(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if not isinstance(found, cancelled):
+            return found
+    return group.exceptions[0]
+
+
 class TurnRunner:
     """Runs the loop for one session; stateless between runs except for what it is given."""
 
@@ -85,6 +95,8 @@ class TurnRunner:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
+        self._asking = anyio.Lock()
+        """One permission question at a time, even from calls that run at once."""
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
         self.tools = tools
@@ -254,29 +266,64 @@ class TurnRunner:
 
     async def _run_tools(self, tool_uses: list[dict[str, Any]], history: History,
                          meter: TurnMeter) -> None:
-        """Run a batch in model order; every tool_use gets exactly one tool_result, whatever happens."""
+        """Run a batch; every tool_use gets exactly one tool_result, in model order, whatever happens.
+
+        Each run of consecutive read-only calls runs at once (they only look, so their order does
+        not matter); every other call runs alone, in model order.
+        """
         allowed = meter.tool_allowance(len(tool_uses))
-        results: list[dict[str, Any]] = []
+        results: list[dict[str, Any] | None] = [None] * len(tool_uses)
         try:
-            for position, block in enumerate(tool_uses):
+            position = 0
+            while position < len(tool_uses):
+                block = tool_uses[position]
                 if position >= allowed:
                     meter.tool_calls_skipped += 1
                     cap = meter.limits.max_tool_calls
-                    results.append(tool_result(
+                    results[position] = tool_result(
                         block["id"], f"not executed: per-turn tool-call budget exhausted ({cap}/{cap})",
-                        is_error=True))
+                        is_error=True)
+                    position += 1
                     continue
-                results.append(await self._run_one(block, meter, history))
-            self._watch_repeats(tool_uses, results, meter)
+                end = position
+                while end < allowed and self._read_only(tool_uses[end]):
+                    end += 1
+                if end - position > 1:
+                    await self._run_together(tool_uses, range(position, end), results, meter, history)
+                    position = end
+                    continue
+                results[position] = await self._run_one(block, meter, history)
+                position += 1
+            self._watch_repeats(tool_uses, [r for r in results if r is not None], meter)
         finally:
-            results.extend(tool_result(b["id"], CANCELLED, is_error=True)
-                           for b in tool_uses[len(results):])
-            for block, result in zip(tool_uses, results, strict=True):
+            answered = [tool_result(b["id"], CANCELLED, is_error=True) if r is None else r
+                        for b, r in zip(tool_uses, results, strict=True)]
+            for block, result in zip(tool_uses, answered, strict=True):
                 if block["id"] not in self._journaled:
                     history.note({"type": "tool_result", "block": result,
                                   "shown": {"title": block["name"], "status": "failed"}})
             self._journaled.clear()
-            history.add_user(results, journal=False)
+            history.add_user(answered, journal=False)
+
+    def _read_only(self, block: dict[str, Any]) -> bool:
+        """Whether the call only looks (a read-only tool), so it may run beside others."""
+        tool = self.tools.get(block["name"])
+        return tool is not None and getattr(tool, "read_only", False) is True
+
+    async def _run_together(self, tool_uses: list[dict[str, Any]], positions: range,
+                            results: list[dict[str, Any] | None], meter: TurnMeter,
+                            history: History) -> None:
+        """Run these calls at once, each result into its own slot; a cancel ends them all."""
+
+        async def run(position: int) -> None:
+            results[position] = await self._run_one(tool_uses[position], meter, history)
+
+        try:
+            async with anyio.create_task_group() as group:
+                for position in positions:
+                    group.start_soon(run, position)
+        except BaseExceptionGroup as failures:  # e.g. a cancelled permission question
+            raise _first_failure(failures) from None
 
     @staticmethod
     def _watch_repeats(tool_uses: list[dict[str, Any]], results: list[dict[str, Any]],
@@ -343,9 +390,10 @@ class TurnRunner:
         permission = getattr(tool, "permission", None)
         if permission is not None:
             meter.phase = "permission"
-            decision = await self.permissions.ask(
-                call_id=call_id, tool_name=name, title=title, kind=tool.kind,
-                permission=permission, raw_input=args)
+            async with self._asking:
+                decision = await self.permissions.ask(
+                    call_id=call_id, tool_name=name, title=title, kind=tool.kind,
+                    permission=permission, raw_input=args)
             if decision.cancelled:
                 raise PermissionCancelled
             if not decision.allowed:

@@ -68,3 +68,18 @@ def test_pause_turn_continuation_extends_the_same_assistant_message() -> None:
     history.add_assistant([{"type": "text", "text": "part two"}])
     assert len(history.messages) == 2
     assert history.last_assistant_text() == "part onepart two"
+
+
+def test_replay_puts_results_of_calls_run_at_once_back_in_call_order() -> None:
+    entries = [
+        {"type": "prompt", "blocks": [{"type": "text", "text": "look"}]},
+        {"type": "assistant", "blocks": [tool_use("a"), tool_use("b"), tool_use("c")]},
+        {"type": "tool_result", "block": tool_result("c", "3")},  # journaled as each finished
+        {"type": "tool_result", "block": tool_result("a", "1")},
+        {"type": "tool_result", "block": tool_result("b", "2")},
+        {"type": "prompt", "blocks": [{"type": "text", "text": "next"}]},
+    ]
+    history = History.replay(entries)
+    content = history.messages[-1]["content"]
+    assert [b.get("tool_use_id") for b in content] == ["a", "b", "c", None]
+    assert content[-1] == {"type": "text", "text": "next"}
