@@ -14,9 +14,9 @@ __all__ = ["credentials_path", "load_key", "login_main", "save_key"]
 
 
 def credentials_path() -> Path:
-    import platformdirs
+    from acp_agent.config import user_config_dir
 
-    return Path(platformdirs.user_config_dir("acp-agent")) / "credentials.json"
+    return user_config_dir() / "credentials.json"
 
 
 def load_key() -> str | None:
