@@ -10,6 +10,8 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from acp_agent.turn.history import result_text
+
 __all__ = ["replay_updates"]
 
 
@@ -76,7 +78,7 @@ def _tool_result(entry: dict[str, Any], announced: set[str]) -> list[dict[str, A
         return []
     shown = entry.get("shown") or {}
     status = shown.get("status") or ("failed" if block.get("is_error") else "completed")
-    text = shown.get("text") if isinstance(shown.get("text"), str) else str(block.get("content", ""))
+    text = shown.get("text") if isinstance(shown.get("text"), str) else result_text(block.get("content", ""))
     update: dict[str, Any] = {
         "sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status,
         "content": [{"type": "content", "content": {"type": "text", "text": text}}]}

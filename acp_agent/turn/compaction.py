@@ -14,7 +14,7 @@ import structlog
 
 from acp_agent.model.base import MessageDone, ModelClient, ModelRequest
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import History
+from acp_agent.turn.history import History, result_text
 
 __all__ = ["KEEP_TURNS", "compact", "split_point"]
 
@@ -55,7 +55,7 @@ def _render(messages: list[dict[str, Any]]) -> str:
             elif kind == "tool_use":
                 lines.append(f"assistant called {block['name']}({json.dumps(block.get('input'))})")
             elif kind == "tool_result":
-                lines.append(f"tool result: {str(block.get('content'))[:2000]}")
+                lines.append(f"tool result: {result_text(block.get('content'))[:2000]}")
     text = "\n".join(lines)
     return text if len(text) <= TRANSCRIPT_CAP else text[-TRANSCRIPT_CAP:]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Protocol
 
-__all__ = ["History", "JournalWriter", "Mark", "tool_result"]
+__all__ = ["History", "JournalWriter", "Mark", "add_note", "result_text", "tool_result"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -21,11 +21,32 @@ Block = dict[str, Any]
 INTERRUPTED = "not executed: the turn was interrupted before this tool ran"
 
 
-def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block:
-    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+def tool_result(tool_use_id: str, text: str, *, is_error: bool = False,
+                media: Iterable[Block] = ()) -> Block:
+    """A tool_result block; with `media` (image blocks) its content is a list: the text, then them."""
+    extra = list(media)
+    content: str | list[Block] = [{"type": "text", "text": text}, *extra] if extra else text
+    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True
     return block
+
+
+def result_text(content: Any) -> str:
+    """A tool_result's content as text: a list's text blocks, with `[image]` for each image."""
+    if not isinstance(content, list):
+        return str(content)
+    return "\n".join(b.get("text", "") if b.get("type") == "text" else f"[{b.get('type')}]"
+                     for b in content if isinstance(b, dict))
+
+
+def add_note(result: Block, note: str) -> None:
+    """Append `note` to a tool_result's text, whichever shape its content has."""
+    content = result.get("content")
+    if isinstance(content, list):
+        content.append({"type": "text", "text": note})
+    else:
+        result["content"] = str(content) + note
 
 
 def _results_in_call_order(messages: list[Message]) -> None:

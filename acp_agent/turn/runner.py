@@ -42,7 +42,7 @@ from acp_agent.turn.events import (
     UsageReported,
 )
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import History, tool_result
+from acp_agent.turn.history import History, add_note, result_text, tool_result
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.settings import RunnerSettings
@@ -330,11 +330,11 @@ class TurnRunner:
                        meter: TurnMeter) -> None:
         """One observation per batch; the 3rd identical one gets a note telling the model to change."""
         count = meter.repeats.observe([
-            (b["name"], b.get("input") or {}, str(r.get("content", "")))
+            (b["name"], b.get("input") or {}, result_text(r.get("content", "")))
             for b, r in zip(tool_uses, results, strict=True)])
         meter.last_repeat = count
         if meter.repeats.should_nudge(count) and results:
-            results[-1]["content"] = str(results[-1]["content"]) + meter.repeats.nudge(count)
+            add_note(results[-1], meter.repeats.nudge(count))
 
     async def _run_one(self, block: dict[str, Any], meter: TurnMeter,
                        history: History) -> dict[str, Any]:
@@ -362,7 +362,7 @@ class TurnRunner:
             meter.tool_calls_failed += 1
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         status = "failed" if result.is_error else "completed"
-        block_out = tool_result(call_id, result.text, is_error=result.is_error)
+        block_out = tool_result(call_id, result.text, is_error=result.is_error, media=result.media)
         # Journaled (and fsynced) before the editor is told the call is done.
         history.note({"type": "tool_result", "block": block_out, "shown": {
             "title": title, "kind": kind, "status": status, "rawInput": args, "text": result.text,
