@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-__all__ = ["BUILTIN_MODELS", "DEFAULT_MODEL", "Config", "Limits", "LimitsError"]
+__all__ = ["BUILTIN_MODELS", "DEFAULT_MODEL", "Config", "Limits", "LimitsError", "user_config_dir"]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The model used when none is configured (decisions D2)."""
@@ -22,6 +22,13 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 BUILTIN_MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
 """Models offered when the Models API cannot be asked; a unit test keeps them off the SDK's
 deprecation list."""
+
+
+def user_config_dir() -> Path:
+    """The user's config dir for acp-agent (the stored key, user-level instructions)."""
+    import platformdirs  # only when asked: module import stays free of work
+
+    return Path(platformdirs.user_config_dir("acp-agent"))
 
 
 class LimitsError(ValueError):

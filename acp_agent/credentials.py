@@ -15,9 +15,9 @@ __all__ = ["credentials_path", "erase_initial_environ", "load_key", "login_main"
 
 
 def credentials_path() -> Path:
-    import platformdirs
+    from acp_agent.config import user_config_dir
 
-    return Path(platformdirs.user_config_dir("acp-agent")) / "credentials.json"
+    return user_config_dir() / "credentials.json"
 
 
 def erase_initial_environ(names: Iterable[str]) -> list[str]:

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +191,8 @@ class Peer:
         self.first_chunk = threading.Event()
         self.other_updates = 0
         self.eof_at: float | None = None
+        self.on_message: Callable[[dict[str, Any], float], None] | None = None
+        """Called (in the reader thread) with every parsed line and its arrival time."""
         with open(stderr_path, "wb") as err:
             self.spawned_at = time.perf_counter()
             self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE,
@@ -221,9 +223,10 @@ class Peer:
                 message = json.loads(line)
             except ValueError:
                 continue
+            if self.on_message is not None:
+                self.on_message(message, now)
             if "id" in message and "method" in message:
-                self._send({"jsonrpc": "2.0", "id": message["id"],
-                            "error": {"code": -32601, "message": "Method not found"}})
+                self.answer_request(message)
             elif "id" in message:
                 with self._cond:
                     self._responses[message["id"]] = (now, message)
@@ -233,6 +236,11 @@ class Peer:
         self.eof_at = clock()
         with self._cond:
             self._cond.notify_all()
+
+    def answer_request(self, message: dict[str, Any]) -> None:
+        """Answer an agent→client request (called in the reader thread): -32601 unless overridden."""
+        self._send({"jsonrpc": "2.0", "id": message["id"],
+                    "error": {"code": -32601, "message": "Method not found"}})
 
     def reset_chunks(self) -> None:
         """Forget chunks seen so far (call only while no turn is streaming)."""

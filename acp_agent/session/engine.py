@@ -11,13 +11,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from acp_agent.config import user_config_dir
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
+from acp_agent.session.instructions import Instructions, read_instructions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
 from acp_agent.session.system_prompt import build_system_prompt
@@ -51,9 +54,12 @@ class Engine:
             registry = self._tools()
             for tool in session.extra_tools:
                 registry.add(tool)
+            instructions = session_instructions(session.cwd)
+            session.instruction_files = tuple(f.note for f in instructions.files)
             settings = replace(session.settings, system=build_system_prompt(
                 cwd=session.cwd, limits=session.limits,
-                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()]))
+                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
+                instructions=instructions.prompt_section()))
             fs = session.capabilities.fs
             ctx = ToolContext(
                 cwd=session.cwd,
@@ -109,6 +115,15 @@ class Engine:
                                      streaming=runner.model.streaming)
 
 
+def session_instructions(cwd: Path) -> Instructions:
+    """The AGENTS.md files for a session at `cwd`, read once when its runner is built."""
+    try:
+        home: Path | None = Path.home().resolve()
+    except (RuntimeError, OSError):
+        home = None
+    return read_instructions(cwd, home=home, config_dir=user_config_dir())
+
+
 def new_turn_id() -> str:
     return f"t_{uuid.uuid4().hex[:16]}"
 
@@ -130,4 +145,9 @@ def _status(session: Session, runner: TurnRunner) -> str:
             f"Limits per prompt: {shown}\n"
             f"Context used: {used:,} of {window:,} tokens ({used / window:.0%})\n"
             f"Prompt cache: {cache}\nCost so far: {cost}\n"
-            f"Messages in history: {len(session.history)}")
+            f"Messages in history: {len(session.history)}\n"
+            f"Instructions: {_listed(session.instruction_files)}")
+
+
+def _listed(files: tuple[str, ...]) -> str:
+    return "".join(f"\n- {name}" for name in files) if files else "none (no AGENTS.md found)"

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING
+from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING, result_text
 
 __all__ = ["replay_updates"]
 
@@ -110,7 +110,7 @@ def _tool_result(entry: dict[str, Any], announced: set[str]) -> list[dict[str, A
     if shown.get("hidden"):
         return []
     status = shown.get("status") or ("failed" if block.get("is_error") else "completed")
-    text = shown.get("text") if isinstance(shown.get("text"), str) else _text_of(block)
+    text = shown.get("text") if isinstance(shown.get("text"), str) else result_text(block.get("content", ""))
     content: list[dict[str, Any]] = [
         {"type": "diff", "path": str(path), "oldText": old, "newText": new}
         for path, old, new in shown.get("diffs") or []]
@@ -127,11 +127,3 @@ def _tool_result(entry: dict[str, Any], announced: set[str]) -> list[dict[str, A
         return [update]
     announced.add(call_id)  # a result whose tool_use was lost: announce it first
     return [_tool_call(call_id, shown, None, None), update]
-
-
-def _text_of(block: dict[str, Any]) -> str:
-    """A tool_result's content as the text the editor was shown (a string or text blocks)."""
-    content = block.get("content", "")
-    if isinstance(content, list):
-        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return str(content)

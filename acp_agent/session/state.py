@@ -63,6 +63,8 @@ class Session:
     """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
     extra_tools: list[Any] = field(default_factory=list)
     """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
+    instruction_files: tuple[str, ...] = ()
+    """The instruction files in its system prompt (named for /status), read with its runner."""
 
     @property
     def mode(self) -> str:

@@ -29,8 +29,9 @@ def _first_line(text: str) -> str:
 
 
 def build_system_prompt(*, cwd: Path, tools: Iterable[tuple[str, str]], limits: Limits,
-                        today: dt.date | None = None) -> str:
-    """The prompt for one session; `tools` are (name, description) pairs."""
+                        today: dt.date | None = None, instructions: str = "") -> str:
+    """The prompt for one session; `tools` are (name, description) pairs; `instructions` is the
+    project instructions' section (AGENTS.md files), last, as the user's own words."""
     today = today or dt.date.today()
     tool_lines = "\n".join(f"- {name}: {_first_line(description)}" for name, description in tools)
     budget = [f"at most {limits.max_turn_requests} model requests"]
@@ -47,4 +48,5 @@ def build_system_prompt(*, cwd: Path, tools: Iterable[tuple[str, str]], limits: 
         f"Limits for each user prompt: {', '.join(budget)}. Edits and commands may need the "
         "user's permission; if the user declines, do not retry the same call.\n\n"
         f"{RULES}"
+        + (f"\n\n{instructions}" if instructions else "")
     )

@@ -145,7 +145,8 @@ class ToolResult:
 
     `text` goes back to the model as the tool_result and is shown to the editor;
     `locations` are absolute paths (with an optional 1-based line) the editor can follow;
-    `diffs` are shown as ACP diff content; `terminal_id` keeps an embedded terminal in the final update.
+    `diffs` are shown as ACP diff content; `terminal_id` keeps an embedded terminal in the final update;
+    `media` are API content blocks (images) that go to the model after `text`, never to the editor.
     """
 
     text: str
@@ -155,6 +156,7 @@ class ToolResult:
     diffs: tuple[Diff, ...] = ()
     terminal_id: str | None = None
     plan: tuple[PlanEntry, ...] | None = None
+    media: tuple[dict[str, Any], ...] = ()
 
 
 class Tool(Protocol):
@@ -163,6 +165,8 @@ class Tool(Protocol):
     `kind` is one of read, edit, delete, move, search, execute, think, fetch, other.
     `permission` is None for tools that only look, "edit" for tools that change files and
     "execute" for tools that run commands: the session asks the user before those run.
+    A tool may also set `read_only = True` when it only looks: the runner then runs it beside the
+    other read-only calls of the same reply.
     """
 
     name: str

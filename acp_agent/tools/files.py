@@ -27,6 +27,7 @@ from acp_agent.tools.disk import (
     prefix_for,
 )
 from acp_agent.tools.ignore import names_hidden
+from acp_agent.tools.images import read_image
 from acp_agent.tools.listing import Visibility, list_files
 from acp_agent.tools.paths import glob_to_regex, resolve_inside
 from acp_agent.tools.ripgrep import find_rg
@@ -55,13 +56,15 @@ class ReadFile:
     name = "read_file"
     kind = "read"
     permission = None
+    read_only = True
     description = (
         "Read a UTF-8 text file inside the working directory and return its contents verbatim "
         "(no line numbers added). `path` is relative to the working directory (absolute paths "
         "must lie inside it). Optional `offset` is the 1-based line to start at and `limit` the "
         "number of lines to return. At most 2000 lines and 256 KiB are returned per call; when "
         "the output is cut, it ends with a bracketed note giving the line range shown, the total "
-        "line count and the offset to call again with. Binary files are refused."
+        "line count and the offset to call again with. PNG, JPEG, GIF and WebP images (up to "
+        "3.75 MB) are returned as images for you to look at; other binary files are refused."
     )
     input_schema = {
         "type": "object",
@@ -87,6 +90,10 @@ class ReadFile:
         want = min(int(limit), self.max_lines) if limit is not None else self.max_lines
         user_window = limit is not None and int(limit) <= self.max_lines
 
+        # Images are read from disk on both paths (an editor's buffers hold text only).
+        picture = await in_thread(lambda stop: read_image(resolve_inside(ctx.cwd, shown), shown, stop))
+        if picture is not None:
+            return picture
         if ctx.fs is not None:  # the editor's buffers (fs/read_text_file): same window and caps
             path = resolve_inside(ctx.cwd, shown)
             if path.is_dir():
@@ -180,6 +187,7 @@ class ListFiles:
     name = "list_files"
     kind = "search"
     permission = None
+    read_only = True
     description = (
         "List files inside the working directory whose path (relative to `path`) matches the "
         "glob `pattern`. `*` and `?` match within one path segment, `**/` matches any number of "

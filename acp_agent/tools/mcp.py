@@ -169,14 +169,19 @@ class _Connection:
 
 
 class McpTool:
-    """One tool of an MCP server, run with the same permission rules as a command."""
+    """One tool of an MCP server, run with the same permission rules as a command.
+
+    `read_only` is the server's `readOnlyHint`: such calls may run beside other read-only ones
+    (the user is still asked, one question at a time, since the hint is the server's own claim).
+    """
 
     kind = "other"
     permission: Literal["edit", "execute"] | None = "execute"
 
     def __init__(self, name: str, description: str, input_schema: dict[str, Any], *,
-                 remote_name: str, connection: _Connection) -> None:
+                 remote_name: str, connection: _Connection, read_only: bool = False) -> None:
         self.name = name
+        self.read_only = read_only
         self.description = description
         self.input_schema = input_schema
         self.server = connection.server
@@ -325,8 +330,10 @@ class McpConnections:
             name = tool_name(connection.server, tool.name, self._names)
             self._names.add(name)
             description = tool.description or f"The {tool.name} tool of the MCP server {connection.server}."
+            hints = getattr(tool, "annotations", None)
+            read_only = getattr(hints, "read_only_hint", getattr(hints, "readOnlyHint", None)) is True
             tools.append(McpTool(name, description, object_schema(tool.input_schema),
-                                 remote_name=tool.name, connection=connection))
+                                 remote_name=tool.name, connection=connection, read_only=read_only))
         return tools
 
     async def aclose(self) -> None:

@@ -119,6 +119,7 @@ class SearchText:
     name = "search_text"
     kind = "search"
     permission = None
+    read_only = True
     description = (
         "Search text files inside the working directory for lines matching a regular expression "
         "(matched against each line without its newline; ripgrep syntax, Python extras such as "

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Protocol
 
 from acp_agent.errors import JournalFailed
 from acp_agent.tools.shown import shown_value
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_RUNNING", "THINKING_BLOCKS", "History", "JournalWriter", "Mark",
-           "tool_result", "without_thinking"]
+           "add_note", "result_text", "tool_result", "without_thinking"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -48,8 +49,12 @@ def without_thinking(messages: list[Message]) -> list[Message]:
     return out
 
 
-def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> Block:
-    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+def tool_result(tool_use_id: str, text: str, *, is_error: bool = False,
+                media: Iterable[Block] = ()) -> Block:
+    """A tool_result block; with `media` (image blocks) its content is a list: the text, then them."""
+    extra = list(media)
+    content: str | list[Block] = [{"type": "text", "text": text}, *extra] if extra else text
+    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
         block["is_error"] = True
     return block
@@ -84,6 +89,39 @@ def _merge_at(messages: list[Message], index: int) -> None:
     """After a removal at `index`, merge the two messages that now meet there if roles repeat."""
     if 0 < index < len(messages) and messages[index - 1]["role"] == messages[index]["role"]:
         messages[index - 1]["content"].extend(messages.pop(index)["content"])
+
+
+def result_text(content: Any) -> str:
+    """A tool_result's content as text: a list's text blocks, with `[image]` for each image."""
+    if not isinstance(content, list):
+        return str(content)
+    return "\n".join(b.get("text", "") if b.get("type") == "text" else f"[{b.get('type')}]"
+                     for b in content if isinstance(b, dict))
+
+
+def add_note(result: Block, note: str) -> None:
+    """Append `note` to a tool_result's text, whichever shape its content has."""
+    content = result.get("content")
+    if isinstance(content, list):
+        content.append({"type": "text", "text": note})
+    else:
+        result["content"] = str(content) + note
+
+
+def _results_in_call_order(messages: list[Message]) -> None:
+    """Put replayed tool_results back in their calls' order: calls that ran at once were journaled
+    as each one finished."""
+    for before, message in pairwise(messages):
+        if before["role"] != "assistant" or message["role"] != "user":
+            continue
+        order = {b.get("id"): i for i, b in enumerate(before["content"]) if b.get("type") == "tool_use"}
+        content = message["content"]
+        leading = 0
+        while leading < len(content) and content[leading].get("type") == "tool_result":
+            leading += 1
+        if order and leading > 1:
+            content[:leading] = sorted(content[:leading],
+                                       key=lambda b: order.get(b.get("tool_use_id"), len(order)))
 
 
 class JournalWriter(Protocol):
@@ -150,6 +188,7 @@ class History:
                 history.repair(started=started)
                 history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
                                  journal=False)
+        _results_in_call_order(history.messages)
         history.repair(started=started)
         return history
 

@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 
 from acp_agent.model.base import MessageDone
 from acp_agent.turn.governor import TurnMeter
+from acp_agent.turn.history import result_text
 
 __all__ = ["Step", "ToolStep", "TurnRecord", "step_of"]
 
@@ -114,7 +115,7 @@ def step_of(number: int, done: MessageDone, tool_uses: list[dict[str, Any]],
     calls = []
     for block in tool_uses:
         result = results.get(block["id"])
-        if result is None or str(result.get("content", "")).startswith("not executed"):
+        if result is None or result_text(result.get("content", "")).startswith("not executed"):
             status = "not_run"
         else:
             status = "failed" if result.get("is_error") else "completed"

@@ -43,7 +43,7 @@ from acp_agent.turn.events import (
     UsageReported,
 )
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import INTERRUPTED_RUNNING, History, tool_result
+from acp_agent.turn.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.settings import RunnerSettings
@@ -83,6 +83,16 @@ def new_message_id() -> str:
     return str(uuid.uuid4())
 
 
+def _first_failure(group: BaseExceptionGroup) -> BaseException:
+    """The exception a task group's failure stands for: the first one that is not a cancellation."""
+    cancelled = anyio.get_cancelled_exc_class()
+    for exc in group.exceptions:
+        found = _first_failure(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if not isinstance(found, cancelled):
+            return found
+    return group.exceptions[0]
+
+
 class TurnRunner:
     """Runs the loop for one session; stateless between runs except for what it is given."""
 
@@ -99,6 +109,8 @@ class TurnRunner:
         """Calls of the current batch the editor was shown (a skipped call never is)."""
         self._cancel_notes: dict[str, str] = {}
         """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
+        self._asking = anyio.Lock()
+        """One permission question at a time, even from calls that run at once."""
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
         self.last_message_id: str | None = None
@@ -307,32 +319,47 @@ class TurnRunner:
 
     async def _run_tools(self, tool_uses: list[dict[str, Any]], history: History,
                          meter: TurnMeter) -> None:
-        """Run a batch in model order; every tool_use gets exactly one tool_result, whatever happens."""
+        """Run a batch; every tool_use gets exactly one tool_result, in model order, whatever happens.
+
+        Each run of consecutive read-only calls runs at once (they only look, so their order does
+        not matter); every other call runs alone, in model order.
+        """
         allowed = meter.tool_allowance(len(tool_uses))
-        results: list[dict[str, Any]] = []
+        results: list[dict[str, Any] | None] = [None] * len(tool_uses)
         reason = CANCELLED
         try:
-            for position, block in enumerate(tool_uses):
+            position = 0
+            while position < len(tool_uses):
+                block = tool_uses[position]
                 if position >= allowed:
                     meter.tool_calls_skipped += 1
                     cap = meter.limits.max_tool_calls
-                    results.append(tool_result(
+                    results[position] = tool_result(
                         block["id"], f"not executed: per-turn tool-call budget exhausted ({cap}/{cap})",
-                        is_error=True))
+                        is_error=True)
+                    position += 1
                     continue
-                results.append(await self._run_one(block, meter, history))
-            self._watch_repeats(tool_uses, results, meter)
+                end = position
+                while end < allowed and self._read_only(tool_uses[end]):
+                    end += 1
+                if end - position > 1:
+                    await self._run_together(tool_uses, range(position, end), results, meter, history)
+                    position = end
+                    continue
+                results[position] = await self._run_one(block, meter, history)
+                position += 1
+            self._watch_repeats(tool_uses, [r for r in results if r is not None], meter)
         except JournalFailed:
             reason = JOURNAL_STOPPED
             raise
         finally:
             notes = self._cancel_notes
-            results.extend(self._unkept.get(b["id"]) or tool_result(
-                b["id"], notes.get(b["id"]) or (CANCELLED_RUNNING if b["id"] in self._started
-                                                else reason), is_error=True)
-                for b in tool_uses[len(results):])
+            answered = [result if result is not None else self._unkept.get(block["id"]) or tool_result(
+                block["id"], notes.get(block["id"]) or (
+                    CANCELLED_RUNNING if block["id"] in self._started else reason), is_error=True)
+                for block, result in zip(tool_uses, results, strict=True)]
             notes.clear()
-            for block, result in zip(tool_uses, results, strict=True):
+            for block, result in zip(tool_uses, answered, strict=True):
                 if block["id"] not in self._journaled and reason is CANCELLED:
                     title, kind = self._heading(block["name"], block.get("input"))
                     history.note({"type": "tool_result", "block": result, "shown": {
@@ -342,18 +369,38 @@ class TurnRunner:
             self._started.clear()
             self._shown.clear()
             self._unkept.clear()
-            history.add_user(results, journal=False)
+            history.add_user(answered, journal=False)
+
+    def _read_only(self, block: dict[str, Any]) -> bool:
+        """Whether the call only looks (a read-only tool), so it may run beside others."""
+        tool = self.tools.get(block["name"])
+        return tool is not None and getattr(tool, "read_only", False) is True
+
+    async def _run_together(self, tool_uses: list[dict[str, Any]], positions: range,
+                            results: list[dict[str, Any] | None], meter: TurnMeter,
+                            history: History) -> None:
+        """Run these calls at once, each result into its own slot; a cancel ends them all."""
+
+        async def run(position: int) -> None:
+            results[position] = await self._run_one(tool_uses[position], meter, history)
+
+        try:
+            async with anyio.create_task_group() as group:
+                for position in positions:
+                    group.start_soon(run, position)
+        except BaseExceptionGroup as failures:  # e.g. a cancelled permission question
+            raise _first_failure(failures) from None
 
     @staticmethod
     def _watch_repeats(tool_uses: list[dict[str, Any]], results: list[dict[str, Any]],
                        meter: TurnMeter) -> None:
         """One observation per batch; the 3rd identical one gets a note telling the model to change."""
         count = meter.repeats.observe([
-            (b["name"], b.get("input") or {}, str(r.get("content", "")))
+            (b["name"], b.get("input") or {}, result_text(r.get("content", "")))
             for b, r in zip(tool_uses, results, strict=True)])
         meter.last_repeat = count
         if meter.repeats.should_nudge(count) and results:
-            results[-1]["content"] = str(results[-1]["content"]) + meter.repeats.nudge(count)
+            add_note(results[-1], meter.repeats.nudge(count))
 
     async def _run_one(self, block: dict[str, Any], meter: TurnMeter,
                        history: History) -> dict[str, Any]:
@@ -380,7 +427,8 @@ class TurnRunner:
             meter.tool_calls_failed += 1
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         status = "failed" if result.is_error else "completed"
-        block_out = tool_result(call_id, result.text, is_error=result.is_error)
+        block_out = tool_result(call_id, result.text, is_error=result.is_error,
+                                media=result.media)
         try:  # journaled (and fsynced) before the editor is told the call is done
             history.note({"type": "tool_result", "block": block_out, "shown": {
                 "title": title, "kind": kind, "status": status, "rawInput": args,
@@ -431,9 +479,11 @@ class TurnRunner:
             permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
         if permission is not None:
             meter.phase = "permission"
-            decision = await self.permissions.ask(
-                call_id=call_id, tool_name=name, title=title, kind=tool.kind,
-                permission=permission, raw_input=args, preview=lambda: self._preview(tool, args))
+            async with self._asking:  # one question at a time, even from calls run at once
+                decision = await self.permissions.ask(
+                    call_id=call_id, tool_name=name, title=title, kind=tool.kind,
+                    permission=permission, raw_input=args,
+                    preview=lambda: self._preview(tool, args))
             if decision.cancelled:
                 raise PermissionCancelled
             if not decision.allowed:

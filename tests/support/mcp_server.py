@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 
 app = MCPServer("tests")
 
@@ -24,7 +25,7 @@ def echo(text: str) -> str:
     return text
 
 
-@app.tool()
+@app.tool(annotations=ToolAnnotations(read_only_hint=True))
 def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b

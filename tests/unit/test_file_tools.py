@@ -138,7 +138,8 @@ async def test_read_file_reports_an_empty_file(ctx: ToolContext) -> None:
 
 
 async def test_read_file_refuses_binary_files(ctx: ToolContext) -> None:
-    (ctx.cwd / "blob.bin").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+    # A PNG header is an image now (returned as one); any other binary is still refused.
+    (ctx.cwd / "blob.bin").write_bytes(b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0")
     with pytest.raises(ToolError, match="binary"):
         await ReadFile().run({"path": "blob.bin"}, ctx)
 
@@ -339,3 +340,29 @@ async def test_search_text_finds_no_lines_in_an_empty_file(ctx: ToolContext, eng
     (ctx.cwd / "empty.txt").write_bytes(b"")
     result = await SearchText(ripgrep=engine).run({"pattern": "^", "path": "empty.txt"}, ctx)
     assert result.text == "No matches for '^' in 'empty.txt'."
+
+
+class _TextOnlyEditor:
+    """An editor file system that holds text buffers only (as fs/read_text_file does)."""
+
+    async def read_text(self, path: Path) -> str:
+        return "buffer text\n"
+
+    async def write_text(self, path: Path, text: str) -> None:
+        raise AssertionError("read_file never writes")
+
+
+@pytest.mark.parametrize(("head", "media_type"), [
+    (b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff\xe0", "image/jpeg"),
+    (b"GIF89a", "image/gif"), (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "image/webp")])
+async def test_images_are_known_by_their_bytes_on_both_paths(
+        cwd: Path, head: bytes, media_type: str) -> None:
+    (cwd / "picture.dat").write_bytes(head + b"\0" * 64)
+    (cwd / "text.png").write_text("not really a png\n")
+    for ctx in (ToolContext(cwd=cwd), ToolContext(cwd=cwd, fs=_TextOnlyEditor())):
+        result = await ReadFile().run({"path": "picture.dat"}, ctx)
+        [block] = result.media
+        assert block["source"]["media_type"] == media_type and media_type in result.text
+        assert block["source"]["data"] not in result.text
+        named = await ReadFile().run({"path": "text.png"}, ctx)
+        assert named.media == () and named.text in ("not really a png\n", "buffer text\n")

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING, History, tool_result
+from acp_agent.turn.history import (
+    INTERRUPTED,
+    INTERRUPTED_RUNNING,
+    History,
+    add_note,
+    result_text,
+    tool_result,
+)
 
 
 def tool_use(id_: str) -> dict:
@@ -135,3 +142,30 @@ def test_results_are_moved_first_in_order_and_orphans_dropped() -> None:
     assert [m["role"] for m in history.messages] == ["user", "assistant", "user", "assistant"]
     assert [b.get("tool_use_id", b.get("text")) for b in history.messages[2]["content"]] == [
         "a", "b", "hi"]
+
+
+def test_replay_puts_results_of_calls_run_at_once_back_in_call_order() -> None:
+    entries = [
+        {"type": "prompt", "blocks": [{"type": "text", "text": "look"}]},
+        {"type": "assistant", "blocks": [tool_use("a"), tool_use("b"), tool_use("c")]},
+        {"type": "tool_result", "block": tool_result("c", "3")},  # journaled as each finished
+        {"type": "tool_result", "block": tool_result("a", "1")},
+        {"type": "tool_result", "block": tool_result("b", "2")},
+        {"type": "prompt", "blocks": [{"type": "text", "text": "next"}]},
+    ]
+    history = History.replay(entries)
+    content = history.messages[-1]["content"]
+    assert [b.get("tool_use_id") for b in content] == ["a", "b", "c", None]
+    assert content[-1] == {"type": "text", "text": "next"}
+
+
+def test_a_result_with_an_image_is_a_list_that_notes_and_text_views_handle() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
+    block = tool_result("t1", "Image a.png", media=[image])
+    assert block["content"] == [{"type": "text", "text": "Image a.png"}, image]
+    add_note(block, " [note]")
+    assert block["content"][-1] == {"type": "text", "text": " [note]"}
+    assert result_text(block["content"]) == "Image a.png\n[image]\n [note]"
+    plain = tool_result("t2", "text")
+    add_note(plain, " [note]")
+    assert plain["content"] == "text [note]" and result_text(plain["content"]) == "text [note]"

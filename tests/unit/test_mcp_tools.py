@@ -74,7 +74,8 @@ async def test_tools_are_offered_as_mcp__server__tool_with_object_schemas(demo: 
     assert echo.input_schema["properties"]["text"]["type"] == "string"
     assert echo.input_schema["required"] == ["text"]
     assert echo.description == "Return the text unchanged."
-    assert (echo.kind, echo.permission) == ("other", "execute")
+    assert (echo.kind, echo.permission, echo.read_only) == ("other", "execute", False)
+    assert tools["mcp__demo__add"].read_only is True  # the server's readOnlyHint
     assert echo.title({"text": "x"}) == "MCP echo (demo)"
     assert tools["mcp__demo__env_get"].remote_name == "env.get"
     registry = ToolRegistry(tools.values())

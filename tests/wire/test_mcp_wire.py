@@ -50,3 +50,34 @@ async def test_a_broken_mcp_server_does_not_break_the_session(
     assert response["result"]["sessionId"]
     failures = response["result"]["_meta"]["acp-agent"]["mcpFailures"]
     assert failures and failures[0].startswith("broken:")
+
+
+async def test_read_only_mcp_calls_run_together_and_ask_one_question_at_a_time(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    asked: list[str] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            asked.append(params["toolCall"]["toolCallId"])
+            return {"outcome": {"outcome": "selected", "optionId": "allow_always"}}
+        return RpcError(-32601, method)
+
+    # `add` carries readOnlyHint: the three calls form one concurrent run with the read_file.
+    calls = [replies.tool_use_block("mcp__demo__add", {"a": i, "b": 10}, id=f"toolu_add{i}")
+             for i in range(3)]
+    calls.append(replies.tool_use_block("read_file", {"path": "notes.txt"}, id="toolu_read"))
+    fake_api.script(replies.message(calls, stop_reason="tool_use"), replies.text("done"))
+    server = {"name": "demo", "command": sys.executable, "args": [str(SERVER)], "env": []}
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace, mcp_servers=[server])
+        response = await agent.prompt(session, "add", timeout=60)
+    assert response["result"]["stopReason"] == "end_turn"
+    # The questions wait for each other, so "always" given to the first covers the others.
+    assert asked == ["toolu_add0"]
+    results = [b for b in fake_api.requests[-1].body["messages"][-1]["content"]
+               if b.get("type") == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == ["toolu_add0", "toolu_add1", "toolu_add2",
+                                                   "toolu_read"]
+    assert [str(r["content"]) for r in results[:3]] == ["10", "11", "12"]

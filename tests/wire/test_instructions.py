@@ -1,0 +1,72 @@
+"""AGENTS.md files reach the system prompt the API receives: nested, user-level, capped, stable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.agent import AgentProcess
+from tests.wire.conftest import chunks
+
+
+def system_of(fake_api: FakeMessagesAPI, index: int = -1) -> str:
+    system = fake_api.requests[index].body["system"]
+    return system if isinstance(system, str) else "".join(b["text"] for b in system)
+
+
+async def test_nested_and_user_level_instructions_reach_the_system_prompt_and_stay_put(
+        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path) -> None:
+    (workspace / ".git").mkdir()  # the repository root
+    (workspace / "AGENTS.md").write_text("ROOT RULE: run the tests with tox.\n")
+    cwd = workspace / "pkg" / "app"
+    cwd.mkdir(parents=True)
+    (workspace / "pkg" / "CLAUDE.md").write_text("PKG RULE: no new dependencies.\n")
+    (cwd / "AGENTS.md").write_text("NESTED RULE: keep app.py small.\n")
+    (tmp_path / "AGENTS.md").write_text("ABOVE THE REPO: never read.\n")
+    user_dir = tmp_path / "home" / ".config" / "acp-agent"  # XDG_CONFIG_HOME/acp-agent
+    user_dir.mkdir(parents=True)
+    (user_dir / "AGENTS.md").write_text("USER RULE: answer in English.\n")
+    fake_api.set_fallback(replies.text("ok"))
+    session = await agent.new_session(cwd)
+    await agent.prompt(session, "hello")
+    system = system_of(fake_api)
+    order = [system.find(rule) for rule in ("USER RULE", "ROOT RULE", "PKG RULE", "NESTED RULE")]
+    assert -1 not in order and order == sorted(order), order  # general first, nearest last
+    assert "ABOVE THE REPO" not in system
+    for path in (user_dir / "AGENTS.md", workspace / "AGENTS.md", workspace / "pkg" / "CLAUDE.md",
+                 cwd / "AGENTS.md"):
+        assert f"--- {path.resolve()}" in system  # a line naming each file
+    # Part of the cached prefix: an edit does not reach the running session...
+    (cwd / "AGENTS.md").write_text("CHANGED RULE: split app.py.\n")
+    await agent.prompt(session, "again")
+    assert system_of(fake_api) == system
+    await agent.prompt(session, "/status")
+    status = "".join(c["content"]["text"] for c in chunks(agent, session))
+    assert str((cwd / "AGENTS.md").resolve()) in status and "(user-level)" in status
+    # ...but a loaded (or resumed) session reads them again.
+    for method in ("session/load", "session/resume"):
+        answer = await agent.request(method, {"sessionId": session, "cwd": str(cwd),
+                                              "mcpServers": []})
+        assert "result" in answer
+        await agent.prompt(session, "after " + method)
+        assert "CHANGED RULE" in system_of(fake_api) and "NESTED RULE" not in system_of(fake_api)
+
+
+async def test_instructions_are_capped_and_the_cut_is_noted(
+        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").write_text("ROOT RULE\n")
+    cwd = workspace / "deep"
+    cwd.mkdir()
+    (cwd / "AGENTS.md").write_text("FIRST LINE\n" + "é" * 30_000 + "\nLAST LINE\n")  # ~60 KB
+    fake_api.set_fallback(replies.text("ok"))
+    session = await agent.new_session(cwd)
+    await agent.prompt(session, "hello")
+    system = system_of(fake_api)
+    assert "FIRST LINE" in system and "LAST LINE" not in system and "ROOT RULE" not in system
+    # 11 + 60,000 + 11 bytes; the cut falls inside an "é", so the whole characters kept are
+    # 11 + 2 * 16,378 bytes.
+    assert "(cut at the 32,768-byte cap on instructions: the first 32,767 of 60,022 bytes)" in system
+    assert "\ufffd" not in system
+    assert f"{(workspace / 'AGENTS.md').resolve()} (left out: the 32,768-byte cap" in system
+    assert len(system.encode()) < 32_768 + 6_000  # the rest of the prompt is a few KB

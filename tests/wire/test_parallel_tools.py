@@ -1,0 +1,148 @@
+"""Read-only tool calls of one reply run at once; the rest one at a time; results in model order."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.agent import AgentProcess, RpcError
+from tests.wire.conftest import turn_record
+
+DELAY = 0.5  # the editor's answer time for fs/read_text_file
+
+
+def statuses(agent: AgentProcess, session: str, call_id: str) -> list[str]:
+    return [p["update"]["status"] for p in agent.updates(session)
+            if p["update"].get("toolCallId") == call_id and "status" in p["update"]]
+
+
+def tool_results(fake_api: FakeMessagesAPI) -> list[dict[str, Any]]:
+    return [b for b in fake_api.requests[-1].body["messages"][-1]["content"]
+            if b.get("type") == "tool_result"]
+
+
+async def test_five_reads_of_one_reply_take_about_one_editor_delay_and_come_back_in_order(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    names = [f"f{i}.txt" for i in range(5)]
+    buffers = {str((workspace / name).resolve()): f"contents of {name}\n" for name in names}
+    open_now, most_open = 0, 0
+    stamps: list[float] = []  # when each read was asked for and answered, on the editor's side
+
+    async def editor(method: str, params: Any) -> Any:
+        nonlocal open_now, most_open
+        if method != "fs/read_text_file":
+            return RpcError(-32601, method)
+        stamps.append(time.monotonic())
+        open_now += 1
+        most_open = max(most_open, open_now)
+        # The first file answers last: completion order is the reverse of the model's order.
+        await anyio.sleep(DELAY * (1 + (4 - names.index(Path(params["path"]).name)) / 20))
+        open_now -= 1
+        stamps.append(time.monotonic())
+        return {"content": buffers[params["path"]]}
+
+    calls = [replies.tool_use_block("read_file", {"path": name}, id=f"toolu_r{i}")
+             for i, name in enumerate(names)]
+    fake_api.script(replies.message(calls, stop_reason="tool_use"), replies.text("read them"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize(fs={"readTextFile": True, "writeTextFile": False})
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "read the five files")
+        assert response["result"]["stopReason"] == "end_turn"
+        assert turn_record(response)["toolCalls"] == 5
+        for i in range(5):
+            assert statuses(agent, session, f"toolu_r{i}") == ["pending", "in_progress", "completed"]
+    assert most_open == 5  # every read was in the editor's hands at the same time
+    batch = max(stamps) - min(stamps)
+    assert batch < 3 * DELAY, batch  # five one after another would take more than 5 delays
+    results = tool_results(fake_api)
+    assert [r["tool_use_id"] for r in results] == [f"toolu_r{i}" for i in range(5)]
+    assert [r["content"] for r in results] == [f"contents of {name}\n" for name in names]
+
+
+async def test_calls_that_need_permission_run_alone_between_runs_of_reads(
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (workspace / name).write_text(f"{name}\n")
+    events: list[str] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "fs/read_text_file":
+            name = Path(params["path"]).name
+            events.append(f"read {name}")
+            await anyio.sleep(0.2)
+            events.append(f"done {name}")
+            return {"content": (workspace / name).read_text()}
+        if method == "session/request_permission":
+            events.append(f"ask {params['toolCall']['toolCallId']}")
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        return RpcError(-32601, method)
+
+    calls = [replies.tool_use_block("read_file", {"path": "a.txt"}, id="toolu_a"),
+             replies.tool_use_block("run_command", {"command": "echo one"}, id="toolu_one"),
+             replies.tool_use_block("run_command", {"command": "echo two"}, id="toolu_two"),
+             replies.tool_use_block("read_file", {"path": "b.txt"}, id="toolu_b"),
+             replies.tool_use_block("read_file", {"path": "c.txt"}, id="toolu_c")]
+    fake_api.script(replies.message(calls, stop_reason="tool_use"), replies.text("done"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize(fs={"readTextFile": True, "writeTextFile": False})
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "go")
+    assert response["result"]["stopReason"] == "end_turn"
+    assert events[:4] == ["read a.txt", "done a.txt", "ask toolu_one", "ask toolu_two"]
+    assert sorted(events[4:6]) == ["read b.txt", "read c.txt"]  # b and c together, after both
+    results = tool_results(fake_api)
+    assert [r["tool_use_id"] for r in results] == ["toolu_a", "toolu_one", "toolu_two",
+                                                   "toolu_b", "toolu_c"]
+    assert "one" in str(results[1]["content"]) and "two" in str(results[2]["content"])
+
+
+async def test_cancel_during_a_parallel_batch_fails_every_open_call_and_keeps_history_valid(
+        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    fifos = [workspace / f"blocking{i}.pipe" for i in range(3)]
+    for fifo in fifos:
+        os.mkfifo(fifo)  # reading a FIFO nobody writes blocks: reads that never finish by themselves
+    calls = [replies.tool_use_block("read_file", {"path": fifo.name}, id=f"toolu_p{i}")
+             for i, fifo in enumerate(fifos)]
+    calls.append(replies.tool_use_block("write_file", {"path": "x.txt", "content": "x"},
+                                        id="toolu_w"))
+    fake_api.script(replies.message(calls, stop_reason="tool_use"))
+    results: dict = {}
+
+    async def prompt() -> None:
+        results["response"] = await agent.prompt(session, "read them")
+
+    def running() -> int:
+        return sum(p["update"].get("status") == "in_progress" for p in agent.updates(session))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(prompt)
+        with anyio.fail_after(10):
+            while running() < 3:  # all three reads at once (one at a time would stop at one)
+                await anyio.sleep(0.01)
+        started = time.monotonic()
+        await agent.notify("session/cancel", {"sessionId": session})
+    assert time.monotonic() - started < 5.0
+    response = results["response"]
+    assert response["result"]["stopReason"] == "cancelled"
+    assert turn_record(response)["abortedDuring"] == "tools"
+    for i in range(3):
+        assert statuses(agent, session, f"toolu_p{i}") == ["pending", "in_progress", "failed"]
+    assert statuses(agent, session, "toolu_w") == []  # never started, so never shown
+    assert not (workspace / "x.txt").exists()
+    fake_api.script(replies.text("after"))
+    await agent.prompt(session, "next")
+    history = fake_api.requests[-1].body["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]
+    answered = [b for b in history[2]["content"] if b.get("type") == "tool_result"]
+    assert [b["tool_use_id"] for b in answered] == ["toolu_p0", "toolu_p1", "toolu_p2", "toolu_w"]
+    assert all(b.get("is_error") for b in answered)
+    for fifo in fifos:  # unblock the threads left reading the FIFOs so the agent can exit cleanly
+        os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
