@@ -1,11 +1,17 @@
 """The adversarial campaign of issue 19, too slow for CI: prints counts, asserts nothing.
 
     python bench/hostile.py kills [--trials 60]     kill -9 at random moments of a tool batch
+    python bench/hostile.py race [--operations 600] a directory swapped with a symlink to the
+                                                    outside while read_file/write_file use it
 
 `kills`: each trial runs a batch (write_file, run_command, read_file, edit_file in a random order
 and number), SIGKILLs the agent after a random delay, loads the session in a new agent, sends one
 more prompt, and checks the history that request carries by the tool_use/tool_result rule
 (`tests/support/history.py`). A trial whose reload or request fails counts as invalid too.
+
+`race`: `tests/support/race.py` (renameat2 RENAME_EXCHANGE in a loop, or os.rename swaps); prints
+reads and writes tried, refused, and escapes (outside content read, outside files created,
+changed, or `.tmp` files left there).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import base_env
 from tests.support.agent import AgentProcess, RpcError
 from tests.support.history import history_problems
+from tests.support.race import run_race
 
 TOOLS = [
     ("write_file", lambda n: {"path": f"w{n}.txt", "content": f"{n}\n"}),
@@ -108,15 +115,31 @@ async def kills(trials: int, seed: int) -> None:
           f"{time.monotonic() - started:.0f} s")
 
 
+def race(operations: int) -> None:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="acp-race-") as tmp:
+        c = run_race(Path(tmp), operations)
+    how = "renameat2 RENAME_EXCHANGE" if c.exchange else "os.rename swaps"
+    print(f"cwd race ({how}, {c.swaps:,} swaps): {c.reads + c.writes} operations "
+          f"({c.reads} reads, {c.writes} writes), {c.refused} refused; escapes {c.escapes}: "
+          f"{c.outside_reads} outside reads, {c.outside_created} files created outside, "
+          f"{c.outside_overwritten} outside file overwritten, {c.outside_tmp} .tmp left outside; "
+          f"{time.monotonic() - started:.1f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     kill = sub.add_parser("kills", help="kill -9 at random moments of tool batches")
     kill.add_argument("--trials", type=int, default=60)
     kill.add_argument("--seed", type=int, default=19)
+    swap = sub.add_parser("race", help="swap a directory with a symlink while the tools use it")
+    swap.add_argument("--operations", type=int, default=600)
     args = parser.parse_args()
     if args.what == "kills":
         anyio.run(kills, args.trials, args.seed)
+    elif args.what == "race":
+        race(args.operations)
 
 
 if __name__ == "__main__":
