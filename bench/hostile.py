@@ -24,7 +24,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -32,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import base_env
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow, prompt_until_killed
 from tests.support.history import history_problems
 from tests.support.race import run_race
 
@@ -42,19 +42,6 @@ TOOLS = [
     ("read_file", lambda n: {"path": "README.md"}),
     ("edit_file", lambda n: {"path": "README.md", "old_string": "demo", "new_string": "demo"}),
 ]
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
-
-
-async def _quietly(agent: AgentProcess, session: str) -> None:
-    try:
-        await agent.prompt(session, "work", timeout=30)
-    except BaseException:  # killed under it
-        return
 
 
 async def kill_trial(tmp: Path, rng: random.Random) -> tuple[bool, str, int]:
@@ -78,7 +65,7 @@ async def kill_trial(tmp: Path, rng: random.Random) -> tuple[bool, str, int]:
             await agent.initialize()
             session = await agent.new_session(workspace)
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_quietly, agent, session)
+                tg.start_soon(prompt_until_killed, agent, session)
                 await anyio.sleep(rng.uniform(0.05, 2.0))
                 os.kill(agent.pid, signal.SIGKILL)
         api.script(replies.text("back"))

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow
 from tests.support.procs import alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -32,12 +33,6 @@ COMMAND = (
     "nohup sleep 300 > /dev/null 2>&1 & echo NOHUP=$!\n"
     "python3 daemonize.py daemon.pid\n"
     "sleep 0.5; cat setsid.out double.out; echo DAEMON=$(cat daemon.pid)\n")
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
 
 
 async def test_background_processes_of_every_kind_are_stopped_and_reported(
