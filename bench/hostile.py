@@ -1,11 +1,17 @@
 """The adversarial campaign of issue 19, too slow for CI: prints counts, asserts nothing.
 
     python bench/hostile.py kills [--trials 60]     kill -9 at random moments of a tool batch
+    python bench/hostile.py race [--operations 600] a directory swapped with a symlink to the
+                                                    outside while read_file/write_file use it
 
 `kills`: each trial runs a batch (write_file, run_command, read_file, edit_file in a random order
 and number), SIGKILLs the agent after a random delay, loads the session in a new agent, sends one
 more prompt, and checks the history that request carries by the tool_use/tool_result rule
 (`tests/support/history.py`). A trial whose reload or request fails counts as invalid too.
+
+`race`: `tests/support/race.py` (renameat2 RENAME_EXCHANGE in a loop, or os.rename swaps); prints
+reads and writes tried, refused, and escapes (outside content read, outside files created,
+changed, or `.tmp` files left there).
 """
 
 from __future__ import annotations
@@ -18,7 +24,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -26,8 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import base_env
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow, prompt_until_killed
 from tests.support.history import history_problems
+from tests.support.race import run_race
 
 TOOLS = [
     ("write_file", lambda n: {"path": f"w{n}.txt", "content": f"{n}\n"}),
@@ -35,19 +42,6 @@ TOOLS = [
     ("read_file", lambda n: {"path": "README.md"}),
     ("edit_file", lambda n: {"path": "README.md", "old_string": "demo", "new_string": "demo"}),
 ]
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
-
-
-async def _quietly(agent: AgentProcess, session: str) -> None:
-    try:
-        await agent.prompt(session, "work", timeout=30)
-    except BaseException:  # killed under it
-        return
 
 
 async def kill_trial(tmp: Path, rng: random.Random) -> tuple[bool, str, int]:
@@ -71,7 +65,7 @@ async def kill_trial(tmp: Path, rng: random.Random) -> tuple[bool, str, int]:
             await agent.initialize()
             session = await agent.new_session(workspace)
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_quietly, agent, session)
+                tg.start_soon(prompt_until_killed, agent, session)
                 await anyio.sleep(rng.uniform(0.05, 2.0))
                 os.kill(agent.pid, signal.SIGKILL)
         api.script(replies.text("back"))
@@ -108,15 +102,31 @@ async def kills(trials: int, seed: int) -> None:
           f"{time.monotonic() - started:.0f} s")
 
 
+def race(operations: int) -> None:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="acp-race-") as tmp:
+        c = run_race(Path(tmp), operations)
+    how = "renameat2 RENAME_EXCHANGE" if c.exchange else "os.rename swaps"
+    print(f"cwd race ({how}, {c.swaps:,} swaps): {c.reads + c.writes} operations "
+          f"({c.reads} reads, {c.writes} writes), {c.refused} refused; escapes {c.escapes}: "
+          f"{c.outside_reads} outside reads, {c.outside_created} files created outside, "
+          f"{c.outside_overwritten} outside file overwritten, {c.outside_tmp} .tmp left outside; "
+          f"{time.monotonic() - started:.1f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
     kill = sub.add_parser("kills", help="kill -9 at random moments of tool batches")
     kill.add_argument("--trials", type=int, default=60)
     kill.add_argument("--seed", type=int, default=19)
+    swap = sub.add_parser("race", help="swap a directory with a symlink while the tools use it")
+    swap.add_argument("--operations", type=int, default=600)
     args = parser.parse_args()
     if args.what == "kills":
         anyio.run(kills, args.trials, args.seed)
+    elif args.what == "race":
+        race(args.operations)
 
 
 if __name__ == "__main__":

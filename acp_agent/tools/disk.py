@@ -15,6 +15,7 @@ from typing import BinaryIO, TypeVar
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
+from acp_agent.tools.confined import NOFOLLOW, changed_on_the_way, parent_dir
 from acp_agent.tools.paths import display_path
 
 __all__ = ["BLOCK", "SNIFF_BYTES", "Stopped", "in_thread", "iter_lines", "not_regular", "open_regular",
@@ -56,18 +57,23 @@ def not_regular(mode: int, shown: str) -> ToolError:
 
 
 def open_regular(path: Path, shown: str) -> BinaryIO:
-    """Open a regular file for reading, refusing a FIFO or device before anything can block.
+    """Open a regular file (an absolute, resolved path) for reading, refusing a FIFO or device
+    before anything can block, and following no symlink planted since the path was checked.
 
     O_NONBLOCK makes the open itself return at once whatever the file is; the file is then
-    checked, and a regular one is read normally.
+    checked, and a regular one is read normally. The path is walked with O_NOFOLLOW from `/`
+    (`tools/confined.py`).
 
     Raises:
-        ToolError: not a regular file, or the open failed (missing, a directory, no permission).
+        ToolError: not a regular file, a component turned into a symlink, or the open failed
+            (missing, a directory, no permission).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise os_error(exc, shown) from exc
+    with parent_dir(path, shown) as parent:
+        try:
+            fd = os.open(path.name or ".", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | NOFOLLOW,
+                         dir_fd=parent)
+        except OSError as exc:
+            raise changed_on_the_way(exc, shown) or os_error(exc, shown) from exc
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -285,8 +286,14 @@ class SearchText:
             if stop.is_set():
                 raise Stopped
             try:
-                with open(path, "rb") as f:
-                    if os.fstat(f.fileno()).st_size > self.max_file_bytes:
+                # Non-blocking and not following a symlink: a file swapped for a FIFO or a link
+                # since the walk saw it is skipped, never waited on (issue 19).
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+                with open(fd, "rb") as f:
+                    info = os.fstat(f.fileno())
+                    if not stat.S_ISREG(info.st_mode):
+                        continue
+                    if info.st_size > self.max_file_bytes:
                         found.skipped_large += 1
                         continue
                     if b"\0" in (data := f.read(_BINARY_SNIFF)):

@@ -1,7 +1,10 @@
-"""run_command: a shell command in the editor's terminal, or locally in its own process group.
+"""run_command: a shell command in the editor's terminal, or locally in its own session.
 
-Locally the command is the leader of a new session, so one `killpg` reaches everything it
-started: on timeout, on cancel and when it ends (background leftovers), nothing is orphaned.
+Locally the command is the leader of a new session and carries a mark in its environment that
+everything it starts inherits. On timeout, on cancel and when it ends, whatever is left of it is
+stopped: its process group, its session (jobs put in other groups), and every process with its
+mark (daemons that left the session with `setsid` or a double fork); the result says what was
+stopped. A kill -9 of the agent itself cannot do this: a command running then is orphaned.
 Output is kept as a capped head and a rolling tail, never whole, and the editor sees at most one
 tail-only progress update per interval (decisions D6). With the client's `terminal` capability the
 editor runs and streams the command; the tool waits, kills on timeout or cancel, and always releases.
@@ -10,12 +13,13 @@ editor runs and streams the command; the tool waits, kills on timeout or cancel,
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,9 @@ _POLL_SECONDS = 0.05  # how often a dying process group is checked (no event exi
 _HOST_SECONDS = 5.0  # bound on each terminal/* call made while cleaning up
 # Credentials of the agent itself are not handed to the commands the model runs.
 _SCRUBBED_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+_MARK = "ACP_AGENT_COMMAND"
+"""Set to a fresh id in each local command's environment: its descendants inherit it."""
+_LISTED = 5  # leftover processes named in the result
 # Typed, so that `permission = _EXECUTE` on a class matches the Tool protocol's attribute type.
 _EXECUTE: Permission | None = "execute"
 
@@ -138,15 +145,27 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies, which no signal reaches, do not count)."""
-    if not _signal_group(pgid, 0):
+def _marked(proc_dir: str, mark: bytes) -> bool:
+    try:
+        with open(os.path.join(proc_dir, "environ"), "rb") as f:
+            return mark in f.read().split(b"\0")
+    except OSError:  # gone, or another user's process
         return False
+
+
+def _remains(pgid: int, mark: bytes) -> list[tuple[int, str]]:
+    """(pid, name) of every live process of a command: in its group or session, or marked.
+
+    Without /proc only the group can be seen (kill 0); zombies, which no signal reaches, do not
+    count.
+    """
     if not os.path.exists("/proc/self/stat"):
-        return True  # without /proc, trust kill(0)
+        return [(pgid, "?")] if _signal_group(pgid, 0) else []
+    found = []
+    me = os.getpid()
     with os.scandir("/proc") as entries:
         for entry in entries:
-            if not entry.name.isdigit():
+            if not entry.name.isdigit() or int(entry.name) == me:
                 continue
             try:
                 with open(os.path.join(entry.path, "stat"), "rb") as f:
@@ -154,29 +173,57 @@ def _group_alive(pgid: int) -> bool:
             except OSError:
                 continue
             fields = stat[stat.rfind(b")") + 2 :].split()
-            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-                return True
-    return False
+            if len(fields) < 4 or fields[0] in (b"Z", b"X"):
+                continue
+            if pgid in (int(fields[2]), int(fields[3])) or _marked(entry.path, mark):
+                name = stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace")
+                found.append((int(entry.name), name))
+    return found
 
 
-async def _wait_group_gone(pgid: int, seconds: float) -> bool:
+def _signal_all(pgid: int, pids: list[tuple[int, str]], sig: int) -> None:
+    _signal_group(pgid, sig)
+    for pid, _ in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+async def _still_there(pgid: int, mark: bytes) -> list[tuple[int, str]]:
+    return await anyio.to_thread.run_sync(_remains, pgid, mark, abandon_on_cancel=True)
+
+
+async def _wait_gone(pgid: int, mark: bytes, seconds: float) -> list[tuple[int, str]]:
+    """What still runs after up to `seconds` (empty once everything is gone)."""
+    left = await _still_there(pgid, mark)
     with anyio.move_on_after(seconds):
-        # No event tells when a process group is empty: polling is the only way to know.
-        while await anyio.to_thread.run_sync(_group_alive, pgid, abandon_on_cancel=True):  # noqa: ASYNC110
+        # No event tells when a set of processes is gone: polling is the only way to know.
+        while left:
             await anyio.sleep(_POLL_SECONDS)
-        return True
-    return False
+            left = await _still_there(pgid, mark)
+    return left
 
 
-async def _stop_group(pgid: int, grace: float) -> None:
-    """SIGTERM the whole group, then SIGKILL whatever is still running after `grace` seconds."""
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    if await _wait_group_gone(pgid, grace):
-        return
-    log.debug("shell.sigkill", pgid=pgid)
-    _signal_group(pgid, signal.SIGKILL)
-    await _wait_group_gone(pgid, 1.0)
+async def _stop_command(pgid: int, mark: bytes, grace: float) -> list[tuple[int, str]]:
+    """SIGTERM what is left of a command, SIGKILL what outlives `grace`; returns what was left."""
+    left = await _still_there(pgid, mark)
+    if not left:
+        return []
+    _signal_all(pgid, left, signal.SIGTERM)
+    remaining = await _wait_gone(pgid, mark, grace)
+    if remaining:
+        log.debug("shell.sigkill", pgid=pgid, pids=[pid for pid, _ in remaining])
+        _signal_all(pgid, remaining, signal.SIGKILL)
+        await _wait_gone(pgid, mark, 1.0)
+    return left
+
+
+def _stopped_note(left: list[tuple[int, str]]) -> str:
+    named = ", ".join(f"{name} ({pid})" for pid, name in left[:_LISTED])
+    more = f" and {len(left) - _LISTED} more" if len(left) > _LISTED else ""
+    return (f"[stopped {len(left)} background process(es) still running after the command ended: "
+            f"{named}{more}]")
 
 
 async def _pump(stream: anyio.abc.ByteReceiveStream, out: _Output, eof: anyio.Event) -> None:
@@ -300,7 +347,9 @@ class RunCommand:
     # ── local process group ──────────────────────────────────────────────────────────────────
 
     async def _locally(self, command: str, cwd: Path, timeout: float, ctx: ToolContext) -> ToolResult:
-        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
+        mark_id = secrets.token_hex(8)
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id}
+        mark = f"{_MARK}={mark_id}".encode()
         try:
             proc = await anyio.open_process(
                 [_shell(), "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -311,26 +360,33 @@ class RunCommand:
         started = time.monotonic()
         out, eof = _Output(self.max_output_bytes), anyio.Event()
         assert proc.stdout is not None
+        left: list[tuple[int, str]] = []
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_pump, proc.stdout, out, eof)
                 tg.start_soon(self._report_progress, out, ctx)
                 with anyio.move_on_after(timeout) as limit:
                     await proc.wait()
-                await _stop_group(proc.pid, self.kill_grace)  # the command, or its leftovers
+                left = await _stop_command(proc.pid, mark, self.kill_grace)  # it, or its leftovers
                 with anyio.move_on_after(_DRAIN_SECONDS):
                     await eof.wait()
                 tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
-                await _stop_group(proc.pid, self.kill_grace)
+                await _stop_command(proc.pid, mark, self.kill_grace)
                 await _tell_cancelled(ctx, started, "the process group was killed", out.text())
             raise
         finally:
             with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
-                await _stop_group(proc.pid, self.kill_grace)
+                await _stop_command(proc.pid, mark, self.kill_grace)
                 await proc.aclose()
-        return self._local_result(out, proc.returncode, limit.cancelled_caught, timeout)
+        if left and not limit.cancelled_caught:
+            log.info("shell.leftovers_stopped", count=len(left))
+        result = self._local_result(out, proc.returncode, limit.cancelled_caught, timeout)
+        if left and not limit.cancelled_caught:
+            result = replace(result, text=f"{result.text}\n{_stopped_note(left)}",
+                             raw_output={**(result.raw_output or {}), "stoppedLeftovers": len(left)})
+        return result
 
     async def _report_progress(self, out: _Output, ctx: ToolContext) -> None:
         """At most one tail-only update per interval, and only when there is something new."""

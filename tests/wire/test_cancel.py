@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 import time
 from pathlib import Path
 
@@ -58,9 +57,9 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
 
 async def test_cancel_during_a_tool_closes_the_tool_call_as_failed(
         agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
-    fifo = workspace / "blocking.pipe"
-    os.mkfifo(fifo)  # reading a FIFO nobody writes blocks: a tool that never finishes by itself
-    fake_api.script(replies.tool_use("read_file", {"path": "blocking.pipe"}, id="toolu_block"))
+    # A command that never finishes by itself (a FIFO no longer blocks read_file: issue 19).
+    await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+    fake_api.script(replies.tool_use("run_command", {"command": "sleep 60"}, id="toolu_block"))
     fake_api.set_fallback(replies.text("after"))
     results: dict = {}
     async with anyio.create_task_group() as tg:
@@ -80,9 +79,6 @@ async def test_cancel_during_a_tool_closes_the_tool_call_as_failed(
     answered = [b for m in history for b in m["content"]
                 if isinstance(b, dict) and b.get("type") == "tool_result"]
     assert [b["tool_use_id"] for b in answered] == ["toolu_block"]
-    # Unblock the thread left reading the FIFO so the agent can exit cleanly.
-    # (O_RDWR never blocks on Linux and counts as a writer, so the reader's open() returns.)
-    os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
 
 
 async def test_cancel_request_for_a_pending_prompt_answers_cancelled(

@@ -12,21 +12,9 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow, prompt_until_killed
 from tests.support.history import assert_valid_history
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
-
-
-async def _prompt_quietly(agent: AgentProcess, session: str) -> None:
-    try:
-        await agent.prompt(session, "work", timeout=30)
-    except BaseException:  # the agent is killed under it
-        return
 
 
 async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_history(
@@ -43,7 +31,7 @@ async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_histor
         await agent.initialize()
         session = await agent.new_session(workspace)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_prompt_quietly, agent, session)
+            tg.start_soon(prompt_until_killed, agent, session)
             await agent.wait_for(lambda m: m["params"]["update"]["toolCallId"] == "toolu_cmd"
                                  and m["params"]["update"].get("status") == "in_progress",
                                  timeout=20)

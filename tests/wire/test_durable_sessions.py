@@ -11,15 +11,10 @@ from typing import Any
 import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow, prompt_until_killed
 from tests.support.history import assert_valid_history
 from tests.wire.conftest import chunks
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
 
 
 async def first_turn(agent_env: dict[str, str], schema: Any, workspace: Path,
@@ -145,7 +140,7 @@ async def crash_and_load(agent_env: dict[str, str], schema: Any, workspace: Path
         await agent.initialize()
         session = await agent.new_session(workspace)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_prompt_quietly, agent, session)
+            tg.start_soon(prompt_until_killed, agent, session)
             await wait_for(agent, session)
             os.kill(agent.pid, signal.SIGKILL)
     fake_api.script(replies.text("after the crash"))
@@ -157,13 +152,6 @@ async def crash_and_load(agent_env: dict[str, str], schema: Any, workspace: Path
         response = await agent.prompt(session, "are you back?")
     assert response["result"]["stopReason"] == "end_turn"
     return updates, fake_api.requests[-1].body["messages"]
-
-
-async def _prompt_quietly(agent: AgentProcess, session: str) -> None:
-    try:
-        await agent.prompt(session, "work", timeout=30)
-    except BaseException:  # the agent is killed under it
-        return
 
 
 async def test_a_crash_mid_stream_keeps_every_completed_message(

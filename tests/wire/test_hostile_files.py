@@ -13,14 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow
 from tests.support.history import assert_valid_history
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
 
 
 def results_of(body: dict[str, Any]) -> dict[str, dict[str, Any]]:

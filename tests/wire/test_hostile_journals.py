@@ -16,7 +16,8 @@ import pytest
 from acp_agent.protocol.errors import JOURNAL_ERROR
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import base_env
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow
 from tests.support.history import assert_valid_history
 
 HEADER = {"type": "meta", "version": 1, "cwd": "", "createdAt": "2026-01-01T00:00:00.000Z"}
@@ -121,12 +122,6 @@ async def test_a_state_dir_that_is_a_file_is_a_clear_start_up_error(
         log = agent.stderr_text()
     assert "agent.state_dir_unusable" in log and str(state) in log
     assert "Traceback" not in log
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
 
 
 @pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs prlimit (Linux)")

@@ -10,17 +10,12 @@ from typing import Any
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
+from tests.support.client import allow
 
 MARKER = "sk-ant-marker-4f1c9e2d7b"
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
-
-
-async def allow(method: str, params: Any) -> Any:
-    if method == "session/request_permission":
-        return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-    return RpcError(-32601, method)
 
 
 async def test_the_key_is_gone_from_proc_environ_and_still_reaches_the_api(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -105,44 +104,52 @@ async def test_calls_that_need_permission_run_alone_between_runs_of_reads(
 
 
 async def test_cancel_during_a_parallel_batch_fails_every_open_call_and_keeps_history_valid(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
-    fifos = [workspace / f"blocking{i}.pipe" for i in range(3)]
-    for fifo in fifos:
-        os.mkfifo(fifo)  # reading a FIFO nobody writes blocks: reads that never finish by themselves
-    calls = [replies.tool_use_block("read_file", {"path": fifo.name}, id=f"toolu_p{i}")
-             for i, fifo in enumerate(fifos)]
+        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
+        fake_api: FakeMessagesAPI) -> None:
+    released = anyio.Event()
+
+    async def editor(method: str, params: Any) -> Any:
+        if method != "fs/read_text_file":
+            return RpcError(-32601, method)
+        await released.wait()  # reads the editor never answers by itself
+        return {"content": ""}
+
+    calls = [replies.tool_use_block("read_file", {"path": f"slow{i}.txt"}, id=f"toolu_p{i}")
+             for i in range(3)]
     calls.append(replies.tool_use_block("write_file", {"path": "x.txt", "content": "x"},
                                         id="toolu_w"))
     fake_api.script(replies.message(calls, stop_reason="tool_use"))
     results: dict = {}
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize(fs={"readTextFile": True, "writeTextFile": False})
+        session = await agent.new_session(workspace)
 
-    async def prompt() -> None:
-        results["response"] = await agent.prompt(session, "read them")
+        async def prompt() -> None:
+            results["response"] = await agent.prompt(session, "read them")
 
-    def running() -> int:
-        return sum(p["update"].get("status") == "in_progress" for p in agent.updates(session))
+        def running() -> int:
+            return sum(p["update"].get("status") == "in_progress" for p in agent.updates(session))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(prompt)
-        with anyio.fail_after(10):
-            while running() < 3:  # all three reads at once (one at a time would stop at one)
-                await anyio.sleep(0.01)
-        started = time.monotonic()
-        await agent.notify("session/cancel", {"sessionId": session})
-    assert time.monotonic() - started < 5.0
-    response = results["response"]
-    assert response["result"]["stopReason"] == "cancelled"
-    assert turn_record(response)["abortedDuring"] == "tools"
-    for i in range(3):
-        assert statuses(agent, session, f"toolu_p{i}") == ["pending", "in_progress", "failed"]
-    assert statuses(agent, session, "toolu_w") == []  # never started, so never shown
-    assert not (workspace / "x.txt").exists()
-    fake_api.script(replies.text("after"))
-    await agent.prompt(session, "next")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(prompt)
+            with anyio.fail_after(10):
+                while running() < 3:  # all three reads at once (one at a time would stop at one)
+                    await anyio.sleep(0.01)
+            started = time.monotonic()
+            await agent.notify("session/cancel", {"sessionId": session})
+        assert time.monotonic() - started < 5.0
+        response = results["response"]
+        assert response["result"]["stopReason"] == "cancelled"
+        assert turn_record(response)["abortedDuring"] == "tools"
+        for i in range(3):
+            assert statuses(agent, session, f"toolu_p{i}") == ["pending", "in_progress", "failed"]
+        assert statuses(agent, session, "toolu_w") == []  # never started, so never shown
+        assert not (workspace / "x.txt").exists()
+        fake_api.script(replies.text("after"))
+        released.set()
+        await agent.prompt(session, "next")
     history = fake_api.requests[-1].body["messages"]
     assert [m["role"] for m in history] == ["user", "assistant", "user"]
     answered = [b for b in history[2]["content"] if b.get("type") == "tool_result"]
     assert [b["tool_use_id"] for b in answered] == ["toolu_p0", "toolu_p1", "toolu_p2", "toolu_w"]
     assert all(b.get("is_error") for b in answered)
-    for fifo in fifos:  # unblock the threads left reading the FIFOs so the agent can exit cleanly
-        os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
