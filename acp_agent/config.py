@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 __all__ = ["BUILTIN_MODELS", "DEFAULT_MODEL", "Config", "Limits", "LimitsError", "user_config_dir"]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-"""The model used when none is configured (decisions D2)."""
+"""The model used when none is configured (docs/decisions.md D2)."""
 
 BUILTIN_MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
 """Models offered when the Models API cannot be asked; a unit test keeps them off the SDK's
@@ -40,7 +40,7 @@ class LimitsError(ValueError):
 
 
 class Limits(BaseModel):
-    """The per-turn budgets (turn-semantics C4). `None` turns a budget off."""
+    """The per-turn budgets (docs/decisions.md C4). `None` turns a budget off."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
 

@@ -1,4 +1,4 @@
-"""Deferred imports: what the handshake does not need is imported after it (decisions D4).
+"""Deferred imports: what the handshake does not need is imported after it (docs/decisions.md D4).
 
 An editor waits for `session/new` before it can do anything, so the turn machinery (the loop, the
 tools, the model client) and the `anthropic` SDK are imported afterwards: in a background thread

@@ -1,8 +1,8 @@
 """AnthropicModel: the Messages API behind the `ModelClient` seam, streaming or not.
 
-Both paths yield the same `ModelEvent` sequence (turn-semantics C8). The SDK runs with
+Both paths yield the same `ModelEvent` sequence (docs/decisions.md C8). The SDK runs with
 `max_retries=0`: retries are ours, because only here do we know whether output of the request
-was already relayed (decisions D1). `anthropic` is imported lazily (`model/sdk.py`).
+was already relayed (docs/decisions.md D1). `anthropic` is imported lazily (`model/sdk.py`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The model seam: one `respond()` that yields the same event sequence on both API paths.
 
 The turn loop never branches on streaming; the non-streaming adapter synthesises the events a
-stream would have produced from the finished message (turn-semantics C8).
+stream would have produced from the finished message (docs/decisions.md C8).
 """
 
 from __future__ import annotations

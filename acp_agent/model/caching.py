@@ -1,4 +1,5 @@
-"""Prompt-cache breakpoints: where a request marks `cache_control`, so a turn pays for a prompt once.
+"""Prompt-cache breakpoints: where a request marks `cache_control`, so a turn pays for a prompt once
+(docs/decisions.md D14).
 
 The API reads a request as one prefix (tools, then system, then messages) and bills what it finds
 cached at 0.1x (0.05x on Sonnet/Opus 5.5). Four breakpoints at most:

@@ -1,4 +1,4 @@
-"""What each Claude model accepts and costs, so every request is one the API takes.
+"""What each Claude model accepts and costs, so every request is one the API takes (docs/decisions.md D12).
 
 The real API answers 400 where a loopback fake accepted anything: `budget_tokens` on a 5.x model,
 forced `tool_choice` on Sonnet/Opus 5.5, `thinking.type.disabled` where thinking is always on. A

@@ -1,7 +1,7 @@
 """The process's one model client, built when the first turn needs it.
 
 Building it imports the model client's own modules (`model/factory.py`), which the handshake must
-not wait for (decisions D4). Replaying or recording a cassette is the exception: the client is
+not wait for (docs/decisions.md D4). Replaying or recording a cassette is the exception: the client is
 built at start-up, because a replay's model id is shown from `session/new` on, and a cassette that
 cannot be read or written should stop the agent at once.
 """

@@ -1,4 +1,4 @@
-"""RetryPolicy: whether a failed attempt is tried again, and after how long (decisions D1).
+"""RetryPolicy: whether a failed attempt is tried again, and after how long (docs/decisions.md D1).
 
 The agent owns its retries (the SDK runs with `max_retries=0`) because only the agent knows whether
 output of that request was already relayed (ACP chunks cannot be taken back) and how much time

@@ -1,6 +1,6 @@
 """Slash commands: `/status` (answered without a model request) and `/compact` (one counted request).
 
-Announced with `available_commands_update` after session/new and session/load (decisions D7);
+Announced with `available_commands_update` after session/new and session/load (docs/decisions.md D7);
 run by `session/engine.py`.
 """
 

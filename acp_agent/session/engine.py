@@ -3,7 +3,7 @@
 `manager.py` keeps what a session is and answers the handshake with it; this module is how its
 turns run, and it is imported only after the handshake (`acp_agent.lazy`): in the background once
 `initialize` is answered, or by the first prompt, so `session/new` never waits for the loop, the
-tools or the model client to load (decisions D4).
+tools or the model client to load (docs/decisions.md D4).
 """
 
 from __future__ import annotations

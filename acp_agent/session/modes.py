@@ -1,7 +1,7 @@
 """Session modes: how much the agent may do without asking.
 
 Offered both as ACP `modes` and as a `configOptions` select of category `mode`, kept in sync
-(decisions D6).
+(docs/decisions.md D6).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Toad (and any client that lets the user type while the agent works) sends `session/prompt` while a
 turn runs; the prompt is queued, runs when the turns before it have ended, and is answered in
-order (decisions D3). At most `limit` prompts wait; a cancel ends the running one and every waiting
+order (docs/decisions.md D3). At most `limit` prompts wait; a cancel ends the running one and every waiting
 one, each still answered in order.
 """
 

@@ -1,7 +1,7 @@
 """The session journal: one append-only JSON-lines file per session, so nothing is lost.
 
 Each complete entry (a prompt, a finished assistant message, a tool result, a turn record, a notice,
-a plan, a mode change) is written and fsynced before the agent reports it as done (decisions D7).
+a plan, a mode change) is written and fsynced before the agent reports it as done (docs/decisions.md D7).
 The directory is 0700 and the files 0600: they hold file contents and command output.
 
 What can go wrong is contained (issue 19):

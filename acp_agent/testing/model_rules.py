@@ -1,4 +1,4 @@
-"""What the real Messages API refuses, per model: the fake answers 400 exactly there.
+"""What the real Messages API refuses, per model: the fake answers 400 exactly there (D13).
 
 Written from the platform docs (late 2026) independently of the agent's own profiles
 (`acp_agent.model.profiles`), so a test on the fake catches a profile that is wrong; a unit test

@@ -3,7 +3,7 @@
 A tool raises `ToolError` (or a subclass) for anything the model should hear about and retry;
 the runner turns any other exception into a failed tool call as well, so a tool never ends a turn.
 Tools reach the editor only through the small Protocols here (`FileSystem`, `Terminal`), which the
-session implements over ACP and injects (decisions D6); with none injected they use the local disk
+session implements over ACP and injects (docs/decisions.md D6); with none injected they use the local disk
 and local processes.
 """
 

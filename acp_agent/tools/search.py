@@ -3,7 +3,7 @@
 With an rg binary the search is ripgrep's: a process whose output is streamed and which is killed
 at the cap, on cancel and at the budget. Without one (or for a pattern only Python's syntax
 accepts) the stdlib `re` would not be interruptible, so the `regex` package runs with a timeout in
-a worker thread (decisions D6). Matches found before the budget ran out are returned with a note.
+a worker thread (docs/decisions.md D6). Matches found before the budget ran out are returned with a note.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ stopped: its process group, its session (jobs put in other groups), and every pr
 mark (daemons that left the session with `setsid` or a double fork); the result says what was
 stopped. A kill -9 of the agent itself cannot do this: a command running then is orphaned.
 Output is kept as a capped head and a rolling tail, never whole, and the editor sees at most one
-tail-only progress update per interval (decisions D6). With the client's `terminal` capability the
+tail-only progress update per interval (docs/decisions.md D6). With the client's `terminal` capability the
 editor runs and streams the command; the tool waits, kills on timeout or cancel, and always releases.
 """
 

@@ -1,6 +1,6 @@
 """The turn meter: what a prompt turn has spent, and whether it may spend more. Pure, no I/O.
 
-Vocabulary (turn-semantics C1):
+Vocabulary (docs/decisions.md C1):
 - prompt turn: one `session/prompt`, from request to response. Every counter here is per prompt turn.
 - model request: one logical Messages API call issued by the loop.
 - attempt: one HTTP exchange; a model request has 1 + retries attempts.

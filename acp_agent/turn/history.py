@@ -2,7 +2,7 @@
 
 Valid means: roles alternate, and every assistant `tool_use` is answered by a `tool_result` in the
 next user message. A prompt that follows trailing tool results is merged into that user message
-(turn-semantics C2.7), a refusal drops only that prompt's own blocks, and `repair()` answers any
+(docs/decisions.md C2.7), a refusal drops only that prompt's own blocks, and `repair()` answers any
 dangling tool_use with an error result.
 
 The history is also the text boundary: every block that enters it, and every journal entry, passes

@@ -21,7 +21,7 @@ __all__ = ["Step", "ToolStep", "TurnRecord", "step_of"]
 
 
 class TurnRecord(BaseModel):
-    """What one prompt turn did (turn-semantics C6); same shape on every path and on errors."""
+    """What one prompt turn did (docs/decisions.md C6); same shape on every path and on errors."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
 

@@ -1,7 +1,7 @@
 """Stuck-loop detection: the same tool batch with the same results, again and again, in one turn.
 
 Key = (tool name, canonical JSON input, hash of the result) for each call of a batch; a batch is one
-observation (turn-semantics C4). Re-reading a file after editing it gives a new result, so it is
+observation (docs/decisions.md C4). Re-reading a file after editing it gives a new result, so it is
 not a loop; the same call returning the same answer a third time is one.
 """
 

@@ -2,7 +2,7 @@
 
 One loop for both model paths: the model client yields the same events either way (C8). The runner
 takes its meter from outside and can be entered again within one turn, so a strategy can drive it
-(decisions D9); it returns an `AttemptOutcome`, never the turn's final answer.
+(docs/decisions.md D9); it returns an `AttemptOutcome`, never the turn's final answer.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The strategy seam: how a prompt turn uses the runner (once, or until a check passes, or in phases).
 
-A strategy drives the one runner under the one meter (decisions D9): it never sends a model
+A strategy drives the one runner under the one meter (docs/decisions.md D9): it never sends a model
 request of its own except through `meter.before_request()` then `meter.count_request()`. One
 instance serves one session, one turn at a time; what it adds to the turn record it keeps until
 the driver asks for it with `record_fields()`, after the turn, however the turn ended.
