@@ -34,6 +34,11 @@ from acp_agent.tools.truncate import clip_line
 
 __all__ = ["SearchText", "read_only_tools"]
 
+HEAD_START_SECONDS = 0.02
+"""How long the sorted run over the whole tree may try to reach the cap on its own."""
+PREPASS_FILES = 20_000
+"""Matching files a search collects before its sorted run; past this, one sorted run over the tree."""
+
 # Regex parts whose meaning depends on where a line starts or ends: \A \Z \z \G, lookarounds,
 # and turning a flag off (e.g. (?-m)). Patterns with them are searched line by line only.
 _LINE_CONTEXT = re.compile(r"\\[AZzG]|\(\?<?[=!]|\(\?[a-zA-Z]*-")
@@ -208,10 +213,30 @@ class SearchText:
         return ToolResult(text="\n".join([body, *notes]))
 
     async def _rg(self, rg: str, query: _Query, top: Path, cwd: Path, found: _Found) -> _Found:
-        argv = [rg, *rg_filter_args(query.seen, query.glob if "/" not in query.glob else None),
-                "--sort=path", "--encoding=none", f"--max-filesize={self.max_file_bytes}"]
+        """A sorted run over the tree gets a head start: it answers when the cap comes early. If
+        it has not finished by then, it is stopped; a parallel pre-pass finds the matching files
+        (`--sort` makes rg walk on one core) and a sorted run reads just those, so a search with
+        few or no matches costs about what `rg` itself does."""
+        common = [rg, *rg_filter_args(query.seen, query.glob if "/" not in query.glob else None),
+                  "--encoding=none", f"--max-filesize={self.max_file_bytes}"]
         if query.ignore_case:
-            argv.append("--ignore-case")
+            common.append("--ignore-case")
+        narrow = _Found(found.mode, found.cap, found.max_line_chars, found.grouped)
+        with anyio.move_on_after(self.budget_seconds):
+            with anyio.move_on_after(HEAD_START_SECONDS) as head:
+                return await self._rg_sorted(common, query, top, cwd, found, None)
+            files = await self._files_with_matches(common, query, top)
+            if files is None:  # too many files match: one sorted run over the tree
+                return await self._rg_sorted(common, query, top, cwd, narrow, None)
+            if not files:
+                return narrow
+            return await self._rg_sorted(common, query, top, cwd, narrow, files)
+        raise self._timeout(narrow if head.cancelled_caught else found, top.name, cwd)
+
+    async def _rg_sorted(self, common: list[str], query: _Query, top: Path, cwd: Path,
+                         found: _Found, files: list[str] | None) -> _Found:
+        """One rg run in tree order (`--sort=path`), over `files` or the whole tree, into `found`."""
+        argv = [*common, "--sort=path"]
         if query.mode == "content":
             argv += ["--crlf", "--line-number", "--with-filename", "--no-heading", "--null",
                      "--max-columns=4096", "--max-columns-preview",
@@ -221,6 +246,8 @@ class SearchText:
         else:
             argv += ["--crlf", "--count", "--with-filename", "--null"]
         argv += ["--regexp", query.pattern]
+        if files is not None:  # only the files that match, in tree order
+            argv += ["--", *files]
         prefix = prefix_for(cwd, top)
         keeps: dict[bytes, str | None] = {}
         files_only = query.mode == "files_with_matches"
@@ -243,16 +270,33 @@ class SearchText:
                 found.file(where, int(rest or b"0"))
             return not found.full
 
-        timed_out = True
-        with anyio.move_on_after(self.budget_seconds):
-            run = await run_rg(argv, top, take)
-            timed_out = False
-        if timed_out:
-            raise self._timeout(found, top.name, cwd)
+        run = await run_rg(argv, top, take)
         if run.code not in (0, 1) and not found.lines:
             log.debug("search.rg_refused", stderr=run.stderr[:300])
             raise _NotForRg
         return found
+
+    async def _files_with_matches(self, common: list[str], query: _Query,
+                                  top: Path) -> list[str] | None:
+        """The files with a match, in tree order, found by rg on every core (`--sort` would make it
+        walk on one); None when there are more than PREPASS_FILES (then one sorted run does it all).
+
+        The sorted run that follows reads only these files, so a search with few or no matches
+        costs about what `rg` itself does, and the output is still in a stable order.
+        """
+        names: list[bytes] = []
+
+        def take(line: bytes) -> bool:
+            names.append(line.removesuffix(b"\r"))
+            return len(names) <= PREPASS_FILES
+
+        run = await run_rg([*common, "--files-with-matches", "--regexp", query.pattern], top, take)
+        if run.code not in (0, 1) and not names:
+            raise _NotForRg
+        if len(names) > PREPASS_FILES:
+            return None
+        names.sort(key=lambda name: name.replace(b"/", b"\0"))  # rg's --sort=path: tree order
+        return [os.fsdecode(name) for name in names]
 
     def _timeout(self, found: _Found, at: str, cwd: Path) -> ToolTimeout:
         shown = found.lines
