@@ -12,7 +12,6 @@ a later request unencodable.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -65,24 +64,30 @@ def _interrupted(tool_use_id: str, reason: str, started: Collection[str]) -> Blo
                        is_error=True)
 
 
-def _answer(reply: Message, uses: list[str], reason: str, started: Collection[str]) -> int:
-    """Put a result for each of `uses` first in `reply`, in order, adding the missing ones."""
+def _answer(reply: Message, uses: list[str], reason: str,
+            started: Collection[str]) -> tuple[int, bool]:
+    """Put a result for each of `uses` first in `reply`, in order, adding the missing ones;
+    returns how many were added and whether `reply` changed."""
     content = reply["content"]
     results = {b["tool_use_id"]: b for b in content if b.get("type") == "tool_result"}
     ordered = [results.get(use_id) or _interrupted(use_id, reason, started) for use_id in uses]
     rest = [b for b in content if b.get("type") != "tool_result"]
-    if content[:len(ordered)] != ordered or len(content) != len(ordered) + len(rest):
+    changed = content[:len(ordered)] != ordered or len(content) != len(ordered) + len(rest)
+    if changed:
         content[:] = ordered + rest
-    return sum(use_id not in results for use_id in uses)
+    return sum(use_id not in results for use_id in uses), changed
 
 
-def _drop_orphans(message: Message, before: Message | None) -> None:
-    """Drop tool_results that answer no tool_use of the message before (a torn journal)."""
+def _drop_orphans(message: Message, before: Message | None) -> bool:
+    """Drop tool_results that answer no tool_use of the message before (a torn journal);
+    returns whether any was dropped."""
     asked = {b.get("id") for b in before["content"]} if before and before["role"] == "assistant" else set()
-    if any(b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
-           for b in message["content"]):
-        message["content"][:] = [b for b in message["content"] if b.get("type") != "tool_result"
-                                 or b.get("tool_use_id") in asked]
+    if not any(b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
+               for b in message["content"]):
+        return False
+    message["content"][:] = [b for b in message["content"] if b.get("type") != "tool_result"
+                             or b.get("tool_use_id") in asked]
+    return True
 
 
 def _merge_at(messages: list[Message], index: int) -> None:
@@ -287,34 +292,39 @@ class History:
         return self._repair_inside(reason, started)
 
     def _repair_inside(self, reason: str, started: Collection[str]) -> int:
-        before = [json.dumps(m, sort_keys=True) for m in self.messages]
-        added = self._answer_inside(reason, started)
-        after = [json.dumps(m, sort_keys=True) for m in self.messages]
-        changed = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
-                       min(len(before), len(after)))
-        if changed < len(after) - 1:  # rewritten, not appended: later thinking would be refused
+        added, changed = self._answer_inside(reason, started)
+        if changed < len(self.messages) - 1:  # rewritten, not appended: later thinking is refused
             self.messages[changed:] = without_thinking(self.messages[changed:])
         return added
 
-    def _answer_inside(self, reason: str, started: Collection[str]) -> int:
+    def _answer_inside(self, reason: str, started: Collection[str]) -> tuple[int, int]:
+        """Answer every tool_use in place; returns how many results were added and the index of
+        the first message changed (the length of the history when none was)."""
         added = 0
         messages = self.messages
+        changed = len(messages)
         index = 0
         while index < len(messages):
             message = messages[index]
             if message["role"] == "user":
-                _drop_orphans(message, messages[index - 1] if index else None)
+                if _drop_orphans(message, messages[index - 1] if index else None):
+                    changed = min(changed, index)
                 if not message["content"]:
                     del messages[index]
                     _merge_at(messages, index)
+                    changed = min(changed, index)
                     continue
             uses = [b["id"] for b in message["content"] if b.get("type") == "tool_use"]
             if message["role"] == "assistant" and uses:
                 if index + 1 == len(messages) or messages[index + 1]["role"] != "user":
                     messages.insert(index + 1, {"role": "user", "content": []})
-                added += _answer(messages[index + 1], uses, reason, started)
+                    changed = min(changed, index + 1)
+                count, reordered = _answer(messages[index + 1], uses, reason, started)
+                added += count
+                if reordered:
+                    changed = min(changed, index + 1)
             index += 1
-        return added
+        return added, changed
 
     def last_assistant_text(self) -> str:
         for message in reversed(self.messages):

@@ -169,3 +169,19 @@ def test_a_result_with_an_image_is_a_list_that_notes_and_text_views_handle() -> 
     plain = tool_result("t2", "text")
     add_note(plain, " [note]")
     assert plain["content"] == "text [note]" and result_text(plain["content"]) == "text [note]"
+
+
+def test_a_repair_inside_the_history_drops_the_thinking_after_it_and_a_tail_repair_keeps_it() -> None:
+    thinking = {"type": "thinking", "thinking": "", "signature": "s"}
+    torn = [{"type": "prompt", "blocks": [{"type": "text", "text": "go"}]},
+            {"type": "assistant", "blocks": [thinking, tool_use("a")]},
+            {"type": "prompt", "blocks": [{"type": "text", "text": "again"}]},
+            {"type": "assistant", "blocks": [thinking, {"type": "text", "text": "ok"}]},
+            {"type": "prompt", "blocks": [{"type": "text", "text": "more"}]}]
+    history = History.replay(torn)
+    assert history.messages[1]["content"][0] == thinking  # before the rewritten point: kept
+    assert history.messages[2]["content"][0]["tool_use_id"] == "a"
+    assert all(b.get("type") != "thinking" for b in history.messages[3]["content"])
+    tail = History.replay(torn[:2])
+    assert tail.messages[1]["content"][0] == thinking  # only appended to: nothing dropped
+    assert tail.messages[2]["content"][0]["tool_use_id"] == "a"
