@@ -13,10 +13,11 @@ that cannot read it is dropped without a word, as the API does.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from acp_agent.testing.prompt_cache import as_mapping, canonical
 
 __all__ = ["RULES", "ModelRules", "check_request", "thinking_output", "thinking_signature"]
 
@@ -83,26 +84,11 @@ RULES: dict[str, ModelRules] = {
 }
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _canon(value: Any) -> str:
-    """JSON with sorted keys and no cache_control: what the prefix check compares."""
-    def strip(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: strip(x) for k, x in v.items() if k != "cache_control"}
-        if isinstance(v, list):
-            return [strip(x) for x in v]
-        return v
-    return json.dumps(strip(value), sort_keys=True, separators=(",", ":"))
-
-
 def thinking_signature(producer: str, body: Mapping[str, Any], before: int, text: str) -> str:
     """The signature of a thinking block `producer` wrote after `messages[:before]` of `body`."""
     digest = hashlib.sha256("\x1e".join([
-        producer, _canon(body.get("tools") or []), _canon(body.get("system") or ""),
-        _canon(list(body.get("messages") or [])[:before]), text]).encode()).hexdigest()[:32]
+        producer, canonical(body.get("tools") or []), canonical(body.get("system") or ""),
+        canonical(list(body.get("messages") or [])[:before]), text]).encode()).hexdigest()[:32]
     return f"fakesig.{producer}.{digest}"
 
 
@@ -112,7 +98,7 @@ def _error(message: str) -> tuple[int, str, str]:
 
 def _thinking_errors(rules: ModelRules, body: Mapping[str, Any]) -> str | None:
     thinking = body.get("thinking")
-    effort = _mapping(body.get("output_config")).get("effort")
+    effort = as_mapping(body.get("output_config")).get("effort")
     if effort is not None and effort not in rules.efforts:
         return ("output_config.effort: this model does not support the effort parameter."
                 if not rules.efforts else f"output_config.effort: {effort!r} is not supported.")
@@ -201,7 +187,7 @@ def thinking_output(body: Mapping[str, Any]) -> tuple[bool, bool] | None:
     rules = RULES.get(str(body.get("model") or ""))
     if rules is None:
         return None
-    thinking = _mapping(body.get("thinking"))
+    thinking = as_mapping(body.get("thinking"))
     kind = thinking.get("type", rules.thinking_default)
     display = "summarized" if kind == "between_tools" else thinking.get("display",
                                                                           rules.display_default)

@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LOOKBACK", "MAX_BREAKPOINTS", "CacheOutcome", "PromptCache", "breakpoint_errors",
-           "estimate_tokens", "miss_reason", "strip_cache_control"]
+__all__ = ["LOOKBACK", "MAX_BREAKPOINTS", "CacheOutcome", "PromptCache", "as_mapping",
+           "breakpoint_errors", "canonical", "estimate_tokens", "miss_reason", "strip_cache_control"]
 
 MAX_BREAKPOINTS = 4
 LOOKBACK = 20
@@ -39,17 +39,19 @@ def strip_cache_control(value: Any) -> Any:
     return value
 
 
-def _canon(value: Any) -> str:
+def canonical(value: Any) -> str:
+    """JSON with sorted keys and no cache_control: the bytes the prefix is compared by."""
     return json.dumps(strip_cache_control(value), sort_keys=True, separators=(",", ":"))
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a mapping, else an empty one (a request field of the wrong shape)."""
     return value if isinstance(value, Mapping) else {}
 
 
 def estimate_tokens(value: Any) -> int:
     """About 4 characters of JSON per token."""
-    return max(1, math.ceil(len(_canon(value)) / 4))
+    return max(1, math.ceil(len(canonical(value)) / 4))
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,23 +64,23 @@ class _Block:
 
 
 def _blocks(body: Mapping[str, Any]) -> list[_Block]:
-    out = [_Block("tools", _canon(tool), estimate_tokens(tool), tool.get("cache_control"))
+    out = [_Block("tools", canonical(tool), estimate_tokens(tool), tool.get("cache_control"))
            for tool in body.get("tools") or []]
     system = body.get("system")
     if isinstance(system, str) and system:
-        out.append(_Block("system", _canon(system), estimate_tokens(system), None))
+        out.append(_Block("system", canonical(system), estimate_tokens(system), None))
     elif isinstance(system, list):
-        out.extend(_Block("system", _canon(b), estimate_tokens(b), b.get("cache_control"))
+        out.extend(_Block("system", canonical(b), estimate_tokens(b), b.get("cache_control"))
                    for b in system)
-    output = _mapping(body.get("output_config"))
-    salt = _canon([body.get("tool_choice"), body.get("thinking"), output.get("effort"),
+    output = as_mapping(body.get("output_config"))
+    salt = canonical([body.get("tool_choice"), body.get("thinking"), output.get("effort"),
                    output.get("format")])
     for i, message in enumerate(body.get("messages") or []):
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         for j, block in enumerate(blocks):
             head = f"{salt}|" if i == 0 and j == 0 else ""
-            out.append(_Block("messages", f"{head}{message.get('role')}|{j}|{_canon(block)}",
+            out.append(_Block("messages", f"{head}{message.get('role')}|{j}|{canonical(block)}",
                               estimate_tokens(block), block.get("cache_control")))
     top = body.get("cache_control")
     if top and out:
@@ -168,7 +170,7 @@ class PromptCache:
         for p in marks:
             if p <= read_at or totals[p] < min_tokens:
                 continue
-            ttl_name = str(_mapping(blocks[p].marker).get("ttl", "5m"))
+            ttl_name = str(as_mapping(blocks[p].marker).get("ttl", "5m"))
             ttl = TTL_SECONDS.get(ttl_name, 300.0)
             self._entries[keys[p]] = (now + ttl, ttl)
             written_to = max(written_to, p)
@@ -176,7 +178,7 @@ class PromptCache:
                 one_hour_to = max(one_hour_to, p)
         created = (totals[written_to] if written_to >= 0 else 0) - read
         one_hour = max(0, (totals[one_hour_to] if one_hour_to >= 0 else 0) - read)
-        fingerprint = (model, _canon(body.get("tools") or []), _canon(body.get("system") or ""),
+        fingerprint = (model, canonical(body.get("tools") or []), canonical(body.get("system") or ""),
                        tuple(b.material for b in blocks if b.part == "messages"))
         return CacheOutcome(total - read - created, read, created, min(one_hour, created),
                             fingerprint)
