@@ -75,7 +75,7 @@ class ModelProfile:
 
 def _family(model_id: str) -> str:
     """The table's id for a dated or aliased id (`claude-sonnet-5-5-20261001` → `claude-sonnet-5-5`)."""
-    for known in sorted(_TABLE, key=len, reverse=True):
+    for known in _LONGEST_FIRST:
         if model_id == known or model_id.startswith(known + "-"):
             return known
     return model_id
@@ -110,6 +110,10 @@ _TABLE: dict[str, ModelProfile] = {p.id: p for p in (
     ModelProfile("claude-haiku-4-5", True, 200 * K, 64 * K, frozenset({"disabled", "enabled"}),
                  "disabled", "summarized", (), None, True, True, 4096, Price(1, 5, 0.10, 1.25, 2)),
 )}
+
+
+_LONGEST_FIRST = sorted(_TABLE, key=len, reverse=True)
+"""Table ids, longest first, so `claude-sonnet-5-5-…` is not taken for `claude-sonnet-5`."""
 
 
 def builtin_profile(model_id: str) -> ModelProfile:

@@ -19,10 +19,10 @@ import structlog
 
 from acp_agent.model.base import MessageDone, ModelClient, ModelRequest
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import History, without_thinking
+from acp_agent.turn.history import History, with_user_block, without_thinking
 from acp_agent.turn.settings import RunnerSettings
 
-__all__ = ["KEEP_TURNS", "compact", "split_point", "summary_messages"]
+__all__ = ["KEEP_TURNS", "compact", "split_point"]
 
 log = structlog.get_logger(__name__)
 
@@ -51,15 +51,6 @@ def split_point(messages: list[dict[str, Any]], keep: int = KEEP_TURNS) -> int:
     return prompts[-keep]
 
 
-def summary_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conversation with the instruction appended as the last user block (history untouched)."""
-    instruction = {"type": "text", "text": SUMMARY_INSTRUCTION}
-    if messages and messages[-1]["role"] == "user":
-        last = messages[-1]
-        return [*messages[:-1], {**last, "content": [*last["content"], instruction]}]
-    return [*messages, {"role": "user", "content": [instruction]}]
-
-
 def _rebuilt(summary: str, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The summary leads the first kept prompt; results of tool calls summarised away go."""
     first, *rest = kept
@@ -86,7 +77,8 @@ async def compact(model: ModelClient, history: History, meter: TurnMeter, *,
     request = ModelRequest(
         model=settings.model, max_tokens=settings.max_tokens, system=settings.system,
         tools=tools, thinking=settings.thinking, output_config=settings.output_config,
-        messages=summary_messages(history.messages), previous_message_id=previous_message_id)
+        messages=with_user_block(history.messages, {"type": "text", "text": SUMMARY_INSTRUCTION}),
+        previous_message_id=previous_message_id)
     done: MessageDone | None = None
     async for event in model.respond(request):
         if isinstance(event, MessageDone):

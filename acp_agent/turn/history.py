@@ -21,7 +21,7 @@ from acp_agent.errors import JournalFailed
 from acp_agent.tools.shown import shown_value
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_RUNNING", "THINKING_BLOCKS", "History", "JournalWriter", "Mark",
-           "add_note", "result_text", "tool_result", "without_thinking"]
+           "add_note", "result_text", "tool_result", "with_user_block", "without_thinking"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -46,6 +46,19 @@ def without_thinking(messages: list[Message]) -> list[Message]:
             message = {**message, "content": kept or [{"type": "text", "text": REASONING_OMITTED}]}
         out.append(message)
     return out
+
+
+def with_user_block(messages: list[Message], block: Block) -> list[Message]:
+    """A copy of `messages` with `block` last in a user message (the history is left as it is).
+
+    An extra request on the session's own prefix (a summary, a judge) asks this way: everything
+    before the new block is byte for byte what the session sent, so it reads from the prompt cache
+    and replays thinking blocks behind an unchanged prefix.
+    """
+    if messages and messages[-1]["role"] == "user":
+        last = messages[-1]
+        return [*messages[:-1], {**last, "content": [*last["content"], block]}]
+    return [*messages, {"role": "user", "content": [block]}]
 
 
 def tool_result(tool_use_id: str, text: str, *, is_error: bool = False,

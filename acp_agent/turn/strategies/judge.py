@@ -27,7 +27,7 @@ from acp_agent.errors import StreamBroken
 from acp_agent.model.base import MessageDone, ModelRequest, RetryScheduled, Usage
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
 from acp_agent.turn.governor import Stop, TurnMeter
-from acp_agent.turn.history import History
+from acp_agent.turn.history import History, with_user_block
 from acp_agent.turn.record import step_of
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.strategies.verify import Evaluation
@@ -145,12 +145,7 @@ class JudgeEvaluator:
         settings = runner.settings
         if settings.profile.structured_outputs:
             ask = {"type": "text", "text": f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK_IN_SESSION}"}
-            messages = history.messages
-            if messages and messages[-1]["role"] == "user":
-                last = messages[-1]
-                messages = [*messages[:-1], {**last, "content": [*last["content"], ask]}]
-            else:
-                messages = [*messages, {"role": "user", "content": [ask]}]
+            messages = with_user_block(history.messages, ask)
             output = {**(settings.output_config or {}),
                       "format": {"type": "json_schema", "schema": VERDICT_SCHEMA}}
             return runner.request(messages, output_config=output)
