@@ -73,13 +73,13 @@ class _EndpointRequester:
         assert self.endpoint is not None
         await self.endpoint.notify(method, params)
 
-    def notifier(self, method: str, params: dict[str, Any],
-                 path: Sequence[str]) -> Callable[[str], Awaitable[None]]:
+    def notifier(
+        self, method: str, params: dict[str, Any], path: Sequence[str]
+    ) -> Callable[[str], Awaitable[None]]:
         assert self.endpoint is not None
         return self.endpoint.notifier(method, params, path)
 
-    async def request(self, method: str, params: dict[str, Any], *,
-                      timeout: float | None = None) -> Any:
+    async def request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
         assert self.endpoint is not None
         try:
             return await self.endpoint.request(method, params, timeout=timeout)
@@ -103,21 +103,39 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     if not replaying and not key_in_env():
         stored_key = load_key()
         if stored_key is None:
-            log.warning("agent.no_api_key", hint="set ANTHROPIC_API_KEY, run `acp-agent login`, "
-                        "or start with --model demo for the offline demo")
+            log.warning(
+                "agent.no_api_key",
+                hint="set ANTHROPIC_API_KEY, run `acp-agent login`, "
+                "or start with --model demo for the offline demo",
+            )
     model = ModelProvider(
-        spec, streaming=config.streaming, record=config.record,
-        replay_strict=config.replay_strict, base_url=config.base_url,
-        max_retries=config.max_retries, stall_seconds=config.stall_seconds,
-        request_timeout=config.request_timeout, prompt_cache=config.prompt_cache,
-        cache_ttl=config.cache_ttl, **({"api_key": stored_key} if stored_key else {}))
+        spec,
+        streaming=config.streaming,
+        record=config.record,
+        replay_strict=config.replay_strict,
+        base_url=config.base_url,
+        max_retries=config.max_retries,
+        stall_seconds=config.stall_seconds,
+        request_timeout=config.request_timeout,
+        prompt_cache=config.prompt_cache,
+        cache_ttl=config.cache_ttl,
+        **({"api_key": stored_key} if stored_key else {}),
+    )
     if model.model_id != config.model:
         config = config.model_copy(update={"model": model.model_id})
-    manager = SessionManager(config, requester, model=model, store=_open_store(config),
-                             ask_models_api=not replaying and config.record is None)
+    manager = SessionManager(
+        config,
+        requester,
+        model=model,
+        store=_open_store(config),
+        ask_models_api=not replaying and config.record is None,
+    )
     # A replay needs no key: every request is answered from the cassette.
-    handler = AcpHandler(manager, warm_up=lambda: warm_up(WARM_UP),
-                         has_credentials=None if replaying or stored_key else _credentials_now)
+    handler = AcpHandler(
+        manager,
+        warm_up=lambda: warm_up(WARM_UP),
+        has_credentials=None if replaying or stored_key else _credentials_now,
+    )
     endpoint = Endpoint(_RpcHandler(handler), writer)
     requester.endpoint = endpoint
 
@@ -172,8 +190,11 @@ def _open_store(config: Config) -> SessionStore | None:
     try:
         return SessionStore.open(directory, keep_days=config.keep_days or None)
     except StateDirError as exc:  # the agent still serves, without session/load (issue 19)
-        log.error("agent.state_dir_unusable", problem=str(exc),
-                  hint="fix or change --state-dir / ACP_AGENT_STATE_DIR; sessions are not kept")
+        log.error(
+            "agent.state_dir_unusable",
+            problem=str(exc),
+            hint="fix or change --state-dir / ACP_AGENT_STATE_DIR; sessions are not kept",
+        )
         return None
 
 
@@ -192,8 +213,11 @@ def leave(code: int) -> NoReturn:
     waits for (acpx sends SIGTERM 240 ms after EOF), and a tool's thread blocked in the kernel (a
     FIFO, a hung mount) could not be interrupted anyway: it is named in the log and left behind.
     """
-    stuck = [t.name for t in threading.enumerate()
-             if t is not threading.current_thread() and not t.daemon and t.is_alive()]
+    stuck = [
+        t.name
+        for t in threading.enumerate()
+        if t is not threading.current_thread() and not t.daemon and t.is_alive()
+    ]
     if stuck:
         log.warning("agent.stuck_threads", threads=stuck, action="exiting without waiting for them")
     for stream in (sys.stdout, sys.stderr):

@@ -167,8 +167,13 @@ class Config(BaseModel):
             if raw is not None:
                 (limits if target == "limits" else values)[name] = raw
         mapped = {name for name, _, _ in _ENV_MAP}
-        values.update({name: value for name, value in flags.items()
-                       if name not in mapped and name in cls.model_fields and value is not None})
+        values.update(
+            {
+                name: value
+                for name, value in flags.items()
+                if name not in mapped and name in cls.model_fields and value is not None
+            }
+        )
         if limits:
             values["limits"] = Limits(**limits)
         return cls(**values)
@@ -218,13 +223,33 @@ def _parse_env(var: str, raw: str, name: str) -> Any:
         if raw.strip().lower() in {"0", "false", "no", "off"}:
             return False
         raise ValueError(f"{var} must be on or off (1 or 0), not {raw!r}")
-    if name in {"model", "base_url", "state_dir", "loop", "verify_cmd", "verify_rubric",
-                "on_limit", "prices", "effort", "cache_ttl"}:
+    if name in {
+        "model",
+        "base_url",
+        "state_dir",
+        "loop",
+        "verify_cmd",
+        "verify_rubric",
+        "on_limit",
+        "prices",
+        "effort",
+        "cache_ttl",
+    }:
         return raw
     try:
-        return float(raw) if name in {"stall_seconds", "request_timeout", "max_turn_seconds",
-                                      "keep_days", "compact_at", "verify_threshold",
-                                      "max_turn_cost_usd"} \
+        return (
+            float(raw)
+            if name
+            in {
+                "stall_seconds",
+                "request_timeout",
+                "max_turn_seconds",
+                "keep_days",
+                "compact_at",
+                "verify_threshold",
+                "max_turn_cost_usd",
+            }
             else int(raw)
+        )
     except ValueError:
         raise ValueError(f"{var} must be a number, not {raw!r}") from None

@@ -82,6 +82,8 @@ def login_main(argv: list[str] | None = None) -> int:
         sys.stderr.write("acp-agent login: no key given; nothing stored\n")
         return 1
     path = save_key(key)
-    sys.stderr.write(f"acp-agent login: key stored in {path} (mode 0600); the agent uses it when "
-                     "ANTHROPIC_API_KEY is not set\n")
+    sys.stderr.write(
+        f"acp-agent login: key stored in {path} (mode 0600); the agent uses it when "
+        "ANTHROPIC_API_KEY is not set\n"
+    )
     return 0

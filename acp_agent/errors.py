@@ -84,8 +84,9 @@ class StreamBroken(TurnFailed):
 
     kind = "stream_broken"
 
-    def __init__(self, message: str, *, partial: list[dict[str, Any]] | None = None,
-                 retryable: bool = False) -> None:
+    def __init__(
+        self, message: str, *, partial: list[dict[str, Any]] | None = None, retryable: bool = False
+    ) -> None:
         super().__init__(message, retryable=retryable)
         self.partial = partial or []
 

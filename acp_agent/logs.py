@@ -25,8 +25,13 @@ TRACEBACK_CHARS = 16_384
 LINE_CHARS = 65_536
 """The hard cap of one rendered line, whatever it holds."""
 
-_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
-           "error": logging.ERROR, "critical": logging.CRITICAL}
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+}
 
 
 def configure(level: str | None = None, stream: TextIO | None = None) -> None:
@@ -115,5 +120,3 @@ class _NeverBlockingWriter:
 
     def __repr__(self) -> str:
         return f"<_NeverBlockingWriter fd={self._fd}>"
-
-

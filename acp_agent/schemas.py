@@ -27,26 +27,38 @@ def generate() -> dict[str, dict[str, Any]]:
     from acp_agent.turn.strategies.results import PhasedResult, VerifyResult
 
     schemas = {
-        "config.schema.json": ("acp-agent configuration (flags > environment > defaults)",
-                               TypeAdapter(Config).json_schema()),
-        "turn-record.schema.json": ('The turn record in session/prompt _meta["acp-agent"]["turn"]',
-                                    TypeAdapter(TurnRecord).json_schema(by_alias=True)),
-        "verify-result.schema.json": ("The turn record of the verify loop (the common record "
-                                      "plus trials)",
-                                      TypeAdapter(VerifyResult).json_schema(by_alias=True)),
-        "phased-result.schema.json": ("The turn record of the phased loop (the common record "
-                                      "plus transitions)",
-                                      TypeAdapter(PhasedResult).json_schema(by_alias=True)),
-        "cassette-header.schema.json": ("First line of a record/replay cassette (JSON lines)",
-                                        TypeAdapter(CassetteHeader).json_schema(by_alias=True)),
-        "cassette-exchange.schema.json": ("Every further line of a cassette: one Messages API "
-                                          "exchange",
-                                          TypeAdapter(Exchange).json_schema(by_alias=True)),
-        "harness-step.schema.json": ("One step (one JSON line) of an `acp-agent harness` script",
-                                     step_adapter().json_schema(by_alias=True)),
+        "config.schema.json": (
+            "acp-agent configuration (flags > environment > defaults)",
+            TypeAdapter(Config).json_schema(),
+        ),
+        "turn-record.schema.json": (
+            'The turn record in session/prompt _meta["acp-agent"]["turn"]',
+            TypeAdapter(TurnRecord).json_schema(by_alias=True),
+        ),
+        "verify-result.schema.json": (
+            "The turn record of the verify loop (the common record plus trials)",
+            TypeAdapter(VerifyResult).json_schema(by_alias=True),
+        ),
+        "phased-result.schema.json": (
+            "The turn record of the phased loop (the common record plus transitions)",
+            TypeAdapter(PhasedResult).json_schema(by_alias=True),
+        ),
+        "cassette-header.schema.json": (
+            "First line of a record/replay cassette (JSON lines)",
+            TypeAdapter(CassetteHeader).json_schema(by_alias=True),
+        ),
+        "cassette-exchange.schema.json": (
+            "Every further line of a cassette: one Messages API exchange",
+            TypeAdapter(Exchange).json_schema(by_alias=True),
+        ),
+        "harness-step.schema.json": (
+            "One step (one JSON line) of an `acp-agent harness` script",
+            step_adapter().json_schema(by_alias=True),
+        ),
     }
-    return {name: {"$schema": SCHEMA_DIALECT, "title": title, **body}
-            for name, (title, body) in schemas.items()}
+    return {
+        name: {"$schema": SCHEMA_DIALECT, "title": title, **body} for name, (title, body) in schemas.items()
+    }
 
 
 def render(schema: dict[str, Any]) -> str:

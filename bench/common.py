@@ -128,8 +128,10 @@ def cpu_ns(pid: int) -> int:
     total = 0
     base = f"/proc/{pid}/task"
     for tid in os.listdir(base):
-        with contextlib.suppress(FileNotFoundError, ProcessLookupError), \
-                open(f"{base}/{tid}/schedstat", "rb") as f:
+        with (
+            contextlib.suppress(FileNotFoundError, ProcessLookupError),
+            open(f"{base}/{tid}/schedstat", "rb") as f,
+        ):
             total += int(f.read().split(maxsplit=1)[0])
     return total
 
@@ -178,8 +180,7 @@ class Peer:
     answered -32601 (the bench client has no capabilities).
     """
 
-    def __init__(self, command: Sequence[str], env: Mapping[str, str], cwd: Path,
-                 stderr_path: Path) -> None:
+    def __init__(self, command: Sequence[str], env: Mapping[str, str], cwd: Path, stderr_path: Path) -> None:
         self._stderr_path = stderr_path
         self._write_lock = threading.Lock()
         self._cond = threading.Condition()
@@ -195,9 +196,15 @@ class Peer:
         """Called (in the reader thread) with every parsed line and its arrival time."""
         with open(stderr_path, "wb") as err:
             self.spawned_at = time.perf_counter()
-            self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=err, env=dict(env),
-                                         cwd=cwd, start_new_session=True)
+            self.proc = subprocess.Popen(
+                list(command),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=dict(env),
+                cwd=cwd,
+                start_new_session=True,
+            )
         self.pid = self.proc.pid
         self._exit_fd: int | None = None
         with contextlib.suppress(OSError, AttributeError):
@@ -239,8 +246,9 @@ class Peer:
 
     def answer_request(self, message: dict[str, Any]) -> None:
         """Answer an agent→client request (called in the reader thread): -32601 unless overridden."""
-        self._send({"jsonrpc": "2.0", "id": message["id"],
-                    "error": {"code": -32601, "message": "Method not found"}})
+        self._send(
+            {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
+        )
 
     def reset_chunks(self) -> None:
         """Forget chunks seen so far (call only while no turn is streaming)."""
@@ -301,8 +309,9 @@ class Peer:
         return answered, str(result["sessionId"])
 
     def start_prompt(self, session_id: str, text: str) -> tuple[int, float]:
-        return self.start("session/prompt", {"sessionId": session_id,
-                                             "prompt": [{"type": "text", "text": text}]})
+        return self.start(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        )
 
     def prompt(self, session_id: str, text: str, timeout: float = 60.0) -> tuple[float, float, Any]:
         rid, sent = self.start_prompt(session_id, text)
@@ -381,8 +390,7 @@ class Peer:
 
 
 @contextlib.contextmanager
-def spawn(command: Sequence[str], scratch: Scratch, env: Mapping[str, str],
-          label: str) -> Iterator[Peer]:
+def spawn(command: Sequence[str], scratch: Scratch, env: Mapping[str, str], label: str) -> Iterator[Peer]:
     """A Peer that is always closed (and its group killed) when the block ends."""
     peer = Peer(command, env, scratch.workspace, scratch.stderr_path(label))
     try:

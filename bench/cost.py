@@ -31,15 +31,16 @@ SONNET = (0.05, 1.25)
 
 
 def prompt_tokens(usage: dict[str, Any]) -> int:
-    return (usage["input_tokens"] + usage["cache_read_input_tokens"]
-            + usage["cache_creation_input_tokens"])
+    return usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
 
 
 def billed(usages: list[dict[str, Any]], rates: tuple[float, float]) -> float:
     """Billed input over uncached input: (input + read·r + write·w) / prompt."""
     read, write = rates
-    paid = sum(u["input_tokens"] + u["cache_read_input_tokens"] * read
-               + u["cache_creation_input_tokens"] * write for u in usages)
+    paid = sum(
+        u["input_tokens"] + u["cache_read_input_tokens"] * read + u["cache_creation_input_tokens"] * write
+        for u in usages
+    )
     return paid / sum(prompt_tokens(u) for u in usages)
 
 
@@ -65,14 +66,18 @@ def tool_loop(streaming: bool) -> dict[str, Any]:
     """20 requests with ~2 KB results, a follow-up, two more prompts, /compact and one after."""
     with Scratch() as scratch, FakeMessagesAPI() as api:
         _workspace(scratch.workspace)
-        api.script(*(replies.tool_use("read_file", {"path": f"data/part{i:02d}.txt"}, usage=(0, 60))
-                     for i in range(LOOP - 1)),
-                   replies.text("All parts read.", usage=(0, 40)),
-                   replies.text("Follow-up answer.", usage=(0, 40)),
-                   replies.text("Third answer.", usage=(0, 40)),
-                   replies.text("Fourth answer.", usage=(0, 40)),
-                   replies.text("SUMMARY: read 20 parts, answered three questions.", usage=(0, 80)),
-                   replies.text("After the compaction.", usage=(0, 40)))
+        api.script(
+            *(
+                replies.tool_use("read_file", {"path": f"data/part{i:02d}.txt"}, usage=(0, 60))
+                for i in range(LOOP - 1)
+            ),
+            replies.text("All parts read.", usage=(0, 40)),
+            replies.text("Follow-up answer.", usage=(0, 40)),
+            replies.text("Third answer.", usage=(0, 40)),
+            replies.text("Fourth answer.", usage=(0, 40)),
+            replies.text("SUMMARY: read 20 parts, answered three questions.", usage=(0, 80)),
+            replies.text("After the compaction.", usage=(0, 40)),
+        )
         env = scratch.env(api.base_url, streaming=streaming, ACP_AGENT_MODEL=MODEL)
         with spawn(AGENT, scratch, env, "cost") as agent:
             agent.initialize()
@@ -84,8 +89,10 @@ def tool_loop(streaming: bool) -> dict[str, Any]:
             agent.prompt(session, "Where were we?")
         loop = _usages(api, 0, LOOP)
         follow, compact, after = (_usages(api)[i] for i in (LOOP, LOOP + 3, LOOP + 4))
-        fixed = sum(len(json.dumps(r.body.get(k, ""))) for r in api.requests[:1]
-                    for k in ("tools", "system")) // 4
+        fixed = (
+            sum(len(json.dumps(r.body.get(k, ""))) for r in api.requests[:1] for k in ("tools", "system"))
+            // 4
+        )
         turn = record["_meta"]["acp-agent"]["turn"]
         return {
             "loop_requests": len(loop),
@@ -106,12 +113,18 @@ def strategies(streaming: bool) -> dict[str, Any]:
     verdict = json.dumps({"score": 0.9, "passed": True, "feedback": "fine"})
     with Scratch() as scratch, FakeMessagesAPI() as api:
         _workspace(scratch.workspace)
-        api.script(replies.tool_use("read_file", {"path": "data/part00.txt"}, usage=(0, 60)),
-                   replies.text("Part 0 is lorem ipsum.", usage=(0, 40)),
-                   replies.text(verdict, usage=(0, 40)))
-        env = scratch.env(api.base_url, streaming=streaming, ACP_AGENT_MODEL=MODEL,
-                          ACP_AGENT_LOOP="verify",
-                          ACP_AGENT_VERIFY_RUBRIC="The answer says what part 0 holds.")
+        api.script(
+            replies.tool_use("read_file", {"path": "data/part00.txt"}, usage=(0, 60)),
+            replies.text("Part 0 is lorem ipsum.", usage=(0, 40)),
+            replies.text(verdict, usage=(0, 40)),
+        )
+        env = scratch.env(
+            api.base_url,
+            streaming=streaming,
+            ACP_AGENT_MODEL=MODEL,
+            ACP_AGENT_LOOP="verify",
+            ACP_AGENT_VERIFY_RUBRIC="The answer says what part 0 holds.",
+        )
         with spawn(AGENT, scratch, env, "cost-verify") as agent:
             agent.initialize()
             _, session = agent.new_session(scratch.workspace)
@@ -121,13 +134,23 @@ def strategies(streaming: bool) -> dict[str, Any]:
         out["judge_billed_sonnet"] = billed([judge], SONNET)
     with Scratch() as scratch, FakeMessagesAPI() as api:
         _workspace(scratch.workspace)
-        api.script(replies.tool_use("read_file", {"path": "data/part00.txt"}, usage=(0, 60)),
-                   replies.tool_use("update_plan", {"entries": [
-                       {"content": "Summarise part 0", "status": "pending"}]}, usage=(0, 60)),
-                   replies.text("Plan ready.", usage=(0, 40)),
-                   replies.text("Done: part 0 summarised.", usage=(0, 40)))
-        env = scratch.env(api.base_url, streaming=streaming, ACP_AGENT_MODEL=MODEL,
-                          ACP_AGENT_LOOP="phased", ACP_AGENT_VERIFY_CMD="true")
+        api.script(
+            replies.tool_use("read_file", {"path": "data/part00.txt"}, usage=(0, 60)),
+            replies.tool_use(
+                "update_plan",
+                {"entries": [{"content": "Summarise part 0", "status": "pending"}]},
+                usage=(0, 60),
+            ),
+            replies.text("Plan ready.", usage=(0, 40)),
+            replies.text("Done: part 0 summarised.", usage=(0, 40)),
+        )
+        env = scratch.env(
+            api.base_url,
+            streaming=streaming,
+            ACP_AGENT_MODEL=MODEL,
+            ACP_AGENT_LOOP="phased",
+            ACP_AGENT_VERIFY_CMD="true",
+        )
         with spawn(AGENT, scratch, env, "cost-phased") as agent:
             agent.initialize()
             _, session = agent.new_session(scratch.workspace)
@@ -154,11 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.json:
         args.json.write_text(text + "\n")
-    rows = [("20-request tool loop billed / uncached (read 0.1x)", "loop_billed_generic", "≤ 0.25x"),
-            ("20-request tool loop billed / uncached (Sonnet 5.5 rates)", "loop_billed_sonnet", ""),
-            ("next prompt: first request read from cache", "next_prompt_read_share", "≥ 90%"),
-            ("/compact request read from cache", "compact_read_share", "≥ 80%"),
-            ("verify judge request read from cache", "judge_read_share", "")]
+    rows = [
+        ("20-request tool loop billed / uncached (read 0.1x)", "loop_billed_generic", "≤ 0.25x"),
+        ("20-request tool loop billed / uncached (Sonnet 5.5 rates)", "loop_billed_sonnet", ""),
+        ("next prompt: first request read from cache", "next_prompt_read_share", "≥ 90%"),
+        ("/compact request read from cache", "compact_read_share", "≥ 80%"),
+        ("verify judge request read from cache", "judge_read_share", ""),
+    ]
     print("\n| figure | streaming | non-streaming | goal |\n|---|---|---|---|")
     for label, key, goal in rows:
         cells = [results[m][key] for m in ("streaming", "non-streaming")]
@@ -166,9 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {label} | {shown[0]} | {shown[1]} | {goal} |")
     for mode in ("streaming", "non-streaming"):
         r = results[mode]
-        print(f"{mode}: after /compact the prompt read {r['after_compact_read_tokens']:,} tokens "
-              f"(tools + system ≈ {r['tools_and_system_tokens_estimate']:,}); max breakpoints "
-              f"{r['max_breakpoints']}; phased read shares {r['phased_read_shares']}")
+        print(
+            f"{mode}: after /compact the prompt read {r['after_compact_read_tokens']:,} tokens "
+            f"(tools + system ≈ {r['tools_and_system_tokens_estimate']:,}); max breakpoints "
+            f"{r['max_breakpoints']}; phased read shares {r['phased_read_shares']}"
+        )
     return 0
 
 

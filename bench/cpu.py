@@ -37,9 +37,15 @@ class Floor:
         self._label = label
         self._runs = 0
         with open(scratch.stderr_path(f"floor-{label}"), "wb") as err:
-            self.proc = subprocess.Popen([*FLOOR], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=err, env=scratch.env(api.base_url),
-                                         cwd=scratch.workspace, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [*FLOOR],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=scratch.env(api.base_url),
+                cwd=scratch.workspace,
+                start_new_session=True,
+            )
 
     def _expect(self, word: bytes, timeout: float) -> None:
         out = self.proc.stdout
@@ -86,17 +92,23 @@ class Floor:
 
 
 @contextlib.contextmanager
-def _processes(scratch: Scratch, api: FakeMessagesAPI, modes: tuple[bool, ...], label: str,
-               warmup: str, **env: str) -> Iterator[tuple[dict[tuple[bool, str], Peer], Floor]]:
+def _processes(
+    scratch: Scratch, api: FakeMessagesAPI, modes: tuple[bool, ...], label: str, warmup: str, **env: str
+) -> Iterator[tuple[dict[tuple[bool, str], Peer], Floor]]:
     """Agent and baseline for each mode, and one SDK floor (a body says whether it streams):
     started together, warmed up, then yielded."""
     with ExitStack() as stack:
         peers: dict[tuple[bool, str], Peer] = {}
         for streaming in modes:
             for name, command in IMPLS:
-                peers[streaming, name] = stack.enter_context(spawn(
-                    command, scratch, scratch.env(api.base_url, streaming=streaming, **env),
-                    f"{label}-{_mode(streaming)}-{name}"))
+                peers[streaming, name] = stack.enter_context(
+                    spawn(
+                        command,
+                        scratch,
+                        scratch.env(api.base_url, streaming=streaming, **env),
+                        f"{label}-{_mode(streaming)}-{name}",
+                    )
+                )
         floor = Floor(scratch, api, label)
         stack.callback(floor.close)
         for peer in peers.values():
@@ -116,8 +128,9 @@ CROSS_CHECK: dict[str, list[float]] = {"agent": [], "baseline": []}
 """Per measured turn: CPU by /proc/<pid>/stat (ended threads included) ÷ CPU by schedstat."""
 
 
-def _turn_cpu(peer: Peer, scratch: Scratch, prompt: str, timeout: float,
-              name: str | None = None) -> tuple[int, float, Any]:
+def _turn_cpu(
+    peer: Peer, scratch: Scratch, prompt: str, timeout: float, name: str | None = None
+) -> tuple[int, float, Any]:
     """(CPU ns, wall s, result) of one prompt in a fresh session."""
     _, sid = peer.new_session(scratch.workspace)
     peer.reset_chunks()
@@ -163,25 +176,52 @@ def relay_throughput(scratch: Scratch, n: int, reps: int, modes: tuple[bool, ...
                     fixed[name].append(one * US)
                     rate[name].append(n / wall)
             mode = _mode(streaming)
-            detail = {"n": n, "reps": reps, "cpu_per_delta_us": per_delta,
-                      "sdk_floor_per_delta_us": floor, "excl_sdk_us": excl,
-                      "cpu_one_delta_turn_us": fixed, "chunks_per_s": rate,
-                      "how": "(CPU of an n-delta turn - CPU of a 1-delta turn) / (n - 1), fresh "
-                             "sessions; the floor replays the n-delta request through the SDK alone"}
+            detail = {
+                "n": n,
+                "reps": reps,
+                "cpu_per_delta_us": per_delta,
+                "sdk_floor_per_delta_us": floor,
+                "excl_sdk_us": excl,
+                "cpu_one_delta_turn_us": fixed,
+                "chunks_per_s": rate,
+                "how": "(CPU of an n-delta turn - CPU of a 1-delta turn) / (n - 1), fresh "
+                "sessions; the floor replays the n-delta request through the SDK alone",
+            }
             figures += [
-                Figure(f"relay.{mode}.cpu_per_delta", f"relay ({mode}): CPU per delta", "µs",
-                       median(per_delta["agent"]), median(per_delta["baseline"]),
-                       Goal("ratio", 1.2, "≤ 1.20×"), detail=detail,
-                       pairs=pair_ratios(per_delta["agent"], per_delta["baseline"])),
-                Figure(f"relay.{mode}.sdk_floor", f"relay ({mode}): SDK floor CPU per delta", "µs",
-                       median(floor["agent"]), median(floor["baseline"]),
-                       pairs=pair_ratios(floor["agent"], floor["baseline"])),
-                Figure(f"relay.{mode}.cpu_excl_sdk", f"relay ({mode}): CPU per delta excl. SDK floor",
-                       "µs", median(excl["agent"]), median(excl["baseline"]),
-                       pairs=pair_ratios(excl["agent"], excl["baseline"])),
-                Figure(f"relay.{mode}.chunks_per_s", f"relay ({mode}): chunks/s reaching the client",
-                       "chunks/s", median(rate["agent"]), median(rate["baseline"]),
-                       pairs=pair_ratios(rate["agent"], rate["baseline"])),
+                Figure(
+                    f"relay.{mode}.cpu_per_delta",
+                    f"relay ({mode}): CPU per delta",
+                    "µs",
+                    median(per_delta["agent"]),
+                    median(per_delta["baseline"]),
+                    Goal("ratio", 1.2, "≤ 1.20×"),
+                    detail=detail,
+                    pairs=pair_ratios(per_delta["agent"], per_delta["baseline"]),
+                ),
+                Figure(
+                    f"relay.{mode}.sdk_floor",
+                    f"relay ({mode}): SDK floor CPU per delta",
+                    "µs",
+                    median(floor["agent"]),
+                    median(floor["baseline"]),
+                    pairs=pair_ratios(floor["agent"], floor["baseline"]),
+                ),
+                Figure(
+                    f"relay.{mode}.cpu_excl_sdk",
+                    f"relay ({mode}): CPU per delta excl. SDK floor",
+                    "µs",
+                    median(excl["agent"]),
+                    median(excl["baseline"]),
+                    pairs=pair_ratios(excl["agent"], excl["baseline"]),
+                ),
+                Figure(
+                    f"relay.{mode}.chunks_per_s",
+                    f"relay ({mode}): chunks/s reaching the client",
+                    "chunks/s",
+                    median(rate["agent"]),
+                    median(rate["baseline"]),
+                    pairs=pair_ratios(rate["agent"], rate["baseline"]),
+                ),
             ]
     return figures
 
@@ -189,8 +229,11 @@ def relay_throughput(scratch: Scratch, n: int, reps: int, modes: tuple[bool, ...
 def loop_overhead(scratch: Scratch, k: int, reps: int, modes: tuple[bool, ...]) -> list[Figure]:
     """One turn of k model requests, each answered at once with a trivial list_files tool_use."""
     figures: list[Figure] = []
-    limits = {"ACP_AGENT_MAX_TURN_REQUESTS": str(k + 5), "ACP_AGENT_MAX_TOOL_CALLS": str(k + 5),
-              "ACP_AGENT_REPEAT_LIMIT": "0"}
+    limits = {
+        "ACP_AGENT_MAX_TURN_REQUESTS": str(k + 5),
+        "ACP_AGENT_MAX_TOOL_CALLS": str(k + 5),
+        "ACP_AGENT_REPEAT_LIMIT": "0",
+    }
     with fake_api() as api, _processes(scratch, api, modes, "loop", loop(4), **limits) as (peers, floor_proc):
         for streaming in modes:
             total: dict[str, list[float]] = {"agent": [], "baseline": []}
@@ -203,28 +246,48 @@ def loop_overhead(scratch: Scratch, k: int, reps: int, modes: tuple[bool, ...]) 
                     sent = api.attempts - start
                     if sent != k or result.get("stopReason") != "end_turn":
                         raise BenchError(f"{name}: {sent} requests for {k}, {result!r:.300}")
-                    bodies = [r.body for r in api.requests[start:start + k]]
+                    bodies = [r.body for r in api.requests[start : start + k]]
                     sdk = floor_proc.replay_ns(bodies) / k * US
                     total[name].append(cpu / k * US)
                     floor[name].append(sdk)
                     excl[name].append(cpu / k * US - sdk)
             mode = _mode(streaming)
-            detail = {"k": k, "reps": reps, "cpu_per_request_us": total,
-                      "sdk_floor_per_request_us": floor, "excl_sdk_us": excl,
-                      "how": "CPU of the whole k-request turn / k; after each turn the floor "
-                             "replays the same k bodies through the SDK alone"}
+            detail = {
+                "k": k,
+                "reps": reps,
+                "cpu_per_request_us": total,
+                "sdk_floor_per_request_us": floor,
+                "excl_sdk_us": excl,
+                "how": "CPU of the whole k-request turn / k; after each turn the floor "
+                "replays the same k bodies through the SDK alone",
+            }
             figures += [
-                Figure(f"loop.{mode}.cpu_per_request", f"loop ({mode}): CPU per model request",
-                       "µs", median(total["agent"]), median(total["baseline"]),
-                       Goal("ratio", 1.5, "≤ 1.50×"), detail=detail,
-                       pairs=pair_ratios(total["agent"], total["baseline"])),
-                Figure(f"loop.{mode}.sdk_floor", f"loop ({mode}): SDK floor CPU per request", "µs",
-                       median(floor["agent"]), median(floor["baseline"]),
-                       pairs=pair_ratios(floor["agent"], floor["baseline"])),
-                Figure(f"loop.{mode}.cpu_excl_sdk",
-                       f"loop ({mode}): CPU per request excl. SDK floor", "µs",
-                       median(excl["agent"]), median(excl["baseline"]),
-                       Goal("ratio", 1.5, "≤ 1.50×"),
-                       pairs=pair_ratios(excl["agent"], excl["baseline"])),
+                Figure(
+                    f"loop.{mode}.cpu_per_request",
+                    f"loop ({mode}): CPU per model request",
+                    "µs",
+                    median(total["agent"]),
+                    median(total["baseline"]),
+                    Goal("ratio", 1.5, "≤ 1.50×"),
+                    detail=detail,
+                    pairs=pair_ratios(total["agent"], total["baseline"]),
+                ),
+                Figure(
+                    f"loop.{mode}.sdk_floor",
+                    f"loop ({mode}): SDK floor CPU per request",
+                    "µs",
+                    median(floor["agent"]),
+                    median(floor["baseline"]),
+                    pairs=pair_ratios(floor["agent"], floor["baseline"]),
+                ),
+                Figure(
+                    f"loop.{mode}.cpu_excl_sdk",
+                    f"loop ({mode}): CPU per request excl. SDK floor",
+                    "µs",
+                    median(excl["agent"]),
+                    median(excl["baseline"]),
+                    Goal("ratio", 1.5, "≤ 1.50×"),
+                    pairs=pair_ratios(excl["agent"], excl["baseline"]),
+                ),
             ]
     return figures

@@ -50,18 +50,30 @@ async def kill_trial(tmp: Path, rng: random.Random) -> tuple[bool, str, int]:
     workspace.mkdir()
     (workspace / "README.md").write_text("# demo\n")
     with FakeMessagesAPI() as api:
-        env = base_env(tmp, ANTHROPIC_API_KEY="bench-key", ANTHROPIC_BASE_URL=str(api.base_url),
-                       ACP_AGENT_MODEL="claude-test-1", ACP_AGENT_STATE_DIR=str(tmp / "state"),
-                       ACP_AGENT_STREAMING=rng.choice(["0", "1"]))
+        env = base_env(
+            tmp,
+            ANTHROPIC_API_KEY="bench-key",
+            ANTHROPIC_BASE_URL=str(api.base_url),
+            ACP_AGENT_MODEL="claude-test-1",
+            ACP_AGENT_STATE_DIR=str(tmp / "state"),
+            ACP_AGENT_STREAMING=rng.choice(["0", "1"]),
+        )
         batches = []
         for turn in range(rng.randint(1, 3)):
             picks = [rng.choice(TOOLS) for _ in range(rng.randint(2, 5))]
-            batches.append(replies.message(
-                [replies.tool_use_block(name, make(turn * 10 + i)) for i, (name, make) in
-                 enumerate(picks)], stop_reason="tool_use"))
+            batches.append(
+                replies.message(
+                    [
+                        replies.tool_use_block(name, make(turn * 10 + i))
+                        for i, (name, make) in enumerate(picks)
+                    ],
+                    stop_reason="tool_use",
+                )
+            )
         api.script(*batches, replies.text("done"))
-        async with AgentProcess.start(env=env, on_request=allow, check_on_exit=False,
-                                      stderr="devnull") as agent:
+        async with AgentProcess.start(
+            env=env, on_request=allow, check_on_exit=False, stderr="devnull"
+        ) as agent:
             await agent.initialize()
             session = await agent.new_session(workspace)
             async with anyio.create_task_group() as tg:
@@ -72,12 +84,12 @@ async def kill_trial(tmp: Path, rng: random.Random) -> tuple[bool, str, int]:
         before = len(api.requests)
         async with AgentProcess.start(env=env, check_on_exit=False, stderr="devnull") as agent:
             await agent.initialize()
-            loaded = await agent.request("session/load", {
-                "sessionId": session, "cwd": str(workspace), "mcpServers": []})
+            loaded = await agent.request(
+                "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+            )
             if "result" not in loaded:
                 return False, f"load failed: {loaded.get('error')}", 0
-            completed = sum(1 for p in agent.updates(session)
-                            if p["update"].get("status") == "completed")
+            completed = sum(1 for p in agent.updates(session) if p["update"].get("status") == "completed")
             response = await agent.prompt(session, "are you back?")
         if "result" not in response or len(api.requests) == before:
             return False, f"the next prompt failed: {response.get('error')}", completed
@@ -97,9 +109,11 @@ async def kills(trials: int, seed: int) -> None:
         completed += done
         if not ok:
             print(f"trial {number}: INVALID: {why}", flush=True)
-    print(f"kill -9 during tool batches: {trials} trials, {valid} valid reloaded histories, "
-          f"{invalid} invalid; {completed} completed tool results replayed; seed {seed}; "
-          f"{time.monotonic() - started:.0f} s")
+    print(
+        f"kill -9 during tool batches: {trials} trials, {valid} valid reloaded histories, "
+        f"{invalid} invalid; {completed} completed tool results replayed; seed {seed}; "
+        f"{time.monotonic() - started:.0f} s"
+    )
 
 
 def race(operations: int) -> None:
@@ -107,11 +121,13 @@ def race(operations: int) -> None:
     with tempfile.TemporaryDirectory(prefix="acp-race-") as tmp:
         c = run_race(Path(tmp), operations)
     how = "renameat2 RENAME_EXCHANGE" if c.exchange else "os.rename swaps"
-    print(f"cwd race ({how}, {c.swaps:,} swaps): {c.reads + c.writes} operations "
-          f"({c.reads} reads, {c.writes} writes), {c.refused} refused; escapes {c.escapes}: "
-          f"{c.outside_reads} outside reads, {c.outside_created} files created outside, "
-          f"{c.outside_overwritten} outside file overwritten, {c.outside_tmp} .tmp left outside; "
-          f"{time.monotonic() - started:.1f} s")
+    print(
+        f"cwd race ({how}, {c.swaps:,} swaps): {c.reads + c.writes} operations "
+        f"({c.reads} reads, {c.writes} writes), {c.refused} refused; escapes {c.escapes}: "
+        f"{c.outside_reads} outside reads, {c.outside_created} files created outside, "
+        f"{c.outside_overwritten} outside file overwritten, {c.outside_tmp} .tmp left outside; "
+        f"{time.monotonic() - started:.1f} s"
+    )
 
 
 def main() -> None:

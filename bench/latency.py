@@ -26,8 +26,9 @@ def _rounds(n: int) -> Iterator[tuple[str, tuple[str, ...]]]:
         yield from (IMPLS if i % 2 == 0 else IMPLS[::-1])
 
 
-def _rotated_rounds(n: int, impls: tuple[tuple[str, tuple[str, ...]], ...]
-                    ) -> Iterator[tuple[str, tuple[str, ...]]]:
+def _rotated_rounds(
+    n: int, impls: tuple[tuple[str, tuple[str, ...]], ...]
+) -> Iterator[tuple[str, tuple[str, ...]]]:
     """n rounds of every impl, the order rotated by one each round (so each leads as often)."""
     for i in range(n):
         k = i % len(impls)
@@ -39,8 +40,14 @@ def _median_or_none(values: list[float]) -> float | None:
 
 
 def _stats(values: list[float]) -> dict[str, object]:
-    return {"median": median(values), "p90": p90(values), "min": min(values),
-            "max": max(values), "n": len(values), "samples": [round(v, 2) for v in values]}
+    return {
+        "median": median(values),
+        "p90": p90(values),
+        "min": min(values),
+        "max": max(values),
+        "n": len(values),
+        "samples": [round(v, 2) for v in values],
+    }
 
 
 def cold_start(scratch: Scratch, n: int) -> list[Figure]:
@@ -70,39 +77,74 @@ def cold_start(scratch: Scratch, n: int) -> list[Figure]:
                     sent = peer.close_stdin()
                     gone = peer.wait_exit(10)
                     if gone is None or peer.proc.returncode != 0:
-                        raise BenchError(f"stack floor: exit code {peer.proc.returncode} after EOF"
-                                         f"{peer.stderr_tail()}")
+                        raise BenchError(
+                            f"stack floor: exit code {peer.proc.returncode} after EOF{peer.stderr_tail()}"
+                        )
                     floor_exits.append((gone - sent) * MS)
-    floor = {"initialize": _stats(init["stack_floor"]), "session_new": _stats(ready["stack_floor"]),
-             "exit_on_eof_right_after_session_new_ms": _stats(floor_exits)}
+    floor = {
+        "initialize": _stats(init["stack_floor"]),
+        "session_new": _stats(ready["stack_floor"]),
+        "exit_on_eof_right_after_session_new_ms": _stats(floor_exits),
+    }
     return [
-        Figure("cold_start.initialize.median", "cold start: spawn → initialize, median", "ms",
-               median(init["agent"]), median(init["baseline"]),
-               detail={k: _stats(v) for k, v in init.items()},
-               pairs=pair_ratios(init["agent"], init["baseline"])),
-        Figure("cold_start.initialize.p90", "cold start: spawn → initialize, p90", "ms",
-               p90(init["agent"]), p90(init["baseline"])),
-        Figure("cold_start.session_new.median", "cold start: spawn → session/new, median", "ms",
-               median(ready["agent"]), median(ready["baseline"]), Goal("max", 250, "≤ 250 ms"),
-               detail={**{k: _stats(v) for k, v in ready.items()},
-                       "agent_exit_on_eof_right_after_session_new_ms": _stats(exits)},
-               pairs=pair_ratios(ready["agent"], ready["baseline"])),
-        Figure("cold_start.session_new.p90", "cold start: spawn → session/new, p90", "ms",
-               p90(ready["agent"]), p90(ready["baseline"])),
+        Figure(
+            "cold_start.initialize.median",
+            "cold start: spawn → initialize, median",
+            "ms",
+            median(init["agent"]),
+            median(init["baseline"]),
+            detail={k: _stats(v) for k, v in init.items()},
+            pairs=pair_ratios(init["agent"], init["baseline"]),
+        ),
+        Figure(
+            "cold_start.initialize.p90",
+            "cold start: spawn → initialize, p90",
+            "ms",
+            p90(init["agent"]),
+            p90(init["baseline"]),
+        ),
+        Figure(
+            "cold_start.session_new.median",
+            "cold start: spawn → session/new, median",
+            "ms",
+            median(ready["agent"]),
+            median(ready["baseline"]),
+            Goal("max", 250, "≤ 250 ms"),
+            detail={
+                **{k: _stats(v) for k, v in ready.items()},
+                "agent_exit_on_eof_right_after_session_new_ms": _stats(exits),
+            },
+            pairs=pair_ratios(ready["agent"], ready["baseline"]),
+        ),
+        Figure(
+            "cold_start.session_new.p90",
+            "cold start: spawn → session/new, p90",
+            "ms",
+            p90(ready["agent"]),
+            p90(ready["baseline"]),
+        ),
         # The stack floor sits in the baseline column: the ratio is what the agent adds over its
         # own libraries' import and first use.
-        Figure("cold_start.session_new.vs_stack_floor.median",
-               "cold start: spawn → session/new, median, vs stack floor", "ms",
-               median(ready["agent"]), median(ready["stack_floor"]),
-               detail={"agent": _stats(ready["agent"]), "stack_floor": _stats(ready["stack_floor"])},
-               pairs=pair_ratios(ready["agent"], ready["stack_floor"])),
+        Figure(
+            "cold_start.session_new.vs_stack_floor.median",
+            "cold start: spawn → session/new, median, vs stack floor",
+            "ms",
+            median(ready["agent"]),
+            median(ready["stack_floor"]),
+            detail={"agent": _stats(ready["agent"]), "stack_floor": _stats(ready["stack_floor"])},
+            pairs=pair_ratios(ready["agent"], ready["stack_floor"]),
+        ),
         # The floor's own number, in the agent column, against the relay baseline: what the stack
         # costs over a stdlib-only process.
-        Figure("cold_start.stack_floor.session_new.median",
-               "stack floor: spawn → session/new, median (vs relay)", "ms",
-               median(ready["stack_floor"]), median(ready["baseline"]),
-               detail={"stack_floor": floor, "baseline": _stats(ready["baseline"])},
-               pairs=pair_ratios(ready["stack_floor"], ready["baseline"])),
+        Figure(
+            "cold_start.stack_floor.session_new.median",
+            "stack floor: spawn → session/new, median (vs relay)",
+            "ms",
+            median(ready["stack_floor"]),
+            median(ready["baseline"]),
+            detail={"stack_floor": floor, "baseline": _stats(ready["baseline"])},
+            pairs=pair_ratios(ready["stack_floor"], ready["baseline"]),
+        ),
     ]
 
 
@@ -131,23 +173,37 @@ def first_prompt(scratch: Scratch, n: int, wait_after_init: float | None) -> lis
                 from_spawn[name].append((peer.first_chunk_at - peer.spawned_at) * MS)
     if wait_after_init is None:
         return [
-            Figure("first_prompt.immediate.prompt_to_chunk",
-                   "first prompt, sent at once: prompt → first chunk, median", "ms",
-                   median(to_chunk["agent"]), median(to_chunk["baseline"]),
-                   detail={k: _stats(v) for k, v in to_chunk.items()},
-                   pairs=pair_ratios(to_chunk["agent"], to_chunk["baseline"])),
-            Figure("first_prompt.immediate.spawn_to_chunk",
-                   "first prompt, sent at once: spawn → first chunk, median", "ms",
-                   median(from_spawn["agent"]), median(from_spawn["baseline"]),
-                   detail={k: _stats(v) for k, v in from_spawn.items()},
-                   pairs=pair_ratios(from_spawn["agent"], from_spawn["baseline"])),
+            Figure(
+                "first_prompt.immediate.prompt_to_chunk",
+                "first prompt, sent at once: prompt → first chunk, median",
+                "ms",
+                median(to_chunk["agent"]),
+                median(to_chunk["baseline"]),
+                detail={k: _stats(v) for k, v in to_chunk.items()},
+                pairs=pair_ratios(to_chunk["agent"], to_chunk["baseline"]),
+            ),
+            Figure(
+                "first_prompt.immediate.spawn_to_chunk",
+                "first prompt, sent at once: spawn → first chunk, median",
+                "ms",
+                median(from_spawn["agent"]),
+                median(from_spawn["baseline"]),
+                detail={k: _stats(v) for k, v in from_spawn.items()},
+                pairs=pair_ratios(from_spawn["agent"], from_spawn["baseline"]),
+            ),
         ]
-    return [Figure("first_prompt.after_2s.prompt_to_chunk",
-                   f"first prompt, sent {wait_after_init:g} s after initialize: prompt → first chunk, median",
-                   "ms", median(to_chunk["agent"]), median(to_chunk["baseline"]),
-                   Goal("ratio", 1.0, "≤ 1.00× (no later)"),
-                   detail={k: _stats(v) for k, v in to_chunk.items()},
-                   pairs=pair_ratios(to_chunk["agent"], to_chunk["baseline"]))]
+    return [
+        Figure(
+            "first_prompt.after_2s.prompt_to_chunk",
+            f"first prompt, sent {wait_after_init:g} s after initialize: prompt → first chunk, median",
+            "ms",
+            median(to_chunk["agent"]),
+            median(to_chunk["baseline"]),
+            Goal("ratio", 1.0, "≤ 1.00× (no later)"),
+            detail={k: _stats(v) for k, v in to_chunk.items()},
+            pairs=pair_ratios(to_chunk["agent"], to_chunk["baseline"]),
+        )
+    ]
 
 
 def memory(scratch: Scratch, sessions: int, budget_s: float) -> list[Figure]:
@@ -155,8 +211,10 @@ def memory(scratch: Scratch, sessions: int, budget_s: float) -> list[Figure]:
     out: dict[str, dict[str, object]] = {name: {} for name, _ in IMPLS}
     with fake_api() as api:
         env = scratch.env(api.base_url)
-        with spawn(AGENT, scratch, env, "memory-agent") as agent, \
-                spawn(BASELINE, scratch, env, "memory-baseline") as baseline:
+        with (
+            spawn(AGENT, scratch, env, "memory-agent") as agent,
+            spawn(BASELINE, scratch, env, "memory-baseline") as baseline,
+        ):
             peers = {"agent": agent, "baseline": baseline}
             for name, peer in peers.items():  # both SDK imports start now
                 peer.initialize()
@@ -178,21 +236,44 @@ def memory(scratch: Scratch, sessions: int, budget_s: float) -> list[Figure]:
                     made += 1
                 out[name]["after_sessions_kb"] = peer.rss_kb()
                 out[name]["sessions"] = made
-    mb = {name: {k: v["VmRSS"] / 1024 for k, v in d.items() if isinstance(v, dict)}
-          for name, d in out.items()}
+    mb = {
+        name: {k: v["VmRSS"] / 1024 for k, v in d.items() if isinstance(v, dict)} for name, d in out.items()
+    }
     made = min(int(d["sessions"]) for d in out.values())  # type: ignore[call-overload]
     a, b = mb["agent"], mb["baseline"]
     return [
-        Figure("memory.rss_after_initialize", "RSS right after initialize answered", "MB",
-               a["init_kb"], b["init_kb"], detail=out),
-        Figure("memory.rss_after_first_prompt", "RSS after the first prompt", "MB",
-               a["first_prompt_kb"], b["first_prompt_kb"], Goal("max", 90, "≤ 90 MB")),
-        Figure("memory.rss_after_sessions", f"RSS after {made:,} more sessions (one prompt each)",
-               "MB", a["after_sessions_kb"], b["after_sessions_kb"]),
-        Figure("memory.rss_growth_sessions", f"RSS growth over those {made:,} sessions", "MB",
-               a["after_sessions_kb"] - a["first_prompt_kb"],
-               b["after_sessions_kb"] - b["first_prompt_kb"], Goal("max", 30, "≤ 30 MB"),
-               detail={"sessions": made, "wanted": sessions}),
+        Figure(
+            "memory.rss_after_initialize",
+            "RSS right after initialize answered",
+            "MB",
+            a["init_kb"],
+            b["init_kb"],
+            detail=out,
+        ),
+        Figure(
+            "memory.rss_after_first_prompt",
+            "RSS after the first prompt",
+            "MB",
+            a["first_prompt_kb"],
+            b["first_prompt_kb"],
+            Goal("max", 90, "≤ 90 MB"),
+        ),
+        Figure(
+            "memory.rss_after_sessions",
+            f"RSS after {made:,} more sessions (one prompt each)",
+            "MB",
+            a["after_sessions_kb"],
+            b["after_sessions_kb"],
+        ),
+        Figure(
+            "memory.rss_growth_sessions",
+            f"RSS growth over those {made:,} sessions",
+            "MB",
+            a["after_sessions_kb"] - a["first_prompt_kb"],
+            b["after_sessions_kb"] - b["first_prompt_kb"],
+            Goal("max", 30, "≤ 30 MB"),
+            detail={"sessions": made, "wanted": sessions},
+        ),
     ]
 
 
@@ -226,9 +307,15 @@ def cancel_latency(scratch: Scratch, n: int, streaming: bool) -> Figure:
                 sent = peer.notify("session/cancel", {"sessionId": sid})
                 samples.append((_answered_cancelled(peer, rid, 10) - sent) * MS)
     mode = "streaming" if streaming else "non-streaming"
-    return Figure(f"cancel.{mode}.median", f"cancel latency ({mode}): session/cancel → answered, median",
-                  "ms", median(samples), None, Goal("max", 500, "< 500 ms"),
-                  detail=_stats(samples))
+    return Figure(
+        f"cancel.{mode}.median",
+        f"cancel latency ({mode}): session/cancel → answered, median",
+        "ms",
+        median(samples),
+        None,
+        Goal("max", 500, "< 500 ms"),
+        detail=_stats(samples),
+    )
 
 
 def shutdown(scratch: Scratch, n: int, with_baseline: bool = True) -> list[Figure]:
@@ -263,20 +350,31 @@ def shutdown(scratch: Scratch, n: int, with_baseline: bool = True) -> list[Figur
                 if gone is None:
                     raise BenchError(f"{name} did not exit within 10 s of EOF{peer.stderr_tail()}")
                 if peer.proc.returncode != 0:
-                    raise BenchError(f"{name}: exit code {peer.proc.returncode} after EOF"
-                                     f"{peer.stderr_tail()}")
+                    raise BenchError(
+                        f"{name}: exit code {peer.proc.returncode} after EOF{peer.stderr_tail()}"
+                    )
                 if rid is not None:
                     _answered_cancelled(peer, rid, 1)
                 (busy if during_turn else idle)[name].append((gone - sent) * MS)
     return [
-        Figure("shutdown.idle.median", "shutdown: stdin EOF → exit (idle), median", "ms",
-               median(idle["agent"]), _median_or_none(idle["baseline"]),
-               Goal("max", 250, "≤ 250 ms"),  # acpx sends SIGTERM 240 ms after EOF (issue 17)
-               detail={k: _stats(v) for k, v in idle.items() if v},
-               pairs=pair_ratios(idle["agent"], idle["baseline"])),
-        Figure("shutdown.during_turn.median",
-               "shutdown: stdin EOF → exit (turn streaming), median", "ms",
-               median(busy["agent"]), _median_or_none(busy["baseline"]), Goal("max", 2000, "≤ 2000 ms"),
-               detail={k: _stats(v) for k, v in busy.items() if v},
-               pairs=pair_ratios(busy["agent"], busy["baseline"])),
+        Figure(
+            "shutdown.idle.median",
+            "shutdown: stdin EOF → exit (idle), median",
+            "ms",
+            median(idle["agent"]),
+            _median_or_none(idle["baseline"]),
+            Goal("max", 250, "≤ 250 ms"),  # acpx sends SIGTERM 240 ms after EOF (issue 17)
+            detail={k: _stats(v) for k, v in idle.items() if v},
+            pairs=pair_ratios(idle["agent"], idle["baseline"]),
+        ),
+        Figure(
+            "shutdown.during_turn.median",
+            "shutdown: stdin EOF → exit (turn streaming), median",
+            "ms",
+            median(busy["agent"]),
+            _median_or_none(busy["baseline"]),
+            Goal("max", 2000, "≤ 2000 ms"),
+            detail={k: _stats(v) for k, v in busy.items() if v},
+            pairs=pair_ratios(busy["agent"], busy["baseline"]),
+        ),
     ]

@@ -45,8 +45,9 @@ def model(body: dict[str, Any], attempt: int) -> replies.Message:
     last = body["messages"][-1]["content"]
     if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last):
         return replies.text("read them")
-    return replies.message([replies.tool_use_block("read_file", {"path": name}) for name in FILES],
-                           stop_reason="tool_use")
+    return replies.message(
+        [replies.tool_use_block("read_file", {"path": name}) for name in FILES], stop_reason="tool_use"
+    )
 
 
 def main() -> None:
@@ -71,12 +72,18 @@ def main() -> None:
                 done[update["toolCallId"]] = now
 
         SlowEditor.delay = opts.delay / 1000
-        peer = SlowEditor(AGENT, scratch.env(api.base_url), scratch.workspace,
-                          scratch.stderr_path("parallel-reads"))
+        peer = SlowEditor(
+            AGENT, scratch.env(api.base_url), scratch.workspace, scratch.stderr_path("parallel-reads")
+        )
         peer.on_message = watch
         try:
-            peer.call("initialize", {"protocolVersion": 1, "clientCapabilities": {
-                "fs": {"readTextFile": True, "writeTextFile": False}}})
+            peer.call(
+                "initialize",
+                {
+                    "protocolVersion": 1,
+                    "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": False}},
+                },
+            )
             _, session = peer.new_session(scratch.workspace)
             peer.prompt(session, "warm up")  # the SDK import and the first connection
             for _ in range(opts.reps):
@@ -92,16 +99,18 @@ def main() -> None:
         finally:
             peer.close()
     batch, prompt = median(batches) * 1000, median(prompts) * 1000
-    print(f"5 read_file calls, editor answers fs/read_text_file after {opts.delay:g} ms; "
-          f"medians of {opts.reps} prompts")
+    print(
+        f"5 read_file calls, editor answers fs/read_text_file after {opts.delay:g} ms; "
+        f"medians of {opts.reps} prompts"
+    )
     print(f"| {'figure':<44} | {'agent':>9} | {'goal':>9} | met? |")
     print(f"|{'-' * 46}|{'-' * 11}|{'-' * 11}|------|")
-    print(f"| {'batch: first tool_call → last completed':<44} | {batch:>6.1f} ms | "
-          f"{'≤ ' + format(GOAL_MS, 'g') + ' ms':>9} | {'yes' if batch <= GOAL_MS else 'NO':<4} |")
-    print(f"| {'whole prompt (2 model requests + batch)':<44} | {prompt:>6.1f} ms | {'':>9} | "
-          f"{'':<4} |")
-    print(f"| {'one at a time, at least (5 × delay)':<44} | {5 * opts.delay:>6.1f} ms | {'':>9} | "
-          f"{'':<4} |")
+    print(
+        f"| {'batch: first tool_call → last completed':<44} | {batch:>6.1f} ms | "
+        f"{'≤ ' + format(GOAL_MS, 'g') + ' ms':>9} | {'yes' if batch <= GOAL_MS else 'NO':<4} |"
+    )
+    print(f"| {'whole prompt (2 model requests + batch)':<44} | {prompt:>6.1f} ms | {'':>9} | {'':<4} |")
+    print(f"| {'one at a time, at least (5 × delay)':<44} | {5 * opts.delay:>6.1f} ms | {'':>9} | {'':<4} |")
 
 
 if __name__ == "__main__":

@@ -90,13 +90,23 @@ def render_table(figures: list[Figure]) -> str:
     for f in figures:
         ratio = "—" if f.ratio is None else f"{f.ratio:.2f}×"
         met = {True: "yes", False: "NO", None: ""}[f.met]
-        rows.append((f.label, _number(f.agent, f.unit), _number(f.baseline, f.unit), ratio,
-                     f.goal.text if f.goal else "", met))
+        rows.append(
+            (
+                f.label,
+                _number(f.agent, f.unit),
+                _number(f.baseline, f.unit),
+                ratio,
+                f.goal.text if f.goal else "",
+                met,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
-        cells = [c.ljust(w) if i == 0 else c.rjust(w) if i < 4 else c.ljust(w)
-                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            c.ljust(w) if i == 0 else c.rjust(w) if i < 4 else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
         lines.append("| " + " | ".join(cells) + " |")
         if n == 0:
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")

@@ -47,14 +47,34 @@ class Params:
 
 
 PARAMS = {
-    "full": Params(starts=12, first_prompts=10, first_prompt_now=True,
-                   deltas=20_000, relay_reps=5, loop_k=200, loop_reps=3,
-                   sessions=1000, cancels=10, shutdowns=5,
-                   modes=(True, False), shutdown_baseline=True),
-    "quick": Params(starts=3, first_prompts=1, first_prompt_now=False,
-                    deltas=2_000, relay_reps=1, loop_k=30, loop_reps=1,
-                    sessions=20, cancels=3, shutdowns=1,
-                    modes=(True,), shutdown_baseline=False),
+    "full": Params(
+        starts=12,
+        first_prompts=10,
+        first_prompt_now=True,
+        deltas=20_000,
+        relay_reps=5,
+        loop_k=200,
+        loop_reps=3,
+        sessions=1000,
+        cancels=10,
+        shutdowns=5,
+        modes=(True, False),
+        shutdown_baseline=True,
+    ),
+    "quick": Params(
+        starts=3,
+        first_prompts=1,
+        first_prompt_now=False,
+        deltas=2_000,
+        relay_reps=1,
+        loop_k=30,
+        loop_reps=1,
+        sessions=20,
+        cancels=3,
+        shutdowns=1,
+        modes=(True,),
+        shutdown_baseline=False,
+    ),
 }
 BENCHES = ("cold_start", "first_prompt", "relay", "loop", "memory", "cancel", "shutdown")
 
@@ -64,7 +84,8 @@ def _benches(p: Params, scratch: Scratch) -> dict[str, Callable[[], list[Figure]
         "cold_start": lambda: latency.cold_start(scratch, p.starts),
         "first_prompt": lambda: [
             *(latency.first_prompt(scratch, p.first_prompts, None) if p.first_prompt_now else []),
-            *latency.first_prompt(scratch, p.first_prompts, 2.0)],
+            *latency.first_prompt(scratch, p.first_prompts, 2.0),
+        ],
         "relay": lambda: cpu.relay_throughput(scratch, p.deltas, p.relay_reps, p.modes),
         "loop": lambda: cpu.loop_overhead(scratch, p.loop_k, p.loop_reps, p.modes),
         "memory": lambda: latency.memory(scratch, p.sessions, budget_s=240),
@@ -76,10 +97,18 @@ def _benches(p: Params, scratch: Scratch) -> dict[str, Callable[[], list[Figure]
 def _revision() -> str:
     """The commit under test, and how many files of acp_agent/ differ from it (read-only git)."""
     try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "acp_agent"],
-                               capture_output=True, text=True, timeout=10).stdout.splitlines()
+        head = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--", "acp_agent"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.splitlines()
     except (OSError, subprocess.SubprocessError):
         return "?"
     return f"{head or '?'}" + (f" + {len(dirty)} changed file(s) in acp_agent/" if dirty else "")
@@ -89,27 +118,39 @@ def machine() -> dict[str, Any]:
     model = "?"
     try:
         with open("/proc/cpuinfo") as f:
-            model = next((line.split(":", 1)[1].strip() for line in f
-                          if line.startswith("model name")), "?")
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
     except OSError:
         pass
     versions = subprocess.run(
-        [PYTHON, "-c", "import importlib.metadata as m, platform;"
-         "print(platform.python_version(), *(m.version(p) for p in "
-         "('anthropic', 'anyio', 'pydantic')))"],
-        capture_output=True, text=True, timeout=30).stdout.split()
+        [
+            PYTHON,
+            "-c",
+            "import importlib.metadata as m, platform;"
+            "print(platform.python_version(), *(m.version(p) for p in "
+            "('anthropic', 'anyio', 'pydantic')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout.split()
     names = ("python", "anthropic", "anyio", "pydantic")
-    return {"nproc": os.cpu_count(), "cpu": model, "kernel": platform.release(),
-            "agent_revision": _revision(),
-            **dict(zip(names, versions, strict=False)), "loadavg_before": os.getloadavg()}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "kernel": platform.release(),
+        "agent_revision": _revision(),
+        **dict(zip(names, versions, strict=False)),
+        "loadavg_before": os.getloadavg(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python bench/run.py", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run (< 60 s)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
-    parser.add_argument("--only", action="append", default=[],
-                        help="run only this bench (repeatable): " + ", ".join(BENCHES))
+    parser.add_argument(
+        "--only", action="append", default=[], help="run only this bench (repeatable): " + ", ".join(BENCHES)
+    )
     args = parser.parse_args(argv)
     unknown = set(args.only) - set(BENCHES)
     if unknown:
@@ -135,13 +176,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name} took {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
     info["loadavg_after"] = os.getloadavg()
     result = {
-        "command": "python bench/run.py" + (" --quick" if args.quick else "")
-                   + "".join(f" --only {o}" for o in args.only),
-        "size": size, "params": asdict(params),
-        "machine": info, "seconds": round(time.monotonic() - started, 1),
+        "command": "python bench/run.py"
+        + (" --quick" if args.quick else "")
+        + "".join(f" --only {o}" for o in args.only),
+        "size": size,
+        "params": asdict(params),
+        "machine": info,
+        "seconds": round(time.monotonic() - started, 1),
         "cpu_cross_check_stat_over_schedstat": cpu.CROSS_CHECK,
         "fake_tcp_nodelay": all(scenario.NODELAY) if scenario.NODELAY else None,
-        "figures": [f.to_json() for f in figures], "errors": errors,
+        "figures": [f.to_json() for f in figures],
+        "errors": errors,
         "goals_met": sum(f.met is True for f in figures),
         "goals_missed": [f.key for f in figures if f.met is False],
     }
@@ -150,9 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     print(render_table(figures))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, default=str, ensure_ascii=False) + "\n")
-    print(f"\n{len(figures)} figures in {result['seconds']} s; goals met "
-          f"{result['goals_met']}/{result['goals_met'] + len(result['goals_missed'])}"
-          + (f"; errors in {', '.join(errors)}" if errors else ""), file=sys.stderr)
+    print(
+        f"\n{len(figures)} figures in {result['seconds']} s; goals met "
+        f"{result['goals_met']}/{result['goals_met'] + len(result['goals_missed'])}"
+        + (f"; errors in {', '.join(errors)}" if errors else ""),
+        file=sys.stderr,
+    )
     return 1 if errors else 0
 
 

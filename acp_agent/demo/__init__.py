@@ -29,6 +29,5 @@ def sample_dir() -> Path:
 def make_workspace(parent: Path | None = None) -> Path:
     """A fresh copy of the sample project in a scratch directory."""
     root = Path(tempfile.mkdtemp(prefix="acp-agent-demo-", dir=parent))
-    shutil.copytree(sample_dir(), root, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(sample_dir(), root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     return root

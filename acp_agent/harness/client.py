@@ -66,8 +66,10 @@ class AgentSpawnError(Exception):
 
 
 async def _reply_method_not_found(client: AgentClient, message: dict[str, Any]) -> None:
-    await client.respond(message.get("id"), error={
-        "code": -32601, "message": "Method not found", "data": {"method": message.get("method")}})
+    await client.respond(
+        message.get("id"),
+        error={"code": -32601, "message": "Method not found", "data": {"method": message.get("method")}},
+    )
 
 
 class AgentClient:
@@ -79,8 +81,14 @@ class AgentClient:
     with `respond` (or not at all, which the harness uses to hold a request for a later step).
     """
 
-    def __init__(self, process: Process, *, on_request: RequestHandler | None,
-                 on_notification: NotificationHandler | None, stderr_sink: IO[bytes] | None) -> None:
+    def __init__(
+        self,
+        process: Process,
+        *,
+        on_request: RequestHandler | None,
+        on_notification: NotificationHandler | None,
+        stderr_sink: IO[bytes] | None,
+    ) -> None:
         assert process.stdin is not None
         self._process, self._stdin = process, process.stdin
         self.pid = process.pid
@@ -248,8 +256,9 @@ class AgentClient:
             await self.on_request(self, message)
         except Exception as exc:
             self.handler_errors.append(f"on_request({message.get('method')!r}) raised {exc!r}")
-            await self.respond(message.get("id"), error={
-                "code": -32603, "message": f"the client's handler failed: {exc!r}"})
+            await self.respond(
+                message.get("id"), error={"code": -32603, "message": f"the client's handler failed: {exc!r}"}
+            )
 
     async def _drain_stderr(self, stderr: ByteReceiveStream) -> None:
         with contextlib.suppress(*_IO_ERRORS):
@@ -291,13 +300,17 @@ async def spawn_agent(
     """
     try:
         process = await anyio.open_process(
-            list(command), stdin=PIPE, stdout=PIPE, stderr=PIPE, cwd=cwd,
+            list(command),
+            stdin=PIPE,
+            stdout=PIPE,
+            stderr=PIPE,
+            cwd=cwd,
             env=dict(env) if env is not None else None,
-            start_new_session=True)  # Ctrl-C at the terminal reaches us, not the agent
+            start_new_session=True,
+        )  # Ctrl-C at the terminal reaches us, not the agent
     except OSError as exc:
         raise AgentSpawnError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
-    client = AgentClient(process, on_request=on_request, on_notification=on_notification,
-                         stderr_sink=stderr)
+    client = AgentClient(process, on_request=on_request, on_notification=on_notification, stderr_sink=stderr)
     failure: BaseException | None = None
     try:
         async with anyio.create_task_group() as tg:

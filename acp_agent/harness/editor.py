@@ -29,8 +29,9 @@ class _Refusal(Exception):
         self.error = {"code": code, "message": message, **({"data": data} if data is not None else {})}
 
 
-def pick_option(options: Sequence[Mapping[str, Any]],
-                want: Literal["allow", "reject"]) -> Mapping[str, Any] | None:
+def pick_option(
+    options: Sequence[Mapping[str, Any]], want: Literal["allow", "reject"]
+) -> Mapping[str, Any] | None:
     """The option of the wanted kind, preferring the one-time kind over the always kind."""
     for kind in _WANT[want]:
         for option in options:
@@ -42,8 +43,9 @@ def pick_option(options: Sequence[Mapping[str, Any]],
 class Editor:
     """Answers `session/request_permission` and `fs/*`; anything else is "method not found"."""
 
-    def __init__(self, printer: TurnPrinter, *, policy: Policy, cwd: Path, fs: bool,
-                 stdin_fd: int | None = None) -> None:
+    def __init__(
+        self, printer: TurnPrinter, *, policy: Policy, cwd: Path, fs: bool, stdin_fd: int | None = None
+    ) -> None:
         self.printer, self.policy, self.cwd, self.fs = printer, policy, cwd.resolve(), fs
         self.stdin_fd = stdin_fd
         self.cancelled = False
@@ -90,8 +92,11 @@ class Editor:
                 flag = "--yes" if self.policy == "allow" else "--no"
                 return self._answer(pick_option(options, self.policy), flag)
             if self.policy == "no-tty":
-                self.printer.line("  rejected: stdin is not a terminal, so nobody can answer "
-                                  "(pass --yes to allow or --no to reject without this line)", "yellow")
+                self.printer.line(
+                    "  rejected: stdin is not a terminal, so nobody can answer "
+                    "(pass --yes to allow or --no to reject without this line)",
+                    "yellow",
+                )
                 return self._answer(pick_option(options, "reject"), "no terminal")
             return self._answer(*await self._ask(options))
 

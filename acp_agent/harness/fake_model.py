@@ -42,16 +42,20 @@ async def fake_model(step: ModelStep) -> AsyncIterator[dict[str, str]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     command = [sys.executable, "-m", step.fake, *step.fake_args()]
     try:
-        process = await anyio.open_process(command, stdin=DEVNULL, stdout=PIPE, stderr=None,
-                                           env=env)
+        process = await anyio.open_process(command, stdin=DEVNULL, stdout=PIPE, stderr=None, env=env)
     except OSError as exc:
         raise FakeModelError(f"cannot start {step.fake}: {exc}") from exc
     try:
         url = await _first_line(process, START_SECONDS)
         with tempfile.TemporaryDirectory(prefix="acp-harness-state-") as state:
-            yield {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": url,
-                   "ACP_AGENT_MODEL": FAKE_MODEL_ID, "ACP_AGENT_STATE_DIR": state,
-                   "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+            yield {
+                "ANTHROPIC_API_KEY": "test-key",
+                "ANTHROPIC_BASE_URL": url,
+                "ACP_AGENT_MODEL": FAKE_MODEL_ID,
+                "ACP_AGENT_STATE_DIR": state,
+                "NO_PROXY": "127.0.0.1,localhost",
+                "no_proxy": "127.0.0.1,localhost",
+            }
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
@@ -74,5 +78,6 @@ async def _first_line(process: anyio.abc.Process, timeout: float) -> str:
                 if url.startswith("http://"):
                     return url
                 break
-    raise FakeModelError(f"the fake Messages API did not print its URL within {timeout:g} s "
-                         f"(got {data[:200]!r})")
+    raise FakeModelError(
+        f"the fake Messages API did not print its URL within {timeout:g} s (got {data[:200]!r})"
+    )

@@ -31,8 +31,13 @@ OPERATORS = frozenset({"$regex", "$contains", "$type", "$absent", "$literal"})
 _CAPTURE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _INTERPOLATE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "object": (dict,), "array": (list,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
 }
 _MISSING: Any = object()
 

@@ -148,9 +148,15 @@ class TurnPrinter:
         path = str(item.get("path", "?"))
         old, new = item.get("oldText"), str(item.get("newText") or "")
         self.line(f"   diff {path}{' (new file)' if old is None else ''}", "cyan")
-        lines = list(difflib.unified_diff(
-            (old or "").splitlines(), new.splitlines(),
-            "/dev/null" if old is None else f"a{path}", f"b{path}", lineterm=""))
+        lines = list(
+            difflib.unified_diff(
+                (old or "").splitlines(),
+                new.splitlines(),
+                "/dev/null" if old is None else f"a{path}",
+                f"b{path}",
+                lineterm="",
+            )
+        )
         for text in lines[: self.max_lines]:
             if text.startswith(("---", "+++", "@@")):
                 style: str | None = "bold"
@@ -166,16 +172,21 @@ class TurnPrinter:
         """A loop strategy's own story: each phase change, then each verification trial."""
         for step in turn.get("transitions") or []:
             if isinstance(step, Mapping):
-                self.line(f"phase {step.get('from')} → {step.get('to')}: {step.get('reason', '')} "
-                          f"(at request {step.get('atRequest')})", "cyan")
+                self.line(
+                    f"phase {step.get('from')} → {step.get('to')}: {step.get('reason', '')} "
+                    f"(at request {step.get('atRequest')})",
+                    "cyan",
+                )
         for trial in turn.get("trials") or []:
             if not isinstance(trial, Mapping):
                 continue
             verdict = "passed" if trial.get("passed") else "failed"
             feedback = str(trial.get("feedback") or "").strip().splitlines()
-            self.line(f"trial {trial.get('trial')}: {verdict}, score {trial.get('score')} "
-                      f"({trial.get('evaluator')}){' - ' + feedback[0][:100] if feedback else ''}",
-                      "green" if trial.get("passed") else "red")
+            self.line(
+                f"trial {trial.get('trial')}: {verdict}, score {trial.get('score')} "
+                f"({trial.get('evaluator')}){' - ' + feedback[0][:100] if feedback else ''}",
+                "green" if trial.get("passed") else "red",
+            )
 
     def finish(self, result: Mapping[str, Any]) -> None:
         """The stop reason, then the turn record (this agent's `_meta`) or what the agent sent."""

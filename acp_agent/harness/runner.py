@@ -61,8 +61,9 @@ def describe(step: Step) -> str:
         params = pattern.get("params")
         update = params.get("update") if isinstance(params, dict) else None
         update = update if isinstance(update, dict) else {}
-        return " ".join(str(p) for p in ("expect", pattern.get("method", "a message"),
-                                         update.get("sessionUpdate")) if p)
+        return " ".join(
+            str(p) for p in ("expect", pattern.get("method", "a message"), update.get("sessionUpdate")) if p
+        )
     if isinstance(step, CancelStep):
         return f"cancel {step.request}" if step.request else "cancel session"
     return step.op
@@ -165,8 +166,9 @@ class ScriptRunner:
             if not step.wait:
                 return f"(id {_short(rid)}, not waiting)"
             answer = await client.response(rid, timeout)
-            return self._check(_DEFAULT_RESPONSE if step.match is None else step.match, answer,
-                               "the response")
+            return self._check(
+                _DEFAULT_RESPONSE if step.match is None else step.match, answer, "the response"
+            )
         if isinstance(step, NotifyStep):
             await client.notify(step.method, substitute(step.params, self.variables))
             return ""
@@ -206,8 +208,7 @@ class ScriptRunner:
     async def _until_held(self, client: AgentClient, rid: Any) -> None:
         """An `expect` may see the agent's request before its `on_request` task has held it."""
         key = id_key(rid)
-        if key in self.held or not any("method" in m and id_key(m.get("id")) == key
-                                       for m in client.messages):
+        if key in self.held or not any("method" in m and id_key(m.get("id")) == key for m in client.messages):
             return
         with anyio.move_on_after(HOLD_WAIT_SECONDS):
             while key not in self.held:
@@ -218,8 +219,9 @@ class ScriptRunner:
         self.consumed.add(id(message))
         mismatches, captured = match(pattern, message, self.variables)
         if mismatches:
-            raise StepFailed(f"{what} did not match:\n{format_mismatches(mismatches, '')}\n"
-                             f"got: {_short(message, 600)}")
+            raise StepFailed(
+                f"{what} did not match:\n{format_mismatches(mismatches, '')}\ngot: {_short(message, 600)}"
+            )
         self.variables.update(captured)
         return "  ".join(f"${name} = {_short(value, 80)}" for name, value in captured.items())
 
@@ -231,8 +233,9 @@ class ScriptRunner:
                 answer = await client.response(self.named[step.response], timeout)
             except KeyError:
                 raise StepFailed(f"the response to {step.response!r} was already checked") from None
-            return self._check(_DEFAULT_RESPONSE if step.match is None else step.match, answer,
-                               "the response")
+            return self._check(
+                _DEFAULT_RESPONSE if step.match is None else step.match, answer, "the response"
+            )
 
         if step.after is not None and step.after not in self.sent_at:
             raise StepFailed(f"no request named {step.after!r} was sent")
@@ -247,8 +250,9 @@ class ScriptRunner:
         try:
             found = await client.wait_for(probe, timeout, "matching the pattern")
         except TimeoutError:
-            raise StepFailed(f"no message matched within {timeout} s; "
-                             f"{self.closest(step.match, start)}") from None
+            raise StepFailed(
+                f"no message matched within {timeout} s; {self.closest(step.match, start)}"
+            ) from None
         except AgentExitedError as exc:
             raise StepFailed(f"{exc}; {self.closest(step.match, start)}", exc.stderr_tail) from None
         return self._check(step.match, found, "the message")
@@ -262,5 +266,4 @@ class ScriptRunner:
         scored = [(match(pattern, m, self.variables)[0], m) for m in candidates]
         mismatches, nearest = min(scored, key=lambda item: len(item[0]))  # the first of the nearest
         diff = format_mismatches(mismatches, "")
-        return (f"closest of {len(candidates)} unmatched messages:\n{diff}\n"
-                f"message: {_short(nearest, 600)}")
+        return f"closest of {len(candidates)} unmatched messages:\n{diff}\nmessage: {_short(nearest, 600)}"

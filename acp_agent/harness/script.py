@@ -66,33 +66,59 @@ def build_parser() -> argparse.ArgumentParser:
         prog="acp-agent harness",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a scripted JSON-RPC conversation (a JSON-lines file of steps: request, "
-                    "notify, expect, answer, respond, wait, cancel, close) against a spawned ACP "
-                    "agent and report each step PASS or FAIL, with a diff on a mismatch.",
+        "notify, expect, answer, respond, wait, cancel, close) against a spawned ACP "
+        "agent and report each step PASS or FAIL, with a diff on a mismatch.",
         epilog="exit codes:\n  0  every step passed\n  1  a step failed (or the agent could not "
-               "be started)\n  2  usage error, or the script is not valid\n\n"
-               "The format, the pattern language and examples: examples/README.md.")
+        "be started)\n  2  usage error, or the script is not valid\n\n"
+        "The format, the pattern language and examples: examples/README.md.",
+    )
     parser.add_argument("script", help="the script file (.jsonl, or a .json array of steps)")
-    parser.add_argument("--agent", metavar='"CMD ..."',
-                        help="the agent command line (default: this agent, python -m acp_agent)")
-    parser.add_argument("--env", action="append", metavar="KEY=VALUE",
-                        help="set a variable in the agent's environment (repeatable)")
-    parser.add_argument("--var", action="append", metavar="NAME=VALUE",
-                        help="bind $NAME before the first step; VALUE is JSON when it parses as "
-                             "JSON, else a string (repeatable)")
-    parser.add_argument("--cwd", metavar="DIR",
-                        help="the value of $cwd (default: a new empty temporary directory)")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                        help="default wait of request, expect and close steps (default 30)")
-    parser.add_argument("--agent-stderr", metavar="FILE",
-                        help="append the agent's stderr to FILE (default: our stderr)")
-    parser.add_argument("--check", action="store_true",
-                        help="only validate the script, do not run it")
+    parser.add_argument(
+        "--agent",
+        metavar='"CMD ..."',
+        help="the agent command line (default: this agent, python -m acp_agent)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="set a variable in the agent's environment (repeatable)",
+    )
+    parser.add_argument(
+        "--var",
+        action="append",
+        metavar="NAME=VALUE",
+        help="bind $NAME before the first step; VALUE is JSON when it parses as "
+        "JSON, else a string (repeatable)",
+    )
+    parser.add_argument(
+        "--cwd", metavar="DIR", help="the value of $cwd (default: a new empty temporary directory)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="default wait of request, expect and close steps (default 30)",
+    )
+    parser.add_argument(
+        "--agent-stderr", metavar="FILE", help="append the agent's stderr to FILE (default: our stderr)"
+    )
+    parser.add_argument("--check", action="store_true", help="only validate the script, do not run it")
     return parser
 
 
-async def run_harness(steps: Sequence[Step], command: Sequence[str], *, env: dict[str, str],
-                      variables: dict[str, Any], timeout: float, out: TextIO,
-                      stderr: IO[bytes] | None, overrides: dict[str, str] | None = None) -> int:
+async def run_harness(
+    steps: Sequence[Step],
+    command: Sequence[str],
+    *,
+    env: dict[str, str],
+    variables: dict[str, Any],
+    timeout: float,
+    out: TextIO,
+    stderr: IO[bytes] | None,
+    overrides: dict[str, str] | None = None,
+) -> int:
     """Start the model the script names (a first `model` step), spawn the agent, run the steps,
     and return the exit code. `overrides` (the --env options) win over the model's variables."""
     model = steps[0] if steps and isinstance(steps[0], ModelStep) else None
@@ -101,12 +127,12 @@ async def run_harness(steps: Sequence[Step], command: Sequence[str], *, env: dic
         async with contextlib.AsyncExitStack() as stack:
             if model is not None:
                 for_model = await stack.enter_async_context(fake_model(model))
-                out.write(f"model: {model.fake} --reply {model.reply} at "
-                          f"{for_model['ANTHROPIC_BASE_URL']}\n")
+                out.write(f"model: {model.fake} --reply {model.reply} at {for_model['ANTHROPIC_BASE_URL']}\n")
                 env = {**env, **for_model}
             env = {**env, **(overrides or {})}
             client = await stack.enter_async_context(
-                spawn_agent(command, env=env, stderr=stderr, on_request=runner.on_request))
+                spawn_agent(command, env=env, stderr=stderr, on_request=runner.on_request)
+            )
             runner.client = client
             passed = await runner.run(steps[1:] if model is not None else steps)
     except FakeModelError as exc:
@@ -157,9 +183,18 @@ def harness_main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="acp-harness-") as scratch:
             variables.setdefault("cwd", str(Path(args.cwd or scratch).resolve()))
             sys.stdout.write(f"harness: {args.script} against {shlex.join(command)}\n")
-            return anyio.run(lambda: run_harness(
-                steps, command, env=dict(os.environ), overrides=env, variables=variables,
-                timeout=args.timeout, out=sys.stdout, stderr=sink))
+            return anyio.run(
+                lambda: run_harness(
+                    steps,
+                    command,
+                    env=dict(os.environ),
+                    overrides=env,
+                    variables=variables,
+                    timeout=args.timeout,
+                    out=sys.stdout,
+                    stderr=sink,
+                )
+            )
     except KeyboardInterrupt:
         sys.stdout.write("\ninterrupted\n")
         return EXIT_FAILED
@@ -169,6 +204,7 @@ def harness_main(argv: list[str] | None = None) -> int:
     finally:
         if sink is not None and args.agent_stderr not in (None, "-"):
             sink.close()
+
 
 if __name__ == "__main__":
     sys.exit(harness_main())

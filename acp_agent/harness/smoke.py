@@ -86,38 +86,76 @@ class _InvalidAnswer(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="acp-agent smoke", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="acp-agent smoke",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Spawn an ACP agent, run one prompt turn and show it as it happens: text as it "
-                    "streams, tool calls and their status, diffs, plans, permission questions, then "
-                    "the stop reason and the turn record.")
-    parser.add_argument("prompt", nargs="?", default=None,
-                        help=f"what to ask (default: {DEFAULT_PROMPT!r}, or the demo's task)")
-    parser.add_argument("--cwd", metavar="DIR", default=None,
-                        help="the session's working directory (default: the current directory; "
-                        "for the demo, a scratch copy of its sample project)")
-    parser.add_argument("--demo", action="store_true",
-                        help="run this agent on the offline demo model (the default when no "
-                        "ANTHROPIC_API_KEY is set and no --agent is given)")
-    parser.add_argument("--agent", metavar='"CMD ..."',
-                        help="the agent command line (default: this agent, python -m acp_agent)")
+        "streams, tool calls and their status, diffs, plans, permission questions, then "
+        "the stop reason and the turn record.",
+    )
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        default=None,
+        help=f"what to ask (default: {DEFAULT_PROMPT!r}, or the demo's task)",
+    )
+    parser.add_argument(
+        "--cwd",
+        metavar="DIR",
+        default=None,
+        help="the session's working directory (default: the current directory; "
+        "for the demo, a scratch copy of its sample project)",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="run this agent on the offline demo model (the default when no "
+        "ANTHROPIC_API_KEY is set and no --agent is given)",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar='"CMD ..."',
+        help="the agent command line (default: this agent, python -m acp_agent)",
+    )
     answer = parser.add_mutually_exclusive_group()
     answer.add_argument("--yes", action="store_true", help="allow every permission request")
     answer.add_argument("--no", action="store_true", help="reject every permission request")
-    parser.add_argument("--env", action="append", metavar="KEY=VALUE",
-                        help="set a variable in the agent's environment (repeatable)")
-    parser.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
-                        help="give up on the agent after this long (default 600)")
-    parser.add_argument("--no-fs", dest="fs", action="store_false",
-                        help="do not offer the agent file reads and writes through us")
-    parser.add_argument("--agent-stderr", metavar="FILE",
-                        help="append the agent's stderr (its logs) to FILE (default: our stderr)")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour the output (default: auto, when stdout is a terminal)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="set a variable in the agent's environment (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="give up on the agent after this long (default 600)",
+    )
+    parser.add_argument(
+        "--no-fs",
+        dest="fs",
+        action="store_false",
+        help="do not offer the agent file reads and writes through us",
+    )
+    parser.add_argument(
+        "--agent-stderr",
+        metavar="FILE",
+        help="append the agent's stderr (its logs) to FILE (default: our stderr)",
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the output (default: auto, when stdout is a terminal)",
+    )
     return parser
 
 
-async def _watch_interrupts(client: AgentClient, session_id: str, editor: Editor,
-                            printer: TurnPrinter) -> None:
+async def _watch_interrupts(
+    client: AgentClient, session_id: str, editor: Editor, printer: TurnPrinter
+) -> None:
     """First Ctrl-C: cancel the turn the ACP way; second: kill the agent."""
     try:
         receiver = anyio.open_signal_receiver(signal.SIGINT)
@@ -146,16 +184,24 @@ def _auth_help(init: Mapping[str, Any], printer: TurnPrinter) -> None:
 
 
 async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter, editor: Editor) -> int:
-    init = await client.request("initialize", {
-        "protocolVersion": 1,
-        "clientCapabilities": {"fs": {"readTextFile": options.fs, "writeTextFile": options.fs},
-                               "terminal": False},
-        "clientInfo": {"name": "acp-agent-smoke", "version": __version__}})
+    init = await client.request(
+        "initialize",
+        {
+            "protocolVersion": 1,
+            "clientCapabilities": {
+                "fs": {"readTextFile": options.fs, "writeTextFile": options.fs},
+                "terminal": False,
+            },
+            "clientInfo": {"name": "acp-agent-smoke", "version": __version__},
+        },
+    )
     if not isinstance(init, dict):
         raise _InvalidAnswer(f"initialize answered {init!r}, not an object")
     info = init.get("agentInfo") or {}
-    printer.line(f"agent: {info.get('name', '?')} {info.get('version', '')} "
-                 f"(protocol {init.get('protocolVersion')})", "dim")
+    printer.line(
+        f"agent: {info.get('name', '?')} {info.get('version', '')} (protocol {init.get('protocolVersion')})",
+        "dim",
+    )
     try:
         new = await client.request("session/new", {"cwd": str(options.cwd), "mcpServers": []})
     except AgentRpcError as exc:
@@ -169,8 +215,9 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
         raise _InvalidAnswer(f"session/new answered {new!r}, without a sessionId")
     printer.line(f"session {session_id} in {options.cwd}", "dim")
     printer.line(f"> {options.prompt}", "bold")
-    rid = await client.send_request("session/prompt", {
-        "sessionId": session_id, "prompt": [{"type": "text", "text": options.prompt}]})
+    rid = await client.send_request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": options.prompt}]}
+    )
     failure: Exception | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch_interrupts, client, session_id, editor, printer)
@@ -199,8 +246,7 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
 async def run_smoke(options: SmokeOptions, out: TextIO) -> int:
     """Run one smoke turn, writing what happens to `out`; return the exit code."""
     printer = TurnPrinter(out, color=options.color)
-    editor = Editor(printer, policy=options.policy, cwd=options.cwd, fs=options.fs,
-                    stdin_fd=options.stdin_fd)
+    editor = Editor(printer, policy=options.policy, cwd=options.cwd, fs=options.fs, stdin_fd=options.stdin_fd)
 
     def on_notification(message: dict[str, Any]) -> None:
         params = message.get("params")
@@ -212,9 +258,14 @@ async def run_smoke(options: SmokeOptions, out: TextIO) -> int:
     client: AgentClient | None = None
     try:
         with anyio.fail_after(options.timeout):
-            async with spawn_agent(options.command, env=options.env, cwd=options.cwd,
-                                   stderr=options.stderr, on_request=editor.handle,
-                                   on_notification=on_notification) as client:
+            async with spawn_agent(
+                options.command,
+                env=options.env,
+                cwd=options.cwd,
+                stderr=options.stderr,
+                on_request=editor.handle,
+                on_notification=on_notification,
+            ) as client:
                 return await _turn(client, options, printer, editor)
     except AgentSpawnError as exc:
         printer.line(f"cannot start the agent: {exc}", "red")
@@ -244,15 +295,20 @@ async def run_smoke(options: SmokeOptions, out: TextIO) -> int:
 
 def _options(args: argparse.Namespace) -> SmokeOptions:
     env = {**os.environ, **key_values(args.env, "--env")}
-    demo = args.demo or (not args.agent and not any(
-        env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")))
+    demo = args.demo or (
+        not args.agent and not any(env.get(k) for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"))
+    )
     if demo and args.agent:
         raise ValueError("--demo runs this agent; it cannot be combined with --agent")
     if demo:
         from acp_agent.demo import DEMO_PROMPT, make_workspace
 
-        sys.stderr.write("No ANTHROPIC_API_KEY: running the offline demo (a recorded turn, "
-                         "replayed through the real agent and SDK).\n" if not args.demo else "")
+        sys.stderr.write(
+            "No ANTHROPIC_API_KEY: running the offline demo (a recorded turn, "
+            "replayed through the real agent and SDK).\n"
+            if not args.demo
+            else ""
+        )
         cwd = Path(args.cwd).resolve() if args.cwd else make_workspace()
         args.prompt = args.prompt or DEMO_PROMPT
     else:
@@ -267,12 +323,20 @@ def _options(args: argparse.Namespace) -> SmokeOptions:
         raise ValueError("--agent is empty")
     tty = sys.stdin is not None and sys.stdin.isatty()
     policy: Policy = "allow" if args.yes else "reject" if args.no else "ask" if tty else "no-tty"
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
-                                      and "NO_COLOR" not in os.environ)
+    color = args.color == "always" or (
+        args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    )
     return SmokeOptions(
-        prompt=args.prompt, cwd=cwd, command=command, env=env,
-        policy=policy, fs=args.fs, timeout=args.timeout, color=color,
-        stdin_fd=sys.stdin.fileno() if tty else None)
+        prompt=args.prompt,
+        cwd=cwd,
+        command=command,
+        env=env,
+        policy=policy,
+        fs=args.fs,
+        timeout=args.timeout,
+        color=color,
+        stdin_fd=sys.stdin.fileno() if tty else None,
+    )
 
 
 def smoke_main(argv: list[str] | None = None) -> int:

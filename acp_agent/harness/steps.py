@@ -74,10 +74,12 @@ class RequestStep(_Base):
     method: str
     params: Any = Field(None, description="sent as given, with $names filled in; omitted when null")
     id: int | str | None = Field(None, description="the request id; default: the next integer")
-    name: str | None = Field(None, description="refer to this request later (expect.response, "
-                             "cancel.request); default: the method")
-    wait: bool = Field(True, description="false: go on at once; an `expect` step with "
-                       "`response` checks the answer later")
+    name: str | None = Field(
+        None, description="refer to this request later (expect.response, cancel.request); default: the method"
+    )
+    wait: bool = Field(
+        True, description="false: go on at once; an `expect` step with `response` checks the answer later"
+    )
     match: Any = Field(None, description='pattern for the whole response; default {"result": "*"}')
     timeout: Timeout | None = None
 
@@ -108,8 +110,7 @@ class ExpectStep(_Base):
     op: Literal["expect"]
     match: Any = Field(None, description='the pattern; with `response` the default is {"result": "*"}')
     response: str | None = Field(None, description="the name of a request sent with wait: false")
-    after: str | None = Field(None, description="only messages that arrived after the named "
-                              "request was sent")
+    after: str | None = Field(None, description="only messages that arrived after the named request was sent")
     timeout: Timeout | None = None
 
     @model_validator(mode="after")
@@ -137,7 +138,7 @@ class RespondStep(_Reply):
     """Answer one request the agent made, usually captured by an `expect` step ("id": "$permId")."""
 
     op: Literal["respond"]
-    id: Any = Field(description="the request's id, usually a capture such as \"$permId\"")
+    id: Any = Field(description='the request\'s id, usually a capture such as "$permId"')
 
 
 class WaitStep(_Base):
@@ -175,12 +176,14 @@ class ModelStep(_Base):
     op: Literal["model"]
     fake: Literal["acp_agent.testing"] = Field(description="the fake to start: the packaged one")
     reply: Literal["text", "tool_use"] = Field(
-        "text", description="text: answer every request with `text`; tool_use: call `tool` forever")
+        "text", description="text: answer every request with `text`; tool_use: call `tool` forever"
+    )
     text: str | None = Field(None, description="the text answer (reply text)")
     chunks: int | None = Field(None, ge=1, le=10_000, description="stream the text as N deltas")
     tool: str | None = Field(None, description="the tool to call (reply tool_use; default read_file)")
     tool_input: dict[str, Any] | None = Field(
-        None, description='its input; "{n}" in a string becomes the request number')
+        None, description='its input; "{n}" in a string becomes the request number'
+    )
 
     def fake_args(self) -> list[str]:
         """The fake's command-line options."""
@@ -196,8 +199,15 @@ class ModelStep(_Base):
 
 
 Step = Annotated[
-    ModelStep | RequestStep | NotifyStep | ExpectStep | AnswerStep | RespondStep | WaitStep
-    | CancelStep | CloseStep,
+    ModelStep
+    | RequestStep
+    | NotifyStep
+    | ExpectStep
+    | AnswerStep
+    | RespondStep
+    | WaitStep
+    | CancelStep
+    | CloseStep,
     Field(discriminator="op"),
 ]
 
@@ -245,9 +255,11 @@ def load_script(path: str | Path) -> list[Step]:
         except ValidationError as exc:
             problems.append(f"{path} {where}: {_describe(exc)}")
     if len(steps) == len(items):  # every step is valid: a model step must come first
-        problems += [f"{path} {where}: a model step must be the first step"
-                     for position, ((where, _), step) in enumerate(zip(items, steps, strict=True))
-                     if position and isinstance(step, ModelStep)]
+        problems += [
+            f"{path} {where}: a model step must be the first step"
+            for position, ((where, _), step) in enumerate(zip(items, steps, strict=True))
+            if position and isinstance(step, ModelStep)
+        ]
     if problems:
         raise ScriptError("\n".join(problems))
     if not steps:

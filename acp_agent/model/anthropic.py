@@ -44,15 +44,25 @@ __all__ = ["AnthropicModel"]
 
 log = structlog.get_logger(__name__)
 
+
 class AnthropicModel:
     """A `ModelClient` over the official SDK, with the agent's own retry policy."""
 
-    def __init__(self, *, streaming: bool, api_key: str | None = None, base_url: str | None = None,
-                 max_retries: int = 2, stall_seconds: float = 120.0, request_timeout: float = 600.0,
-                 deadline: Callable[[], float | None] | None = None,
-                 policy: RetryPolicy | None = None,
-                 http_client_factory: Callable[[], Any] | None = None,
-                 prompt_cache: bool = True, cache_ttl: str = "5m") -> None:
+    def __init__(
+        self,
+        *,
+        streaming: bool,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_retries: int = 2,
+        stall_seconds: float = 120.0,
+        request_timeout: float = 600.0,
+        deadline: Callable[[], float | None] | None = None,
+        policy: RetryPolicy | None = None,
+        http_client_factory: Callable[[], Any] | None = None,
+        prompt_cache: bool = True,
+        cache_ttl: str = "5m",
+    ) -> None:
         self.streaming = streaming
         self.stall_seconds = stall_seconds
         self.request_timeout = request_timeout
@@ -68,8 +78,10 @@ class AnthropicModel:
         self.cache_ttl = cache_ttl
 
     def __repr__(self) -> str:
-        return (f"AnthropicModel(streaming={self.streaming}, base_url={self._base_url!r}, "
-                f"max_retries={self.policy.max_retries}, stall_seconds={self.stall_seconds})")
+        return (
+            f"AnthropicModel(streaming={self.streaming}, base_url={self._base_url!r}, "
+            f"max_retries={self.policy.max_retries}, stall_seconds={self.stall_seconds})"
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was built."""
@@ -122,33 +134,34 @@ class AnthropicModel:
             if failure.status == 400 and "prompt is too long" in failure.reason.lower():
                 yield MessageDone([], "context_window_exceeded", Usage())
                 return
-            if failure.status == 400 and "diagnostics" in kwargs \
-                    and "diagnostics" in failure.reason.lower():
+            if failure.status == 400 and "diagnostics" in kwargs and "diagnostics" in failure.reason.lower():
                 _Diagnostics.refused(failure.reason)
                 continue  # the same request again, without the field: not a retry
-            decision = self.policy.decide(failure, retries_taken=retries,
-                                          relayed=attempt.relayed,
-                                          time_left=self._deadline() if self._deadline else None)
+            decision = self.policy.decide(
+                failure,
+                retries_taken=retries,
+                relayed=attempt.relayed,
+                time_left=self._deadline() if self._deadline else None,
+            )
             if isinstance(decision, GiveUp):
                 raise self._give_up(decision, failure, attempt)
             retries += 1
-            log.info("model.retry", attempt=retries, delay=round(decision.delay, 3),
-                     reason=decision.reason)
+            log.info("model.retry", attempt=retries, delay=round(decision.delay, 3), reason=decision.reason)
             yield RetryScheduled(retries, decision.delay, decision.reason)
             await anyio.sleep(decision.delay)
 
     def _give_up(self, decision: GiveUp, failure: Failure, attempt: Attempt) -> AgentError:
         reason = self._redact(decision.reason)  # no-op unless the API echoed a key
         if attempt.relayed:
-            return StreamBroken(reason, partial=attempt.content(partial=True),
-                                retryable=decision.transient)
+            return StreamBroken(reason, partial=attempt.content(partial=True), retryable=decision.transient)
         error = ModelUnavailable(reason, retryable=decision.transient)
         error.detail.update({"status": failure.status, "errorType": failure.error_type})
         return error
 
     # ── one attempt on each path ───────────────────────────────────────────────────────────
-    async def _stream_once(self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any],
-                           attempt: Attempt) -> AsyncGenerator[ModelEvent, None]:
+    async def _stream_once(
+        self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any], attempt: Attempt
+    ) -> AsyncGenerator[ModelEvent, None]:
         import httpx2
 
         # A stall is no byte for stall_seconds: the read timeout watches every socket read at no
@@ -160,20 +173,24 @@ class AnthropicModel:
             async for event in relay_events(stream, attempt):
                 yield event
         except (KeyError, ValueError) as exc:  # deltas for an unknown block, or bad event JSON
-            raise StreamBroken(f"the reply was malformed ({type(exc).__name__})",
-                               partial=attempt.content(partial=True)) from None
+            raise StreamBroken(
+                f"the reply was malformed ({type(exc).__name__})", partial=attempt.content(partial=True)
+            ) from None
         finally:
             with anyio.move_on_after(2, shield=True):
                 await stream.close()
         if not attempt.stopped or attempt.stop_reason is None:
             what = "a stop_reason" if attempt.stopped else "message_stop (truncated)"
-            raise StreamBroken(f"the reply ended without {what}",
-                               partial=attempt.content(partial=True), retryable=True)
-        yield MessageDone(attempt.content(), attempt.stop_reason, attempt.usage,
-                          attempt.message_id, attempt.cache_miss)
+            raise StreamBroken(
+                f"the reply ended without {what}", partial=attempt.content(partial=True), retryable=True
+            )
+        yield MessageDone(
+            attempt.content(), attempt.stop_reason, attempt.usage, attempt.message_id, attempt.cache_miss
+        )
 
-    async def _create_once(self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any],
-                           attempt: Attempt) -> AsyncGenerator[ModelEvent, None]:
+    async def _create_once(
+        self, client: anthropic.AsyncAnthropic, kwargs: dict[str, Any], attempt: Attempt
+    ) -> AsyncGenerator[ModelEvent, None]:
         import anthropic
 
         try:
@@ -183,7 +200,9 @@ class AnthropicModel:
                 raise
             raise ModelUnavailable(
                 f"no answer within {self.request_timeout:g} s; not retried, because the API "
-                "may have processed (and billed) the request", retryable=True) from None
+                "may have processed (and billed) the request",
+                retryable=True,
+            ) from None
         if not isinstance(message, anthropic.types.Message):
             raise ModelUnavailable("the API answered with a body that is not a message")
         attempt.relayed = True  # nothing after this point is retried
@@ -222,8 +241,13 @@ class AnthropicModel:
         auth_token = None if api_key else env_key("ANTHROPIC_AUTH_TOKEN")
         try:
             client = anthropic.AsyncAnthropic(
-                api_key=api_key, auth_token=auth_token, base_url=self._base_url,
-                max_retries=0, timeout=self.request_timeout, http_client=http_client)
+                api_key=api_key,
+                auth_token=auth_token,
+                base_url=self._base_url,
+                max_retries=0,
+                timeout=self.request_timeout,
+                http_client=http_client,
+            )
         except (ValueError, anthropic.AnthropicError) as exc:  # no or a broken profile
             raise AuthRequired(f"{_NO_CREDENTIALS} ({self._redact(str(exc))})") from None
         if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
@@ -242,10 +266,15 @@ class AnthropicModel:
             if exc.status_code == 200:  # an `error` event inside the stream
                 return Failure(f"the stream failed with {text}", error_type=error_type or "?")
             if exc.status_code in (401, 403):
-                raise AuthRequired(f"the API refused the credentials (HTTP {exc.status_code} "
-                                   f"{text})") from None
-            return Failure(f"HTTP {exc.status_code} {text}", status=exc.status_code,
-                           error_type=error_type, headers=dict(exc.response.headers))
+                raise AuthRequired(
+                    f"the API refused the credentials (HTTP {exc.status_code} {text})"
+                ) from None
+            return Failure(
+                f"HTTP {exc.status_code} {text}",
+                status=exc.status_code,
+                error_type=error_type,
+                headers=dict(exc.response.headers),
+            )
         if isinstance(exc, anthropic.APITimeoutError) and _is_connect_timeout(exc):
             return Failure("could not connect to the API in time")
         if isinstance(exc, TimeoutError | anthropic.APITimeoutError | httpx2.TimeoutException):
@@ -261,17 +290,27 @@ class AnthropicModel:
         return text
 
 
-_NO_CREDENTIALS = ("no Anthropic credentials: set ANTHROPIC_API_KEY in the agent's environment "
-                   "(or use --model demo, which needs none)")
+_NO_CREDENTIALS = (
+    "no Anthropic credentials: set ANTHROPIC_API_KEY in the agent's environment "
+    "(or use --model demo, which needs none)"
+)
 
 
 def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
     """The SDK's keyword arguments: unset optional fields are left out, never sent as null."""
-    optional = {"system": request.system, "tools": request.tools or None,
-                "tool_choice": request.tool_choice, "thinking": request.thinking,
-                "output_config": request.output_config}
-    return {"model": request.model, "max_tokens": request.max_tokens, "messages": request.messages,
-            **{name: value for name, value in optional.items() if value is not None}}
+    optional = {
+        "system": request.system,
+        "tools": request.tools or None,
+        "tool_choice": request.tool_choice,
+        "thinking": request.thinking,
+        "output_config": request.output_config,
+    }
+    return {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": request.messages,
+        **{name: value for name, value in optional.items() if value is not None},
+    }
 
 
 class _Diagnostics:
@@ -289,14 +328,18 @@ class _Diagnostics:
             from anthropic.types import message_create_params
 
             cls.enabled = "diagnostics" in getattr(
-                message_create_params.MessageCreateParamsBase, "__annotations__", {})
+                message_create_params.MessageCreateParamsBase, "__annotations__", {}
+            )
         return cls.enabled
 
     @classmethod
     def refused(cls, reason: str) -> None:
         cls.enabled = False
-        log.warning("model.diagnostics_refused", reason=reason,
-                    hint="requests go on without diagnostics.previous_message_id")
+        log.warning(
+            "model.diagnostics_refused",
+            reason=reason,
+            hint="requests go on without diagnostics.previous_message_id",
+        )
 
 
 def _is_connect_timeout(exc: BaseException) -> bool:

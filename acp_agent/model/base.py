@@ -99,8 +99,12 @@ class Usage:
     @property
     def context_tokens(self) -> int:
         """The size of the context this request used: input + cache + output."""
-        return (self.input_tokens + self.cache_read_input_tokens
-                + self.cache_creation_input_tokens + self.output_tokens)
+        return (
+            self.input_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+            + self.output_tokens
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,8 +45,9 @@ CASSETTE_VERSION = 1
 
 
 class _Line(BaseModel):
-    model_config = ConfigDict(defer_build=True, alias_generator=to_camel, populate_by_name=True,
-                              extra="forbid")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
 
 class CassetteHeader(_Line):
@@ -134,8 +135,9 @@ def _parse(path: Path, number: int, line: str, kind: type[_Line]) -> Any:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "line"
-        raise CassetteError(f"cassette {path} line {number} is not a valid {kind.__name__}: "
-                            f"{where}: {first['msg']}") from None
+        raise CassetteError(
+            f"cassette {path} line {number} is not a valid {kind.__name__}: {where}: {first['msg']}"
+        ) from None
 
 
 class CassetteWriter:
@@ -159,6 +161,7 @@ class CassetteWriter:
 
 
 # ── SSE text ⇄ events ─────────────────────────────────────────────────────────────────────────
+
 
 def parse_sse(text: str) -> list[SseEvent]:
     """The events of an SSE body (comments skipped; multi-line data joined with newlines)."""
@@ -202,10 +205,18 @@ def _compact(value: Any) -> str:
 
 # ── a message ⇄ its stream ────────────────────────────────────────────────────────────────────
 
-_STATUS_OF_ERROR = {"invalid_request_error": 400, "authentication_error": 401,
-                    "billing_error": 402, "permission_error": 403, "not_found_error": 404,
-                    "request_too_large": 413, "rate_limit_error": 429, "api_error": 500,
-                    "timeout_error": 504, "overloaded_error": 529}
+_STATUS_OF_ERROR = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 def error_status(error_type: str) -> int:
@@ -222,8 +233,7 @@ def message_to_events(message: dict[str, Any]) -> list[SseEvent]:
     events = [_ev("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message.get("content") or []):
         events.extend(_block_events(index, block))
-    delta = {"stop_reason": message.get("stop_reason"),
-             "stop_sequence": message.get("stop_sequence")}
+    delta = {"stop_reason": message.get("stop_reason"), "stop_sequence": message.get("stop_sequence")}
     if message.get("stop_details") is not None:
         delta["stop_details"] = message["stop_details"]
     events.append(_ev("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
@@ -244,17 +254,24 @@ def _block_events(index: int, block: dict[str, Any]) -> list[SseEvent]:
         deltas += [{"type": "citations_delta", "citation": c} for c in block.get("citations") or ()]
     elif kind == "thinking":
         first = {"type": "thinking", "thinking": "", "signature": ""}
-        deltas = [{"type": "thinking_delta", "thinking": block.get("thinking", "")},
-                  {"type": "signature_delta", "signature": block.get("signature", "")}]
+        deltas = [
+            {"type": "thinking_delta", "thinking": block.get("thinking", "")},
+            {"type": "signature_delta", "signature": block.get("signature", "")},
+        ]
     elif "input" in block:  # tool_use, server_tool_use, ...: the input arrives as JSON text
         first = {**block, "input": {}}
-        deltas = [{"type": "input_json_delta", "partial_json": ""},
-                  {"type": "input_json_delta", "partial_json": _compact(block["input"])}]
-    return [_ev("content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": first}),
-            *(_ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
-              for d in deltas),
-            _ev("content_block_stop", {"type": "content_block_stop", "index": index})]
+        deltas = [
+            {"type": "input_json_delta", "partial_json": ""},
+            {"type": "input_json_delta", "partial_json": _compact(block["input"])},
+        ]
+    return [
+        _ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": first}),
+        *(
+            _ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+            for d in deltas
+        ),
+        _ev("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
 
 
 def events_to_message(events: Iterable[SseEvent]) -> tuple[int, dict[str, Any]]:
@@ -282,8 +299,7 @@ def events_to_message(events: Iterable[SseEvent]) -> tuple[int, dict[str, Any]]:
             if "input" in block:
                 tool_json[data["index"]] = []
         elif kind == "content_block_delta":
-            _apply_delta(message["content"][data["index"]], data["delta"],
-                         tool_json.get(data["index"]))
+            _apply_delta(message["content"][data["index"]], data["delta"], tool_json.get(data["index"]))
         elif kind == "content_block_stop" and tool_json.get(data["index"]):
             message["content"][data["index"]]["input"] = _tool_input("".join(tool_json[data["index"]]))
         elif kind == "message_delta":
@@ -291,8 +307,10 @@ def events_to_message(events: Iterable[SseEvent]) -> tuple[int, dict[str, Any]]:
             usage = message.setdefault("usage", {})
             usage.update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
     if message is None:
-        return 500, {"type": "error", "error": {"type": "api_error",
-                                                 "message": "the recorded stream has no message"}}
+        return 500, {
+            "type": "error",
+            "error": {"type": "api_error", "message": "the recorded stream has no message"},
+        }
     return 200, message
 
 

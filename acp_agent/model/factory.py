@@ -20,8 +20,14 @@ from acp_agent.model.cassette import CassetteError, CassetteHeader, CassetteWrit
 from acp_agent.model.provider import REPLAY_PREFIX, replay_path
 from acp_agent.model.transports import ClientTransport, RecordingTransport, ReplayTransport
 
-__all__ = ["REPLAY_API_KEY", "REPLAY_BASE_URL", "REPLAY_PREFIX", "make_model", "replay_path",
-           "seconds_left_in_turn"]
+__all__ = [
+    "REPLAY_API_KEY",
+    "REPLAY_BASE_URL",
+    "REPLAY_PREFIX",
+    "make_model",
+    "replay_path",
+    "seconds_left_in_turn",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -32,8 +38,14 @@ REPLAY_BASE_URL = "http://replay.invalid"
 """Never resolved: every request is answered by the replay transport."""
 
 
-def make_model(model_spec: str, *, streaming: bool, record: Path | None = None,
-               replay_strict: bool = False, **kwargs: Any) -> tuple[AnthropicModel, str]:
+def make_model(
+    model_spec: str,
+    *,
+    streaming: bool,
+    record: Path | None = None,
+    replay_strict: bool = False,
+    **kwargs: Any,
+) -> tuple[AnthropicModel, str]:
     """The model client and the model id to send in requests.
 
     `kwargs` go to `AnthropicModel` (max_retries, stall_seconds, request_timeout, deadline, ...);
@@ -47,8 +59,9 @@ def make_model(model_spec: str, *, streaming: bool, record: Path | None = None,
         cassette = load_cassette(cassette_path)
         model_id = cassette.header.model
         kwargs.update(api_key=REPLAY_API_KEY, base_url=REPLAY_BASE_URL)
-        log.info("model.replay", path=str(cassette_path), exchanges=len(cassette.exchanges),
-                 strict=replay_strict)
+        log.info(
+            "model.replay", path=str(cassette_path), exchanges=len(cassette.exchanges), strict=replay_strict
+        )
 
         def inner() -> Any:
             return ReplayTransport(cassette, strict=replay_strict)

@@ -41,11 +41,13 @@ class Price:
         if self.long_context is not None and usage.prompt_tokens > self.long_context[0]:
             return self.long_context[1].cost(usage)
         write_5m = usage.cache_creation_input_tokens - usage.cache_creation_1h_input_tokens
-        return (usage.input_tokens * self.input + usage.output_tokens * self.output
-                + usage.cache_read_input_tokens * self.cache_read
-                + write_5m * self.cache_write
-                + usage.cache_creation_1h_input_tokens * (self.cache_write_1h or self.cache_write)
-                ) / 1_000_000
+        return (
+            usage.input_tokens * self.input
+            + usage.output_tokens * self.output
+            + usage.cache_read_input_tokens * self.cache_read
+            + write_5m * self.cache_write
+            + usage.cache_creation_1h_input_tokens * (self.cache_write_1h or self.cache_write)
+        ) / 1_000_000
 
 
 def price_file_entries(path: Path) -> dict[str, Price]:
@@ -65,10 +67,16 @@ def price_file_entries(path: Path) -> dict[str, Price]:
     for model, entry in data.items():
         try:
             write = float(entry.get("cacheWrite", 0))
-            prices[model] = Price(float(entry["input"]), float(entry["output"]),
-                                  float(entry.get("cacheRead", 0)), write,
-                                  float(entry.get("cacheWrite1h", write)))
+            prices[model] = Price(
+                float(entry["input"]),
+                float(entry["output"]),
+                float(entry.get("cacheRead", 0)),
+                write,
+                float(entry.get("cacheWrite1h", write)),
+            )
         except (TypeError, KeyError, ValueError, AttributeError):
-            raise ValueError(f"prices file {path}: {model!r} needs numeric input and output "
-                             "prices (USD per million tokens)") from None
+            raise ValueError(
+                f"prices file {path}: {model!r} needs numeric input and output "
+                "prices (USD per million tokens)"
+            ) from None
     return prices

@@ -85,31 +85,133 @@ M = 1_000_000
 K = 1_000
 _5X_THINKING = frozenset({"adaptive"})
 
-_TABLE: dict[str, ModelProfile] = {p.id: p for p in (
-    ModelProfile("claude-sonnet-5-5", True, M, 128 * K, frozenset({"adaptive", "between_tools"}),
-                 "adaptive", "omitted", EFFORTS, "high", False, True, 512,
-                 Price(2, 10, 0.10, 2.50, 4),
-                 frozenset({"claude-sonnet-5", "claude-opus-4-8", "claude-haiku-4-5"})),
-    ModelProfile("claude-opus-5-5", True, M, 128 * K, _5X_THINKING, "adaptive", "omitted", EFFORTS,
-                 "medium", False, True, 512, Price(4, 20, 0.20, 5, 8),
-                 frozenset({"claude-sonnet-5-5"})),
-    ModelProfile("claude-haiku-5-5", True, M, 128 * K, frozenset({"adaptive", "disabled"}),
-                 "adaptive", "omitted", EFFORTS, "medium", True, True, 512,
-                 Price(0.10, 0.50, 0.01, 0.125, 0.20,
-                       long_context=(100 * K, Price(0.50, 2.50, 0.05, 0.625, 1)))),
-    ModelProfile("claude-fable-5-2", True, M, 128 * K, _5X_THINKING, "adaptive", "omitted", EFFORTS,
-                 "high", False, True, 512, Price(8, 40, 0.20, 10, 16)),
-    ModelProfile("claude-fable-5-1", True, M, 128 * K, _5X_THINKING, "adaptive", "omitted", EFFORTS,
-                 "high", False, True, 512, Price(10, 50, 0.25, 12.50, 20)),
-    ModelProfile("claude-sonnet-5", True, M, 128 * K, frozenset({"adaptive", "disabled"}),
-                 "adaptive", "omitted", EFFORTS, "high", True, True, 1024,
-                 Price(2, 10, 0.20, 2.50, 4)),
-    ModelProfile("claude-opus-5", True, M, 128 * K, frozenset({"adaptive", "disabled"}),
-                 "adaptive", "omitted", EFFORTS, "high", True, True, 512,
-                 Price(5, 25, 0.50, 6.25, 10)),
-    ModelProfile("claude-haiku-4-5", True, 200 * K, 64 * K, frozenset({"disabled", "enabled"}),
-                 "disabled", "summarized", (), None, True, True, 4096, Price(1, 5, 0.10, 1.25, 2)),
-)}
+_TABLE: dict[str, ModelProfile] = {
+    p.id: p
+    for p in (
+        ModelProfile(
+            "claude-sonnet-5-5",
+            True,
+            M,
+            128 * K,
+            frozenset({"adaptive", "between_tools"}),
+            "adaptive",
+            "omitted",
+            EFFORTS,
+            "high",
+            False,
+            True,
+            512,
+            Price(2, 10, 0.10, 2.50, 4),
+            frozenset({"claude-sonnet-5", "claude-opus-4-8", "claude-haiku-4-5"}),
+        ),
+        ModelProfile(
+            "claude-opus-5-5",
+            True,
+            M,
+            128 * K,
+            _5X_THINKING,
+            "adaptive",
+            "omitted",
+            EFFORTS,
+            "medium",
+            False,
+            True,
+            512,
+            Price(4, 20, 0.20, 5, 8),
+            frozenset({"claude-sonnet-5-5"}),
+        ),
+        ModelProfile(
+            "claude-haiku-5-5",
+            True,
+            M,
+            128 * K,
+            frozenset({"adaptive", "disabled"}),
+            "adaptive",
+            "omitted",
+            EFFORTS,
+            "medium",
+            True,
+            True,
+            512,
+            Price(0.10, 0.50, 0.01, 0.125, 0.20, long_context=(100 * K, Price(0.50, 2.50, 0.05, 0.625, 1))),
+        ),
+        ModelProfile(
+            "claude-fable-5-2",
+            True,
+            M,
+            128 * K,
+            _5X_THINKING,
+            "adaptive",
+            "omitted",
+            EFFORTS,
+            "high",
+            False,
+            True,
+            512,
+            Price(8, 40, 0.20, 10, 16),
+        ),
+        ModelProfile(
+            "claude-fable-5-1",
+            True,
+            M,
+            128 * K,
+            _5X_THINKING,
+            "adaptive",
+            "omitted",
+            EFFORTS,
+            "high",
+            False,
+            True,
+            512,
+            Price(10, 50, 0.25, 12.50, 20),
+        ),
+        ModelProfile(
+            "claude-sonnet-5",
+            True,
+            M,
+            128 * K,
+            frozenset({"adaptive", "disabled"}),
+            "adaptive",
+            "omitted",
+            EFFORTS,
+            "high",
+            True,
+            True,
+            1024,
+            Price(2, 10, 0.20, 2.50, 4),
+        ),
+        ModelProfile(
+            "claude-opus-5",
+            True,
+            M,
+            128 * K,
+            frozenset({"adaptive", "disabled"}),
+            "adaptive",
+            "omitted",
+            EFFORTS,
+            "high",
+            True,
+            True,
+            512,
+            Price(5, 25, 0.50, 6.25, 10),
+        ),
+        ModelProfile(
+            "claude-haiku-4-5",
+            True,
+            200 * K,
+            64 * K,
+            frozenset({"disabled", "enabled"}),
+            "disabled",
+            "summarized",
+            (),
+            None,
+            True,
+            True,
+            4096,
+            Price(1, 5, 0.10, 1.25, 2),
+        ),
+    )
+}
 
 
 _LONGEST_FIRST = sorted(_TABLE, key=len, reverse=True)
@@ -155,13 +257,19 @@ def profile_from_api(base: ModelProfile, info: Mapping[str, Any]) -> ModelProfil
         thinking = caps.get("thinking")
         if isinstance(thinking, Mapping) and isinstance(thinking.get("types"), Mapping):
             changes["thinking_types"] = frozenset(
-                name for name, support in thinking["types"].items()
-                if isinstance(support, Mapping) and support.get("supported"))
+                name
+                for name, support in thinking["types"].items()
+                if isinstance(support, Mapping) and support.get("supported")
+            )
         effort = caps.get("effort")
         if isinstance(effort, Mapping):
             changes["efforts"] = tuple(
-                level for level in EFFORTS if effort.get("supported")
-                and isinstance(effort.get(level), Mapping) and effort[level].get("supported"))
+                level
+                for level in EFFORTS
+                if effort.get("supported")
+                and isinstance(effort.get(level), Mapping)
+                and effort[level].get("supported")
+            )
         structured = caps.get("structured_outputs")
         if isinstance(structured, Mapping):
             changes["structured_outputs"] = bool(structured.get("supported"))
@@ -183,7 +291,8 @@ def thinking_param(profile: ModelProfile, *, budget: int | None) -> dict[str, An
             raise ProfileError(
                 f"--thinking-budget: {profile.id} does not accept a thinking budget "
                 "(thinking.type.enabled); its thinking is adaptive: use --effort "
-                "low|medium|high|xhigh|max instead")
+                "low|medium|high|xhigh|max instead"
+            )
         return {"type": "enabled", "budget_tokens": budget}
     if "adaptive" in types:
         return {"type": "adaptive", "display": "summarized"}
@@ -202,6 +311,5 @@ def output_config(profile: ModelProfile, *, effort: str | None) -> dict[str, Any
         raise ProfileError(f"effort: {effort!r} is not one of {', '.join(EFFORTS)}")
     if profile.known and effort not in profile.efforts:
         accepted = ", ".join(profile.efforts) or "none"
-        raise ProfileError(f"effort: {profile.id} does not accept effort {effort!r} "
-                           f"(accepted: {accepted})")
+        raise ProfileError(f"effort: {profile.id} does not accept effort {effort!r} (accepted: {accepted})")
     return {"effort": effort}

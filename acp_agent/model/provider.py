@@ -58,7 +58,8 @@ class ModelProvider:
 
     def _build(self, factory: ModuleType) -> None:
         self._client, self.model_id = factory.make_model(
-            self.spec, deadline=factory.seconds_left_in_turn, **self._kwargs)
+            self.spec, deadline=factory.seconds_left_in_turn, **self._kwargs
+        )
 
     async def aclose(self) -> None:
         if self._client is not None:

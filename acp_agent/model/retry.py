@@ -74,8 +74,7 @@ class GiveUp:
 RetryDecision = Retry | GiveUp
 
 
-def asked_delay(headers: Mapping[str, str], *, now: Callable[[], float] = time.time
-                ) -> float | None:
+def asked_delay(headers: Mapping[str, str], *, now: Callable[[], float] = time.time) -> float | None:
     """The delay the server asked for: `retry-after-ms`, then `retry-after` (seconds or a date).
 
     Values that do not parse or are not above zero count as no request, as in the SDK.
@@ -118,29 +117,32 @@ class RetryPolicy:
     random: Callable[[], float] = _random.random
     now: Callable[[], float] = time.time
 
-    def decide(self, failure: Failure, *, retries_taken: int, relayed: bool,
-               time_left: float | None = None) -> RetryDecision:
+    def decide(
+        self, failure: Failure, *, retries_taken: int, relayed: bool, time_left: float | None = None
+    ) -> RetryDecision:
         """Decide about one failed attempt; `retries_taken` counts retries already made."""
         if relayed:
-            return GiveUp(f"{failure.reason} (after output was relayed, so not retried)",
-                          failure.is_retryable)
+            return GiveUp(
+                f"{failure.reason} (after output was relayed, so not retried)", failure.is_retryable
+            )
         if not failure.is_retryable:
             return GiveUp(failure.reason, transient=False)
         if str(failure.headers.get("x-should-retry", "")).lower() == "false":
             return GiveUp(failure.reason, transient=False)
         if retries_taken >= self.max_retries:
             tries = "retry" if self.max_retries == 1 else "retries"
-            return GiveUp(f"{failure.reason} (gave up after {self.max_retries} {tries})",
-                          transient=True)
+            return GiveUp(f"{failure.reason} (gave up after {self.max_retries} {tries})", transient=True)
         cap = self.max_delay if time_left is None else min(self.max_delay, time_left)
         if cap <= 0:
             return GiveUp(f"{failure.reason} (no time left in the turn to retry)", transient=True)
         asked = asked_delay(failure.headers, now=self.now)
         if asked is not None:
             if asked > cap:
-                return GiveUp(f"{failure.reason} (the API asked to wait {asked:g} s, "
-                              f"more than the {cap:g} s allowed)", transient=True)
+                return GiveUp(
+                    f"{failure.reason} (the API asked to wait {asked:g} s, more than the {cap:g} s allowed)",
+                    transient=True,
+                )
             return Retry(asked, failure.reason)
-        backoff = min(self.base_delay * 2 ** retries_taken, self.max_backoff)
+        backoff = min(self.base_delay * 2**retries_taken, self.max_backoff)
         jittered = backoff * (1 - 0.25 * self.random())
         return Retry(min(jittered, cap), failure.reason)

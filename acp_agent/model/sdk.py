@@ -13,8 +13,16 @@ import structlog
 
 from acp_agent.lazy import aload, load
 
-__all__ = ["ENV_KEYS", "SDK_MODULES", "credentials_found", "ensure_sdk", "env_key", "has_credentials",
-           "key_in_env", "take_env_keys"]
+__all__ = [
+    "ENV_KEYS",
+    "SDK_MODULES",
+    "credentials_found",
+    "ensure_sdk",
+    "env_key",
+    "has_credentials",
+    "key_in_env",
+    "take_env_keys",
+]
 
 log = structlog.get_logger(__name__)
 

@@ -18,20 +18,36 @@ from acp_agent.model.base import (
     Usage,
 )
 
-__all__ = ["EMPTY_TEXT", "NO_USAGE", "Attempt", "cache_miss_of", "input_block", "relay_events",
-           "tool_input", "usage_of"]
+__all__ = [
+    "EMPTY_TEXT",
+    "NO_USAGE",
+    "Attempt",
+    "cache_miss_of",
+    "input_block",
+    "relay_events",
+    "tool_input",
+    "usage_of",
+]
 
 NO_USAGE = Usage()
 EMPTY_TEXT = {"type": "text", "text": ""}
-USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                 "cache_creation_input_tokens")
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 class Attempt:
     """What one attempt produced so far: blocks by index, usage, stop reason, relayed or not."""
 
-    __slots__ = ("_blocks", "_done", "_parts", "cache_miss", "message_id", "relayed",
-                 "stop_reason", "stopped", "usage")
+    __slots__ = (
+        "_blocks",
+        "_done",
+        "_parts",
+        "cache_miss",
+        "message_id",
+        "relayed",
+        "stop_reason",
+        "stopped",
+        "usage",
+    )
 
     def __init__(self) -> None:
         self.relayed = self.stopped = False
@@ -160,10 +176,16 @@ def usage_of(raw: Any, prev: Usage = NO_USAGE) -> Usage:
     """Usage from the API; counts that a message_delta leaves out keep their earlier values."""
     split = getattr(raw, "cache_creation", None)
     one_hour = getattr(split, "ephemeral_1h_input_tokens", None)
-    counts = {name: getattr(prev, name) if getattr(raw, name, None) is None
-              else int(getattr(raw, name)) for name in USAGE_FIELDS}
-    return Usage(**counts, cache_creation_1h_input_tokens=(
-        prev.cache_creation_1h_input_tokens if one_hour is None else int(one_hour)))
+    counts = {
+        name: getattr(prev, name) if getattr(raw, name, None) is None else int(getattr(raw, name))
+        for name in USAGE_FIELDS
+    }
+    return Usage(
+        **counts,
+        cache_creation_1h_input_tokens=(
+            prev.cache_creation_1h_input_tokens if one_hour is None else int(one_hour)
+        ),
+    )
 
 
 def cache_miss_of(message: Any) -> dict[str, Any] | None:

@@ -30,8 +30,13 @@ from acp_agent.model.cassette import (
 if TYPE_CHECKING:
     import httpx2
 
-__all__ = ["ClientTransport", "RecordingTransport", "ReplayTransport", "first_difference",
-           "is_messages_request"]
+__all__ = [
+    "ClientTransport",
+    "RecordingTransport",
+    "ReplayTransport",
+    "first_difference",
+    "is_messages_request",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -85,8 +90,12 @@ class ClientTransport(_Transport):
         import httpx2
 
         response = await self._client.send(request, stream=True)
-        return httpx2.Response(response.status_code, headers=response.headers,
-                               stream=_tee_class()(response, None), extensions=response.extensions)
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_tee_class()(response, None),
+            extensions=response.extensions,
+        )
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -114,8 +123,9 @@ class RecordingTransport(_Transport):
         headers = response.headers
 
         def record(raw: bytes, complete: bool) -> None:
-            recorded = _recorded(response.status_code, headers, raw, complete,
-                                 is_stream=body.get("stream") is True)
+            recorded = _recorded(
+                response.status_code, headers, raw, complete, is_stream=body.get("stream") is True
+            )
             try:
                 self._writer.append(Exchange(request=body, response=recorded))
             except OSError as exc:
@@ -123,15 +133,20 @@ class RecordingTransport(_Transport):
             else:
                 log.debug("model.recorded", exchange=self._writer.count, status=response.status_code)
 
-        return httpx2.Response(response.status_code, headers=headers,
-                               stream=_tee_class()(response, record), extensions=response.extensions)
+        return httpx2.Response(
+            response.status_code,
+            headers=headers,
+            stream=_tee_class()(response, record),
+            extensions=response.extensions,
+        )
 
     async def aclose(self) -> None:
         await self._inner.aclose()
 
 
-def _recorded(status: int, headers: httpx2.Headers, raw: bytes, complete: bool, *,
-              is_stream: bool) -> RecordedResponse:
+def _recorded(
+    status: int, headers: httpx2.Headers, raw: bytes, complete: bool, *, is_stream: bool
+) -> RecordedResponse:
     """A response as the cassette stores it: SSE events, a JSON body, or (else) its text."""
     import httpx2
 
@@ -156,8 +171,7 @@ def _tee_class() -> type[Any]:
     class TeeStream(httpx2.AsyncByteStream):
         """Yield the inner response's raw chunks as they come, keeping a copy for `on_end`."""
 
-        def __init__(self, response: httpx2.Response,
-                     on_end: Callable[[bytes, bool], None] | None) -> None:
+        def __init__(self, response: httpx2.Response, on_end: Callable[[bytes, bool], None] | None) -> None:
             self._response = response
             self._on_end = on_end
             self._chunks: list[bytes] = []
@@ -205,14 +219,19 @@ class ReplayTransport(_Transport):
         exchanges = self.cassette.exchanges
         if self.served >= len(exchanges):
             n = len(exchanges)
-            return _error(500, "api_error", f"replay cassette exhausted after {n} "
-                          f"exchange{'' if n == 1 else 's'} ({self.cassette.path})",
-                          {"x-should-retry": "false"})
+            return _error(
+                500,
+                "api_error",
+                f"replay cassette exhausted after {n} exchange{'' if n == 1 else 's'} ({self.cassette.path})",
+                {"x-should-retry": "false"},
+            )
         exchange = exchanges[self.served]
         if self.strict and (difference := first_difference(exchange.request, body)):
-            return _error(400, "invalid_request_error",
-                          f"replay mismatch at exchange {self.served + 1} of "
-                          f"{self.cassette.path}: {difference}")
+            return _error(
+                400,
+                "invalid_request_error",
+                f"replay mismatch at exchange {self.served + 1} of {self.cassette.path}: {difference}",
+            )
         self.served += 1
         log.debug("model.replayed", exchange=self.served, stream=body.get("stream") is True)
         return _answer(exchange.response, wants_stream=body.get("stream") is True)
@@ -222,22 +241,22 @@ class ReplayTransport(_Transport):
 
         if request.method == "GET" and request.url.path.rstrip("/").endswith("/v1/models"):
             model = self.cassette.header.model
-            data = [{"type": "model", "id": model, "display_name": model,
-                     "created_at": "2025-01-01T00:00:00Z"}]
-            return httpx2.Response(200, json={"data": data, "has_more": False,
-                                              "first_id": model, "last_id": model})
-        return _error(404, "not_found_error",
-                      f"replay: no route for {request.method} {request.url.path}")
+            data = [
+                {"type": "model", "id": model, "display_name": model, "created_at": "2025-01-01T00:00:00Z"}
+            ]
+            return httpx2.Response(
+                200, json={"data": data, "has_more": False, "first_id": model, "last_id": model}
+            )
+        return _error(404, "not_found_error", f"replay: no route for {request.method} {request.url.path}")
 
 
-def _error(status: int, error_type: str, message: str,
-           headers: dict[str, str] | None = None) -> httpx2.Response:
+def _error(
+    status: int, error_type: str, message: str, headers: dict[str, str] | None = None
+) -> httpx2.Response:
     import httpx2
 
-    body = {"type": "error", "error": {"type": error_type, "message": message},
-            "request_id": "req_replay"}
-    return httpx2.Response(status, headers={"request-id": "req_replay", **(headers or {})},
-                           json=body)
+    body = {"type": "error", "error": {"type": error_type, "message": message}, "request_id": "req_replay"}
+    return httpx2.Response(status, headers={"request-id": "req_replay", **(headers or {})}, json=body)
 
 
 def _answer(recorded: RecordedResponse, *, wants_stream: bool) -> httpx2.Response:
@@ -251,8 +270,9 @@ def _answer(recorded: RecordedResponse, *, wants_stream: bool) -> httpx2.Respons
         status, body = events_to_message(recorded.sse)
         return httpx2.Response(status, headers=headers, json=body)
     if recorded.json_body is None:  # a body that was not JSON: serve it as it came
-        return httpx2.Response(recorded.status, headers=recorded.headers,
-                               content=(recorded.text or "").encode())
+        return httpx2.Response(
+            recorded.status, headers=recorded.headers, content=(recorded.text or "").encode()
+        )
     if wants_stream and recorded.status == 200 and isinstance(recorded.json_body, dict):
         return _event_stream(message_to_events(recorded.json_body), headers, True)
     return httpx2.Response(recorded.status, headers=headers, json=recorded.json_body)
@@ -268,15 +288,16 @@ def _event_stream(events: Any, headers: dict[str, str], complete: bool) -> httpx
         if not complete:
             raise httpx2.RemoteProtocolError("the recorded stream broke off here")
 
-    return httpx2.Response(200, headers={**headers, "content-type": "text/event-stream"},
-                           content=body())
+    return httpx2.Response(200, headers={**headers, "content-type": "text/event-stream"}, content=body())
 
 
 def first_difference(recorded: dict[str, Any], sent: dict[str, Any]) -> str | None:
     """What `--replay-strict` compares, in order: the model, the tool names, the last user message."""
-    checks = (("model", lambda b: b.get("model")),
-              ("list of tool names", lambda b: [t.get("name") for t in b.get("tools") or ()]),
-              ("last user message", _last_user_content))
+    checks = (
+        ("model", lambda b: b.get("model")),
+        ("list of tool names", lambda b: [t.get("name") for t in b.get("tools") or ()]),
+        ("last user message", _last_user_content),
+    )
     for what, view in checks:
         want, got = view(recorded), view(sent)
         if want != got:
@@ -295,7 +316,9 @@ def _excerpt(value: Any, other: Any, width: int = 60) -> str:
     if len(text) <= 2 * width:
         return text
     against = json.dumps(other, ensure_ascii=False, sort_keys=True)
-    at = next((i for i, (a, b) in enumerate(zip(text, against, strict=False)) if a != b),
-              min(len(text), len(against)))
+    at = next(
+        (i for i, (a, b) in enumerate(zip(text, against, strict=False)) if a != b),
+        min(len(text), len(against)),
+    )
     start = max(0, at - width // 2)
-    return ("…" if start else "") + text[start:start + width] + ("…" if start + width < len(text) else "")
+    return ("…" if start else "") + text[start : start + width] + ("…" if start + width < len(text) else "")

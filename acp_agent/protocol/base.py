@@ -13,8 +13,9 @@ __all__ = ["AcpModel", "describe_validation_error"]
 class AcpModel(BaseModel):
     """camelCase aliases, populate by name, extra fields allowed, `meta` ⇄ `_meta`."""
 
-    model_config = ConfigDict(defer_build=True, alias_generator=to_camel, populate_by_name=True,
-                              extra="allow")
+    model_config = ConfigDict(
+        defer_build=True, alias_generator=to_camel, populate_by_name=True, extra="allow"
+    )
 
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 

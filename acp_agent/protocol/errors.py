@@ -48,5 +48,6 @@ class ProtocolError(Exception):
 
     @classmethod
     def unknown_session(cls, session_id: str) -> ProtocolError:
-        return cls(-32602, f"Invalid params: sessionId: unknown session {session_id!r}",
-                   {"sessionId": session_id})
+        return cls(
+            -32602, f"Invalid params: sessionId: unknown session {session_id!r}", {"sessionId": session_id}
+        )

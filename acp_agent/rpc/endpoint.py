@@ -260,8 +260,9 @@ class Endpoint:
         """Send a notification (dropped quietly if the client is gone)."""
         await self._writer.send(encode_notification(method, params))
 
-    def notifier(self, method: str, params: dict[str, Any],
-                 path: Sequence[str]) -> Callable[[str], Awaitable[None]]:
+    def notifier(
+        self, method: str, params: dict[str, Any], path: Sequence[str]
+    ) -> Callable[[str], Awaitable[None]]:
         """A sender of notifications that differ only in the string value at `path` of `params`
         (text chunks): the rest is encoded once (`SplicedNotification`)."""
         line = SplicedNotification(method, params, path).line
@@ -300,9 +301,7 @@ class Endpoint:
             if self._outgoing.pop(request_id, None) is not None and not self._closed:
                 # We no longer want the answer: tell the client so it can stop working on it.
                 with anyio.move_on_after(_CANCEL_SEND_TIMEOUT, shield=True):
-                    await self._writer.send(
-                        encode_notification(CANCEL_REQUEST, {"requestId": request_id})
-                    )
+                    await self._writer.send(encode_notification(CANCEL_REQUEST, {"requestId": request_id}))
             raise
         if pending.error is not None:
             raise pending.error

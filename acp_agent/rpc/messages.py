@@ -174,9 +174,7 @@ def encode_error(id: str | int | None, error: RpcError) -> bytes:
     try:
         return _line({"jsonrpc": "2.0", "id": id, "error": error.to_dict()})
     except (TypeError, ValueError, RecursionError):
-        return _line(
-            {"jsonrpc": "2.0", "id": id, "error": {"code": error.code, "message": error.message}}
-        )
+        return _line({"jsonrpc": "2.0", "id": id, "error": {"code": error.code, "message": error.message}})
 
 
 def encode_notification(method: str, params: Any) -> bytes:

@@ -26,11 +26,11 @@ class _ClientCalls:
         self.session_id = session_id
         self.requester = requester
 
-    async def call(self, method: str, params: dict[str, Any],
-                   timeout: float | None = CLIENT_TIMEOUT) -> Any:
+    async def call(self, method: str, params: dict[str, Any], timeout: float | None = CLIENT_TIMEOUT) -> Any:
         try:
             result = await self.requester.request(
-                method, {"sessionId": self.session_id, **params}, timeout=timeout)
+                method, {"sessionId": self.session_id, **params}, timeout=timeout
+            )
         except ProtocolError as exc:
             raise ToolError(f"the editor refused {method}: {exc.message}{_details(exc.data)}") from None
         except TimeoutError:
@@ -41,8 +41,9 @@ class _ClientCalls:
 class EditorFileSystem(_ClientCalls):
     """fs/read_text_file and fs/write_text_file: the editor's buffers, unsaved changes included."""
 
-    def __init__(self, session_id: str, requester: Requester, *, can_read: bool,
-                 can_write: bool, local: Any) -> None:
+    def __init__(
+        self, session_id: str, requester: Requester, *, can_read: bool, can_write: bool, local: Any
+    ) -> None:
         super().__init__(session_id, requester)
         self.can_read, self.can_write, self.local = can_read, can_write, local
 
@@ -65,26 +66,28 @@ class EditorFileSystem(_ClientCalls):
 class EditorTerminals(_ClientCalls):
     """terminal/*: commands run in the editor's terminals, which the user can watch."""
 
-    async def create(self, command: str, args: list[str], cwd: Path,
-                     output_byte_limit: int) -> str:
-        result = await self.call("terminal/create", {
-            "command": command, "args": args, "cwd": str(cwd),
-            "outputByteLimit": output_byte_limit})
+    async def create(self, command: str, args: list[str], cwd: Path, output_byte_limit: int) -> str:
+        result = await self.call(
+            "terminal/create",
+            {"command": command, "args": args, "cwd": str(cwd), "outputByteLimit": output_byte_limit},
+        )
         terminal_id = result.get("terminalId")
         if not isinstance(terminal_id, str):
             raise ToolError("the editor did not return a terminalId")
         return terminal_id
 
     async def wait_for_exit(self, terminal_id: str) -> TerminalExit:
-        result = await self.call("terminal/wait_for_exit", {"terminalId": terminal_id},
-                                 timeout=None)
+        result = await self.call("terminal/wait_for_exit", {"terminalId": terminal_id}, timeout=None)
         return _exit(result)
 
     async def output(self, terminal_id: str) -> TerminalOutput:
         result = await self.call("terminal/output", {"terminalId": terminal_id})
         status = result.get("exitStatus")
-        return TerminalOutput(str(result.get("output") or ""), bool(result.get("truncated")),
-                              _exit(status) if isinstance(status, dict) else None)
+        return TerminalOutput(
+            str(result.get("output") or ""),
+            bool(result.get("truncated")),
+            _exit(status) if isinstance(status, dict) else None,
+        )
 
     async def kill(self, terminal_id: str) -> None:
         await self.call("terminal/kill", {"terminalId": terminal_id})
@@ -110,5 +113,4 @@ def _details(data: Any) -> str:
 def _exit(result: dict[str, Any]) -> TerminalExit:
     code = result.get("exitCode")
     signal = result.get("signal")
-    return TerminalExit(code if isinstance(code, int) else None,
-                        signal if isinstance(signal, str) else None)
+    return TerminalExit(code if isinstance(code, int) else None, signal if isinstance(signal, str) else None)

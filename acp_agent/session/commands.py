@@ -11,10 +11,15 @@ from typing import Any
 __all__ = ["COMMANDS", "command_of"]
 
 COMMANDS = [
-    {"name": "status", "description": "Show the model, the mode, the limits in force and the "
-                                      "context used (no model request)."},
-    {"name": "compact", "description": "Summarise the earlier conversation now to free context "
-                                       "(one model request)."},
+    {
+        "name": "status",
+        "description": "Show the model, the mode, the limits in force and the "
+        "context used (no model request).",
+    },
+    {
+        "name": "compact",
+        "description": "Summarise the earlier conversation now to free context (one model request).",
+    },
 ]
 
 

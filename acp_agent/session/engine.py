@@ -42,8 +42,9 @@ __all__ = ["Engine"]
 class Engine:
     """Builds each session's runner and strategy when a turn first needs them, and runs turns."""
 
-    def __init__(self, requester: Requester, model: ModelClient,
-                 tools: Callable[[], ToolRegistry] | None = None) -> None:
+    def __init__(
+        self, requester: Requester, model: ModelClient, tools: Callable[[], ToolRegistry] | None = None
+    ) -> None:
         self.requester = requester
         self.model = model
         self._tools = tools or default_registry
@@ -56,22 +57,38 @@ class Engine:
                 registry.add(tool)
             instructions = session_instructions(session.cwd)
             session.instruction_files = tuple(f.note for f in instructions.files)
-            settings = replace(session.settings, system=build_system_prompt(
-                cwd=session.cwd, limits=session.limits,
-                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
-                instructions=instructions.prompt_section()))
+            settings = replace(
+                session.settings,
+                system=build_system_prompt(
+                    cwd=session.cwd,
+                    limits=session.limits,
+                    tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
+                    instructions=instructions.prompt_section(),
+                ),
+            )
             fs = session.capabilities.fs
             ctx = ToolContext(
                 cwd=session.cwd,
                 # None means the local disk; tools stream large local files themselves.
-                fs=(EditorFileSystem(session.id, self.requester, can_read=fs.read_text_file,
-                                     can_write=fs.write_text_file, local=LocalFileSystem())
-                    if fs.read_text_file or fs.write_text_file else None),
-                terminal=(EditorTerminals(session.id, self.requester)
-                          if session.capabilities.terminal else None))
+                fs=(
+                    EditorFileSystem(
+                        session.id,
+                        self.requester,
+                        can_read=fs.read_text_file,
+                        can_write=fs.write_text_file,
+                        local=LocalFileSystem(),
+                    )
+                    if fs.read_text_file or fs.write_text_file
+                    else None
+                ),
+                terminal=(
+                    EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None
+                ),
+            )
             relay = Relay(session.id, self.requester, journal=session.history.note)
-            session.runner = TurnRunner(self.model, registry, relay, ctx, settings,
-                                        permissions=session.permissions)
+            session.runner = TurnRunner(
+                self.model, registry, relay, ctx, settings, permissions=session.permissions
+            )
         return session.runner
 
     def strategy(self, session: Session) -> Strategy:
@@ -80,39 +97,60 @@ class Engine:
             session.strategy = build_strategy(session.loop)
         return session.strategy
 
-    async def run_turn(self, session: Session, blocks: list[dict[str, Any]], *,
-                       scope: anyio.CancelScope, price: Price | None,
-                       shown: list[dict[str, Any]] | None) -> TurnResult:
+    async def run_turn(
+        self,
+        session: Session,
+        blocks: list[dict[str, Any]],
+        *,
+        scope: anyio.CancelScope,
+        price: Price | None,
+        shown: list[dict[str, Any]] | None,
+    ) -> TurnResult:
         runner = self.runner(session)
         return await drive_turn(
-            strategy=self.strategy(session), runner=runner, history=session.history,
-            meter=TurnMeter(session.limits, price=price), prompt=blocks, sink=runner.sink,
-            scope=scope, turn_id=new_turn_id(), streaming=runner.model.streaming, shown=shown)
+            strategy=self.strategy(session),
+            runner=runner,
+            history=session.history,
+            meter=TurnMeter(session.limits, price=price),
+            prompt=blocks,
+            sink=runner.sink,
+            scope=scope,
+            turn_id=new_turn_id(),
+            streaming=runner.model.streaming,
+            shown=shown,
+        )
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
         """The record of a prompt answered without a model request: an empty prompt (journaled,
         like any turn) or one cancelled while it was queued (it never ran)."""
-        record = TurnRecord.from_meter(TurnMeter(session.limits), turn_id=new_turn_id(),
-                                       stop_reason=stop_reason, streaming=self.model.streaming)
+        record = TurnRecord.from_meter(
+            TurnMeter(session.limits),
+            turn_id=new_turn_id(),
+            stop_reason=stop_reason,
+            streaming=self.model.streaming,
+        )
         if journal:
             session.history.note({"type": "turn", "record": record.to_meta()})
         return record
 
-    async def run_command(self, name: str, session: Session,
-                          price: Price | None = None) -> TurnRecord:
+    async def run_command(self, name: str, session: Session, price: Price | None = None) -> TurnRecord:
         """Run a slash command in `session`; its answer goes to the editor as an agent message."""
         runner = self.runner(session)
         meter = TurnMeter(session.limits, price=price)
         if name == "compact":
             meter.phase = "model"
             replaced = await runner._maybe_compact(session.history, meter, force=True)
-            text = (f"Compacted: summarised {replaced} earlier messages." if replaced
-                    else "Nothing to compact yet (or no request allowance left for it).")
+            text = (
+                f"Compacted: summarised {replaced} earlier messages."
+                if replaced
+                else "Nothing to compact yet (or no request allowance left for it)."
+            )
         else:
             text = _status(session, runner)
         await runner.sink.emit_text(text)
-        return TurnRecord.from_meter(meter, turn_id=new_turn_id(), stop_reason="end_turn",
-                                     streaming=runner.model.streaming)
+        return TurnRecord.from_meter(
+            meter, turn_id=new_turn_id(), stop_reason="end_turn", streaming=runner.model.streaming
+        )
 
 
 def session_instructions(cwd: Path) -> Instructions:
@@ -133,20 +171,25 @@ def _status(session: Session, runner: TurnRunner) -> str:
     limits = session.limits.model_dump(by_alias=True)
     used = runner.last_context_tokens
     window = settings.context_window
-    shown = ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
-                      for k, v in limits.items() if v is not None)
+    shown = ", ".join(
+        f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in limits.items() if v is not None
+    )
     prompt, read = runner.session_prompt_tokens, runner.session_cache_read
-    cache = f"{read / prompt:.0%} of {prompt:,} prompt tokens read from cache" if prompt \
-        else "no request yet"
-    cost = "unknown (no price for this model)" if runner.session_cost_usd is None \
+    cache = f"{read / prompt:.0%} of {prompt:,} prompt tokens read from cache" if prompt else "no request yet"
+    cost = (
+        "unknown (no price for this model)"
+        if runner.session_cost_usd is None
         else f"${runner.session_cost_usd:.4f}"
+    )
     effort = session.effort or f"model default ({settings.profile.effort_default or 'none'})"
-    return (f"Model: {settings.model} (effort {effort})\nMode: {session.mode}\n"
-            f"Limits per prompt: {shown}\n"
-            f"Context used: {used:,} of {window:,} tokens ({used / window:.0%})\n"
-            f"Prompt cache: {cache}\nCost so far: {cost}\n"
-            f"Messages in history: {len(session.history)}\n"
-            f"Instructions: {_listed(session.instruction_files)}")
+    return (
+        f"Model: {settings.model} (effort {effort})\nMode: {session.mode}\n"
+        f"Limits per prompt: {shown}\n"
+        f"Context used: {used:,} of {window:,} tokens ({used / window:.0%})\n"
+        f"Prompt cache: {cache}\nCost so far: {cost}\n"
+        f"Messages in history: {len(session.history)}\n"
+        f"Instructions: {_listed(session.instruction_files)}"
+    )
 
 
 def _listed(files: tuple[str, ...]) -> str:

@@ -48,12 +48,15 @@ log = structlog.get_logger(__name__)
 M = TypeVar("M", bound=AcpModel)
 
 AUTH_METHOD_ID = "anthropic-api-key"
-AUTH_HELP = ("Set ANTHROPIC_API_KEY in the editor's agent_servers env for this agent and restart "
-             "it, or run `acp-agent login` once. To try the agent without a key, start it with "
-             "--model demo (an offline, recorded demo turn).")
+AUTH_HELP = (
+    "Set ANTHROPIC_API_KEY in the editor's agent_servers env for this agent and restart "
+    "it, or run `acp-agent login` once. To try the agent without a key, start it with "
+    "--model demo (an offline, recorded demo turn)."
+)
 
-_JOURNAL_METHODS = frozenset({"session/load", "session/resume", "session/list", "session/close",
-                              "session/delete"})
+_JOURNAL_METHODS = frozenset(
+    {"session/load", "session/resume", "session/list", "session/close", "session/delete"}
+)
 """Served (and advertised) only when sessions are journaled."""
 
 
@@ -75,9 +78,13 @@ async def _assume_credentials() -> bool:
 class AcpHandler:
     """Routes each ACP method to its handler; unknown requests are -32601, unknown notifications ignored."""
 
-    def __init__(self, manager: SessionManager, *,
-                 has_credentials: Callable[[], Awaitable[bool]] | None = None,
-                 warm_up: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        manager: SessionManager,
+        *,
+        has_credentials: Callable[[], Awaitable[bool]] | None = None,
+        warm_up: Callable[[], object] | None = None,
+    ) -> None:
         self.manager = manager
         self.client_capabilities = ClientCapabilities()
         self._terminal_auth = False
@@ -135,8 +142,9 @@ class AcpHandler:
             "protocolVersion": negotiate_version(request.protocol_version),
             "agentCapabilities": {
                 "loadSession": self.journaled,
-                "sessionCapabilities": ({"list": {}, "resume": {}, "close": {}, "delete": {}}
-                                        if self.journaled else {}),
+                "sessionCapabilities": (
+                    {"list": {}, "resume": {}, "close": {}, "delete": {}} if self.journaled else {}
+                ),
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": mcp_servers_supported_http(), "sse": False},
             },
@@ -145,12 +153,19 @@ class AcpHandler:
         }
 
     def _auth_methods(self) -> list[dict[str, Any]]:
-        methods: list[dict[str, Any]] = [{"id": AUTH_METHOD_ID, "name": "Anthropic API key",
-                                          "description": AUTH_HELP}]
+        methods: list[dict[str, Any]] = [
+            {"id": AUTH_METHOD_ID, "name": "Anthropic API key", "description": AUTH_HELP}
+        ]
         if self._terminal_auth:
-            methods.append({"type": "terminal", "id": "login", "name": "Log in with an API key",
-                            "description": "Runs `acp-agent login` in a terminal to store a key.",
-                            "args": ["login"]})
+            methods.append(
+                {
+                    "type": "terminal",
+                    "id": "login",
+                    "name": "Log in with an API key",
+                    "description": "Runs `acp-agent login` in a terminal to store a key.",
+                    "args": ["login"],
+                }
+            )
         return methods
 
     async def authenticate(self, params: Any) -> dict[str, Any]:
@@ -158,7 +173,8 @@ class AcpHandler:
         if request.method_id != AUTH_METHOD_ID:
             raise ProtocolError.invalid_params(
                 f"Invalid params: methodId: unknown auth method {request.method_id!r}",
-                {"methodId": request.method_id})
+                {"methodId": request.method_id},
+            )
         if not await self._has_credentials():
             raise ProtocolError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
         return {}
@@ -168,10 +184,11 @@ class AcpHandler:
         if not await self._has_credentials():
             raise ProtocolError.auth_required(
                 f"Authentication required: no Anthropic API key found. {AUTH_HELP}",
-                {"authMethods": [AUTH_METHOD_ID]})
+                {"authMethods": [AUTH_METHOD_ID]},
+            )
         overrides = (request.meta or {}).get("acp-agent") or {}
         if not isinstance(overrides, dict):
-            raise ProtocolError.invalid_params('Invalid params: _meta.acp-agent must be an object')
+            raise ProtocolError.invalid_params("Invalid params: _meta.acp-agent must be an object")
         try:
             session = self.manager.create(request.cwd, overrides, self.client_capabilities)
         except LimitsError as exc:
@@ -180,8 +197,10 @@ class AcpHandler:
 
     async def _ready(self, session: Session, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
         """Connect the session's MCP servers and build the common part of the answer."""
-        answer: dict[str, Any] = {"modes": modes_state(session.mode),
-                                  "configOptions": self._config_options(session)}
+        answer: dict[str, Any] = {
+            "modes": modes_state(session.mode),
+            "configOptions": self._config_options(session),
+        }
         if mcp_servers:
             failures = await self.manager.connect_mcp(session, mcp_servers)
             if failures:
@@ -197,9 +216,13 @@ class AcpHandler:
 
         async def announce() -> None:
             await anyio.lowlevel.checkpoint()
-            await self.manager.requester.notify("session/update", {
-                "sessionId": session_id, "update": {"sessionUpdate": "available_commands_update",
-                                                    "availableCommands": COMMANDS}})
+            await self.manager.requester.notify(
+                "session/update",
+                {
+                    "sessionId": session_id,
+                    "update": {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS},
+                },
+            )
 
         group.start_soon(announce)
 
@@ -218,7 +241,8 @@ class AcpHandler:
         if request.config_id not in {"mode", "model", "effort", "loop"}:
             raise ProtocolError.invalid_params(
                 f"Invalid params: configId: unknown config option {request.config_id!r}",
-                {"configId": request.config_id})
+                {"configId": request.config_id},
+            )
         if not isinstance(request.value, str):
             raise ProtocolError.invalid_params("Invalid params: value: must be a string")
         if request.config_id == "mode":
@@ -227,25 +251,30 @@ class AcpHandler:
             try:
                 self.manager.set_effort(session, request.value)
             except ValueError as exc:
-                raise ProtocolError.invalid_params(f"Invalid params: value: {exc}",
-                                                   {"value": request.value}) from None
+                raise ProtocolError.invalid_params(
+                    f"Invalid params: value: {exc}", {"value": request.value}
+                ) from None
         elif request.config_id == "loop":
             if session.running is not None:
-                raise ProtocolError.invalid_request("Cannot change the loop while a prompt runs",
-                                                    {"sessionId": session.id})
+                raise ProtocolError.invalid_request(
+                    "Cannot change the loop while a prompt runs", {"sessionId": session.id}
+                )
             try:
-                session.choose_loop(choose_loop(self.manager.config,
-                                                {**session.overrides, "loop": request.value}))
+                session.choose_loop(
+                    choose_loop(self.manager.config, {**session.overrides, "loop": request.value})
+                )
             except LimitsError as exc:
-                raise ProtocolError.invalid_params(f"Invalid params: value: {exc}",
-                                                   {"value": request.value}) from None
+                raise ProtocolError.invalid_params(
+                    f"Invalid params: value: {exc}", {"value": request.value}
+                ) from None
             session.overrides = {**session.overrides, "loop": request.value}
         else:
             models = self.manager.available_models()
             if request.value not in models:
                 raise ProtocolError.invalid_params(
-                    f"Invalid params: value: unknown model {request.value!r} (one of "
-                    f"{', '.join(models)})", {"value": request.value})
+                    f"Invalid params: value: unknown model {request.value!r} (one of {', '.join(models)})",
+                    {"value": request.value},
+                )
             await self.manager.switch_model(session, request.value)
         return {"configOptions": self._config_options(session)}
 
@@ -264,8 +293,9 @@ class AcpHandler:
     async def _restore(self, request: Any) -> Any:
         overrides = (request.meta or {}).get("acp-agent") or {}
         try:
-            session, updates = self.manager.load(request.session_id, request.cwd, overrides,
-                                                 self.client_capabilities)
+            session, updates = self.manager.load(
+                request.session_id, request.cwd, overrides, self.client_capabilities
+            )
         except LimitsError as exc:
             raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         session.replay = updates
@@ -275,19 +305,28 @@ class AcpHandler:
         if replay:
             for update in session.replay:
                 await self.manager.requester.notify(
-                    "session/update", {"sessionId": session.id, "update": update})
+                    "session/update", {"sessionId": session.id, "update": update}
+                )
         return await self._ready(session, request.mcp_servers)
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         request = parse(ListSessionsRequest, params if params is not None else {})
         if request.cursor is not None:
-            raise ProtocolError.invalid_params("Invalid params: cursor: unknown cursor (every "
-                                               "session is returned in one page)")
+            raise ProtocolError.invalid_params(
+                "Invalid params: cursor: unknown cursor (every session is returned in one page)"
+            )
         assert self.manager.store is not None
-        return {"sessions": [
-            {"sessionId": info.session_id, "cwd": info.cwd, "updatedAt": info.updated_at,
-             **({"title": info.title} if info.title else {})}
-            for info in self.manager.store.list(request.cwd)]}
+        return {
+            "sessions": [
+                {
+                    "sessionId": info.session_id,
+                    "cwd": info.cwd,
+                    "updatedAt": info.updated_at,
+                    **({"title": info.title} if info.title else {}),
+                }
+                for info in self.manager.store.list(request.cwd)
+            ]
+        }
 
     async def close_session(self, params: Any) -> dict[str, Any]:
         request = parse(SessionRef, params)
@@ -303,7 +342,8 @@ class AcpHandler:
         if mode_id not in MODES:
             raise ProtocolError.invalid_params(
                 f"Invalid params: {field}: unknown mode {mode_id!r} (one of {', '.join(MODES)})",
-                {field: mode_id})
+                {field: mode_id},
+            )
         await self.manager.switch_mode(session, mode_id)
 
     async def prompt(self, params: Any) -> dict[str, Any]:
@@ -323,19 +363,25 @@ class AcpHandler:
                     record = engine.quiet_turn(session, "end_turn", journal=True)
                 else:
                     assert command is not None
-                    record = await engine.run_command(command, session,
-                                                      self.manager.prices.get(session.model))
-                return PromptResponse(stop_reason=record.stop_reason, meta={
-                    "acp-agent": {"turn": record.to_meta()}}).to_wire()
+                    record = await engine.run_command(
+                        command, session, self.manager.prices.get(session.model)
+                    )
+                return PromptResponse(
+                    stop_reason=record.stop_reason, meta={"acp-agent": {"turn": record.to_meta()}}
+                ).to_wire()
             result = await self.manager.prompt(session, turn, blocks, shown)
         meta = {"acp-agent": {"turn": result.record.to_meta()}}
         if result.failure is not None:
             failure = result.failure
-            data = {"acp-agent": {"kind": failure.kind, "retryable": failure.retryable,
-                                  "turn": result.record.to_meta()}}
+            data = {
+                "acp-agent": {
+                    "kind": failure.kind,
+                    "retryable": failure.retryable,
+                    "turn": result.record.to_meta(),
+                }
+            }
             if failure.kind == "auth_required":
-                raise ProtocolError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}",
-                                                  data)
+                raise ProtocolError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}", data)
             if failure.kind == "journal":
                 raise ProtocolError.journal_error(f"The turn failed: {failure}", data)
             raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
@@ -350,12 +396,11 @@ def can_run_terminal_auth(request: InitializeRequest) -> bool:
     caps = request.client_capabilities
     auth = caps.auth if isinstance(caps.auth, dict) else {}
     return auth.get("terminal") is True or any(
-        isinstance(meta, dict) and meta.get("terminal-auth") is True
-        for meta in (caps.meta, request.meta))
+        isinstance(meta, dict) and meta.get("terminal-auth") is True for meta in (caps.meta, request.meta)
+    )
 
 
 def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:
     """`[]` (codecompanion's Enter on an empty line), or text blocks with nothing but whitespace:
     the API would refuse either with a 400, so the turn ends at once without a request."""
-    return all(block.get("type") == "text" and not str(block.get("text", "")).strip()
-               for block in shown)
+    return all(block.get("type") == "text" and not str(block.get("text", "")).strip() for block in shown)

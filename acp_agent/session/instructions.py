@@ -52,8 +52,10 @@ class Instructions:
         """The system prompt's part: a line naming each file, then each file's text."""
         if not self.files:
             return ""
-        parts = ["Project instructions, from the files below (later, more specific files win "
-                 "where they disagree). Follow them unless the user says otherwise."]
+        parts = [
+            "Project instructions, from the files below (later, more specific files win "
+            "where they disagree). Follow them unless the user says otherwise."
+        ]
         parts.extend(f"\n--- {item.note} ---\n{item.text}".rstrip() for item in self.files)
         return "\n".join(parts)
 
@@ -68,12 +70,12 @@ def _directories(cwd: Path, home: Path | None) -> list[Path]:
     return found
 
 
-def find_instruction_files(cwd: Path, *, home: Path | None,
-                           config_dir: Path | None) -> list[tuple[Path, bool]]:
+def find_instruction_files(
+    cwd: Path, *, home: Path | None, config_dir: Path | None
+) -> list[tuple[Path, bool]]:
     """(path, user_level) of every instruction file, nearest first; a file seen twice (a symlink)
     counts once."""
-    candidates = [(directory / name, False) for directory in _directories(cwd, home)
-                  for name in NAMES]
+    candidates = [(directory / name, False) for directory in _directories(cwd, home) for name in NAMES]
     if config_dir is not None:
         candidates += [(config_dir / name, True) for name in NAMES]
     seen: set[Path] = set()
@@ -106,8 +108,9 @@ def _read(path: Path, room: int) -> tuple[int, int, str] | None:
     return size, len(text.encode("utf-8")), text
 
 
-def read_instructions(cwd: Path, *, home: Path | None, config_dir: Path | None,
-                      cap: int = TOTAL_CAP) -> Instructions:
+def read_instructions(
+    cwd: Path, *, home: Path | None, config_dir: Path | None, cap: int = TOTAL_CAP
+) -> Instructions:
     """Read the instruction files for a session rooted at `cwd`, within `cap` bytes in all."""
     room = cap
     read: list[InstructionFile] = []

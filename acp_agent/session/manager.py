@@ -72,10 +72,15 @@ MCP = "acp_agent.tools.mcp"
 class SessionManager:
     """Creates sessions and runs their turns."""
 
-    def __init__(self, config: Config, requester: Requester,
-                 model: Callable[[], Awaitable[ModelClient]],
-                 tools: Callable[[], ToolRegistry] | None = None,
-                 store: SessionStore | None = None, ask_models_api: bool = False) -> None:
+    def __init__(
+        self,
+        config: Config,
+        requester: Requester,
+        model: Callable[[], Awaitable[ModelClient]],
+        tools: Callable[[], ToolRegistry] | None = None,
+        store: SessionStore | None = None,
+        ask_models_api: bool = False,
+    ) -> None:
         self.config = config
         self.store = store
         self.prices = load_prices(config.prices)
@@ -103,8 +108,9 @@ class SessionManager:
                 self._engine = module.Engine(self.requester, model, self._tools)
         return self._engine
 
-    def create(self, cwd: str, overrides: dict[str, Any],
-               capabilities: ClientCapabilities | None = None) -> Session:
+    def create(
+        self, cwd: str, overrides: dict[str, Any], capabilities: ClientCapabilities | None = None
+    ) -> Session:
         """A new session rooted at `cwd` (absolute), with `_meta` limit overrides applied.
 
         The client's capabilities decide whether tools use the editor's files and terminals.
@@ -119,25 +125,29 @@ class SessionManager:
         self.learn_models()
         return session
 
-    def load(self, session_id: str, cwd: str, overrides: dict[str, Any],
-             capabilities: ClientCapabilities | None = None) -> tuple[Session, list[dict[str, Any]]]:
+    def load(
+        self,
+        session_id: str,
+        cwd: str,
+        overrides: dict[str, Any],
+        capabilities: ClientCapabilities | None = None,
+    ) -> tuple[Session, list[dict[str, Any]]]:
         """Rebuild a journaled session; returns it and the updates that show its conversation."""
         if self.store is None or not self.store.exists(session_id):
-            raise ProtocolError(-32002, f"Session not found: {session_id!r}",
-                                {"sessionId": session_id})
+            raise ProtocolError(-32002, f"Session not found: {session_id!r}", {"sessionId": session_id})
         current = self.sessions.get(session_id)
         if current is not None and current.running is not None:
             raise ProtocolError.invalid_request(
                 "The session is running a prompt; cancel it before loading it again",
-                {"sessionId": session_id})
+                {"sessionId": session_id},
+            )
         if current is not None:
             self._forget(current)
         entries, history, updates = self._replay(session_id)
         try:
             journal = self.store.reopen(session_id)
         except OSError as exc:
-            raise _journal_error(session_id, JournalWriteFailed(self.store.path(session_id),
-                                                                exc)) from None
+            raise _journal_error(session_id, JournalWriteFailed(self.store.path(session_id), exc)) from None
         history.journal = journal.append
         session = self._build(session_id, self._root(cwd), overrides, capabilities, history)
         session.journal = journal
@@ -163,8 +173,9 @@ class SessionManager:
                 return entries, History.replay(entries), replay_updates(entries)
             except Exception as exc:  # shapes the entry check let through: still this journal's fault
                 log.exception("journal.replay_failed", path=str(path))
-                raise JournalCorrupt(path, None, f"cannot be replayed ({type(exc).__name__}: "
-                                     f"{str(exc)[:200]})") from exc
+                raise JournalCorrupt(
+                    path, None, f"cannot be replayed ({type(exc).__name__}: {str(exc)[:200]})"
+                ) from exc
         except (JournalCorrupt, OSError) as exc:
             raise _journal_error(session_id, exc) from None
 
@@ -180,11 +191,18 @@ class SessionManager:
         root = Path(cwd)
         if not root.is_dir():
             raise ProtocolError.invalid_params(
-                f"Invalid params: cwd: {cwd!r} is not an existing directory", {"cwd": cwd})
+                f"Invalid params: cwd: {cwd!r} is not an existing directory", {"cwd": cwd}
+            )
         return root.resolve()
 
-    def _build(self, session_id: str, root: Path, overrides: dict[str, Any],
-               capabilities: ClientCapabilities | None, history: History) -> Session:
+    def _build(
+        self,
+        session_id: str,
+        root: Path,
+        overrides: dict[str, Any],
+        capabilities: ClientCapabilities | None,
+        history: History,
+    ) -> Session:
         limits = self.config.limits.with_overrides(overrides)
         loop = choose_loop(self.config, overrides)
         config = self.config
@@ -197,13 +215,24 @@ class SessionManager:
             raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
         permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
         permissions.on_switch = lambda mode_id: self.switch_mode(self.sessions[session_id], mode_id)
-        session = Session(session_id, root, limits, history, permissions, settings, loop,
-                          capabilities or ClientCapabilities())
+        session = Session(
+            session_id,
+            root,
+            limits,
+            history,
+            permissions,
+            settings,
+            loop,
+            capabilities or ClientCapabilities(),
+        )
         session.overrides = dict(overrides)
         session.effort = effort
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
-            log.warning("session.cost_unknown", model=config.model,
-                        hint="maxTurnCostUsd is not enforced without a price: pass --prices FILE")
+            log.warning(
+                "session.cost_unknown",
+                model=config.model,
+                hint="maxTurnCostUsd is not enforced without a price: pass --prices FILE",
+            )
         self.sessions[session_id] = session
         return session
 
@@ -233,8 +262,7 @@ class SessionManager:
     def available_models(self) -> list[str]:
         """The model config option's choices: the Models API's active models, else the built-in
         list; the configured model always among them."""
-        listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active")
-                  == "active"]
+        listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active") == "active"]
         return available_models(self.config.model, listed)
 
     def profile(self, model_id: str) -> ModelProfile:
@@ -247,8 +275,9 @@ class SessionManager:
             profile = replace(profile, context_window=self.config.context_window)
         return profile
 
-    def settings_for(self, model_id: str, effort: str | None,
-                     base: RunnerSettings | None = None) -> RunnerSettings:
+    def settings_for(
+        self, model_id: str, effort: str | None, base: RunnerSettings | None = None
+    ) -> RunnerSettings:
         """What a session's requests carry on `model_id`: thinking and effort as it accepts them.
 
         Raises:
@@ -256,23 +285,29 @@ class SessionManager:
         """
         config = self.config
         profile = self.profile(model_id)
-        budget = config.thinking_budget if "enabled" in profile.thinking_types \
-            or not profile.known else None  # a budget set for another model is never sent
+        budget = (
+            config.thinking_budget if "enabled" in profile.thinking_types or not profile.known else None
+        )  # a budget set for another model is never sent
         values: dict[str, Any] = {
-            "model": model_id, "max_tokens": min(config.max_tokens, profile.max_output),
+            "model": model_id,
+            "max_tokens": min(config.max_tokens, profile.max_output),
             "thinking": thinking_param(profile, budget=budget),
             "output_config": output_config(profile, effort=effort),
-            "context_window": profile.context_window, "profile": profile}
+            "context_window": profile.context_window,
+            "profile": profile,
+        }
         if base is not None:
             return replace(base, **values)
         return RunnerSettings(**values, compact_at=config.compact_at, on_limit=config.on_limit)
 
     def config_options(self, session: Session) -> list[dict[str, Any]]:
         """Every config option of a session with its current value (mode, model, effort, loop)."""
-        return [mode_config_option(session.mode),
-                model_config_option(session.model, self.available_models()),
-                effort_config_option(session.effort, session.settings.profile),
-                loop_config_option(session.loop.loop)]
+        return [
+            mode_config_option(session.mode),
+            model_config_option(session.model, self.available_models()),
+            effort_config_option(session.effort, session.settings.profile),
+            loop_config_option(session.loop.loop),
+        ]
 
     def set_effort(self, session: Session, value: str) -> None:
         """The effort config option: a level the model accepts, or "default".
@@ -309,16 +344,33 @@ class SessionManager:
         session.history.note({"type": "model", "modelId": model_id})
         parts = [f"Switched model: {old.id} → {model_id}."]
         if dropped:
-            parts.append(f"{dropped} earlier thinking block(s) written by {old.id} cannot be read "
-                         f"by {model_id}: they are dropped, so its earlier reasoning is lost.")
+            parts.append(
+                f"{dropped} earlier thinking block(s) written by {old.id} cannot be read "
+                f"by {model_id}: they are dropped, so its earlier reasoning is lost."
+            )
         if len(session.history):
-            parts.append("The prompt cache starts over: the next request pays the full input "
-                         "price for the conversation so far.")
-        log.info("session.model_switched", session_id=session.id, old=old.id, new=model_id,
-                 thinking_dropped=dropped)
-        await self.requester.notify("session/update", {"sessionId": session.id, "update": {
-            "sessionUpdate": "agent_thought_chunk", "messageId": str(uuid.uuid4()),
-            "content": {"type": "text", "text": " ".join(parts) + "\n"}}})
+            parts.append(
+                "The prompt cache starts over: the next request pays the full input "
+                "price for the conversation so far."
+            )
+        log.info(
+            "session.model_switched",
+            session_id=session.id,
+            old=old.id,
+            new=model_id,
+            thinking_dropped=dropped,
+        )
+        await self.requester.notify(
+            "session/update",
+            {
+                "sessionId": session.id,
+                "update": {
+                    "sessionUpdate": "agent_thought_chunk",
+                    "messageId": str(uuid.uuid4()),
+                    "content": {"type": "text", "text": " ".join(parts) + "\n"},
+                },
+            },
+        )
 
     async def switch_mode(self, session: Session, mode_id: str) -> None:
         """Change the permission mode, journal it, and tell the editor (both ways it can listen)."""
@@ -327,10 +379,23 @@ class SessionManager:
         session.permissions.mode = mode_id
         session.history.note({"type": "mode", "modeId": mode_id})
         notify = self.requester.notify
-        await notify("session/update", {"sessionId": session.id, "update": {
-            "sessionUpdate": "current_mode_update", "currentModeId": mode_id}})
-        await notify("session/update", {"sessionId": session.id, "update": {
-            "sessionUpdate": "config_option_update", "configOptions": self.config_options(session)}})
+        await notify(
+            "session/update",
+            {
+                "sessionId": session.id,
+                "update": {"sessionUpdate": "current_mode_update", "currentModeId": mode_id},
+            },
+        )
+        await notify(
+            "session/update",
+            {
+                "sessionId": session.id,
+                "update": {
+                    "sessionUpdate": "config_option_update",
+                    "configOptions": self.config_options(session),
+                },
+            },
+        )
 
     async def close(self, session_id: str) -> None:
         """session/close: cancel its work, stop its MCP servers, free it (the journal stays)."""
@@ -366,8 +431,7 @@ class SessionManager:
         mcp = await aload(MCP)  # under the deferred-import lock, like every late import
         connections = mcp.McpConnections(self.task_group)
         session.mcp = connections
-        tools = await connections.start(servers, cwd=session.cwd, allow_http=True,
-                                        timeout=MCP_START_SECONDS)
+        tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
         failures = [f"{f.server}: {f.reason}" for f in connections.failures]
         if failures:
@@ -418,12 +482,18 @@ class SessionManager:
             if not line.turns and self._lines.get(session.id) is line:
                 del self._lines[session.id]
 
-    async def prompt(self, session: Session, turn: RunningTurn, blocks: list[dict[str, Any]],
-                     shown: list[dict[str, Any]] | None = None) -> TurnResult:
+    async def prompt(
+        self,
+        session: Session,
+        turn: RunningTurn,
+        blocks: list[dict[str, Any]],
+        shown: list[dict[str, Any]] | None = None,
+    ) -> TurnResult:
         """Run one prompt turn in `turn` (from `self.turn(session)`)."""
         engine = await self.engine()
-        return await engine.run_turn(session, blocks, scope=turn.scope, shown=shown,
-                                     price=self.prices.get(session.model))
+        return await engine.run_turn(
+            session, blocks, scope=turn.scope, shown=shown, price=self.prices.get(session.model)
+        )
 
 
 def _journal_error(session_id: str, exc: Exception) -> ProtocolError:

@@ -9,8 +9,13 @@ from acp_agent.config import BUILTIN_MODELS
 from acp_agent.model.profiles import EFFORTS, ModelProfile
 from acp_agent.turn.loops import LOOPS
 
-__all__ = ["DEFAULT_EFFORT", "available_models", "effort_config_option", "loop_config_option",
-           "model_config_option"]
+__all__ = [
+    "DEFAULT_EFFORT",
+    "available_models",
+    "effort_config_option",
+    "loop_config_option",
+    "model_config_option",
+]
 
 DEFAULT_EFFORT = "default"
 """The effort option's value for "the model's own default" (no `output_config.effort` sent)."""
@@ -24,27 +29,45 @@ def available_models(configured: str, listed: Sequence[str] = ()) -> list[str]:
 
 def model_config_option(current: str, models: Sequence[str]) -> dict[str, Any]:
     choices = list(models) if current in models else [current, *models]
-    return {"id": "model", "name": "Model", "category": "model", "type": "select",
-            "currentValue": current, "description": "The Claude model used for this session.",
-            "options": [{"value": m, "name": m} for m in choices]}
+    return {
+        "id": "model",
+        "name": "Model",
+        "category": "model",
+        "type": "select",
+        "currentValue": current,
+        "description": "The Claude model used for this session.",
+        "options": [{"value": m, "name": m} for m in choices],
+    }
 
 
 def loop_config_option(current: str) -> dict[str, Any]:
     """The turn strategy as a config option (id `loop`)."""
-    return {"id": "loop", "name": "Loop", "type": "select", "currentValue": current,
-            "description": "How a prompt turn runs: the plain tool loop, verify until a check "
-                           "passes, or plan → approve → act.",
-            "options": [{"value": loop, "name": name, "description": description}
-                        for loop, (name, description) in LOOPS.items()]}
+    return {
+        "id": "loop",
+        "name": "Loop",
+        "type": "select",
+        "currentValue": current,
+        "description": "How a prompt turn runs: the plain tool loop, verify until a check "
+        "passes, or plan → approve → act.",
+        "options": [
+            {"value": loop, "name": name, "description": description}
+            for loop, (name, description) in LOOPS.items()
+        ],
+    }
 
 
 def effort_config_option(current: str | None, profile: ModelProfile) -> dict[str, Any]:
     """The effort level as a config option (id `effort`): the levels the model accepts."""
     levels = profile.efforts if profile.known else EFFORTS
-    default = f"Model default ({profile.effort_default})" if profile.effort_default \
-        else "Model default"
-    return {"id": "effort", "name": "Effort", "type": "select",
-            "currentValue": current or DEFAULT_EFFORT,
-            "description": "How much effort the model spends on each reply (output_config.effort).",
-            "options": [{"value": DEFAULT_EFFORT, "name": default},
-                        *({"value": level, "name": level} for level in levels)]}
+    default = f"Model default ({profile.effort_default})" if profile.effort_default else "Model default"
+    return {
+        "id": "effort",
+        "name": "Effort",
+        "type": "select",
+        "currentValue": current or DEFAULT_EFFORT,
+        "description": "How much effort the model spends on each reply (output_config.effort).",
+        "options": [
+            {"value": DEFAULT_EFFORT, "name": default},
+            *({"value": level, "name": level} for level in levels),
+        ],
+    }

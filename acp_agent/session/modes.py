@@ -22,15 +22,26 @@ MODES: dict[str, tuple[str, str]] = {
 
 def modes_state(current: str) -> dict[str, Any]:
     """The `modes` object of session/new."""
-    return {"currentModeId": current,
-            "availableModes": [{"id": mode_id, "name": name, "description": description}
-                               for mode_id, (name, description) in MODES.items()]}
+    return {
+        "currentModeId": current,
+        "availableModes": [
+            {"id": mode_id, "name": name, "description": description}
+            for mode_id, (name, description) in MODES.items()
+        ],
+    }
 
 
 def mode_config_option(current: str) -> dict[str, Any]:
     """The same modes as a config option (category `mode`)."""
-    return {"id": "mode", "name": "Mode", "category": "mode", "type": "select",
-            "currentValue": current,
-            "description": "How much the agent may do without asking.",
-            "options": [{"value": mode_id, "name": name, "description": description}
-                        for mode_id, (name, description) in MODES.items()]}
+    return {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": current,
+        "description": "How much the agent may do without asking.",
+        "options": [
+            {"value": mode_id, "name": name, "description": description}
+            for mode_id, (name, description) in MODES.items()
+        ],
+    }

@@ -35,10 +35,14 @@ OPTION_IDS = frozenset(o["optionId"] for o in OPTIONS)
 LOGGED_ANSWER_CHARS = 200
 
 DECLINED = "The user declined this tool call. Do not retry it; ask the user or try another way."
-UNREADABLE = ("The editor's answer to the permission question was not a valid choice, so the tool "
-              "call was not run. Ask the user before trying it again.")
-PLAN_REFUSED = ("Refused: the session is in plan mode (read-only). Describe the change instead; "
-                "the user can switch modes to let you make it.")
+UNREADABLE = (
+    "The editor's answer to the permission question was not a valid choice, so the tool "
+    "call was not run. Ask the user before trying it again."
+)
+PLAN_REFUSED = (
+    "Refused: the session is in plan mode (read-only). Describe the change instead; "
+    "the user can switch modes to let you make it."
+)
 
 
 class SessionPermissions:
@@ -61,13 +65,18 @@ class SessionPermissions:
 
     async def approve_plan(self, question: PlanQuestion) -> str:
         """The plan → act question; answers always | once | reject | cancelled."""
-        params = {"sessionId": self.session_id,
-                  "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in question.options],
-                  "toolCall": {"toolCallId": question.call_id, "title": question.title,
-                               "kind": "switch_mode", "status": "pending",
-                               "rawInput": question.raw_input,
-                               "content": [{"type": "content", "content": {
-                                   "type": "text", "text": question.text}}]}}
+        params = {
+            "sessionId": self.session_id,
+            "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in question.options],
+            "toolCall": {
+                "toolCallId": question.call_id,
+                "title": question.title,
+                "kind": "switch_mode",
+                "status": "pending",
+                "rawInput": question.raw_input,
+                "content": [{"type": "content", "content": {"type": "text", "text": question.text}}],
+            },
+        }
         try:
             answer = await self.requester.request("session/request_permission", params)
         except ProtocolError as exc:
@@ -79,10 +88,17 @@ class SessionPermissions:
             return "cancelled"
         return answers[option] if kind == "selected" and option else "reject"
 
-    async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
-                  raw_input: dict[str, Any],
-                  preview: Callable[[], Awaitable[Preview | None]] | None = None,
-                  ) -> PermissionDecision:
+    async def ask(
+        self,
+        *,
+        call_id: str,
+        tool_name: str,
+        title: str,
+        kind: str,
+        permission: str,
+        raw_input: dict[str, Any],
+        preview: Callable[[], Awaitable[Preview | None]] | None = None,
+    ) -> PermissionDecision:
         if self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan":
@@ -92,8 +108,13 @@ class SessionPermissions:
         remembered = self.always.get(tool_name)
         if remembered is False or (remembered and permission != "sensitive"):
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
-        tool_call = {"toolCallId": call_id, "title": title, "kind": kind, "status": "pending",
-                     "rawInput": raw_input}
+        tool_call = {
+            "toolCallId": call_id,
+            "title": title,
+            "kind": kind,
+            "status": "pending",
+            "rawInput": raw_input,
+        }
         if preview is not None:  # shown before approval: the diff, or the command and its cwd
             tool_call |= preview_fields(await preview())
         params = {"sessionId": self.session_id, "options": OPTIONS, "toolCall": tool_call}
@@ -101,8 +122,9 @@ class SessionPermissions:
             answer = await self.requester.request("session/request_permission", params)
         except ProtocolError as exc:
             log.warning("permission.client_error", code=exc.code)
-            return PermissionDecision(False, message=f"Could not ask the user ({exc.message}); "
-                                                     "the tool call was not run.")
+            return PermissionDecision(
+                False, message=f"Could not ask the user ({exc.message}); the tool call was not run."
+            )
         return self._decide(tool_name, answer)
 
     def _decide(self, tool_name: str, answer: Any) -> PermissionDecision:
@@ -136,13 +158,12 @@ def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]
     if not isinstance(outcome, dict):
         why = "the answer has no outcome object"
     elif kind != "selected":
-        why = f"outcome.outcome is {_short(kind)}, not \"selected\" or \"cancelled\""
+        why = f'outcome.outcome is {_short(kind)}, not "selected" or "cancelled"'
     elif not isinstance(option, str):
         why = f"outcome.optionId is not a string: {_short(option)}"
     else:
         why = f"outcome.optionId {_short(option)} was not offered"
-    log.warning("permission.invalid_answer", why=why, answer=_short(answer),
-                treated_as="rejected")
+    log.warning("permission.invalid_answer", why=why, answer=_short(answer), treated_as="rejected")
     return "invalid", None
 
 
@@ -158,11 +179,14 @@ def preview_fields(preview: Preview | None) -> dict[str, Any]:
         return {}
     content: list[dict[str, Any]] = [
         {"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
-        for d in preview.diffs]
+        for d in preview.diffs
+    ]
     if preview.text:
         content.append({"type": "content", "content": {"type": "text", "text": preview.text}})
     fields: dict[str, Any] = {"content": content} if content else {}
     if preview.locations:
-        fields["locations"] = [{"path": str(p)} if line is None else {"path": str(p), "line": line}
-                               for p, line in preview.locations]
+        fields["locations"] = [
+            {"path": str(p)} if line is None else {"path": str(p), "line": line}
+            for p, line in preview.locations
+        ]
     return fields

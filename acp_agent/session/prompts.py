@@ -38,8 +38,8 @@ def to_model_blocks(prompt: list[Any]) -> list[dict[str, Any]]:
             blocks.append(_embedded(block, index))
         elif isinstance(block, AudioContent):
             raise ProtocolError.invalid_params(
-                f"Invalid params: prompt.{index}: audio is not supported (promptCapabilities.audio "
-                "is false)")
+                f"Invalid params: prompt.{index}: audio is not supported (promptCapabilities.audio is false)"
+            )
     if not any(b.get("text") or b["type"] == "image" for b in blocks):
         raise ProtocolError.invalid_params("Invalid params: prompt: holds no text or image")
     return blocks
@@ -69,6 +69,6 @@ def _embedded(block: EmbeddedResource, index: int) -> dict[str, Any]:
             return _image(resource.mime_type or "", resource.blob)
         raise ProtocolError.invalid_params(
             f"Invalid params: prompt.{index}.resource: binary {resource.mime_type or 'data'} "
-            "is not supported (only png, jpeg, gif and webp images)")
-    return {"type": "text",
-            "text": f'<resource uri="{resource.uri}">\n{resource.text}\n</resource>'}
+            "is not supported (only png, jpeg, gif and webp images)"
+        )
+    return {"type": "text", "text": f'<resource uri="{resource.uri}">\n{resource.text}\n</resource>'}

@@ -42,10 +42,13 @@ class PromptLine:
         answers `cancelled` without running it. Raises a -32001 ProtocolError when the line is full.
         """
         if self.waiting >= self.limit:
-            raise ProtocolError(QUEUE_FULL, f"The prompt queue of this session is full: {self.limit} "
-                                f"prompts are already waiting for the running turn; wait for one to "
-                                f"finish or cancel them", {"sessionId": session_id,
-                                                           "waiting": self.waiting})
+            raise ProtocolError(
+                QUEUE_FULL,
+                f"The prompt queue of this session is full: {self.limit} "
+                f"prompts are already waiting for the running turn; wait for one to "
+                f"finish or cancel them",
+                {"sessionId": session_id, "waiting": self.waiting},
+            )
         turn = RunningTurn()
         self.turns.append(turn)
         try:

@@ -32,8 +32,9 @@ TEXT_PATH = ("update", "content", "text")
 class Relay:
     """An EventSink for one session: every event becomes one `session/update`."""
 
-    def __init__(self, session_id: str, requester: Requester,
-                 journal: Callable[[dict[str, Any]], None] | None = None) -> None:
+    def __init__(
+        self, session_id: str, requester: Requester, journal: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         self.session_id = session_id
         self.requester = requester
         self.journal = journal
@@ -63,49 +64,71 @@ class Relay:
             if len(self._senders) >= 4:  # a message's chunks come together: keep the latest
                 self._senders.clear()
             update = "agent_thought_chunk" if kind is ThoughtChunk else "agent_message_chunk"
-            send = self._senders[key] = self.requester.notifier(UPDATE, {
-                "sessionId": self.session_id,
-                "update": {"sessionUpdate": update, "content": {"type": "text", "text": ""},
-                           "messageId": message_id}}, TEXT_PATH)
+            send = self._senders[key] = self.requester.notifier(
+                UPDATE,
+                {
+                    "sessionId": self.session_id,
+                    "update": {
+                        "sessionUpdate": update,
+                        "content": {"type": "text", "text": ""},
+                        "messageId": message_id,
+                    },
+                },
+                TEXT_PATH,
+            )
         return send
 
 
 def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
     if isinstance(event, ToolCallStarted):
-        return {"sessionUpdate": "tool_call", "toolCallId": event.call_id, "title": event.title,
-                "kind": event.kind, "status": "pending", "rawInput": event.raw_input}
+        return {
+            "sessionUpdate": "tool_call",
+            "toolCallId": event.call_id,
+            "title": event.title,
+            "kind": event.kind,
+            "status": "pending",
+            "rawInput": event.raw_input,
+        }
     if isinstance(event, ToolCallUpdated):
-        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
-                "status": event.status}
+        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id, "status": event.status}
     if isinstance(event, ToolCallProgress):
-        content = ([{"type": "terminal", "terminalId": event.terminal_id}] if event.terminal_id
-                   else [_text_content(event.text or "")])
-        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
-                "content": content}
+        content = (
+            [{"type": "terminal", "terminalId": event.terminal_id}]
+            if event.terminal_id
+            else [_text_content(event.text or "")]
+        )
+        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id, "content": content}
     if isinstance(event, ToolCallFinished):
-        content = [{"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
-                   for d in event.diffs]
+        content = [
+            {"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
+            for d in event.diffs
+        ]
         if event.terminal_id:
             content.append({"type": "terminal", "terminalId": event.terminal_id})
         content.append(_text_content(event.text))
         update: dict[str, Any] = {
-            "sessionUpdate": "tool_call_update", "toolCallId": event.call_id,
-            "status": event.status, "content": content,
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": event.call_id,
+            "status": event.status,
+            "content": content,
         }
         if event.locations:
             update["locations"] = [
                 {"path": str(path)} if line is None else {"path": str(path), "line": line}
-                for path, line in event.locations]
+                for path, line in event.locations
+            ]
         if event.raw_output is not None:
             update["rawOutput"] = event.raw_output
         return update
     if isinstance(event, PlanChanged):
-        return {"sessionUpdate": "plan", "entries": [
-            {"content": e.content, "priority": e.priority, "status": e.status}
-            for e in event.entries]}
+        return {
+            "sessionUpdate": "plan",
+            "entries": [
+                {"content": e.content, "priority": e.priority, "status": e.status} for e in event.entries
+            ],
+        }
     if isinstance(event, UsageReported):
-        update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": event.used,
-                                  "size": event.size}
+        update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
         if event.cost_usd is not None:
             update["cost"] = {"amount": round(event.cost_usd, 6), "currency": "USD"}
         return update
@@ -121,5 +144,9 @@ def _journal_entry(event: TurnEvent) -> dict[str, Any]:
     if isinstance(event, Notice):
         return {"type": "notice", "text": event.text}
     assert isinstance(event, PlanChanged)
-    return {"type": "plan", "entries": [
-        {"content": e.content, "priority": e.priority, "status": e.status} for e in event.entries]}
+    return {
+        "type": "plan",
+        "entries": [
+            {"content": e.content, "priority": e.priority, "status": e.status} for e in event.entries
+        ],
+    }

@@ -19,8 +19,7 @@ __all__ = ["replay_updates"]
 
 
 def _chunk(kind: str, text: str, message_id: str) -> dict[str, Any]:
-    return {"sessionUpdate": kind, "content": {"type": "text", "text": text},
-            "messageId": message_id}
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}, "messageId": message_id}
 
 
 def replay_updates(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -31,8 +30,11 @@ def replay_updates(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     announced: set[str] = set()
     entries = list(entries)
     # The tool_use comes before its result in the journal; the title and kind are in the result.
-    shown_of = {e["block"].get("tool_use_id"): e.get("shown") or {} for e in entries
-                if e.get("type") == "tool_result" and isinstance(e.get("block"), dict)}
+    shown_of = {
+        e["block"].get("tool_use_id"): e.get("shown") or {}
+        for e in entries
+        if e.get("type") == "tool_result" and isinstance(e.get("block"), dict)
+    }
     # A call that began before a crash has a tool_started entry and no result: it is shown.
     started = {str(e.get("toolUseId")) for e in entries if e.get("type") == "tool_started"}
     shown_of.update({call_id: {} for call_id in started if call_id not in shown_of})
@@ -41,8 +43,11 @@ def replay_updates(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         kind = entry.get("type")
         if kind == "prompt":
             message_id = str(uuid.uuid4())
-            updates.extend(_prompt_chunk(block, message_id) for block in entry.get("prompt") or []
-                           if isinstance(block, dict))
+            updates.extend(
+                _prompt_chunk(block, message_id)
+                for block in entry.get("prompt") or []
+                if isinstance(block, dict)
+            )
         elif kind == "assistant":
             updates.extend(_assistant(entry.get("blocks") or [], announced, shown_of))
         elif kind in {"tool_result", "user"}:  # a user entry holds the results of a repair
@@ -51,18 +56,29 @@ def replay_updates(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                     updates.extend(_tool_result({**entry, "block": block}, announced))
                     finished.add(str(block.get("tool_use_id")))
         elif kind == "notice":
-            updates.append(_chunk("agent_message_chunk", str(entry.get("text", "")),
-                                  str(uuid.uuid4())))
+            updates.append(_chunk("agent_message_chunk", str(entry.get("text", "")), str(uuid.uuid4())))
         elif kind == "plan":
             plan = list(entry.get("entries") or [])
         elif kind == "mode":
             mode = str(entry.get("modeId"))
     updates.extend(
-        {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed",
-         "content": [{"type": "content", "content": {"type": "text", "text":
-                      INTERRUPTED_RUNNING if call_id in started else INTERRUPTED}}]}
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": "failed",
+            "content": [
+                {
+                    "type": "content",
+                    "content": {
+                        "type": "text",
+                        "text": INTERRUPTED_RUNNING if call_id in started else INTERRUPTED,
+                    },
+                }
+            ],
+        }
         for call_id in [u["toolCallId"] for u in updates if u["sessionUpdate"] == "tool_call"]
-        if call_id not in finished)
+        if call_id not in finished
+    )
     if plan is not None:
         updates.append({"sessionUpdate": "plan", "entries": plan})
     if mode is not None:
@@ -74,8 +90,9 @@ def _prompt_chunk(block: dict[str, Any], message_id: str) -> dict[str, Any]:
     return {"sessionUpdate": "user_message_chunk", "content": block, "messageId": message_id}
 
 
-def _assistant(blocks: list[dict[str, Any]], announced: set[str],
-               shown_of: dict[Any, dict[str, Any]]) -> list[dict[str, Any]]:
+def _assistant(
+    blocks: list[dict[str, Any]], announced: set[str], shown_of: dict[Any, dict[str, Any]]
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     text_id, thought_id = str(uuid.uuid4()), str(uuid.uuid4())
     for block in blocks:
@@ -95,10 +112,14 @@ def _assistant(blocks: list[dict[str, Any]], announced: set[str],
 
 def _tool_call(call_id: str, shown: dict[str, Any], name: Any, raw_input: Any) -> dict[str, Any]:
     """The `tool_call` as the live turn announced it."""
-    return {"sessionUpdate": "tool_call", "toolCallId": call_id,
-            "title": str(shown.get("title") or name or "tool"),
-            "kind": str(shown.get("kind") or "other"), "status": "pending",
-            "rawInput": raw_input if isinstance(raw_input, dict) else shown.get("rawInput") or {}}
+    return {
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id,
+        "title": str(shown.get("title") or name or "tool"),
+        "kind": str(shown.get("kind") or "other"),
+        "status": "pending",
+        "rawInput": raw_input if isinstance(raw_input, dict) else shown.get("rawInput") or {},
+    }
 
 
 def _tool_result(entry: dict[str, Any], announced: set[str]) -> list[dict[str, Any]]:
@@ -113,12 +134,18 @@ def _tool_result(entry: dict[str, Any], announced: set[str]) -> list[dict[str, A
     text = shown.get("text") if isinstance(shown.get("text"), str) else result_text(block.get("content", ""))
     content: list[dict[str, Any]] = [
         {"type": "diff", "path": str(path), "oldText": old, "newText": new}
-        for path, old, new in shown.get("diffs") or []]
+        for path, old, new in shown.get("diffs") or []
+    ]
     content.append({"type": "content", "content": {"type": "text", "text": text}})
-    update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
-                              "status": status, "content": content}
-    locations = [{"path": p} if line is None else {"path": p, "line": line}
-                 for p, line in shown.get("locations") or []]
+    update: dict[str, Any] = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "status": status,
+        "content": content,
+    }
+    locations = [
+        {"path": p} if line is None else {"path": p, "line": line} for p, line in shown.get("locations") or []
+    ]
     if locations:
         update["locations"] = locations
     if isinstance(shown.get("rawOutput"), dict):

@@ -17,11 +17,11 @@ class Requester(Protocol):
 
     async def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
-    def notifier(self, method: str, params: dict[str, Any],
-                 path: Sequence[str]) -> Callable[[str], Awaitable[None]]:
+    def notifier(
+        self, method: str, params: dict[str, Any], path: Sequence[str]
+    ) -> Callable[[str], Awaitable[None]]:
         """A sender of notifications like `params` with another string at `path` (text chunks):
         the same lines as `notify`, with the unchanging part encoded once."""
         ...
 
-    async def request(self, method: str, params: dict[str, Any], *,
-                      timeout: float | None = None) -> Any: ...
+    async def request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any: ...

@@ -30,8 +30,15 @@ from typing import Any
 
 import structlog
 
-__all__ = ["Journal", "JournalCorrupt", "JournalWriteFailed", "SessionInfo", "SessionStore",
-           "StateDirError", "is_session_id"]
+__all__ = [
+    "Journal",
+    "JournalCorrupt",
+    "JournalWriteFailed",
+    "SessionInfo",
+    "SessionStore",
+    "StateDirError",
+    "is_session_id",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -127,7 +134,7 @@ class Journal:
             size = os.fstat(fd).st_size
             try:
                 while data:
-                    data = data[os.write(fd, data):]
+                    data = data[os.write(fd, data) :]
                 if sync:
                     os.fsync(fd)
             except OSError as exc:
@@ -182,8 +189,9 @@ class SessionStore:
             if not os.access(directory, os.W_OK | os.X_OK):
                 raise PermissionError(errno.EACCES, "not writable")
         except OSError as exc:
-            raise StateDirError(exc.errno, f"the state dir {directory} cannot hold session "
-                                f"journals: {exc.strerror or exc}") from exc
+            raise StateDirError(
+                exc.errno, f"the state dir {directory} cannot hold session journals: {exc.strerror or exc}"
+            ) from exc
         store = cls(directory)
         if keep_days:
             store.expire(keep_days)
@@ -196,8 +204,9 @@ class SessionStore:
 
     def create(self, session_id: str, cwd: str) -> Journal:
         journal = Journal(self._path(session_id))
-        journal.append({"type": "meta", "version": VERSION, "sessionId": session_id, "cwd": cwd,
-                        "createdAt": now_iso()})
+        journal.append(
+            {"type": "meta", "version": VERSION, "sessionId": session_id, "cwd": cwd, "createdAt": now_iso()}
+        )
         return journal
 
     def reopen(self, session_id: str) -> Journal:
@@ -273,8 +282,9 @@ class SessionStore:
         if meta is None:
             return None
         updated = datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
-        return SessionInfo(str(meta.get("sessionId")), str(meta.get("cwd")), title,
-                           updated.replace("+00:00", "Z"), mtime)
+        return SessionInfo(
+            str(meta.get("sessionId")), str(meta.get("cwd")), title, updated.replace("+00:00", "Z"), mtime
+        )
 
     def expire(self, keep_days: float) -> int:
         """Remove journals untouched for `keep_days`; returns how many."""
@@ -315,8 +325,9 @@ def _blocks_problem(blocks: Any, what: str) -> str | None:
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             return f"{what} holds a block without a type"
         kind = block["type"]
-        if kind == "tool_use" and not (isinstance(block.get("id"), str)
-                                       and isinstance(block.get("name"), str)):
+        if kind == "tool_use" and not (
+            isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
+        ):
             return f"{what} holds a tool_use without an id and a name"
         if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
             return f"{what} holds a tool_result without a tool_use_id"
@@ -337,18 +348,23 @@ def entry_problem(entry: dict[str, Any]) -> str | None:
         return "an entry without a type"
     if kind in {"prompt", "user", "assistant"}:
         return _blocks_problem(entry.get("blocks"), f"the {kind} entry's blocks") or (
-            _blocks_problem(entry.get("prompt") or [], "the prompt as shown"))
+            _blocks_problem(entry.get("prompt") or [], "the prompt as shown")
+        )
     if kind == "tool_result":
         block, shown = entry.get("block"), entry.get("shown") or {}
         locations = shown.get("locations") if isinstance(shown, dict) else None
-        if (not isinstance(shown, dict) or not isinstance(locations or [], list)
-                or not all(isinstance(p, list) and len(p) == 2 for p in locations or [])):
+        if (
+            not isinstance(shown, dict)
+            or not isinstance(locations or [], list)
+            or not all(isinstance(p, list) and len(p) == 2 for p in locations or [])
+        ):
             return "the tool result's shown part is not an object of the right shape"
         return _blocks_problem([block], "the tool result")
     if kind == "compaction":
         messages = entry.get("messages")
         if not isinstance(messages, list) or not all(
-                isinstance(m, dict) and m.get("role") in {"user", "assistant"} for m in messages):
+            isinstance(m, dict) and m.get("role") in {"user", "assistant"} for m in messages
+        ):
             return "the compaction's messages are not a list of user and assistant messages"
         for m in messages:
             if problem := _blocks_problem(m.get("content"), "a compacted message"):
@@ -358,8 +374,13 @@ def entry_problem(entry: dict[str, Any]) -> str | None:
         if not all(isinstance(entry.get(n), int) and entry[n] >= 0 for n in ("messages", "blocks")):
             return "the rollback's counts are not non-negative integers"
         return None
-    simple = {"meta": ("sessionId", "cwd"), "tool_started": ("toolUseId",), "mode": ("modeId",),
-              "model": ("modelId",), "notice": ("text",)}
+    simple = {
+        "meta": ("sessionId", "cwd"),
+        "tool_started": ("toolUseId",),
+        "mode": ("modeId",),
+        "model": ("modelId",),
+        "notice": ("text",),
+    }
     if kind in simple:
         return _strings(entry, *simple[kind])
     if kind == "plan" and not isinstance(entry.get("entries"), list):

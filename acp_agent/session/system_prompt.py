@@ -28,8 +28,14 @@ def _first_line(text: str) -> str:
     return text.strip().split("\n", 1)[0].split(". ", 1)[0].rstrip(".")
 
 
-def build_system_prompt(*, cwd: Path, tools: Iterable[tuple[str, str]], limits: Limits,
-                        today: dt.date | None = None, instructions: str = "") -> str:
+def build_system_prompt(
+    *,
+    cwd: Path,
+    tools: Iterable[tuple[str, str]],
+    limits: Limits,
+    today: dt.date | None = None,
+    instructions: str = "",
+) -> str:
     """The prompt for one session; `tools` are (name, description) pairs; `instructions` is the
     project instructions' section (AGENTS.md files), last, as the user's own words."""
     today = today or dt.date.today()
@@ -47,6 +53,5 @@ def build_system_prompt(*, cwd: Path, tools: Iterable[tuple[str, str]], limits: 
         f"Tools:\n{tool_lines}\n\n"
         f"Limits for each user prompt: {', '.join(budget)}. Edits and commands may need the "
         "user's permission; if the user declines, do not retry the same call.\n\n"
-        f"{RULES}"
-        + (f"\n\n{instructions}" if instructions else "")
+        f"{RULES}" + (f"\n\n{instructions}" if instructions else "")
     )

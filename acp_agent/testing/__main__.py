@@ -20,17 +20,25 @@ __all__ = ["main"]
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m acp_agent.testing",
-                                     description="A loopback fake of the Anthropic Messages API.")
+    parser = argparse.ArgumentParser(
+        prog="python -m acp_agent.testing", description="A loopback fake of the Anthropic Messages API."
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--reply", choices=("text", "tool_use"), default="text",
-                        help="text: answer with --text; tool_use: call a tool forever")
+    parser.add_argument(
+        "--reply",
+        choices=("text", "tool_use"),
+        default="text",
+        help="text: answer with --text; tool_use: call a tool forever",
+    )
     parser.add_argument("--text", default="Hello from the fake Messages API.")
     parser.add_argument("--chunks", type=int, default=None, help="stream the text as N deltas")
     parser.add_argument("--tool", default="read_file", help="the tool name for --reply tool_use")
-    parser.add_argument("--tool-input", default='{"path": "file-{n}.txt"}',
-                        help="JSON input for --reply tool_use; {n} becomes the attempt number")
+    parser.add_argument(
+        "--tool-input",
+        default='{"path": "file-{n}.txt"}',
+        help="JSON input for --reply tool_use; {n} becomes the attempt number",
+    )
     return parser.parse_args(argv)
 
 

@@ -94,11 +94,19 @@ class FakeMessagesAPI:
     without rules). `served` lists the usage each reply was billed with.
     """
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, hang_seconds: float = 30.0,
-                 models: Sequence[str] | None = None,
-                 model_info: Mapping[str, Mapping[str, Any]] | None = None, strict: bool = True,
-                 caching: bool | None = None, min_cache_tokens: int = 1024,
-                 reject_diagnostics: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        hang_seconds: float = 30.0,
+        models: Sequence[str] | None = None,
+        model_info: Mapping[str, Mapping[str, Any]] | None = None,
+        strict: bool = True,
+        caching: bool | None = None,
+        min_cache_tokens: int = 1024,
+        reject_diagnostics: bool = False,
+    ) -> None:
         self.hang_seconds = hang_seconds
         self.models = tuple(models) if models is not None else ("claude-test-1", *RULES)
         """What `GET /v1/models` lists (by default the test model and every model with rules)."""
@@ -115,8 +123,7 @@ class FakeMessagesAPI:
         self._address = (host, port)
         self._lock = threading.Lock()
         self._queue: deque[Reply | ReplyFactory] = deque()
-        self._fallback: Reply | ReplyFactory = Error(500, "api_error",
-                                                     "fake: no scripted reply left")
+        self._fallback: Reply | ReplyFactory = Error(500, "api_error", "fake: no scripted reply left")
         self._requests: list[RecordedRequest] = []
         self._others: list[RecordedRequest] = []
         self._arrived = threading.Condition(self._lock)
@@ -134,8 +141,9 @@ class FakeMessagesAPI:
         server = _Server(self._address, _Handler)
         server.fake = self
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-messages-api", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-messages-api", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -157,8 +165,9 @@ class FakeMessagesAPI:
     def __enter__(self) -> FakeMessagesAPI:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
     @property
@@ -253,13 +262,15 @@ class FakeMessagesAPI:
         usage = diagnostics = None
         with self._lock:
             if self.caching or (self.caching is None and rules is not None):
-                outcome = self.cache.apply(body, min_tokens=rules.min_cache if rules
-                                           else self.min_cache_tokens)
+                outcome = self.cache.apply(
+                    body, min_tokens=rules.min_cache if rules else self.min_cache_tokens
+                )
                 usage = outcome.usage(reply.usage[1])
                 if "diagnostics" in body:
                     previous = (body.get("diagnostics") or {}).get("previous_message_id")
-                    reason = None if previous is None else miss_reason(
-                        self._fingerprints.get(previous), outcome)
+                    reason = (
+                        None if previous is None else miss_reason(self._fingerprints.get(previous), outcome)
+                    )
                     diagnostics = {"cache_miss_reason": reason}
                 self._fingerprints[message_id] = outcome.fingerprint
             elif "diagnostics" in body:
@@ -282,8 +293,7 @@ class FakeMessagesAPI:
                 if not keep:
                     continue
                 text = block.thinking if shown else ""
-                block = ThinkingBlock(text, thinking_signature(model, body, before, text),
-                                      block.chunks)
+                block = ThinkingBlock(text, thinking_signature(model, body, before, text), block.chunks)
             blocks.append(block)
         return replace(reply, blocks=tuple(blocks))
 
@@ -340,9 +350,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?", 1)[0] == "/v1/models":
             fake = self.server.fake
             data = [{**_model_info(m), **fake.model_info.get(m, {})} for m in fake.models]
-            page = {"data": data, "has_more": False,
-                    "first_id": data[0]["id"] if data else None,
-                    "last_id": data[-1]["id"] if data else None}
+            page = {
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
             self._send_json(200, page)
         else:
             self._send_error(Error(404, "not_found_error", f"fake: no route for GET {self.path}"))
@@ -353,8 +366,11 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             reply = self._read_and_record(raw)
         except ValueError:
-            self._send_error(Error(400, "invalid_request_error",
-                                   "fake: body is not valid JSON (or holds a lone surrogate)"))
+            self._send_error(
+                Error(
+                    400, "invalid_request_error", "fake: body is not valid JSON (or holds a lone surrogate)"
+                )
+            )
             return
         if reply is None:
             self._send_error(Error(404, "not_found_error", f"fake: no route for POST {self.path}"))
@@ -378,8 +394,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _request_id(self) -> str:
         return f"req_fake_{self.server.fake.attempts:06d}"
 
-    def _send_json(self, status: int, payload: dict[str, Any],
-                   headers: dict[str, str] | None = None) -> None:
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -411,13 +426,26 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or reply.model or "claude-test-1")
         asked = "diagnostics" in body
         if body.get("stream") is not True:
-            self._send_json(200, render_json(
-                reply, model=model, message_id=served.message_id, usage=served.usage,
-                diagnostics=served.diagnostics, with_diagnostics=asked))
+            self._send_json(
+                200,
+                render_json(
+                    reply,
+                    model=model,
+                    message_id=served.message_id,
+                    usage=served.usage,
+                    diagnostics=served.diagnostics,
+                    with_diagnostics=asked,
+                ),
+            )
             return
-        events = render_events(reply, model=model, message_id=served.message_id,
-                               usage=served.usage, diagnostics=served.diagnostics,
-                               with_diagnostics=asked)
+        events = render_events(
+            reply,
+            model=model,
+            message_id=served.message_id,
+            usage=served.usage,
+            diagnostics=served.diagnostics,
+            with_diagnostics=asked,
+        )
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -455,30 +483,46 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _first_fault(reply: Message, total: int) -> tuple[int, str | None]:
     """Where the stream is cut (events sent before it) and how; `(total, None)` when it is not."""
-    faults = [(k, name) for k, name in ((reply.stall_after, "stall"), (reply.drop_after, "drop"),
-                                        (reply.truncate_after, "truncate"),
-                                        (reply.error_event_after, "error"))
-              if k is not None and k < total]
+    faults = [
+        (k, name)
+        for k, name in (
+            (reply.stall_after, "stall"),
+            (reply.drop_after, "drop"),
+            (reply.truncate_after, "truncate"),
+            (reply.error_event_after, "error"),
+        )
+        if k is not None and k < total
+    ]
     return min(faults) if faults else (total, None)
 
 
 def _model_info(model: str) -> dict[str, Any]:
     """A `ModelInfo` as the Models API lists it; capabilities for the models with rules."""
     rules = RULES.get(model)
-    info: dict[str, Any] = {"type": "model", "id": model, "display_name": model,
-                            "lifecycle": "active", "created_at": "2025-01-01T00:00:00Z",
-                            "max_input_tokens": rules.window if rules else 200_000,
-                            "max_tokens": rules.max_output if rules else 64_000}
+    info: dict[str, Any] = {
+        "type": "model",
+        "id": model,
+        "display_name": model,
+        "lifecycle": "active",
+        "created_at": "2025-01-01T00:00:00Z",
+        "max_input_tokens": rules.window if rules else 200_000,
+        "max_tokens": rules.max_output if rules else 64_000,
+    }
     if rules is not None:
+
         def support(flag: bool) -> dict[str, bool]:
             return {"supported": flag}
 
         kinds = ("adaptive", "between_tools", "disabled", "enabled")
         info["capabilities"] = {
-            "thinking": {"supported": True,
-                         "types": {k: support(k in rules.thinking) for k in kinds}},
-            "effort": {"supported": bool(rules.efforts),
-                       **{level: support(level in rules.efforts)
-                          for level in ("low", "medium", "high", "xhigh", "max")}},
-            "structured_outputs": support(True)}
+            "thinking": {"supported": True, "types": {k: support(k in rules.thinking) for k in kinds}},
+            "effort": {
+                "supported": bool(rules.efforts),
+                **{
+                    level: support(level in rules.efforts)
+                    for level in ("low", "medium", "high", "xhigh", "max")
+                },
+            },
+            "structured_outputs": support(True),
+        }
     return info

@@ -24,21 +24,30 @@ __all__ = ["RULES", "ModelRules", "check_request", "thinking_output", "thinking_
 ALL_EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
 LOW_TO_HIGH = frozenset({"low", "medium", "high"})
 SAMPLING = ("temperature", "top_p", "top_k")
-PREFILL = ("This model does not support assistant message prefill. The conversation must end "
-           "with a user message.")
+PREFILL = (
+    "This model does not support assistant message prefill. The conversation must end with a user message."
+)
 FORCED = 'tool_choice: type "tool" and "any" are not supported for this model.'
-ENABLED = ('"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" '
-           'and "output_config.effort" to control thinking behavior.')
-DISABLED_SONNET = ('"thinking.type.disabled" is not supported for this model. Use '
-                   '"thinking.type.between_tools" for the lowest thinking setting, or '
-                   '"thinking.type.adaptive" and "output_config.effort" to control thinking '
-                   'behavior.')
-DISABLED = ('"thinking.type.disabled" is not supported for this model. Use '
-            '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.')
-PREFIX = ("messages.{i}.content.{j}: this thinking block was produced behind a different prefix "
-          "(system, tools or earlier messages changed, or a block was left out or moved). Keep the "
-          "history append-only, or set thinking.block_binding.prefix_mismatch_behavior to "
-          '"drop_block".')
+ENABLED = (
+    '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" '
+    'and "output_config.effort" to control thinking behavior.'
+)
+DISABLED_SONNET = (
+    '"thinking.type.disabled" is not supported for this model. Use '
+    '"thinking.type.between_tools" for the lowest thinking setting, or '
+    '"thinking.type.adaptive" and "output_config.effort" to control thinking '
+    "behavior."
+)
+DISABLED = (
+    '"thinking.type.disabled" is not supported for this model. Use '
+    '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
+)
+PREFIX = (
+    "messages.{i}.content.{j}: this thinking block was produced behind a different prefix "
+    "(system, tools or earlier messages changed, or a block was left out or moved). Keep the "
+    "history append-only, or set thinking.block_binding.prefix_mismatch_behavior to "
+    '"drop_block".'
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,31 +73,70 @@ class ModelRules:
 M, K = 1_000_000, 1_000
 RULES: dict[str, ModelRules] = {
     "claude-sonnet-5-5": ModelRules(
-        M, 128 * K, frozenset({"adaptive", "between_tools"}), "adaptive", prefix_check=True,
+        M,
+        128 * K,
+        frozenset({"adaptive", "between_tools"}),
+        "adaptive",
+        prefix_check=True,
         reads=frozenset({"claude-sonnet-5", "claude-opus-4-8", "claude-haiku-4-5"}),
-        disabled_message=DISABLED_SONNET),
-    "claude-opus-5-5": ModelRules(M, 128 * K, frozenset({"adaptive"}), "adaptive",
-                                  prefix_check=True, reads=frozenset({"claude-sonnet-5-5"})),
-    "claude-haiku-5-5": ModelRules(M, 128 * K, frozenset({"adaptive", "disabled"}), "adaptive",
-                                   disabled_efforts=LOW_TO_HIGH, forced_tool_choice=True,
-                                   prefix_check=True),
-    "claude-fable-5-1": ModelRules(M, 128 * K, frozenset({"adaptive"}), "adaptive",
-                                   prefix_check=True),
-    "claude-sonnet-5": ModelRules(M, 128 * K, frozenset({"adaptive", "disabled"}), "adaptive",
-                                  forced_tool_choice=True, min_cache=1024),
-    "claude-opus-5": ModelRules(M, 128 * K, frozenset({"adaptive", "disabled"}), "adaptive",
-                                disabled_efforts=LOW_TO_HIGH, forced_tool_choice=True),
-    "claude-haiku-4-5": ModelRules(200 * K, 64 * K, frozenset({"disabled", "enabled"}), "disabled",
-                                   efforts=frozenset(), forced_tool_choice=True, prefill=True,
-                                   display_default="summarized", min_cache=4096),
+        disabled_message=DISABLED_SONNET,
+    ),
+    "claude-opus-5-5": ModelRules(
+        M,
+        128 * K,
+        frozenset({"adaptive"}),
+        "adaptive",
+        prefix_check=True,
+        reads=frozenset({"claude-sonnet-5-5"}),
+    ),
+    "claude-haiku-5-5": ModelRules(
+        M,
+        128 * K,
+        frozenset({"adaptive", "disabled"}),
+        "adaptive",
+        disabled_efforts=LOW_TO_HIGH,
+        forced_tool_choice=True,
+        prefix_check=True,
+    ),
+    "claude-fable-5-1": ModelRules(M, 128 * K, frozenset({"adaptive"}), "adaptive", prefix_check=True),
+    "claude-sonnet-5": ModelRules(
+        M, 128 * K, frozenset({"adaptive", "disabled"}), "adaptive", forced_tool_choice=True, min_cache=1024
+    ),
+    "claude-opus-5": ModelRules(
+        M,
+        128 * K,
+        frozenset({"adaptive", "disabled"}),
+        "adaptive",
+        disabled_efforts=LOW_TO_HIGH,
+        forced_tool_choice=True,
+    ),
+    "claude-haiku-4-5": ModelRules(
+        200 * K,
+        64 * K,
+        frozenset({"disabled", "enabled"}),
+        "disabled",
+        efforts=frozenset(),
+        forced_tool_choice=True,
+        prefill=True,
+        display_default="summarized",
+        min_cache=4096,
+    ),
 }
 
 
 def thinking_signature(producer: str, body: Mapping[str, Any], before: int, text: str) -> str:
     """The signature of a thinking block `producer` wrote after `messages[:before]` of `body`."""
-    digest = hashlib.sha256("\x1e".join([
-        producer, canonical(body.get("tools") or []), canonical(body.get("system") or ""),
-        canonical(list(body.get("messages") or [])[:before]), text]).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(
+        "\x1e".join(
+            [
+                producer,
+                canonical(body.get("tools") or []),
+                canonical(body.get("system") or ""),
+                canonical(list(body.get("messages") or [])[:before]),
+                text,
+            ]
+        ).encode()
+    ).hexdigest()[:32]
     return f"fakesig.{producer}.{digest}"
 
 
@@ -100,8 +148,11 @@ def _thinking_errors(rules: ModelRules, body: Mapping[str, Any]) -> str | None:
     thinking = body.get("thinking")
     effort = as_mapping(body.get("output_config")).get("effort")
     if effort is not None and effort not in rules.efforts:
-        return ("output_config.effort: this model does not support the effort parameter."
-                if not rules.efforts else f"output_config.effort: {effort!r} is not supported.")
+        return (
+            "output_config.effort: this model does not support the effort parameter."
+            if not rules.efforts
+            else f"output_config.effort: {effort!r} is not supported."
+        )
     if not isinstance(thinking, dict):
         return None
     kind = thinking.get("type")
@@ -156,8 +207,10 @@ def check_request(body: Mapping[str, Any]) -> tuple[int, str, str] | None:
         return None
     max_tokens = body.get("max_tokens")
     if isinstance(max_tokens, int) and max_tokens > rules.max_output:
-        return _error(f"max_tokens: {max_tokens} > {rules.max_output}, which is the maximum "
-                      f"allowed number of output tokens for {model}")
+        return _error(
+            f"max_tokens: {max_tokens} > {rules.max_output}, which is the maximum "
+            f"allowed number of output tokens for {model}"
+        )
     problem = _thinking_errors(rules, body)
     if problem:
         return _error(problem)
@@ -189,8 +242,7 @@ def thinking_output(body: Mapping[str, Any]) -> tuple[bool, bool] | None:
         return None
     thinking = as_mapping(body.get("thinking"))
     kind = thinking.get("type", rules.thinking_default)
-    display = "summarized" if kind == "between_tools" else thinking.get("display",
-                                                                          rules.display_default)
+    display = "summarized" if kind == "between_tools" else thinking.get("display", rules.display_default)
     choice = body.get("tool_choice")
     forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
     return kind != "disabled" and not forced, display != "omitted"

@@ -21,8 +21,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LOOKBACK", "MAX_BREAKPOINTS", "CacheOutcome", "PromptCache", "as_mapping",
-           "breakpoint_errors", "canonical", "estimate_tokens", "miss_reason", "strip_cache_control"]
+__all__ = [
+    "LOOKBACK",
+    "MAX_BREAKPOINTS",
+    "CacheOutcome",
+    "PromptCache",
+    "as_mapping",
+    "breakpoint_errors",
+    "canonical",
+    "estimate_tokens",
+    "miss_reason",
+    "strip_cache_control",
+]
 
 MAX_BREAKPOINTS = 4
 LOOKBACK = 20
@@ -64,24 +74,32 @@ class _Block:
 
 
 def _blocks(body: Mapping[str, Any]) -> list[_Block]:
-    out = [_Block("tools", canonical(tool), estimate_tokens(tool), tool.get("cache_control"))
-           for tool in body.get("tools") or []]
+    out = [
+        _Block("tools", canonical(tool), estimate_tokens(tool), tool.get("cache_control"))
+        for tool in body.get("tools") or []
+    ]
     system = body.get("system")
     if isinstance(system, str) and system:
         out.append(_Block("system", canonical(system), estimate_tokens(system), None))
     elif isinstance(system, list):
-        out.extend(_Block("system", canonical(b), estimate_tokens(b), b.get("cache_control"))
-                   for b in system)
+        out.extend(_Block("system", canonical(b), estimate_tokens(b), b.get("cache_control")) for b in system)
     output = as_mapping(body.get("output_config"))
-    salt = canonical([body.get("tool_choice"), body.get("thinking"), output.get("effort"),
-                   output.get("format")])
+    salt = canonical(
+        [body.get("tool_choice"), body.get("thinking"), output.get("effort"), output.get("format")]
+    )
     for i, message in enumerate(body.get("messages") or []):
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
         for j, block in enumerate(blocks):
             head = f"{salt}|" if i == 0 and j == 0 else ""
-            out.append(_Block("messages", f"{head}{message.get('role')}|{j}|{canonical(block)}",
-                              estimate_tokens(block), block.get("cache_control")))
+            out.append(
+                _Block(
+                    "messages",
+                    f"{head}{message.get('role')}|{j}|{canonical(block)}",
+                    estimate_tokens(block),
+                    block.get("cache_control"),
+                )
+            )
     top = body.get("cache_control")
     if top and out:
         last = out[-1]
@@ -108,8 +126,7 @@ def breakpoint_errors(body: Mapping[str, Any]) -> str | None:
             if block.get("type") == "text" and not block.get("text"):
                 return f"messages.{i}.content.{j}: cache_control cannot be set for empty text blocks"
     if count > MAX_BREAKPOINTS:
-        return (f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
-                f"Found {count}.")
+        return f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {count}."
     return None
 
 
@@ -126,12 +143,16 @@ class CacheOutcome:
     def usage(self, output_tokens: int) -> dict[str, Any]:
         """The response's `usage` object."""
         one_hour = self.cache_creation_1h_input_tokens
-        return {"input_tokens": self.input_tokens, "output_tokens": output_tokens,
-                "cache_read_input_tokens": self.cache_read_input_tokens,
-                "cache_creation_input_tokens": self.cache_creation_input_tokens,
-                "cache_creation": {"ephemeral_5m_input_tokens":
-                                   self.cache_creation_input_tokens - one_hour,
-                                   "ephemeral_1h_input_tokens": one_hour}}
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": output_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": self.cache_creation_input_tokens - one_hour,
+                "ephemeral_1h_input_tokens": one_hour,
+            },
+        }
 
 
 class PromptCache:
@@ -178,14 +199,18 @@ class PromptCache:
                 one_hour_to = max(one_hour_to, p)
         created = (totals[written_to] if written_to >= 0 else 0) - read
         one_hour = max(0, (totals[one_hour_to] if one_hour_to >= 0 else 0) - read)
-        fingerprint = (model, canonical(body.get("tools") or []), canonical(body.get("system") or ""),
-                       tuple(b.material for b in blocks if b.part == "messages"))
-        return CacheOutcome(total - read - created, read, created, min(one_hour, created),
-                            fingerprint)
+        fingerprint = (
+            model,
+            canonical(body.get("tools") or []),
+            canonical(body.get("system") or ""),
+            tuple(b.material for b in blocks if b.part == "messages"),
+        )
+        return CacheOutcome(total - read - created, read, created, min(one_hour, created), fingerprint)
 
 
-def miss_reason(previous: tuple[str, str, str, tuple[str, ...]] | None,
-                outcome: CacheOutcome) -> dict[str, Any] | None:
+def miss_reason(
+    previous: tuple[str, str, str, tuple[str, ...]] | None, outcome: CacheOutcome
+) -> dict[str, Any] | None:
     """Why the previous request's prefix was not reused (`cache_miss_reason`), or None."""
     if previous is None:
         return {"type": "previous_message_not_found"}
@@ -197,6 +222,6 @@ def miss_reason(previous: tuple[str, str, str, tuple[str, ...]] | None,
         return {"type": "tools_changed", "cache_missed_input_tokens": missed}
     if previous[2] != system:
         return {"type": "system_changed", "cache_missed_input_tokens": missed}
-    if messages[:len(previous[3])] != previous[3]:
+    if messages[: len(previous[3])] != previous[3]:
         return {"type": "messages_changed", "cache_missed_input_tokens": missed}
     return None

@@ -114,8 +114,7 @@ class Message:
         """Whether the SSE body must be written event by event instead of in one buffer."""
         return bool(self.chunk_delay) or any(
             k is not None
-            for k in (self.stall_after, self.drop_after, self.truncate_after,
-                      self.error_event_after)
+            for k in (self.stall_after, self.drop_after, self.truncate_after, self.error_event_after)
         )
 
 
@@ -132,8 +131,11 @@ class Error:
 
     def body(self, request_id: str) -> dict[str, Any]:
         """The JSON body the API sends for this error."""
-        return {"type": "error", "error": {"type": self.type, "message": self.message},
-                "request_id": request_id}
+        return {
+            "type": "error",
+            "error": {"type": self.type, "message": self.message},
+            "request_id": request_id,
+        }
 
     def response_headers(self) -> dict[str, str]:
         """Extra response headers: the retry hints and anything given explicitly."""
@@ -141,8 +143,9 @@ class Error:
         if self.retry_after_ms is not None:
             out["retry-after-ms"] = _number(self.retry_after_ms)
         if self.retry_after is not None:
-            out["retry-after"] = (self.retry_after if isinstance(self.retry_after, str)
-                                  else _number(self.retry_after))
+            out["retry-after"] = (
+                self.retry_after if isinstance(self.retry_after, str) else _number(self.retry_after)
+            )
         return out
 
 
@@ -160,8 +163,9 @@ def text_block(text: str, *, chunks: int | None = None) -> TextBlock:
     return TextBlock(text, chunks)
 
 
-def tool_use_block(name: str, input: Mapping[str, Any], *, id: str | None = None,
-                   partial_json: str | None = None) -> ToolUseBlock:
+def tool_use_block(
+    name: str, input: Mapping[str, Any], *, id: str | None = None, partial_json: str | None = None
+) -> ToolUseBlock:
     """A tool_use block for `message()`; the id defaults to a fresh `toolu_fake_…`."""
     return ToolUseBlock(name, dict(input), id or _new_tool_id(), partial_json)
 
@@ -176,29 +180,53 @@ def redacted_thinking_block(data: str) -> RedactedThinkingBlock:
     return RedactedThinkingBlock(data)
 
 
-def message(blocks: Sequence[Block], *, stop_reason: str | None = "end_turn",
-            usage: tuple[int, int] = (10, 5), **faults: Any) -> Message:
+def message(
+    blocks: Sequence[Block],
+    *,
+    stop_reason: str | None = "end_turn",
+    usage: tuple[int, int] = (10, 5),
+    **faults: Any,
+) -> Message:
     """A reply made of any blocks (several tool_use blocks, thinking + text, ...)."""
     return Message(tuple(blocks), stop_reason, usage, **faults)
 
 
-def text(text: str, *, chunks: int | None = None, stop_reason: str | None = "end_turn",
-         usage: tuple[int, int] = (10, 5), **faults: Any) -> Message:
+def text(
+    text: str,
+    *,
+    chunks: int | None = None,
+    stop_reason: str | None = "end_turn",
+    usage: tuple[int, int] = (10, 5),
+    **faults: Any,
+) -> Message:
     """A text answer; `chunks=N` streams it as N deltas."""
     return Message((TextBlock(text, chunks),), stop_reason, usage, **faults)
 
 
-def tool_use(name: str, input: Mapping[str, Any], *, id: str | None = None,
-             text: str | None = None, stop_reason: str | None = "tool_use",
-             usage: tuple[int, int] = (10, 5), **faults: Any) -> Message:
+def tool_use(
+    name: str,
+    input: Mapping[str, Any],
+    *,
+    id: str | None = None,
+    text: str | None = None,
+    stop_reason: str | None = "tool_use",
+    usage: tuple[int, int] = (10, 5),
+    **faults: Any,
+) -> Message:
     """One tool call, optionally preceded by a text block."""
     blocks: list[Block] = [] if text is None else [TextBlock(text)]
     blocks.append(tool_use_block(name, input, id=id))
     return Message(tuple(blocks), stop_reason, usage, **faults)
 
 
-def error(status: int, type: str, message: str, *, retry_after_ms: float | None = None,
-          retry_after: float | str | None = None) -> Error:
+def error(
+    status: int,
+    type: str,
+    message: str,
+    *,
+    retry_after_ms: float | None = None,
+    retry_after: float | str | None = None,
+) -> Error:
     """An API error such as `error(529, "overloaded_error", "Overloaded", retry_after_ms=10)`."""
     return Error(status, type, message, retry_after_ms, retry_after)
 
@@ -214,6 +242,7 @@ def drop() -> Message:
 
 
 # ── rendering: the exact bytes the real API would send ─────────────────────────────────────────
+
 
 def _split(text: str, chunks: int | None) -> list[str]:
     """Split into `chunks` near-equal non-empty pieces (one piece when None or text is short)."""
@@ -249,19 +278,36 @@ def content_json(block: Block) -> dict[str, Any]:
 
 
 def _usage(reply: Message, usage: dict[str, Any] | None) -> dict[str, Any]:
-    return usage if usage is not None else {
-        "input_tokens": reply.usage[0], "output_tokens": reply.usage[1],
-        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return (
+        usage
+        if usage is not None
+        else {
+            "input_tokens": reply.usage[0],
+            "output_tokens": reply.usage[1],
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+    )
 
 
-def render_json(reply: Message, *, model: str, message_id: str,
-                usage: dict[str, Any] | None = None, diagnostics: dict[str, Any] | None = None,
-                with_diagnostics: bool = False) -> dict[str, Any]:
+def render_json(
+    reply: Message,
+    *,
+    model: str,
+    message_id: str,
+    usage: dict[str, Any] | None = None,
+    diagnostics: dict[str, Any] | None = None,
+    with_diagnostics: bool = False,
+) -> dict[str, Any]:
     """The non-streaming response body; `usage` replaces the script's figures (a billed cache)."""
     body = {
-        "id": message_id, "type": "message", "role": "assistant", "model": model,
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
         "content": [content_json(b) for b in reply.blocks],
-        "stop_reason": reply.stop_reason, "stop_sequence": None,
+        "stop_reason": reply.stop_reason,
+        "stop_sequence": None,
         "usage": _usage(reply, usage),
     }
     if with_diagnostics:
@@ -269,31 +315,46 @@ def render_json(reply: Message, *, model: str, message_id: str,
     return body
 
 
-def render_events(reply: Message, *, model: str, message_id: str,
-                  usage: dict[str, Any] | None = None, diagnostics: dict[str, Any] | None = None,
-                  with_diagnostics: bool = False) -> list[bytes]:
+def render_events(
+    reply: Message,
+    *,
+    model: str,
+    message_id: str,
+    usage: dict[str, Any] | None = None,
+    diagnostics: dict[str, Any] | None = None,
+    with_diagnostics: bool = False,
+) -> list[bytes]:
     """The SSE events of a streamed reply, in the real API's order, one bytes value per event."""
     message: dict[str, Any] = {
-        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None,
-        "usage": {**_usage(reply, usage), "output_tokens": 1}}
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**_usage(reply, usage), "output_tokens": 1},
+    }
     if with_diagnostics:
         message["diagnostics"] = diagnostics
     start = {"type": "message_start", "message": message}
     events = [_event("message_start", _json(start))]
     for index, block in enumerate(reply.blocks):
         events.extend(_block_events(index, block))
-    delta = {"type": "message_delta",
-             "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-             "usage": {"output_tokens": reply.usage[1]}}
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": reply.usage[1]},
+    }
     events.append(_event("message_delta", _json(delta)))
     events.append(_event("message_stop", '{"type":"message_stop"}'))
     return events
 
 
 def _delta(index: int, delta: dict[str, Any]) -> bytes:
-    return _event("content_block_delta",
-                  _json({"type": "content_block_delta", "index": index, "delta": delta}))
+    return _event(
+        "content_block_delta", _json({"type": "content_block_delta", "index": index, "delta": delta})
+    )
 
 
 def _block_events(index: int, block: Block) -> list[bytes]:
@@ -301,25 +362,34 @@ def _block_events(index: int, block: Block) -> list[bytes]:
     if isinstance(block, TextBlock):
         first = {"type": "text", "text": ""}
         head = f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
-        deltas = [f'{head}"delta":{{"type":"text_delta","text":{_json(piece)}}}}}\n\n'.encode()
-                  for piece in _split(block.text, block.chunks)]
+        deltas = [
+            f'{head}"delta":{{"type":"text_delta","text":{_json(piece)}}}}}\n\n'.encode()
+            for piece in _split(block.text, block.chunks)
+        ]
     elif isinstance(block, ToolUseBlock):
         first = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
-        deltas = [_delta(index, {"type": "input_json_delta", "partial_json": piece})
-                  for piece in ["", *_split(block.partial_json if block.partial_json is not None
-                                            else _json(dict(block.input)), 3)]]
+        deltas = [
+            _delta(index, {"type": "input_json_delta", "partial_json": piece})
+            for piece in [
+                "",
+                *_split(
+                    block.partial_json if block.partial_json is not None else _json(dict(block.input)), 3
+                ),
+            ]
+        ]
     elif isinstance(block, ThinkingBlock):
         first = {"type": "thinking", "thinking": "", "signature": ""}
-        deltas = [_delta(index, {"type": "thinking_delta", "thinking": piece})
-                  for piece in _split(block.thinking, block.chunks)]
+        deltas = [
+            _delta(index, {"type": "thinking_delta", "thinking": piece})
+            for piece in _split(block.thinking, block.chunks)
+        ]
         deltas.append(_delta(index, {"type": "signature_delta", "signature": block.signature}))
     else:
         first = content_json(block)
         deltas = []
     start = {"type": "content_block_start", "index": index, "content_block": first}
     stop = {"type": "content_block_stop", "index": index}
-    return [_event("content_block_start", _json(start)), *deltas,
-            _event("content_block_stop", _json(stop))]
+    return [_event("content_block_start", _json(start)), *deltas, _event("content_block_stop", _json(stop))]
 
 
 def error_event(type: str = "overloaded_error", message: str = "Overloaded") -> bytes:

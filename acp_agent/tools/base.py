@@ -62,8 +62,7 @@ class TerminalHost(Protocol):
     Every created terminal must be released. Raises ToolError when the editor answers an error.
     """
 
-    async def create(self, command: str, args: list[str], cwd: Path,
-                     output_byte_limit: int) -> str: ...
+    async def create(self, command: str, args: list[str], cwd: Path, output_byte_limit: int) -> str: ...
 
     async def wait_for_exit(self, terminal_id: str) -> TerminalExit: ...
 

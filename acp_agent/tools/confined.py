@@ -23,8 +23,7 @@ from acp_agent.errors import ToolError
 __all__ = ["DIR_FLAGS", "NOFOLLOW", "changed_on_the_way", "parent_dir"]
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-DIR_FLAGS = (getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | NOFOLLOW
-             | getattr(os, "O_CLOEXEC", 0))
+DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 """A directory to walk through: O_PATH (Linux) needs no read permission, only search."""
 _SWAPPED = {errno.ELOOP, errno.ENOTDIR, errno.EMLINK}  # what a symlink met with O_NOFOLLOW gives
 
@@ -32,9 +31,11 @@ _SWAPPED = {errno.ELOOP, errno.ENOTDIR, errno.EMLINK}  # what a symlink met with
 def changed_on_the_way(exc: OSError, shown: str) -> ToolError | None:
     """The refusal when an open failed because a component turned into a symlink, else None."""
     if exc.errno in _SWAPPED:
-        return ToolError(f"{shown!r} changed while it was being opened (a directory or the file on "
-                         f"its path is now a symlink); refused: paths stay inside the working "
-                         f"directory")
+        return ToolError(
+            f"{shown!r} changed while it was being opened (a directory or the file on "
+            f"its path is now a symlink); refused: paths stay inside the working "
+            f"directory"
+        )
     return None
 
 

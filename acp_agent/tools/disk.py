@@ -18,8 +18,18 @@ from acp_agent.errors import ToolError
 from acp_agent.tools.confined import NOFOLLOW, changed_on_the_way, parent_dir
 from acp_agent.tools.paths import display_path
 
-__all__ = ["BLOCK", "SNIFF_BYTES", "Stopped", "in_thread", "iter_lines", "not_regular", "open_regular",
-           "os_error", "prefix_for", "time_left"]
+__all__ = [
+    "BLOCK",
+    "SNIFF_BYTES",
+    "Stopped",
+    "in_thread",
+    "iter_lines",
+    "not_regular",
+    "open_regular",
+    "os_error",
+    "prefix_for",
+    "time_left",
+]
 
 SNIFF_BYTES = 8192  # like git: a NUL in the first 8 KiB means binary
 BLOCK = 1 << 20
@@ -51,8 +61,15 @@ def os_error(exc: OSError, shown: str) -> ToolError:
 
 def not_regular(mode: int, shown: str) -> ToolError:
     """The refusal for a FIFO, socket or device: opening or reading one can block forever."""
-    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    kind = (
+        "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
     return ToolError(f"{shown!r} is {kind}; the file tools only read and write regular files")
 
 
@@ -70,8 +87,9 @@ def open_regular(path: Path, shown: str) -> BinaryIO:
     """
     with parent_dir(path, shown) as parent:
         try:
-            fd = os.open(path.name or ".", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | NOFOLLOW,
-                         dir_fd=parent)
+            fd = os.open(
+                path.name or ".", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | NOFOLLOW, dir_fd=parent
+            )
         except OSError as exc:
             raise changed_on_the_way(exc, shown) or os_error(exc, shown) from exc
     mode = os.fstat(fd).st_mode

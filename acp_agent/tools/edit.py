@@ -130,8 +130,9 @@ class WriteFile:
         fs = _fs(ctx)
         old, replaced_unreadable = await _current(path, fs)
         if old == content:
-            return ToolResult(text=f"{shown} already has this content; nothing was written.",
-                              locations=((path, 1),))
+            return ToolResult(
+                text=f"{shown} already has this content; nothing was written.", locations=((path, 1),)
+            )
         await fs.write_text(path, content)
         total = len(_lines(content))
         first, added, removed = changed_lines(old or "", content)
@@ -143,10 +144,13 @@ class WriteFile:
         else:
             summary = f"Wrote {shown} (+{added} -{removed} lines; {_count(total, 'line')} now)"
         diffs, note = ((), "") if replaced_unreadable else _diffs(path, old, content)
-        raw = {"path": str(path), "created": old is None and not replaced_unreadable,
-               "linesAdded": added, "linesRemoved": removed}
-        return ToolResult(text=summary + note, diffs=diffs, locations=((path, first),),
-                          raw_output=raw)
+        raw = {
+            "path": str(path),
+            "created": old is None and not replaced_unreadable,
+            "linesAdded": added,
+            "linesRemoved": removed,
+        }
+        return ToolResult(text=summary + note, diffs=diffs, locations=((path, first),), raw_output=raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +172,11 @@ class EditFile:
         "type": "object",
         "properties": {
             "path": {"type": "string", "minLength": 1, "description": "File to edit, relative to the cwd."},
-            "old_string": {"type": "string", "minLength": 1,
-                           "description": "Exact text to replace; must occur exactly once."},
+            "old_string": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Exact text to replace; must occur exactly once.",
+            },
             "new_string": {"type": "string", "description": "Replacement text."},
         },
         "required": ["path", "old_string", "new_string"],
@@ -197,7 +204,10 @@ class EditFile:
         raw = {"path": str(path), "created": False, "linesAdded": added, "linesRemoved": removed}
         return ToolResult(
             text=f"Edited {shown}: replaced 1 occurrence (+{added} -{removed} lines)" + note,
-            diffs=diffs, locations=((path, first),), raw_output=raw)
+            diffs=diffs,
+            locations=((path, first),),
+            raw_output=raw,
+        )
 
     async def _change(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, str, str, str]:
         """(path, its name for the model, current text, text after the edit); ToolError if the
@@ -215,13 +225,17 @@ class EditFile:
         old_s, new_s = _match_line_endings(text, old_s, new_s)
         n = text.count(old_s)
         if n == 0:
-            raise ToolError(f"old_string was not found in {shown!r}; nothing was changed. It must "
-                            f"match exactly, including whitespace and indentation: read the file "
-                            f"and copy the text from it")
+            raise ToolError(
+                f"old_string was not found in {shown!r}; nothing was changed. It must "
+                f"match exactly, including whitespace and indentation: read the file "
+                f"and copy the text from it"
+            )
         if n > 1:
-            raise ToolError(f"old_string occurs {n} times in {shown!r} ({_where(text, old_s)}); "
-                            f"nothing was changed. Include more surrounding lines so it occurs "
-                            f"exactly once")
+            raise ToolError(
+                f"old_string occurs {n} times in {shown!r} ({_where(text, old_s)}); "
+                f"nothing was changed. Include more surrounding lines so it occurs "
+                f"exactly once"
+            )
         return path, shown, text, text.replace(old_s, new_s, 1)
 
 
@@ -235,7 +249,7 @@ def _match_line_endings(text: str, old_s: str, new_s: str) -> tuple[str, str]:
 
 
 def _where(text: str, needle: str) -> str:
-    """"lines 3, 17 and 42" for the first few occurrences of `needle`."""
+    """ "lines 3, 17 and 42" for the first few occurrences of `needle`."""
     lines: list[int] = []
     start, line, pos = 0, 1, 0
     while len(lines) < _MAX_LINES_LISTED and (found := text.find(needle, start)) != -1:

@@ -35,7 +35,6 @@ from acp_agent.tools.ripgrep import find_rg
 __all__ = ["ListFiles", "ReadFile"]
 
 
-
 def _count_rest(f: BinaryIO, stop: threading.Event) -> int:
     count, last = 0, b"\n"
     while block := f.read(BLOCK):
@@ -120,8 +119,16 @@ class ReadFile:
 
         return await in_thread(work)
 
-    def _window(self, f: BinaryIO, path: Path, shown: str, offset: int, want: int,
-                user_window: bool, stop: threading.Event) -> ToolResult:
+    def _window(
+        self,
+        f: BinaryIO,
+        path: Path,
+        shown: str,
+        offset: int,
+        want: int,
+        user_window: bool,
+        stop: threading.Event,
+    ) -> ToolResult:
         out: list[str] = []
         used, lineno, cut, long_line, long_size = 0, 0, "", 0, 0
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -155,21 +162,30 @@ class ReadFile:
             text += "\n"
         notes = []
         if long_line:
-            notes.append(f"[line {long_line} is {long_size:,} bytes long; only its first "
-                         f"{self.max_bytes:,} bytes are shown]")
+            notes.append(
+                f"[line {long_line} is {long_size:,} bytes long; only its first "
+                f"{self.max_bytes:,} bytes are shown]"
+            )
         if total == 0:
             notes.append("[empty file]")
         elif cut == "limit":
-            notes.append(f"[showing lines {first}-{last} of {total}; "
-                         f"call again with offset={last + 1} to read more]")
+            notes.append(
+                f"[showing lines {first}-{last} of {total}; call again with offset={last + 1} to read more]"
+            )
         elif cut:
             why = f" at the {self.max_bytes:,}-byte cap" if cut == "bytes" else ""
-            notes.append(f"[truncated{why}: showing lines {first}-{last} of {total}; "
-                         f"call again with offset={last + 1}]")
-        raw = {"path": str(path), "startLine": first, "endLine": last, "totalLines": total,
-               "truncated": cut in ("lines", "bytes") or bool(long_line)}
-        return ToolResult(text=text + "\n".join(notes), locations=((path, offset),),
-                          raw_output=raw)
+            notes.append(
+                f"[truncated{why}: showing lines {first}-{last} of {total}; "
+                f"call again with offset={last + 1}]"
+            )
+        raw = {
+            "path": str(path),
+            "startLine": first,
+            "endLine": last,
+            "totalLines": total,
+            "truncated": cut in ("lines", "bytes") or bool(long_line),
+        }
+        return ToolResult(text=text + "\n".join(notes), locations=((path, offset),), raw_output=raw)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +220,10 @@ class ListFiles:
         "properties": {
             "pattern": {"type": "string", "description": "Glob; default '**/*' (every file)."},
             "path": {"type": "string", "description": "Directory to list; default '.'."},
-            "include_ignored": {"type": "boolean",
-                                "description": "Also list files that ignore rules leave out."},
+            "include_ignored": {
+                "type": "boolean",
+                "description": "Also list files that ignore rules leave out.",
+            },
         },
         "required": [],
         "additionalProperties": False,
@@ -220,21 +238,28 @@ class ListFiles:
         shown = str(args.get("path") or ".")
         top = resolve_inside(ctx.cwd, shown)
         if not top.is_dir():
-            raise ToolError(f"{shown!r} is not a directory; use read_file to read it"
-                            if top.exists() else f"no such directory: {shown!r}")
+            raise ToolError(
+                f"{shown!r} is not a directory; use read_file to read it"
+                if top.exists()
+                else f"no such directory: {shown!r}"
+            )
         matcher = glob_to_regex(pattern)
-        seen = Visibility(include_ignored=bool(args.get("include_ignored")),
-                          include_hidden=names_hidden(pattern))
+        seen = Visibility(
+            include_ignored=bool(args.get("include_ignored")), include_hidden=names_hidden(pattern)
+        )
         rg = find_rg() if self.ripgrep is not False else None
         last = pattern.rsplit("/", 1)[-1]
-        found = await list_files(top, seen, lambda rel: matcher.match(rel) is not None,
-                                 self.max_entries, rg, name_glob=last)
+        found = await list_files(
+            top, seen, lambda rel: matcher.match(rel) is not None, self.max_entries, rg, name_glob=last
+        )
         if not found.total:
             return ToolResult(text=f"No entries match {pattern!r} under {shown!r}.")
         prefix = prefix_for(ctx.cwd, top)
         text = "\n".join(prefix + rel for rel in found.first())
         omitted = found.total - self.max_entries
         if omitted > 0:
-            text += (f"\n[{omitted:,} more entries omitted (showing the first "
-                     f"{self.max_entries:,} of {found.total:,}); narrow the pattern or path]")
+            text += (
+                f"\n[{omitted:,} more entries omitted (showing the first "
+                f"{self.max_entries:,} of {found.total:,}); narrow the pattern or path]"
+            )
         return ToolResult(text=text, locations=((top, None),))

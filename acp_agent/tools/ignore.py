@@ -107,8 +107,9 @@ def tree_key(relative: str) -> str:
 
 
 class _Walk:
-    def __init__(self, top: Path, *, include_ignored: bool, include_hidden: bool,
-                 stop: threading.Event | None) -> None:
+    def __init__(
+        self, top: Path, *, include_ignored: bool, include_hidden: bool, stop: threading.Event | None
+    ) -> None:
         self.include_ignored = include_ignored
         self.include_hidden = include_hidden
         self.stop = stop
@@ -140,15 +141,14 @@ class _Walk:
             for level in reversed(chain):
                 spec = level.specs[kind]
                 if spec is not None:
-                    verdict = spec.check_file(path[len(level.base) + 1:] + suffix).include
+                    verdict = spec.check_file(path[len(level.base) + 1 :] + suffix).include
                     if verdict is not None:
                         return verdict
         if self.global_spec is not None and path.startswith(self.global_base + os.sep):
-            return self.global_spec.check_file(path[len(self.global_base) + 1:] + suffix).include
+            return self.global_spec.check_file(path[len(self.global_base) + 1 :] + suffix).include
         return None
 
-    def files(self, directory: str, relative: str,
-              chain: tuple[_Level, ...]) -> Iterator[tuple[str, str]]:
+    def files(self, directory: str, relative: str, chain: tuple[_Level, ...]) -> Iterator[tuple[str, str]]:
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -171,14 +171,18 @@ class _Walk:
                 continue
             if is_dir:
                 level = None if self.include_ignored else _level(entry.path)
-                yield from self.files(entry.path, f"{relative}{name}/",
-                                      (*chain, level) if level else chain)
+                yield from self.files(entry.path, f"{relative}{name}/", (*chain, level) if level else chain)
             else:
                 yield entry.path, relative + name
 
 
-def walk_files(top: Path, *, include_ignored: bool = False, include_hidden: bool = False,
-               stop: threading.Event | None = None) -> Iterator[tuple[str, str]]:
+def walk_files(
+    top: Path,
+    *,
+    include_ignored: bool = False,
+    include_hidden: bool = False,
+    stop: threading.Event | None = None,
+) -> Iterator[tuple[str, str]]:
     """Yield (absolute path, path relative to `top`) of each file `rg --files` would list, in tree order.
 
     `top` itself is never filtered (a path the caller names is always walked, as in ripgrep).

@@ -50,13 +50,23 @@ def read_image(path: Path, shown: str, stop: threading.Event) -> ToolResult | No
             if size > MAX_IMAGE_BYTES:
                 raise ToolError(
                     f"{shown!r} is a {media_type} image of {size:,} bytes; the API takes images "
-                    f"up to {MAX_IMAGE_BYTES:,} bytes (5 MB as base64), so it cannot be shown")
+                    f"up to {MAX_IMAGE_BYTES:,} bytes (5 MB as base64), so it cannot be shown"
+                )
             f.seek(0)
             data = f.read()
     except OSError:
         return None
-    block: dict[str, Any] = {"type": "image", "source": {
-        "type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode("ascii")}}
-    return ToolResult(f"Image {shown} ({media_type}, {len(data):,} bytes), attached for the model.",
-                      locations=((path, None),), media=(block,),
-                      raw_output={"path": str(path), "mediaType": media_type, "bytes": len(data)})
+    block: dict[str, Any] = {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": media_type,
+            "data": base64.b64encode(data).decode("ascii"),
+        },
+    }
+    return ToolResult(
+        f"Image {shown} ({media_type}, {len(data):,} bytes), attached for the model.",
+        locations=((path, None),),
+        media=(block,),
+        raw_output={"path": str(path), "mediaType": media_type, "bytes": len(data)},
+    )

@@ -44,7 +44,7 @@ class Capped:
         self._keys.append(key)
         if len(self._keys) >= 2 * self.cap:  # memory stays O(cap), sorting amortised
             self._keys.sort()
-            del self._keys[self.cap:]
+            del self._keys[self.cap :]
             self._bound = self._keys[-1]
 
     def first(self) -> list[str]:
@@ -61,19 +61,31 @@ def rg_filter_args(seen: Visibility, name_glob: str | None) -> list[str]:
         args.append("--no-ignore")
     # A file type, unlike --glob, cannot re-include an ignored file; the caller still filters.
     # But a type match does re-include a hidden file, so the type leaves names with a dot out.
-    if (not name_glob or name_glob == "*" or "**" in name_glob
-            or set(name_glob) & set("/{},:\\") or name_glob.startswith("[")):
+    if (
+        not name_glob
+        or name_glob == "*"
+        or "**" in name_glob
+        or set(name_glob) & set("/{},:\\")
+        or name_glob.startswith("[")
+    ):
         return args
     if not seen.include_hidden and name_glob[0] in "*?":
         name_glob = "[!.]" + name_glob.removeprefix("?")
     return [*args, f"--type-add=acpsel:{name_glob}", "--type=acpsel"]
 
 
-async def list_files(top: Path, seen: Visibility, keep: Callable[[str], bool], cap: int,
-                     rg: str | None, name_glob: str | None = None) -> Capped:
+async def list_files(
+    top: Path,
+    seen: Visibility,
+    keep: Callable[[str], bool],
+    cap: int,
+    rg: str | None,
+    name_glob: str | None = None,
+) -> Capped:
     """The files under `top` (relative to it, '/'-separated) that `keep` accepts."""
     found = Capped(cap)
     if rg is not None:
+
         def take(line: bytes) -> bool:
             relative = os.fsdecode(line)
             if os.sep != "/":
@@ -88,8 +100,9 @@ async def list_files(top: Path, seen: Visibility, keep: Callable[[str], bool], c
         found = Capped(cap)  # rg failed (a glob it rejects, say): walk instead
 
     def walk(stop: threading.Event) -> Capped:
-        for _, relative in walk_files(top, include_ignored=seen.include_ignored,
-                                      include_hidden=seen.include_hidden, stop=stop):
+        for _, relative in walk_files(
+            top, include_ignored=seen.include_ignored, include_hidden=seen.include_hidden, stop=stop
+        ):
             if keep(relative):
                 found.add(relative)
         return found

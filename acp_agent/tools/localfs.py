@@ -54,8 +54,10 @@ class LocalFileSystem:
             with open_regular(path, str(path)) as f:
                 size = os.fstat(f.fileno()).st_size
                 if size > self.max_bytes:
-                    raise ToolError(f"{str(path)!r} is {size:,} bytes, more than the "
-                                    f"{self.max_bytes:,} bytes the file tools load whole")
+                    raise ToolError(
+                        f"{str(path)!r} is {size:,} bytes, more than the "
+                        f"{self.max_bytes:,} bytes the file tools load whole"
+                    )
                 data = f.read(self.max_bytes + 1)
         except OSError as exc:
             raise os_error(exc, str(path)) from exc
@@ -64,16 +66,18 @@ class LocalFileSystem:
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ToolError(f"{str(path)!r} is not valid UTF-8 (byte {exc.start:,}); "
-                            f"only UTF-8 text files can be edited") from exc
+            raise ToolError(
+                f"{str(path)!r} is not valid UTF-8 (byte {exc.start:,}); only UTF-8 text files can be edited"
+            ) from exc
 
     def _write(self, path: Path, text: str) -> None:
         shown = str(path)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise ToolError(f"the text for {shown!r} cannot be encoded as UTF-8 "
-                            f"(character {exc.start:,})") from exc
+            raise ToolError(
+                f"the text for {shown!r} cannot be encoded as UTF-8 (character {exc.start:,})"
+            ) from exc
         with parent_dir(path, shown, create=True) as parent:
             try:
                 self._replace(parent, path.name, data, shown)
@@ -99,8 +103,9 @@ class LocalFileSystem:
         # replaces the link itself, never what it points to.
         mode = st_mode & 0o7777 if st_mode is not None and stat.S_ISREG(st_mode) else None
         tmp = f".{name}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | NOFOLLOW, 0o666,
-                     dir_fd=parent)
+        fd = os.open(
+            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | NOFOLLOW, 0o666, dir_fd=parent
+        )
         try:
             with os.fdopen(fd, "wb") as f:
                 if mode is not None:

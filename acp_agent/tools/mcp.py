@@ -30,8 +30,17 @@ from acp_agent.tools.base import ToolContext, ToolResult
 from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
 from acp_agent.tools.truncate import cap_text
 
-__all__ = ["McpConnections", "McpFailure", "McpServerSpec", "McpTool", "content_text",
-           "mcp_servers_supported_http", "object_schema", "parse_server", "tool_name"]
+__all__ = [
+    "McpConnections",
+    "McpFailure",
+    "McpServerSpec",
+    "McpTool",
+    "content_text",
+    "mcp_servers_supported_http",
+    "object_schema",
+    "parse_server",
+    "tool_name",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -71,8 +80,9 @@ def _pairs(raw: Any, field: str) -> tuple[tuple[str, str], ...]:
     if isinstance(raw, Mapping):
         return tuple((str(k), str(v)) for k, v in raw.items())
     if not isinstance(raw, list) or not all(
-            isinstance(p, Mapping) and isinstance(p.get("name"), str) and isinstance(p.get("value"), str)
-            for p in raw):
+        isinstance(p, Mapping) and isinstance(p.get("name"), str) and isinstance(p.get("value"), str)
+        for p in raw
+    ):
         raise ValueError(f"{field} must be a list of {{name, value}} strings")
     return tuple((p["name"], p["value"]) for p in raw)
 
@@ -89,8 +99,9 @@ def parse_server(raw: Mapping[str, Any]) -> McpServerSpec:
             raise ValueError("command must be a non-empty string")
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ValueError("args must be a list of strings")
-        return McpServerSpec(name, "stdio", command=command, args=tuple(args),
-                             env=_pairs(raw.get("env"), "env"))
+        return McpServerSpec(
+            name, "stdio", command=command, args=tuple(args), env=_pairs(raw.get("env"), "env")
+        )
     if kind in ("http", "sse"):
         url = raw.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -107,7 +118,7 @@ def tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
     salt = 0
     while len(name) > MAX_NAME or name in used:
         digest = hashlib.sha256(f"{server}\0{tool}\0{salt}".encode()).hexdigest()[:8]
-        name = f"{name[:MAX_NAME - 9]}_{digest}"
+        name = f"{name[: MAX_NAME - 9]}_{digest}"
         salt += 1
     return name
 
@@ -178,8 +189,16 @@ class McpTool:
     kind = "other"
     permission: Literal["edit", "execute"] | None = "execute"
 
-    def __init__(self, name: str, description: str, input_schema: dict[str, Any], *,
-                 remote_name: str, connection: _Connection, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        input_schema: dict[str, Any],
+        *,
+        remote_name: str,
+        connection: _Connection,
+        read_only: bool = False,
+    ) -> None:
         self.name = name
         self.read_only = read_only
         self.description = description
@@ -204,8 +223,9 @@ class McpTool:
             with anyio.fail_after(seconds):
                 result = await client.call_tool(self.remote_name, args)
         except TimeoutError:
-            raise ToolTimeout(f"{self.name}: the MCP server {self.server!r} did not answer "
-                              f"within {seconds:g} s") from None
+            raise ToolTimeout(
+                f"{self.name}: the MCP server {self.server!r} did not answer within {seconds:g} s"
+            ) from None
         except Exception as exc:  # transport and protocol failures: the model hears about them
             log.warning("mcp.call_failed", server=self.server, tool=self.remote_name, error=_reason(exc))
             raise ToolError(f"{self.name}: the MCP server {self.server!r} failed: {_reason(exc)}") from exc
@@ -226,8 +246,9 @@ class McpConnections:
     `await mcp.aclose()` (from any task). `failures` lists the servers that could not be used.
     """
 
-    def __init__(self, task_group: TaskGroup | None = None, *, call_timeout: float = 120.0,
-                 close_timeout: float = 10.0) -> None:
+    def __init__(
+        self, task_group: TaskGroup | None = None, *, call_timeout: float = 120.0, close_timeout: float = 10.0
+    ) -> None:
         self._tg = task_group
         self._own_tg: TaskGroup | None = None
         self.call_timeout = call_timeout
@@ -249,8 +270,14 @@ class McpConnections:
             return await self._own_tg.__aexit__(*exc_info)
         return None
 
-    async def start(self, servers: Iterable[Mapping[str, Any]], *, cwd: Path, timeout: float = 30.0,
-                    allow_http: bool = False) -> list[McpTool]:
+    async def start(
+        self,
+        servers: Iterable[Mapping[str, Any]],
+        *,
+        cwd: Path,
+        timeout: float = 30.0,
+        allow_http: bool = False,
+    ) -> list[McpTool]:
         """Connect every server at once (each within `timeout`) and return their tools.
 
         Stdio servers run in `cwd` with their `env` over a minimal inherited one (PATH, HOME, …);
@@ -294,8 +321,9 @@ class McpConnections:
         log.warning("mcp.server_failed", server=server, reason=reason)
         self.failures.append(McpFailure(server, reason))
 
-    async def _serve(self, spec: McpServerSpec, cwd: Path, timeout: float, *,
-                     task_status: TaskStatus[Any]) -> None:
+    async def _serve(
+        self, spec: McpServerSpec, cwd: Path, timeout: float, *, task_status: TaskStatus[Any]
+    ) -> None:
         """Own one connection from spawn to stop; report its tools or a failure through `task_status`."""
         connection = _Connection(spec.name, self.call_timeout)
         self._connections.append(connection)
@@ -332,8 +360,16 @@ class McpConnections:
             description = tool.description or f"The {tool.name} tool of the MCP server {connection.server}."
             hints = getattr(tool, "annotations", None)
             read_only = getattr(hints, "read_only_hint", getattr(hints, "readOnlyHint", None)) is True
-            tools.append(McpTool(name, description, object_schema(tool.input_schema),
-                                 remote_name=tool.name, connection=connection, read_only=read_only))
+            tools.append(
+                McpTool(
+                    name,
+                    description,
+                    object_schema(tool.input_schema),
+                    remote_name=tool.name,
+                    connection=connection,
+                    read_only=read_only,
+                )
+            )
         return tools
 
     async def aclose(self) -> None:
@@ -356,15 +392,17 @@ async def _open_client(stack: AsyncExitStack, spec: McpServerSpec, cwd: Path) ->
 
     transport: Any
     if spec.transport == "stdio":
-        params = StdioServerParameters(command=spec.command, args=list(spec.args),
-                                       env=dict(spec.env), cwd=str(cwd))
+        params = StdioServerParameters(
+            command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=str(cwd)
+        )
         transport = stdio_client(params, errlog=sys.stderr)
     else:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0)))
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        )
         transport = streamable_http_client(spec.url, http_client=http)
     info = Implementation(name="acp-agent", version=__version__)
     return await stack.enter_async_context(Client(transport, client_info=info))

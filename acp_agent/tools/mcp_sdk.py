@@ -14,5 +14,7 @@ def mcp_servers_supported_http() -> bool:
     spec = find_spec("mcp")
     if spec is None or not spec.submodule_search_locations:
         return False
-    return any((Path(p) / "client" / "streamable_http.py").is_file()
-               for p in spec.submodule_search_locations) and find_spec("httpx2") is not None
+    return (
+        any((Path(p) / "client" / "streamable_http.py").is_file() for p in spec.submodule_search_locations)
+        and find_spec("httpx2") is not None
+    )

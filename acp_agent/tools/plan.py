@@ -28,20 +28,24 @@ class UpdatePlan:
         "Keep a short plan (a to-do list) for multi-step work, shown to the user. Either pass "
         "`entries` to create or replace the whole list (each with `content`, optional `priority` "
         "high|medium|low and `status` pending|in_progress|completed), or pass `index` (1-based) and "
-        "`status` to update one entry. Keep exactly one entry in_progress while working.")
+        "`status` to update one entry. Keep exactly one entry in_progress while working."
+    )
     input_schema = {
         "type": "object",
         "properties": {
-            "entries": {"type": "array", "items": {
-                "type": "object",
-                "properties": {
-                    "content": {"type": "string"},
-                    "priority": {"type": "string", "enum": list(PRIORITIES)},
-                    "status": {"type": "string", "enum": list(STATUSES)},
+            "entries": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string"},
+                        "priority": {"type": "string", "enum": list(PRIORITIES)},
+                        "status": {"type": "string", "enum": list(STATUSES)},
+                    },
+                    "required": ["content"],
+                    "additionalProperties": False,
                 },
-                "required": ["content"],
-                "additionalProperties": False,
-            }},
+            },
             "index": {"type": "integer", "minimum": 1},
             "status": {"type": "string", "enum": list(STATUSES)},
         },
@@ -53,8 +57,10 @@ class UpdatePlan:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if "entries" in args:
-            self.entries = [PlanEntry(e["content"], e.get("priority", "medium"),
-                                      e.get("status", "pending")) for e in args["entries"]]
+            self.entries = [
+                PlanEntry(e["content"], e.get("priority", "medium"), e.get("status", "pending"))
+                for e in args["entries"]
+            ]
         elif "index" in args and "status" in args:
             index = args["index"]
             if not 1 <= index <= len(self.entries):
@@ -63,6 +69,8 @@ class UpdatePlan:
             self.entries[index - 1] = PlanEntry(old.content, old.priority, args["status"])
         else:
             raise ToolError("update_plan: pass `entries`, or `index` with `status`")
-        text = "\n".join(f"{n}. {MARKS[e.status]} {e.content}"
-                         for n, e in enumerate(self.entries, 1)) or "(empty plan)"
+        text = (
+            "\n".join(f"{n}. {MARKS[e.status]} {e.content}" for n, e in enumerate(self.entries, 1))
+            or "(empty plan)"
+        )
         return ToolResult(f"Plan updated:\n{text}", plan=tuple(self.entries))

@@ -69,22 +69,16 @@ def _check(tool: str, where: str, value: Any, schema: dict[str, Any]) -> Any:
         if "maximum" in schema and value > schema["maximum"]:
             raise InvalidToolInput(f"{tool}: {where} must be at most {schema['maximum']}")
     if isinstance(value, str) and len(value) < schema.get("minLength", 0):
-        raise InvalidToolInput(
-            f"{tool}: {where} must be at least {schema['minLength']} character(s) long"
-        )
+        raise InvalidToolInput(f"{tool}: {where} must be at least {schema['minLength']} character(s) long")
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         base = where.strip("'")
-        value = [
-            _check(tool, f"'{base}[{i}]'", item, schema["items"]) for i, item in enumerate(value)
-        ]
+        value = [_check(tool, f"'{base}[{i}]'", item, schema["items"]) for i, item in enumerate(value)]
     if isinstance(value, dict) and ("properties" in schema or "required" in schema):
         value = _check_object(tool, where.strip("'") + ".", value, schema)
     return value
 
 
-def _check_object(
-    tool: str, prefix: str, value: dict[str, Any], schema: dict[str, Any]
-) -> dict[str, Any]:
+def _check_object(tool: str, prefix: str, value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     props: dict[str, Any] = schema.get("properties", {})
     for key in schema.get("required", []):
         if key not in value:
@@ -93,9 +87,7 @@ def _check_object(
         unknown = sorted(set(value) - set(props))
         if unknown:
             expected = ", ".join(props) or "none"
-            raise InvalidToolInput(
-                f"{tool}: unknown argument '{prefix}{unknown[0]}' (expected: {expected})"
-            )
+            raise InvalidToolInput(f"{tool}: unknown argument '{prefix}{unknown[0]}' (expected: {expected})")
     return {
         key: _check(tool, f"'{prefix}{key}'", item, props[key]) if key in props else item
         for key, item in value.items()

@@ -62,8 +62,9 @@ class RgRun:
 async def run_rg(argv: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool]) -> RgRun:
     """Run rg in `cwd`, calling `on_line` with each stdout line (no newline) until it returns False."""
     with tempfile.TemporaryFile() as err:
-        process = await anyio.open_process(list(argv), cwd=cwd, stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.PIPE, stderr=err)
+        process = await anyio.open_process(
+            list(argv), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+        )
         stopped = at_eof = False
         try:
             assert process.stdout is not None

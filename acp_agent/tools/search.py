@@ -74,8 +74,10 @@ class _Found:
         last = self._last
         if self.grouped and last is not None and (last[0] != where or lineno > last[1] + 1):
             self.lines.append("--")
-        self.lines.append(f"{where}{':' if match else '-'}{lineno}{':' if match else '-'} "
-                          f"{clip_line(text.rstrip(chr(13)), self.max_line_chars)}")
+        self.lines.append(
+            f"{where}{':' if match else '-'}{lineno}{':' if match else '-'} "
+            f"{clip_line(text.rstrip(chr(13)), self.max_line_chars)}"
+        )
         self._last = (where, lineno)
         self.hits += match
 
@@ -147,16 +149,33 @@ class SearchText:
             "path": {"type": "string", "description": "Directory or file; default '.'."},
             "glob": {"type": "string", "description": "File-name filter, e.g. '*.py'."},
             "ignore_case": {"type": "boolean", "description": "Case-insensitive match."},
-            "output_mode": {"type": "string", "enum": list(_MODES),
-                            "description": "content (default), files_with_matches or count."},
-            "context": {"type": "integer", "minimum": 0, "maximum": _MAX_CONTEXT,
-                        "description": "Lines shown before and after each match."},
-            "before": {"type": "integer", "minimum": 0, "maximum": _MAX_CONTEXT,
-                       "description": "Lines shown before each match."},
-            "after": {"type": "integer", "minimum": 0, "maximum": _MAX_CONTEXT,
-                      "description": "Lines shown after each match."},
-            "include_ignored": {"type": "boolean",
-                                "description": "Also search files that ignore rules leave out."},
+            "output_mode": {
+                "type": "string",
+                "enum": list(_MODES),
+                "description": "content (default), files_with_matches or count.",
+            },
+            "context": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": _MAX_CONTEXT,
+                "description": "Lines shown before and after each match.",
+            },
+            "before": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": _MAX_CONTEXT,
+                "description": "Lines shown before each match.",
+            },
+            "after": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": _MAX_CONTEXT,
+                "description": "Lines shown after each match.",
+            },
+            "include_ignored": {
+                "type": "boolean",
+                "description": "Also search files that ignore rules leave out.",
+            },
         },
         "required": ["pattern"],
         "additionalProperties": False,
@@ -174,42 +193,51 @@ class SearchText:
         context = int(args.get("context") or 0)
         mode = str(args.get("output_mode") or "content")
         query = _Query(
-            pattern=str(args["pattern"]), ignore_case=bool(args.get("ignore_case")), mode=mode,
+            pattern=str(args["pattern"]),
+            ignore_case=bool(args.get("ignore_case")),
+            mode=mode,
             before=int(args.get("before", context) or 0) if mode == "content" else 0,
             after=int(args.get("after", context) or 0) if mode == "content" else 0,
-            seen=Visibility(include_ignored=bool(args.get("include_ignored")),
-                            include_hidden=names_hidden(name_glob)),
-            glob=name_glob, matcher=glob_to_regex(name_glob) if name_glob else None)
+            seen=Visibility(
+                include_ignored=bool(args.get("include_ignored")), include_hidden=names_hidden(name_glob)
+            ),
+            glob=name_glob,
+            matcher=glob_to_regex(name_glob) if name_glob else None,
+        )
         target = resolve_inside(ctx.cwd, shown)
         if not target.exists():
             raise ToolError(f"no such file or directory: {shown!r}")
-        found = _Found(mode, self.max_matches if mode == "content" else self.max_files,
-                       self.max_line_chars, grouped=bool(query.before or query.after))
+        found = _Found(
+            mode,
+            self.max_matches if mode == "content" else self.max_files,
+            self.max_line_chars,
+            grouped=bool(query.before or query.after),
+        )
         # Anchors and lookarounds keep Python's line-by-line meaning: those stay with `regex`.
         line_bound = _LINE_CONTEXT.search(query.pattern) is not None
         rg = find_rg() if self.ripgrep is not False and target.is_dir() and not line_bound else None
         if rg is not None:
             try:
-                return self._result(await self._rg(rg, query, target, ctx.cwd, found), query, shown,
-                                    target)
+                return self._result(await self._rg(rg, query, target, ctx.cwd, found), query, shown, target)
             except _NotForRg:
                 found = _Found(found.mode, found.cap, found.max_line_chars, found.grouped)
-        return await in_thread(lambda stop: self._result(
-            self._search(query, target, ctx.cwd, found, stop), query, shown, target))
+        return await in_thread(
+            lambda stop: self._result(self._search(query, target, ctx.cwd, found, stop), query, shown, target)
+        )
 
     def _result(self, found: _Found, query: _Query, shown: str, target: Path) -> ToolResult:
         notes = []
         if found.full:
             what = "matches" if query.mode == "content" else "files"
-            notes.append(f"[stopped at {found.cap} {what}; more may exist: narrow the pattern, "
-                         f"path or glob]")
+            notes.append(f"[stopped at {found.cap} {what}; more may exist: narrow the pattern, path or glob]")
         if found.skipped_large:
-            notes.append(f"[skipped {found.skipped_large} file(s) larger than "
-                         f"{self.max_file_bytes // (1024 * 1024)} MiB]")
+            notes.append(
+                f"[skipped {found.skipped_large} file(s) larger than "
+                f"{self.max_file_bytes // (1024 * 1024)} MiB]"
+            )
         if found.binary_target:
             notes.append(f"[{shown!r} is a binary file and was not searched]")
-        body = ("\n".join(found.lines) if found.lines
-                else f"No matches for {query.pattern!r} in {shown!r}.")
+        body = "\n".join(found.lines) if found.lines else f"No matches for {query.pattern!r} in {shown!r}."
         return ToolResult(text="\n".join([body, *notes]))
 
     async def _rg(self, rg: str, query: _Query, top: Path, cwd: Path, found: _Found) -> _Found:
@@ -217,8 +245,12 @@ class SearchText:
         it has not finished by then, it is stopped; a parallel pre-pass finds the matching files
         (`--sort` makes rg walk on one core) and a sorted run reads just those, so a search with
         few or no matches costs about what `rg` itself does."""
-        common = [rg, *rg_filter_args(query.seen, query.glob if "/" not in query.glob else None),
-                  "--encoding=none", f"--max-filesize={self.max_file_bytes}"]
+        common = [
+            rg,
+            *rg_filter_args(query.seen, query.glob if "/" not in query.glob else None),
+            "--encoding=none",
+            f"--max-filesize={self.max_file_bytes}",
+        ]
         if query.ignore_case:
             common.append("--ignore-case")
         narrow = _Found(found.mode, found.cap, found.max_line_chars, found.grouped)
@@ -233,14 +265,23 @@ class SearchText:
             return await self._rg_sorted(common, query, top, cwd, narrow, files)
         raise self._timeout(narrow if head.cancelled_caught else found, top.name, cwd)
 
-    async def _rg_sorted(self, common: list[str], query: _Query, top: Path, cwd: Path,
-                         found: _Found, files: list[str] | None) -> _Found:
+    async def _rg_sorted(
+        self, common: list[str], query: _Query, top: Path, cwd: Path, found: _Found, files: list[str] | None
+    ) -> _Found:
         """One rg run in tree order (`--sort=path`), over `files` or the whole tree, into `found`."""
         argv = [*common, "--sort=path"]
         if query.mode == "content":
-            argv += ["--crlf", "--line-number", "--with-filename", "--no-heading", "--null",
-                     "--max-columns=4096", "--max-columns-preview",
-                     f"--before-context={query.before}", f"--after-context={query.after}"]
+            argv += [
+                "--crlf",
+                "--line-number",
+                "--with-filename",
+                "--no-heading",
+                "--null",
+                "--max-columns=4096",
+                "--max-columns-preview",
+                f"--before-context={query.before}",
+                f"--after-context={query.after}",
+            ]
         elif query.mode == "files_with_matches":
             argv += ["--files-with-matches"]  # one path a line (--null would end them with NUL)
         else:
@@ -264,8 +305,12 @@ class SearchText:
                 return True
             if query.mode == "content":
                 digits = len(rest) - len(rest.lstrip(b"0123456789"))
-                found.line(where, int(rest[:digits]), rest[digits + 1:].decode("utf-8", "replace"),
-                           match=rest[digits:digits + 1] == b":")
+                found.line(
+                    where,
+                    int(rest[:digits]),
+                    rest[digits + 1 :].decode("utf-8", "replace"),
+                    match=rest[digits : digits + 1] == b":",
+                )
             else:
                 found.file(where, int(rest or b"0"))
             return not found.full
@@ -276,8 +321,7 @@ class SearchText:
             raise _NotForRg
         return found
 
-    async def _files_with_matches(self, common: list[str], query: _Query,
-                                  top: Path) -> list[str] | None:
+    async def _files_with_matches(self, common: list[str], query: _Query, top: Path) -> list[str] | None:
         """The files with a match, in tree order, found by rg on every core (`--sort` would make it
         walk on one); None when there are more than PREPASS_FILES (then one sorted run does it all).
 
@@ -301,30 +345,37 @@ class SearchText:
     def _timeout(self, found: _Found, at: str, cwd: Path) -> ToolTimeout:
         shown = found.lines
         what = f"the {found.hits} match(es) above" if found.hits else "no matches"
-        note = (f"[search stopped after its {self.budget_seconds:g} s budget at {at}; the pattern "
-                f"may backtrack catastrophically: simplify it or narrow path/glob; {what} were "
-                f"found before stopping]")
+        note = (
+            f"[search stopped after its {self.budget_seconds:g} s budget at {at}; the pattern "
+            f"may backtrack catastrophically: simplify it or narrow path/glob; {what} were "
+            f"found before stopping]"
+        )
         return ToolTimeout("\n".join([*shown, note]), partial="\n".join(shown))
 
-    def _search(self, query: _Query, target: Path, cwd: Path, found: _Found,
-                stop: threading.Event) -> _Found:
+    def _search(self, query: _Query, target: Path, cwd: Path, found: _Found, stop: threading.Event) -> _Found:
         flags = regex.IGNORECASE if query.ignore_case else 0
         pattern = query.pattern
         try:
             per_line = regex.compile(pattern, flags)
             # One search over the whole file rules most files out ~50x faster than line by
             # line; only where it is exact (no anchors or lookarounds that see past a line).
-            whole = None if _LINE_CONTEXT.search(pattern) else regex.compile(
-                pattern, flags | regex.MULTILINE)
+            whole = None if _LINE_CONTEXT.search(pattern) else regex.compile(pattern, flags | regex.MULTILINE)
         except regex.error as exc:
             raise ToolError(f"invalid regex {pattern!r}: {exc}") from exc
         if target.is_file():
             files: Iterator[tuple[str, str]] = iter(((str(target), display_path(cwd, target)),))
         else:
             prefix = prefix_for(cwd, target)
-            files = ((p, prefix + rel) for p, rel in walk_files(
-                target, include_ignored=query.seen.include_ignored,
-                include_hidden=query.seen.include_hidden, stop=stop) if query.keeps(rel))
+            files = (
+                (p, prefix + rel)
+                for p, rel in walk_files(
+                    target,
+                    include_ignored=query.seen.include_ignored,
+                    include_hidden=query.seen.include_hidden,
+                    stop=stop,
+                )
+                if query.keeps(rel)
+            )
         deadline = time.monotonic() + self.budget_seconds
         for path, where in files:
             if stop.is_set():
@@ -354,8 +405,9 @@ class SearchText:
                 break
         return found
 
-    def _scan(self, text: str, per_line: Any, whole: Any, where: str, deadline: float,
-              query: _Query, found: _Found) -> str:
+    def _scan(
+        self, text: str, per_line: Any, whole: Any, where: str, deadline: float, query: _Query, found: _Found
+    ) -> str:
         """Record matching lines (with context); return where the budget ran out, else ""."""
         try:
             if whole is not None and not whole.search(
@@ -384,8 +436,9 @@ class SearchText:
             if found.full:
                 return ""
             for n in range(index + 2, min(index + 1 + query.after, len(lines)) + 1):
-                if n > shown_to and not per_line.search(lines[n - 1].rstrip("\r"),
-                                                        timeout=time_left(deadline)):
+                if n > shown_to and not per_line.search(
+                    lines[n - 1].rstrip("\r"), timeout=time_left(deadline)
+                ):
                     found.line(where, n, lines[n - 1], match=False)
                     shown_to = n
                 else:

@@ -222,8 +222,9 @@ async def _stop_command(pgid: int, mark: bytes, grace: float) -> list[tuple[int,
 def _stopped_note(left: list[tuple[int, str]]) -> str:
     named = ", ".join(f"{name} ({pid})" for pid, name in left[:_LISTED])
     more = f" and {len(left) - _LISTED} more" if len(left) > _LISTED else ""
-    return (f"[stopped {len(left)} background process(es) still running after the command ended: "
-            f"{named}{more}]")
+    return (
+        f"[stopped {len(left)} background process(es) still running after the command ended: {named}{more}]"
+    )
 
 
 async def _pump(stream: anyio.abc.ByteReceiveStream, out: _Output, eof: anyio.Event) -> None:
@@ -261,8 +262,7 @@ async def _quietly(step: str, call: Callable[[], Awaitable[Any]]) -> Any:
 
 async def _tell_cancelled(ctx: ToolContext, started: float, what: str, output: str) -> None:
     """Say how long the command ran before the cancel and what it printed (not "not executed")."""
-    text = (f"cancelled after {time.monotonic() - started:.1f} s; {what}\n"
-            f"{output or '(no output)'}")
+    text = f"cancelled after {time.monotonic() - started:.1f} s; {what}\n{output or '(no output)'}"
     await ctx.report(Progress(text=text, cancelled=True))
 
 
@@ -294,10 +294,16 @@ class RunCommand:
         "type": "object",
         "properties": {
             "command": {"type": "string", "minLength": 1, "description": "Shell command line."},
-            "cwd": {"type": "string",
-                    "description": "Directory to run in, relative to the cwd; default '.'."},
-            "timeout": {"type": "integer", "minimum": 1, "maximum": 600,
-                        "description": "Seconds before the command is killed; default 120."},
+            "cwd": {
+                "type": "string",
+                "description": "Directory to run in, relative to the cwd; default '.'.",
+            },
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 600,
+                "description": "Seconds before the command is killed; default 120.",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -337,8 +343,11 @@ class RunCommand:
         shown_cwd = str(args.get("cwd") or ".")
         cwd = resolve_inside(ctx.roots, shown_cwd)
         if not cwd.is_dir():
-            raise ToolError(f"cwd {shown_cwd!r} is not a directory" if cwd.exists()
-                            else f"no such directory: {shown_cwd!r}")
+            raise ToolError(
+                f"cwd {shown_cwd!r} is not a directory"
+                if cwd.exists()
+                else f"no such directory: {shown_cwd!r}"
+            )
         timeout = self._timeout(args)
         if ctx.terminal is not None:
             return await self._in_terminal(ctx.terminal, command, cwd, timeout, ctx)
@@ -352,8 +361,14 @@ class RunCommand:
         mark = f"{_MARK}={mark_id}".encode()
         try:
             proc = await anyio.open_process(
-                [_shell(), "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                [_shell(), "-c", command],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
         log.debug("shell.started", pid=proc.pid)
@@ -384,8 +399,11 @@ class RunCommand:
             log.info("shell.leftovers_stopped", count=len(left))
         result = self._local_result(out, proc.returncode, limit.cancelled_caught, timeout)
         if left and not limit.cancelled_caught:
-            result = replace(result, text=f"{result.text}\n{_stopped_note(left)}",
-                             raw_output={**(result.raw_output or {}), "stoppedLeftovers": len(left)})
+            result = replace(
+                result,
+                text=f"{result.text}\n{_stopped_note(left)}",
+                raw_output={**(result.raw_output or {}), "stoppedLeftovers": len(left)},
+            )
         return result
 
     async def _report_progress(self, out: _Output, ctx: ToolContext) -> None:
@@ -401,8 +419,9 @@ class RunCommand:
                 log.debug("shell.progress_failed", error=str(exc))
             await anyio.sleep(self.progress_interval)
 
-    def _local_result(self, out: _Output, returncode: int | None, timed_out: bool,
-                      timeout: float) -> ToolResult:
+    def _local_result(
+        self, out: _Output, returncode: int | None, timed_out: bool, timeout: float
+    ) -> ToolResult:
         output = out.text()
         if len(output.encode("utf-8", "replace")) > self.max_output_bytes:
             output = cap_text(output, self.max_output_bytes)  # replacement chars can grow it
@@ -411,16 +430,20 @@ class RunCommand:
             status = f"timed out after {timeout:g}s; process group killed"
         else:
             status = _status(returncode, sig)
-        raw = {"exitCode": None if timed_out or sig else returncode, "signal": sig,
-               "timedOut": timed_out, "outputBytes": out.total,
-               "truncated": out.total > len(out.head) + len(out.tail)}
-        return ToolResult(text=f"{status}\n{output or '(no output)'}", is_error=timed_out,
-                          raw_output=raw)
+        raw = {
+            "exitCode": None if timed_out or sig else returncode,
+            "signal": sig,
+            "timedOut": timed_out,
+            "outputBytes": out.total,
+            "truncated": out.total > len(out.head) + len(out.tail),
+        }
+        return ToolResult(text=f"{status}\n{output or '(no output)'}", is_error=timed_out, raw_output=raw)
 
     # ── the editor's terminal ────────────────────────────────────────────────────────────────
 
-    async def _in_terminal(self, term: TerminalHost, command: str, cwd: Path, timeout: float,
-                           ctx: ToolContext) -> ToolResult:
+    async def _in_terminal(
+        self, term: TerminalHost, command: str, cwd: Path, timeout: float, ctx: ToolContext
+    ) -> ToolResult:
         terminal_id = await term.create(_shell(), ["-c", command], cwd, self.terminal_output_limit)
         log.debug("shell.terminal_created", terminal_id=terminal_id)
         started = time.monotonic()
@@ -440,15 +463,22 @@ class RunCommand:
                 with anyio.fail_after(_HOST_SECONDS):
                     result = await term.output(terminal_id)
             except TimeoutError:
-                raise ToolError(f"the editor did not answer terminal/output within "
-                                f"{_HOST_SECONDS:g} s") from None
+                raise ToolError(
+                    f"the editor did not answer terminal/output within {_HOST_SECONDS:g} s"
+                ) from None
             finished = True
         except anyio.get_cancelled_exc_class():
             await _quietly("kill", lambda: term.kill(terminal_id))
             so_far = await _quietly("output", lambda: term.output(terminal_id))
-            await _quietly("report", lambda: _tell_cancelled(
-                ctx, started, "the command was killed",
-                cap_text(so_far.output, self.max_output_bytes) if so_far else ""))
+            await _quietly(
+                "report",
+                lambda: _tell_cancelled(
+                    ctx,
+                    started,
+                    "the command was killed",
+                    cap_text(so_far.output, self.max_output_bytes) if so_far else "",
+                ),
+            )
             finished = True  # killed and read already
             raise
         finally:
@@ -465,8 +495,15 @@ class RunCommand:
             text = f"timed out after {timeout:g}s; the command was killed"
         else:
             text = _status(exit_.exit_code if exit_ else None, exit_.signal if exit_ else None)
-        raw = {"exitCode": None if timed_out or exit_ is None else exit_.exit_code,
-               "signal": None if exit_ is None else exit_.signal, "timedOut": timed_out,
-               "truncated": result.truncated}
-        return ToolResult(text=f"{text}\n{output or '(no output)'}", is_error=timed_out,
-                          raw_output=raw, terminal_id=terminal_id)
+        raw = {
+            "exitCode": None if timed_out or exit_ is None else exit_.exit_code,
+            "signal": None if exit_ is None else exit_.signal,
+            "timedOut": timed_out,
+            "truncated": result.truncated,
+        }
+        return ToolResult(
+            text=f"{text}\n{output or '(no output)'}",
+            is_error=timed_out,
+            raw_output=raw,
+            terminal_id=terminal_id,
+        )

@@ -60,8 +60,10 @@ def _shown_value(value: _T) -> _T:
         return shown(value)  # type: ignore[return-value]
     if isinstance(value, dict):
         pairs = [(_shown_value(key), _shown_value(item)) for key, item in value.items()]
-        if all(new_key is key and new_item is item
-               for (new_key, new_item), (key, item) in zip(pairs, value.items(), strict=True)):
+        if all(
+            new_key is key and new_item is item
+            for (new_key, new_item), (key, item) in zip(pairs, value.items(), strict=True)
+        ):
             return value
         return dict(pairs)  # type: ignore[return-value]
     if isinstance(value, list):

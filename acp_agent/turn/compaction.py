@@ -33,14 +33,16 @@ SUMMARY_INSTRUCTION = (
     "[Compaction] Before you go on: summarise the conversation so far for your own later use: the "
     "user's goals, decisions made, files read or changed (with paths), commands run and their "
     "outcome, the current plan and what remains to do. Be specific and brief; this summary "
-    "replaces the older part of the conversation. Do not call tools: answer with the summary only.")
+    "replaces the older part of the conversation. Do not call tools: answer with the summary only."
+)
 SUMMARY_HEADER = "[Summary of the earlier conversation]"
 
 
 def _is_prompt(message: dict[str, Any]) -> bool:
     """A user message that holds text the user typed (not only tool results)."""
     return message["role"] == "user" and any(
-        b.get("type") in {"text", "image"} for b in message["content"] if isinstance(b, dict))
+        b.get("type") in {"text", "image"} for b in message["content"] if isinstance(b, dict)
+    )
 
 
 def split_point(messages: list[dict[str, Any]], keep: int = KEEP_TURNS) -> int:
@@ -59,9 +61,15 @@ def _rebuilt(summary: str, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return without_thinking([{"role": "user", "content": [lead, *blocks]}, *rest])
 
 
-async def compact(model: ModelClient, history: History, meter: TurnMeter, *,
-                  settings: RunnerSettings, tools: list[dict[str, Any]],
-                  previous_message_id: str | None = None) -> tuple[int, MessageDone | None]:
+async def compact(
+    model: ModelClient,
+    history: History,
+    meter: TurnMeter,
+    *,
+    settings: RunnerSettings,
+    tools: list[dict[str, Any]],
+    previous_message_id: str | None = None,
+) -> tuple[int, MessageDone | None]:
     """Summarise the older turns.
 
     Returns how many messages were replaced (0 if skipped) and the summary's response, for the
@@ -75,10 +83,15 @@ async def compact(model: ModelClient, history: History, meter: TurnMeter, *,
         return 0, None
     meter.count_request(settings.model)
     request = ModelRequest(
-        model=settings.model, max_tokens=settings.max_tokens, system=settings.system,
-        tools=tools, thinking=settings.thinking, output_config=settings.output_config,
+        model=settings.model,
+        max_tokens=settings.max_tokens,
+        system=settings.system,
+        tools=tools,
+        thinking=settings.thinking,
+        output_config=settings.output_config,
         messages=with_user_block(history.messages, {"type": "text", "text": SUMMARY_INSTRUCTION}),
-        previous_message_id=previous_message_id)
+        previous_message_id=previous_message_id,
+    )
     done: MessageDone | None = None
     async for event in model.respond(request):
         if isinstance(event, MessageDone):

@@ -43,10 +43,8 @@ _HOW_TO_RAISE = {
     "maxTurnRequests": ("model requests", "--max-turn-requests / ACP_AGENT_MAX_TURN_REQUESTS"),
     "maxToolCalls": ("tool calls", "--max-tool-calls / ACP_AGENT_MAX_TOOL_CALLS"),
     "maxTurnSeconds": ("seconds", "--max-turn-seconds / ACP_AGENT_MAX_TURN_SECONDS"),
-    "maxTurnOutputTokens": ("output tokens",
-                            "--max-turn-output-tokens / ACP_AGENT_MAX_TURN_OUTPUT_TOKENS"),
-    "maxTurnInputTokens": ("input tokens",
-                           "--max-turn-input-tokens / ACP_AGENT_MAX_TURN_INPUT_TOKENS"),
+    "maxTurnOutputTokens": ("output tokens", "--max-turn-output-tokens / ACP_AGENT_MAX_TURN_OUTPUT_TOKENS"),
+    "maxTurnInputTokens": ("input tokens", "--max-turn-input-tokens / ACP_AGENT_MAX_TURN_INPUT_TOKENS"),
     "repeatedToolCall": ("identical tool calls", "--repeat-limit / ACP_AGENT_REPEAT_LIMIT"),
     "maxTurnCostUsd": ("USD", "--max-turn-cost-usd / ACP_AGENT_MAX_TURN_COST_USD"),
     "maxTrials": ("failed verifications", "--max-trials / ACP_AGENT_MAX_TRIALS"),
@@ -64,15 +62,26 @@ def limit_notice(limit: str, meter: TurnMeter, record: Mapping[str, Any] | None 
     if value is None and record is not None:
         value = record.get(key)
     amount = f"{value:g} {what}" if isinstance(value, int | float) else what
-    return (f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({limit}). "
-            f"Send another prompt to continue, or raise it with {how} or "
-            f'session/new _meta {{"acp-agent": {{"{limit}": …}}}}.\n')
+    return (
+        f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({limit}). "
+        f"Send another prompt to continue, or raise it with {how} or "
+        f'session/new _meta {{"acp-agent": {{"{limit}": …}}}}.\n'
+    )
 
 
-async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History, meter: TurnMeter,
-                     prompt: list[dict[str, Any]], sink: EventSink, scope: anyio.CancelScope,
-                     turn_id: str, streaming: bool,
-                     shown: list[dict[str, Any]] | None = None) -> TurnResult:
+async def drive_turn(
+    *,
+    strategy: Strategy,
+    runner: TurnRunner,
+    history: History,
+    meter: TurnMeter,
+    prompt: list[dict[str, Any]],
+    sink: EventSink,
+    scope: anyio.CancelScope,
+    turn_id: str,
+    streaming: bool,
+    shown: list[dict[str, Any]] | None = None,
+) -> TurnResult:
     """Run one prompt turn inside `scope` (cancelled by session/cancel) and build its record."""
     mark = history.mark()
     stop, limit, failure, aborted = TurnStop.END_TURN, None, None, None
@@ -104,9 +113,15 @@ async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History
         history.rollback(mark)
     record_type, fields = record_of(strategy)
     record = record_type.from_meter(
-        meter, turn_id=turn_id, stop_reason="error" if failure else _reported_name(stop),
-        streaming=streaming, limit=limit,
-        aborted_during=aborted, error=str(failure) if failure else None, **fields)
+        meter,
+        turn_id=turn_id,
+        stop_reason="error" if failure else _reported_name(stop),
+        streaming=streaming,
+        limit=limit,
+        aborted_during=aborted,
+        error=str(failure) if failure else None,
+        **fields,
+    )
     meta = record.to_meta()
     if limit is not None and failure is None:
         with anyio.move_on_after(5, shield=True):
@@ -121,7 +136,7 @@ async def drive_turn(*, strategy: Strategy, runner: TurnRunner, history: History
 
 def _output(history: History, mark: Mark) -> str:
     """The text of the turn's last assistant message (none before `mark` counts)."""
-    for message in reversed(history.messages[mark.messages:]):
+    for message in reversed(history.messages[mark.messages :]):
         if message["role"] == "assistant":
             return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
     return ""

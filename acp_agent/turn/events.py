@@ -106,8 +106,17 @@ class UsageReported:
     """The session's cumulative cost, when the model's price is known."""
 
 
-TurnEvent = (TextChunk | ThoughtChunk | Notice | ToolCallStarted | ToolCallUpdated
-             | ToolCallProgress | ToolCallFinished | PlanChanged | UsageReported)
+TurnEvent = (
+    TextChunk
+    | ThoughtChunk
+    | Notice
+    | ToolCallStarted
+    | ToolCallUpdated
+    | ToolCallProgress
+    | ToolCallFinished
+    | PlanChanged
+    | UsageReported
+)
 
 
 class EventSink(Protocol):

@@ -85,14 +85,15 @@ class TurnMeter:
         limits = self.limits
         if self.model_requests >= limits.max_turn_requests:
             return Stop("maxTurnRequests")
-        if limits.max_turn_output_tokens is not None \
-                and self.output_tokens >= limits.max_turn_output_tokens:
+        if limits.max_turn_output_tokens is not None and self.output_tokens >= limits.max_turn_output_tokens:
             return Stop("maxTurnOutputTokens", TurnStop.MAX_TOKENS)
-        if limits.max_turn_input_tokens is not None \
-                and self.input_tokens >= limits.max_turn_input_tokens:
+        if limits.max_turn_input_tokens is not None and self.input_tokens >= limits.max_turn_input_tokens:
             return Stop("maxTurnInputTokens", TurnStop.MAX_TOKENS)
-        if limits.max_turn_cost_usd is not None and self.price is not None \
-                and self.cost_usd >= limits.max_turn_cost_usd:
+        if (
+            limits.max_turn_cost_usd is not None
+            and self.price is not None
+            and self.cost_usd >= limits.max_turn_cost_usd
+        ):
             return Stop("maxTurnCostUsd")
         return CONTINUE
 

@@ -20,8 +20,19 @@ from typing import Any, Protocol
 from acp_agent.errors import JournalFailed
 from acp_agent.tools.shown import shown_value
 
-__all__ = ["INTERRUPTED", "INTERRUPTED_RUNNING", "THINKING_BLOCKS", "History", "JournalWriter", "Mark",
-           "add_note", "result_text", "tool_result", "with_user_block", "without_thinking"]
+__all__ = [
+    "INTERRUPTED",
+    "INTERRUPTED_RUNNING",
+    "THINKING_BLOCKS",
+    "History",
+    "JournalWriter",
+    "Mark",
+    "add_note",
+    "result_text",
+    "tool_result",
+    "with_user_block",
+    "without_thinking",
+]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -61,8 +72,7 @@ def with_user_block(messages: list[Message], block: Block) -> list[Message]:
     return [*messages, {"role": "user", "content": [block]}]
 
 
-def tool_result(tool_use_id: str, text: str, *, is_error: bool = False,
-                media: Iterable[Block] = ()) -> Block:
+def tool_result(tool_use_id: str, text: str, *, is_error: bool = False, media: Iterable[Block] = ()) -> Block:
     """A tool_result block; with `media` (image blocks) its content is a list: the text, then them."""
     extra = list(media)
     content: str | list[Block] = [{"type": "text", "text": text}, *extra] if extra else text
@@ -73,19 +83,17 @@ def tool_result(tool_use_id: str, text: str, *, is_error: bool = False,
 
 
 def _interrupted(tool_use_id: str, reason: str, started: Collection[str]) -> Block:
-    return tool_result(tool_use_id, INTERRUPTED_RUNNING if tool_use_id in started else reason,
-                       is_error=True)
+    return tool_result(tool_use_id, INTERRUPTED_RUNNING if tool_use_id in started else reason, is_error=True)
 
 
-def _answer(reply: Message, uses: list[str], reason: str,
-            started: Collection[str]) -> tuple[int, bool]:
+def _answer(reply: Message, uses: list[str], reason: str, started: Collection[str]) -> tuple[int, bool]:
     """Put a result for each of `uses` first in `reply`, in order, adding the missing ones;
     returns how many were added and whether `reply` changed."""
     content = reply["content"]
     results = {b["tool_use_id"]: b for b in content if b.get("type") == "tool_result"}
     ordered = [results.get(use_id) or _interrupted(use_id, reason, started) for use_id in uses]
     rest = [b for b in content if b.get("type") != "tool_result"]
-    changed = content[:len(ordered)] != ordered or len(content) != len(ordered) + len(rest)
+    changed = content[: len(ordered)] != ordered or len(content) != len(ordered) + len(rest)
     if changed:
         content[:] = ordered + rest
     return sum(use_id not in results for use_id in uses), changed
@@ -95,11 +103,13 @@ def _drop_orphans(message: Message, before: Message | None) -> bool:
     """Drop tool_results that answer no tool_use of the message before (a torn journal);
     returns whether any was dropped."""
     asked = {b.get("id") for b in before["content"]} if before and before["role"] == "assistant" else set()
-    if not any(b.get("type") == "tool_result" and b.get("tool_use_id") not in asked
-               for b in message["content"]):
+    if not any(
+        b.get("type") == "tool_result" and b.get("tool_use_id") not in asked for b in message["content"]
+    ):
         return False
-    message["content"][:] = [b for b in message["content"] if b.get("type") != "tool_result"
-                             or b.get("tool_use_id") in asked]
+    message["content"][:] = [
+        b for b in message["content"] if b.get("type") != "tool_result" or b.get("tool_use_id") in asked
+    ]
     return True
 
 
@@ -113,8 +123,11 @@ def result_text(content: Any) -> str:
     """A tool_result's content as text: a list's text blocks, with `[image]` for each image."""
     if not isinstance(content, list):
         return str(content)
-    return "\n".join(b.get("text", "") if b.get("type") == "text" else f"[{b.get('type')}]"
-                     for b in content if isinstance(b, dict))
+    return "\n".join(
+        b.get("text", "") if b.get("type") == "text" else f"[{b.get('type')}]"
+        for b in content
+        if isinstance(b, dict)
+    )
 
 
 def add_note(result: Block, note: str) -> None:
@@ -138,8 +151,9 @@ def _results_in_call_order(messages: list[Message]) -> None:
         while leading < len(content) and content[leading].get("type") == "tool_result":
             leading += 1
         if order and leading > 1:
-            content[:leading] = sorted(content[:leading],
-                                       key=lambda b: order.get(b.get("tool_use_id"), len(order)))
+            content[:leading] = sorted(
+                content[:leading], key=lambda b: order.get(b.get("tool_use_id"), len(order))
+            )
 
 
 class JournalWriter(Protocol):
@@ -163,8 +177,7 @@ class History:
     tool_result) from which `History.replay` rebuilds the same messages after a restart.
     """
 
-    def __init__(self, messages: list[Message] | None = None,
-                 journal: JournalWriter | None = None) -> None:
+    def __init__(self, messages: list[Message] | None = None, journal: JournalWriter | None = None) -> None:
         self.messages: list[Message] = messages or []
         self.journal = journal
 
@@ -209,8 +222,9 @@ class History:
                 history.messages = shown_value([dict(m) for m in entry["messages"]])
             elif kind == "rollback":  # its mark counted the repaired history the session had
                 history.repair(started=started)
-                history.rollback(Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))),
-                                 journal=False)
+                history.rollback(
+                    Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))), journal=False
+                )
         _results_in_call_order(history.messages)
         history.repair(started=started)
         return history
@@ -227,9 +241,9 @@ class History:
         """Drop everything added since `mark` (a refused prompt and what followed it)."""
         if journal:
             self.note({"type": "rollback", "messages": mark.messages, "blocks": mark.blocks})
-        del self.messages[mark.messages:]
+        del self.messages[mark.messages :]
         if mark.blocks and self.messages:
-            del self.messages[-1]["content"][mark.blocks:]
+            del self.messages[-1]["content"][mark.blocks :]
 
     def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
@@ -263,8 +277,13 @@ class History:
 
     def thinking_blocks(self) -> int:
         """How many thinking blocks the history holds."""
-        return sum(1 for m in self.messages if m["role"] == "assistant"
-                   for b in m["content"] if b.get("type") in THINKING_BLOCKS)
+        return sum(
+            1
+            for m in self.messages
+            if m["role"] == "assistant"
+            for b in m["content"]
+            if b.get("type") in THINKING_BLOCKS
+        )
 
     def drop_thinking(self, reason: str) -> int:
         """Rewrite the history without its thinking blocks (journaled); returns how many went."""
@@ -342,6 +361,5 @@ class History:
     def last_assistant_text(self) -> str:
         for message in reversed(self.messages):
             if message["role"] == "assistant":
-                return "".join(b.get("text", "") for b in message["content"]
-                               if b.get("type") == "text")
+                return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
         return ""

@@ -49,8 +49,12 @@ __all__ = ["Status", "TurnOutcome", "run_turn"]
 Status = Literal["completed", "limited", "cancelled", "failed"]
 
 _STATUS: dict[TurnStop, Status] = {
-    TurnStop.END_TURN: "completed", TurnStop.REFUSAL: "completed",
-    TurnStop.MAX_TOKENS: "limited", TurnStop.LIMIT: "limited", TurnStop.CANCELLED: "cancelled"}
+    TurnStop.END_TURN: "completed",
+    TurnStop.REFUSAL: "completed",
+    TurnStop.MAX_TOKENS: "limited",
+    TurnStop.LIMIT: "limited",
+    TurnStop.CANCELLED: "cancelled",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,14 +82,23 @@ class _Discard:
         return None
 
 
-async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
-                   tools: ToolRegistry | Iterable[Tool] = (), limits: Limits | None = None,
-                   strategy: Strategy | None = None, cwd: str | Path = ".",
-                   model_id: str = DEFAULT_MODEL, max_tokens: int = 16_000,
-                   system: str | None = None, thinking: dict[str, Any] | None = None,
-                   history: History | None = None,
-                   permissions: PermissionAsker | None = None, sink: EventSink | None = None,
-                   cancel: anyio.CancelScope | None = None) -> TurnOutcome:
+async def run_turn(
+    prompt: str | list[dict[str, Any]],
+    *,
+    model: ModelClient,
+    tools: ToolRegistry | Iterable[Tool] = (),
+    limits: Limits | None = None,
+    strategy: Strategy | None = None,
+    cwd: str | Path = ".",
+    model_id: str = DEFAULT_MODEL,
+    max_tokens: int = 16_000,
+    system: str | None = None,
+    thinking: dict[str, Any] | None = None,
+    history: History | None = None,
+    permissions: PermissionAsker | None = None,
+    sink: EventSink | None = None,
+    cancel: anyio.CancelScope | None = None,
+) -> TurnOutcome:
     """Run one prompt turn with `strategy` (default: the plain tool loop) and return its result.
 
     Requests follow `model_id`'s profile (adaptive thinking where the model has it); an explicit
@@ -100,18 +113,35 @@ async def run_turn(prompt: str | list[dict[str, Any]], *, model: ModelClient,
     root = Path(await anyio.Path(cwd).resolve())
     profile = builtin_profile(model_id)
     settings = RunnerSettings(
-        model=model_id, max_tokens=min(max_tokens, profile.max_output), system=system,
+        model=model_id,
+        max_tokens=min(max_tokens, profile.max_output),
+        system=system,
         thinking=thinking if thinking is not None else thinking_param(profile, budget=None),
-        context_window=profile.context_window, profile=profile)
-    runner = TurnRunner(model, registry, sink or _Discard(), ToolContext(cwd=root), settings,
-                        permissions=permissions)
+        context_window=profile.context_window,
+        profile=profile,
+    )
+    runner = TurnRunner(
+        model, registry, sink or _Discard(), ToolContext(cwd=root), settings, permissions=permissions
+    )
     runner.on_step = steps.append
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
     result = await drive_turn(
-        strategy=strategy or ToolsStrategy(), runner=runner, history=history,
-        meter=TurnMeter(limits or Limits()), prompt=blocks, sink=runner.sink,
-        scope=cancel or anyio.CancelScope(), turn_id=f"t_{uuid.uuid4().hex[:16]}",
-        streaming=bool(getattr(model, "streaming", False)))
+        strategy=strategy or ToolsStrategy(),
+        runner=runner,
+        history=history,
+        meter=TurnMeter(limits or Limits()),
+        prompt=blocks,
+        sink=runner.sink,
+        scope=cancel or anyio.CancelScope(),
+        turn_id=f"t_{uuid.uuid4().hex[:16]}",
+        streaming=bool(getattr(model, "streaming", False)),
+    )
     status: Status = "failed" if result.failure else _STATUS[result.stop]
-    return TurnOutcome(result.record, result.output, status, tuple(steps), history,
-                       str(result.failure) if result.failure else None)
+    return TurnOutcome(
+        result.record,
+        result.output,
+        status,
+        tuple(steps),
+        history,
+        str(result.failure) if result.failure else None,
+    )

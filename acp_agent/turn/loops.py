@@ -13,26 +13,32 @@ from typing import Any
 
 from acp_agent.config import LimitsError
 
-__all__ = ["DEFAULT_MAX_TRIALS", "DEFAULT_THRESHOLD", "LOOPS", "NEEDS_EVALUATOR", "LoopChoice",
-           "choose_loop"]
+__all__ = ["DEFAULT_MAX_TRIALS", "DEFAULT_THRESHOLD", "LOOPS", "NEEDS_EVALUATOR", "LoopChoice", "choose_loop"]
 
 DEFAULT_MAX_TRIALS = 3
 DEFAULT_THRESHOLD = 0.8
 
 LOOPS: dict[str, tuple[str, str]] = {
     "tools": ("Tools", "The plain tool loop: the turn ends when the model ends its reply."),
-    "verify": ("Verify", "After each reply, a command or a judge checks the work; a fail is fed "
-                         "back and the model tries again, up to maxTrials."),
-    "phased": ("Plan, act, verify", "Plan read-only, ask the user to approve the plan, then act "
-                                    "(and verify, when a command or rubric is set)."),
+    "verify": (
+        "Verify",
+        "After each reply, a command or a judge checks the work; a fail is fed "
+        "back and the model tries again, up to maxTrials.",
+    ),
+    "phased": (
+        "Plan, act, verify",
+        "Plan read-only, ask the user to approve the plan, then act "
+        "(and verify, when a command or rubric is set).",
+    ),
 }
 """Loop id → (name, description): the values of the `loop` config option."""
 
 NEEDS_EVALUATOR = (
     "loop 'verify' needs something to check the work with: set a command (--verify-cmd, "
-    "ACP_AGENT_VERIFY_CMD or session/new _meta[\"acp-agent\"][\"verifyCommand\"], e.g. \"pytest -q\") "
+    'ACP_AGENT_VERIFY_CMD or session/new _meta["acp-agent"]["verifyCommand"], e.g. "pytest -q") '
     "or a rubric for a model judge (--verify-rubric, ACP_AGENT_VERIFY_RUBRIC or "
-    "_meta[\"acp-agent\"][\"verifyRubric\"])")
+    '_meta["acp-agent"]["verifyRubric"])'
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +94,11 @@ def _number(overrides: Mapping[str, Any], key: str, default: Any, kind: type) ->
     if key not in overrides:
         return default
     value = overrides[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) \
-            or (kind is int and not float(value).is_integer()):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (kind is int and not float(value).is_integer())
+    ):
         raise LimitsError(key, "must be an integer" if kind is int else "must be a number")
     return kind(value)
 
@@ -111,13 +120,16 @@ def choose_loop(config: Any, overrides: Mapping[str, Any]) -> LoopChoice:
         loop=_text(overrides, "loop", getattr(config, "loop", None) or "tools") or "tools",
         verify_cmd=_text(overrides, "verifyCommand", getattr(config, "verify_cmd", None)),
         verify_rubric=_text(overrides, "verifyRubric", getattr(config, "verify_rubric", None)),
-        verify_threshold=_number(overrides, "verifyThreshold",
-                                 DEFAULT_THRESHOLD if threshold is None else threshold, float),
-        max_trials=_number(overrides, "maxTrials", max_trials or DEFAULT_MAX_TRIALS, int))
+        verify_threshold=_number(
+            overrides, "verifyThreshold", DEFAULT_THRESHOLD if threshold is None else threshold, float
+        ),
+        max_trials=_number(overrides, "maxTrials", max_trials or DEFAULT_MAX_TRIALS, int),
+    )
     try:
         return choice.check()
     except ValueError as exc:
         message = str(exc)
-        field = ("maxTrials" if "maxTrials" in message
-                 else "verifyThreshold" if "threshold" in message else "loop")
+        field = (
+            "maxTrials" if "maxTrials" in message else "verifyThreshold" if "threshold" in message else "loop"
+        )
         raise LimitsError(field, message) from None

@@ -30,10 +30,17 @@ ALLOW = PermissionDecision(True)
 
 
 class PermissionAsker(Protocol):
-    async def ask(self, *, call_id: str, tool_name: str, title: str, kind: str, permission: str,
-                  raw_input: dict[str, Any],
-                  preview: Callable[[], Awaitable[Preview | None]] | None = None,
-                  ) -> PermissionDecision:
+    async def ask(
+        self,
+        *,
+        call_id: str,
+        tool_name: str,
+        title: str,
+        kind: str,
+        permission: str,
+        raw_input: dict[str, Any],
+        preview: Callable[[], Awaitable[Preview | None]] | None = None,
+    ) -> PermissionDecision:
         """`preview()` computes what the call would change; await it only when asking the user."""
         ...
 

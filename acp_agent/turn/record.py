@@ -57,22 +57,43 @@ class TurnRecord(BaseModel):
     """The model of each request, in order."""
 
     @classmethod
-    def from_meter(cls, meter: TurnMeter, *, turn_id: str, stop_reason: str, streaming: bool,
-                   limit: str | None = None, aborted_during: str | None = None,
-                   error: str | None = None, **fields: Any) -> Self:
+    def from_meter(
+        cls,
+        meter: TurnMeter,
+        *,
+        turn_id: str,
+        stop_reason: str,
+        streaming: bool,
+        limit: str | None = None,
+        aborted_during: str | None = None,
+        error: str | None = None,
+        **fields: Any,
+    ) -> Self:
         """The record of the turn `meter` counted; `fields` are a subclass's own (snake_case)."""
         limits = meter.limits.model_dump(by_alias=True)
-        return cls(**fields,
-            turn_id=turn_id, stop_reason=stop_reason, limit=limit, aborted_during=aborted_during,
-            model_requests=meter.model_requests, max_turn_requests=meter.limits.max_turn_requests,
-            continuations=meter.continuations, retries=meter.retries,
-            tool_calls=meter.tool_calls, tool_calls_failed=meter.tool_calls_failed,
-            tool_calls_denied=meter.tool_calls_denied, tool_calls_skipped=meter.tool_calls_skipped,
-            input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
+        return cls(
+            **fields,
+            turn_id=turn_id,
+            stop_reason=stop_reason,
+            limit=limit,
+            aborted_during=aborted_during,
+            model_requests=meter.model_requests,
+            max_turn_requests=meter.limits.max_turn_requests,
+            continuations=meter.continuations,
+            retries=meter.retries,
+            tool_calls=meter.tool_calls,
+            tool_calls_failed=meter.tool_calls_failed,
+            tool_calls_denied=meter.tool_calls_denied,
+            tool_calls_skipped=meter.tool_calls_skipped,
+            input_tokens=meter.input_tokens,
+            output_tokens=meter.output_tokens,
             cache_read_input_tokens=meter.cache_read_input_tokens,
             cache_creation_input_tokens=meter.cache_creation_input_tokens,
-            duration_ms=meter.elapsed_ms(), model_duration_ms=int(meter.model_seconds * 1000),
-            streaming=streaming, model_stop_reason=meter.model_stop_reason, error=error,
+            duration_ms=meter.elapsed_ms(),
+            model_duration_ms=int(meter.model_seconds * 1000),
+            streaming=streaming,
+            model_stop_reason=meter.model_stop_reason,
+            error=error,
             cost_usd=round(meter.cost_usd, 6) if meter.price is not None else None,
             wrap_up=meter.wrapped_up,
             limits={k: v for k, v in limits.items() if v is not None},
@@ -106,12 +127,20 @@ class Step:
     output_tokens: int = 0
 
 
-def step_of(number: int, done: MessageDone, tool_uses: list[dict[str, Any]],
-            messages: list[dict[str, Any]], kind: str = "model") -> Step:
+def step_of(
+    number: int,
+    done: MessageDone,
+    tool_uses: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    kind: str = "model",
+) -> Step:
     """The step of request `number`, its tools' outcomes read from the results in `messages`."""
     last = messages[-1] if messages else None
-    results = {b.get("tool_use_id"): b for b in last["content"]
-               if b.get("type") == "tool_result"} if last and last["role"] == "user" else {}
+    results = (
+        {b.get("tool_use_id"): b for b in last["content"] if b.get("type") == "tool_result"}
+        if last and last["role"] == "user"
+        else {}
+    )
     calls = []
     for block in tool_uses:
         result = results.get(block["id"])
@@ -120,5 +149,6 @@ def step_of(number: int, done: MessageDone, tool_uses: list[dict[str, Any]],
         else:
             status = "failed" if result.get("is_error") else "completed"
         calls.append(ToolStep(block["id"], block["name"], status))
-    return Step(number, kind, done.stop_reason, tuple(calls), done.usage.input_tokens,
-                done.usage.output_tokens)
+    return Step(
+        number, kind, done.stop_reason, tuple(calls), done.usage.input_tokens, done.usage.output_tokens
+    )

@@ -32,8 +32,7 @@ class RepeatDetector:
         digest = hashlib.sha256()
         for name, args, result in calls:
             digest.update(name.encode())
-            digest.update(json.dumps(args, sort_keys=True, separators=(",", ":"),
-                                     default=str).encode())
+            digest.update(json.dumps(args, sort_keys=True, separators=(",", ":"), default=str).encode())
             digest.update(hashlib.sha256(result.encode("utf-8", "replace")).digest())
         key = digest.hexdigest()
         self.seen[key] += 1
@@ -47,6 +46,8 @@ class RepeatDetector:
 
     @staticmethod
     def nudge(count: int) -> str:
-        return (f"\n\n[acp-agent] This exact call has returned this exact result {count} times in "
-                f"this turn (identical to {count - 1} earlier calls); change approach instead of "
-                "repeating it.")
+        return (
+            f"\n\n[acp-agent] This exact call has returned this exact result {count} times in "
+            f"this turn (identical to {count - 1} earlier calls); change approach instead of "
+            "repeating it."
+        )

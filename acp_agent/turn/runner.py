@@ -53,8 +53,10 @@ __all__ = ["AttemptOutcome", "PermissionCancelled", "RunnerSettings", "TurnRunne
 
 log = structlog.get_logger(__name__)
 
-WRAP_UP_NOTE = ("This is your last model request in this turn: do not call tools; summarise what "
-                "was done and what remains.")
+WRAP_UP_NOTE = (
+    "This is your last model request in this turn: do not call tools; summarise what "
+    "was done and what remains."
+)
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
 CANCELLED = "not executed: the user cancelled the turn"
 CANCELLED_RUNNING = f"the user cancelled the turn: {INTERRUPTED_RUNNING}"
@@ -96,9 +98,17 @@ def _first_failure(group: BaseExceptionGroup) -> BaseException:
 class TurnRunner:
     """Runs the loop for one session; stateless between runs except for what it is given."""
 
-    def __init__(self, model: ModelClient, tools: ToolRegistry, sink: EventSink, ctx: ToolContext,
-                 settings: RunnerSettings, *, new_id: Callable[[], str] = new_message_id,
-                 permissions: PermissionAsker | None = None) -> None:
+    def __init__(
+        self,
+        model: ModelClient,
+        tools: ToolRegistry,
+        sink: EventSink,
+        ctx: ToolContext,
+        settings: RunnerSettings,
+        *,
+        new_id: Callable[[], str] = new_message_id,
+        permissions: PermissionAsker | None = None,
+    ) -> None:
         self.model = model
         self.permissions: PermissionAsker = permissions or AllowAll()
         self._journaled: set[str] = set()
@@ -127,8 +137,14 @@ class TurnRunner:
         self.on_step: Callable[[Step], None] | None = None
         """Called once per model request of a turn (in-process callers keep the steps)."""
 
-    async def run(self, history: History, meter: TurnMeter, *, tools: ToolRegistry | None = None,
-                  stop_when: Callable[[], bool] | None = None) -> AttemptOutcome:
+    async def run(
+        self,
+        history: History,
+        meter: TurnMeter,
+        *,
+        tools: ToolRegistry | None = None,
+        stop_when: Callable[[], bool] | None = None,
+    ) -> AttemptOutcome:
         """Loop until the model ends its reply or a budget stops the turn.
 
         A strategy may offer `tools` instead of the session's for this run (a phase's tools), and
@@ -142,8 +158,9 @@ class TurnRunner:
         finally:
             self.tools = session_tools
 
-    async def _loop(self, history: History, meter: TurnMeter,
-                    stop_when: Callable[[], bool] | None) -> AttemptOutcome:
+    async def _loop(
+        self, history: History, meter: TurnMeter, stop_when: Callable[[], bool] | None
+    ) -> AttemptOutcome:
         left = meter.seconds_left()
         turn_deadline.set(None if left is None else time.monotonic() + left)
         compacted_for_overflow = False
@@ -156,8 +173,11 @@ class TurnRunner:
             log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
             done = await self._request(history, meter, number)
             meter.model_stop_reason = done.stop_reason
-            if (done.stop_reason == "context_window_exceeded" and not done.content
-                    and not compacted_for_overflow):
+            if (
+                done.stop_reason == "context_window_exceeded"
+                and not done.content
+                and not compacted_for_overflow
+            ):
                 # The API refused the prompt as too long: compact once and try again (D1).
                 compacted_for_overflow = True
                 if await self._maybe_compact(history, meter, force=True):
@@ -188,8 +208,9 @@ class TurnRunner:
             stop = map_model_stop(done.stop_reason) or TurnStop.END_TURN
             return AttemptOutcome(stop, None, done.stop_reason, text)
 
-    def _step(self, number: int, done: MessageDone, tool_uses: list[dict[str, Any]],
-              history: History) -> None:
+    def _step(
+        self, number: int, done: MessageDone, tool_uses: list[dict[str, Any]], history: History
+    ) -> None:
         """Tell `on_step` (an in-process caller's log) what this request did."""
         if self.on_step is not None:
             self.on_step(step_of(number, done, tool_uses, history.messages))
@@ -197,9 +218,13 @@ class TurnRunner:
     def _wrap_up(self, history: History, meter: TurnMeter) -> dict[str, Any] | None:
         """With --on-limit wrap_up, the last allowed request of a continuing loop: no tools, a note."""
         # Called after this request was counted: it is the last one when none are left.
-        if (self.settings.on_limit != "wrap_up" or meter.requests_left() != 0
-                or meter.model_requests < 2 or not history.messages
-                or history.messages[-1]["role"] != "user"):
+        if (
+            self.settings.on_limit != "wrap_up"
+            or meter.requests_left() != 0
+            or meter.model_requests < 2
+            or not history.messages
+            or history.messages[-1]["role"] != "user"
+        ):
             return None
         meter.wrapped_up = True
         history.messages[-1]["content"].append({"type": "text", "text": WRAP_UP_NOTE})
@@ -213,10 +238,15 @@ class TurnRunner:
         """
         settings = self.settings
         values: dict[str, Any] = {
-            "model": settings.model, "max_tokens": settings.max_tokens, "messages": messages,
-            "system": settings.system, "tools": self.tools.api_tools(),
-            "thinking": settings.thinking, "output_config": settings.output_config,
-            "previous_message_id": self.last_message_id}
+            "model": settings.model,
+            "max_tokens": settings.max_tokens,
+            "messages": messages,
+            "system": settings.system,
+            "tools": self.tools.api_tools(),
+            "thinking": settings.thinking,
+            "output_config": settings.output_config,
+            "previous_message_id": self.last_message_id,
+        }
         values.update(fields)
         return ModelRequest(**values)
 
@@ -232,8 +262,12 @@ class TurnRunner:
         self.session_cache_read += usage.cache_read_input_tokens
         self.session_prompt_tokens += usage.prompt_tokens
         if done.cache_miss is not None:
-            log.info("model.cache_miss", reason=done.cache_miss.get("type"), request=number,
-                     missed_tokens=done.cache_miss.get("cache_missed_input_tokens"))
+            log.info(
+                "model.cache_miss",
+                reason=done.cache_miss.get("type"),
+                request=number,
+                missed_tokens=done.cache_miss.get("cache_missed_input_tokens"),
+            )
         if meter.price is not None:
             self.session_cost_usd = (self.session_cost_usd or 0.0) + cost
         return self.session_cost_usd
@@ -276,15 +310,17 @@ class TurnRunner:
             raise
         except anyio.get_cancelled_exc_class():
             meter.add_usage(usage)
-            history.add_assistant([{"type": "text", "text": "".join(parts)}
-                                   for _, parts in sorted(texts.items())])
+            history.add_assistant(
+                [{"type": "text", "text": "".join(parts)} for _, parts in sorted(texts.items())]
+            )
             raise
         finally:
             meter.model_seconds += time.monotonic() - started
         if done is None:
             meter.add_usage(usage)
-            history.add_assistant([{"type": "text", "text": "".join(parts)}
-                                   for _, parts in sorted(texts.items())])
+            history.add_assistant(
+                [{"type": "text", "text": "".join(parts)} for _, parts in sorted(texts.items())]
+            )
             raise StreamBroken("the model's reply ended without a stop_reason")
         cost = self.finished(done, meter, number)
         history.add_assistant(done.content)
@@ -292,8 +328,7 @@ class TurnRunner:
         await sink.emit(UsageReported(done.usage.context_tokens, settings.context_window, cost))
         return done
 
-    async def _maybe_compact(self, history: History, meter: TurnMeter, *,
-                             force: bool = False) -> int:
+    async def _maybe_compact(self, history: History, meter: TurnMeter, *, force: bool = False) -> int:
         """Summarise older turns when the last request's context passed the threshold."""
         settings = self.settings
         threshold = settings.compact_at * settings.context_window
@@ -301,24 +336,33 @@ class TurnRunner:
             return 0
         meter.phase = "model"
         replaced, done = await compact(
-            self.model, history, meter, settings=settings, tools=self.tools.api_tools(),
-            previous_message_id=self.last_message_id)
+            self.model,
+            history,
+            meter,
+            settings=settings,
+            tools=self.tools.api_tools(),
+            previous_message_id=self.last_message_id,
+        )
         if done is not None:
             self.finished(done, meter, meter.model_requests)
         if replaced:
             self.last_context_tokens = 0
-            await self.sink.emit(ThoughtChunk(
-                f"Context is getting full: summarised {replaced} earlier messages.\n",
-                self.new_id()))
+            await self.sink.emit(
+                ThoughtChunk(
+                    f"Context is getting full: summarised {replaced} earlier messages.\n", self.new_id()
+                )
+            )
         return replaced
 
     async def _tell_retry(self, event: RetryScheduled) -> None:
         log.info("model.retry", attempt=event.attempt, delay=round(event.delay, 2), reason=event.reason)
-        await self.sink.emit(ThoughtChunk(
-            f"The API is busy ({event.reason}); retrying in {event.delay:.1f} s.\n", self.new_id()))
+        await self.sink.emit(
+            ThoughtChunk(
+                f"The API is busy ({event.reason}); retrying in {event.delay:.1f} s.\n", self.new_id()
+            )
+        )
 
-    async def _run_tools(self, tool_uses: list[dict[str, Any]], history: History,
-                         meter: TurnMeter) -> None:
+    async def _run_tools(self, tool_uses: list[dict[str, Any]], history: History, meter: TurnMeter) -> None:
         """Run a batch; every tool_use gets exactly one tool_result, in model order, whatever happens.
 
         Each run of consecutive read-only calls runs at once (they only look, so their order does
@@ -335,8 +379,10 @@ class TurnRunner:
                     meter.tool_calls_skipped += 1
                     cap = meter.limits.max_tool_calls
                     results[position] = tool_result(
-                        block["id"], f"not executed: per-turn tool-call budget exhausted ({cap}/{cap})",
-                        is_error=True)
+                        block["id"],
+                        f"not executed: per-turn tool-call budget exhausted ({cap}/{cap})",
+                        is_error=True,
+                    )
                     position += 1
                     continue
                 end = position
@@ -354,17 +400,33 @@ class TurnRunner:
             raise
         finally:
             notes = self._cancel_notes
-            answered = [result if result is not None else self._unkept.get(block["id"]) or tool_result(
-                block["id"], notes.get(block["id"]) or (
-                    CANCELLED_RUNNING if block["id"] in self._started else reason), is_error=True)
-                for block, result in zip(tool_uses, results, strict=True)]
+            answered = [
+                result
+                if result is not None
+                else self._unkept.get(block["id"])
+                or tool_result(
+                    block["id"],
+                    notes.get(block["id"]) or (CANCELLED_RUNNING if block["id"] in self._started else reason),
+                    is_error=True,
+                )
+                for block, result in zip(tool_uses, results, strict=True)
+            ]
             notes.clear()
             for block, result in zip(tool_uses, answered, strict=True):
                 if block["id"] not in self._journaled and reason is CANCELLED:
                     title, kind = self._heading(block["name"], block.get("input"))
-                    history.note({"type": "tool_result", "block": result, "shown": {
-                        "title": title, "kind": kind, "status": "failed",
-                        **({} if block["id"] in self._shown else {"hidden": True})}})
+                    history.note(
+                        {
+                            "type": "tool_result",
+                            "block": result,
+                            "shown": {
+                                "title": title,
+                                "kind": kind,
+                                "status": "failed",
+                                **({} if block["id"] in self._shown else {"hidden": True}),
+                            },
+                        }
+                    )
             self._journaled.clear()
             self._started.clear()
             self._shown.clear()
@@ -376,9 +438,14 @@ class TurnRunner:
         tool = self.tools.get(block["name"])
         return tool is not None and getattr(tool, "read_only", False) is True
 
-    async def _run_together(self, tool_uses: list[dict[str, Any]], positions: range,
-                            results: list[dict[str, Any] | None], meter: TurnMeter,
-                            history: History) -> None:
+    async def _run_together(
+        self,
+        tool_uses: list[dict[str, Any]],
+        positions: range,
+        results: list[dict[str, Any] | None],
+        meter: TurnMeter,
+        history: History,
+    ) -> None:
         """Run these calls at once, each result into its own slot; a cancel ends them all."""
 
         async def run(position: int) -> None:
@@ -392,18 +459,21 @@ class TurnRunner:
             raise _first_failure(failures) from None
 
     @staticmethod
-    def _watch_repeats(tool_uses: list[dict[str, Any]], results: list[dict[str, Any]],
-                       meter: TurnMeter) -> None:
+    def _watch_repeats(
+        tool_uses: list[dict[str, Any]], results: list[dict[str, Any]], meter: TurnMeter
+    ) -> None:
         """One observation per batch; the 3rd identical one gets a note telling the model to change."""
-        count = meter.repeats.observe([
-            (b["name"], b.get("input") or {}, result_text(r.get("content", "")))
-            for b, r in zip(tool_uses, results, strict=True)])
+        count = meter.repeats.observe(
+            [
+                (b["name"], b.get("input") or {}, result_text(r.get("content", "")))
+                for b, r in zip(tool_uses, results, strict=True)
+            ]
+        )
         meter.last_repeat = count
         if meter.repeats.should_nudge(count) and results:
             add_note(results[-1], meter.repeats.nudge(count))
 
-    async def _run_one(self, block: dict[str, Any], meter: TurnMeter,
-                       history: History) -> dict[str, Any]:
+    async def _run_one(self, block: dict[str, Any], meter: TurnMeter, history: History) -> dict[str, Any]:
         call_id, name = block["id"], block["name"]
         args = block.get("input")
         args = args if isinstance(args, dict) else {}
@@ -416,8 +486,11 @@ class TurnRunner:
             result = await self._execute(tool, name, title, args, call_id, meter, history)
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_calls_failed += 1
-            await self._fail(call_id, self._cancel_notes.get(call_id) or (
-                CANCELLED_RUNNING if call_id in self._started else CANCELLED))
+            await self._fail(
+                call_id,
+                self._cancel_notes.get(call_id)
+                or (CANCELLED_RUNNING if call_id in self._started else CANCELLED),
+            )
             raise
         except JournalFailed as exc:  # its tool_started entry was refused: it did not run
             meter.tool_calls_failed += 1
@@ -427,14 +500,24 @@ class TurnRunner:
             meter.tool_calls_failed += 1
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         status = "failed" if result.is_error else "completed"
-        block_out = tool_result(call_id, result.text, is_error=result.is_error,
-                                media=result.media)
+        block_out = tool_result(call_id, result.text, is_error=result.is_error, media=result.media)
         try:  # journaled (and fsynced) before the editor is told the call is done
-            history.note({"type": "tool_result", "block": block_out, "shown": {
-                "title": title, "kind": kind, "status": status, "rawInput": args,
-                "text": result.text, "locations": [[str(p), line] for p, line in result.locations],
-                "diffs": [[str(d.path), d.old_text, d.new_text] for d in result.diffs],
-                "rawOutput": result.raw_output}})
+            history.note(
+                {
+                    "type": "tool_result",
+                    "block": block_out,
+                    "shown": {
+                        "title": title,
+                        "kind": kind,
+                        "status": status,
+                        "rawInput": args,
+                        "text": result.text,
+                        "locations": [[str(p), line] for p, line in result.locations],
+                        "diffs": [[str(d.path), d.old_text, d.new_text] for d in result.diffs],
+                        "rawOutput": result.raw_output,
+                    },
+                }
+            )
             self._journaled.add(call_id)
             if result.plan is not None:
                 await self.sink.emit(PlanChanged(result.plan))
@@ -442,9 +525,17 @@ class TurnRunner:
             self._unkept[call_id] = block_out
             await self._fail(call_id, f"{result.text}\n\n{exc}")
             raise
-        await self.sink.emit(ToolCallFinished(
-            call_id, status, result.text, result.locations, result.raw_output, result.diffs,
-            result.terminal_id))
+        await self.sink.emit(
+            ToolCallFinished(
+                call_id,
+                status,
+                result.text,
+                result.locations,
+                result.raw_output,
+                result.diffs,
+                result.terminal_id,
+            )
+        )
         return block_out
 
     async def _fail(self, call_id: str, text: str) -> None:
@@ -462,8 +553,16 @@ class TurnRunner:
         except Exception:  # a title is cosmetic; malformed input is reported when it runs
             return name, tool.kind
 
-    async def _execute(self, tool: Any, name: str, title: str, args: dict[str, Any],
-                       call_id: str, meter: TurnMeter, history: History) -> ToolResult:
+    async def _execute(
+        self,
+        tool: Any,
+        name: str,
+        title: str,
+        args: dict[str, Any],
+        call_id: str,
+        meter: TurnMeter,
+        history: History,
+    ) -> ToolResult:
         """Validate, ask, run: every way this can go wrong is a result the model sees."""
         if tool is None:
             meter.tool_calls += 1
@@ -481,15 +580,19 @@ class TurnRunner:
             meter.phase = "permission"
             async with self._asking:  # one question at a time, even from calls run at once
                 decision = await self.permissions.ask(
-                    call_id=call_id, tool_name=name, title=title, kind=tool.kind,
-                    permission=permission, raw_input=args,
-                    preview=lambda: self._preview(tool, args))
+                    call_id=call_id,
+                    tool_name=name,
+                    title=title,
+                    kind=tool.kind,
+                    permission=permission,
+                    raw_input=args,
+                    preview=lambda: self._preview(tool, args),
+                )
             if decision.cancelled:
                 raise PermissionCancelled
             if not decision.allowed:
                 meter.tool_calls_denied += 1
-                return ToolResult(decision.message or "The user declined this tool call.",
-                                  is_error=True)
+                return ToolResult(decision.message or "The user declined this tool call.", is_error=True)
         meter.tool_calls += 1
         meter.phase = "tools"
         await self.sink.emit(ToolCallUpdated(call_id))

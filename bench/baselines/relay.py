@@ -41,6 +41,7 @@ def _load_extras() -> None:
         with open(path) as f:
             EXTRAS.update(json.load(f))
 
+
 _sdk_ready = threading.Event()
 _sdk: Any = None
 _client: Any = None
@@ -66,7 +67,7 @@ def _flush() -> None:
     _flush_pending = False
     view = memoryview(_out)
     while view:
-        view = view[os.write(1, view):]
+        view = view[os.write(1, view) :]
     view.release()
     _out.clear()
 
@@ -84,10 +85,20 @@ def _answer(rid: Any, result: Any) -> None:
 
 
 def _chunk(session_id: str, text: str, message_id: str) -> None:
-    _write({"jsonrpc": "2.0", "method": "session/update", "params": {
-        "sessionId": session_id, "update": {
-            "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text},
-            "messageId": message_id}}})
+    _write(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": session_id,
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": text},
+                    "messageId": message_id,
+                },
+            },
+        }
+    )
 
 
 async def _client_ready() -> Any:
@@ -146,30 +157,39 @@ async def _create_once(client: Any, sid: str, kwargs: dict[str, Any]) -> tuple[l
             _chunk(sid, block.text, message_id)
             content.append({"type": "text", "text": block.text})
         elif block.type == "tool_use":
-            content.append({"type": "tool_use", "id": block.id, "name": block.name,
-                            "input": block.input})
+            content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
     return content, message.stop_reason
 
 
 async def _turn(rid: Any, sid: str, history: list[Any], prompt: list[Any]) -> None:
     if not _extras_loaded:
         _load_extras()
-    history.append({"role": "user", "content": [
-        {"type": "text", "text": b.get("text", "")} for b in prompt if b.get("type") == "text"]})
+    history.append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": b.get("text", "")} for b in prompt if b.get("type") == "text"
+            ],
+        }
+    )
     stop = "end_turn"
     try:
         client = await _client_ready()
         once = _stream_once if STREAMING else _create_once
         for _ in range(MAX_REQUESTS):
-            content, model_stop = await once(client, sid, {
-                "model": MODEL, "messages": history, **EXTRAS})
+            content, model_stop = await once(client, sid, {"model": MODEL, "messages": history, **EXTRAS})
             history.append({"role": "assistant", "content": content})
             uses = [b for b in content if b["type"] == "tool_use"]
             if model_stop != "tool_use" or not uses:
                 break
-            history.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": b["id"], "content": TOOL_RESULT}
-                for b in uses]})
+            history.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": b["id"], "content": TOOL_RESULT} for b in uses
+                    ],
+                }
+            )
         else:
             stop = "max_turn_requests"
     except asyncio.CancelledError:
@@ -209,8 +229,7 @@ async def _serve() -> None:
             if task is not None:
                 task.cancel()
         elif rid is not None:
-            _write({"jsonrpc": "2.0", "id": rid,
-                    "error": {"code": -32601, "message": "Method not found"}})
+            _write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
     for task in list(running.values()):
         task.cancel()
     await asyncio.gather(*running.values(), return_exceptions=True)

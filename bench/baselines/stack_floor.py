@@ -58,7 +58,7 @@ log = structlog.get_logger("stack_floor")
 def _write(message: dict[str, Any]) -> None:
     view = memoryview((json.dumps(message, separators=(",", ":")) + "\n").encode())
     while view:
-        view = view[os.write(1, view):]
+        view = view[os.write(1, view) :]
 
 
 def _error(rid: Any, code: int, text: str) -> None:

@@ -295,9 +295,7 @@ class AgentProcess:
                 if self._stdout_closed:
                     with anyio.move_on_after(1):  # so the report can give the exit code
                         await self._process.wait()
-                    raise AgentExitedError(
-                        f"the agent closed stdout before {what}{self._context()}"
-                    )
+                    raise AgentExitedError(f"the agent closed stdout before {what}{self._context()}")
                 await self._changed.wait()
             return found
         raise TimeoutError(f"no {what} within {timeout} s{self._context()}")
@@ -361,9 +359,7 @@ class AgentProcess:
         except Exception as exc:
             self.handler_errors.append(f"on_request({method!r}) raised {exc!r}")
             outcome = RpcError(-32603, f"the test client's handler failed: {exc!r}")
-        answer = (
-            {"error": outcome.to_dict()} if isinstance(outcome, RpcError) else {"result": outcome}
-        )
+        answer = {"error": outcome.to_dict()} if isinstance(outcome, RpcError) else {"result": outcome}
         with contextlib.suppress(*_IO_ERRORS):  # if the agent is gone, the test sees it elsewhere
             await self._write({"jsonrpc": "2.0", "id": message.get("id"), **answer}, 30)
 

@@ -34,11 +34,16 @@ def history_problems(messages: list[dict[str, Any]]) -> list[str]:
         if message.get("role") == "assistant":
             problems.extend(_answered(messages, index))
         elif index > 0:
-            used = {b.get("id") for b in messages[index - 1].get("content") or []
-                    if isinstance(b, dict) and b.get("type") == "tool_use"}
-            problems.extend(f"orphan tool_result {b.get('tool_use_id')} in message {index}"
-                            for b in content
-                            if b.get("type") == "tool_result" and b.get("tool_use_id") not in used)
+            used = {
+                b.get("id")
+                for b in messages[index - 1].get("content") or []
+                if isinstance(b, dict) and b.get("type") == "tool_use"
+            }
+            problems.extend(
+                f"orphan tool_result {b.get('tool_use_id')} in message {index}"
+                for b in content
+                if b.get("type") == "tool_result" and b.get("tool_use_id") not in used
+            )
     try:
         json.dumps(messages, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -56,9 +61,10 @@ def _answered(messages: list[dict[str, Any]], index: int) -> list[str]:
     results = [b for b in following if isinstance(b, dict) and b.get("type") == "tool_result"]
     problems = []
     if [b.get("tool_use_id") for b in results] != asked:
-        problems.append(f"message {index}: tool_use {asked} answered by "
-                        f"{[b.get('tool_use_id') for b in results]}")
-    if following[:len(results)] != results:
+        problems.append(
+            f"message {index}: tool_use {asked} answered by {[b.get('tool_use_id') for b in results]}"
+        )
+    if following[: len(results)] != results:
         problems.append(f"message {index + 1}: tool_result blocks must come first")
     return problems
 

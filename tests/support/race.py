@@ -53,8 +53,7 @@ class RaceCounts:
 
     @property
     def escapes(self) -> int:
-        return (self.outside_reads + self.outside_created + self.outside_overwritten
-                + self.outside_tmp)
+        return self.outside_reads + self.outside_created + self.outside_overwritten + self.outside_tmp
 
 
 class _Swapper(threading.Thread):

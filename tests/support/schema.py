@@ -117,9 +117,7 @@ def check_envelope(msg: Any) -> list[str]:
             if not _is_int(error.get("code")):
                 problems.append(f"error.code must be an integer, got {shorten(error.get('code'))}")
             if not isinstance(error.get("message"), str):
-                problems.append(
-                    f"error.message must be a string, got {shorten(error.get('message'))}"
-                )
+                problems.append(f"error.message must be a string, got {shorten(error.get('message'))}")
     return problems
 
 
@@ -206,9 +204,7 @@ class AcpSchema:
             return [f"{method!r} is handled by the agent; the agent must not send it"]
         if method not in self.client_methods | self.protocol_methods:
             return []
-        wanted, other = (
-            ("Request", "Notification") if kind == "request" else ("Notification", "Request")
-        )
+        wanted, other = ("Request", "Notification") if kind == "request" else ("Notification", "Request")
         name = self.def_name(method, wanted)
         if name is None:
             if self.def_name(method, other):
@@ -235,11 +231,7 @@ class Transcript:
         """
         keys = []
         for message in [payload] if isinstance(payload, dict) else _json_lines(payload):
-            if (
-                isinstance(message, dict)
-                and "id" in message
-                and not {"result", "error"} & message.keys()
-            ):
+            if isinstance(message, dict) and "id" in message and not {"result", "error"} & message.keys():
                 keys.append(id_key(message["id"]))
                 if isinstance(message.get("method"), str):
                     self._sent_methods[keys[-1]] = message["method"]
@@ -295,9 +287,7 @@ def _explain(error: ValidationError) -> str:
         branches: dict[Any, list[ValidationError]] = {}
         for sub in error.context:
             branches.setdefault(sub.relative_schema_path[0], []).append(sub)
-        live = [
-            e for e in branches.values() if not any(s.validator in ("const", "enum") for s in e)
-        ]
+        live = [e for e in branches.values() if not any(s.validator in ("const", "enum") for s in e)]
         if len(live) != 1:
             allowed = [v for v in _allowed_values(error) if v is not None]
             hint = f" (allowed: {', '.join(map(repr, allowed[:12]))})" if allowed else ""

@@ -48,13 +48,17 @@ class SdkTestAgent:
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None,
-                         client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+    async def initialize(
+        self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
+    ) -> InitializeResponse:
         fs = getattr(client_capabilities, "fs", None)
         self._can_read = bool(getattr(fs, "read_text_file", False))
         self._can_write = bool(getattr(fs, "write_text_file", False))
-        return InitializeResponse(protocol_version=1, agent_capabilities=AgentCapabilities(),
-                                  agent_info=Implementation(name="sdk-test-agent", version="0.0.1"))
+        return InitializeResponse(
+            protocol_version=1,
+            agent_capabilities=AgentCapabilities(),
+            agent_info=Implementation(name="sdk-test-agent", version="0.0.1"),
+        )
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
         session_id = f"sdk-session-{len(self._cwd) + 1}"
@@ -75,10 +79,16 @@ class SdkTestAgent:
             if word == "think":
                 await self._conn.session_update(session_id, acp.update_agent_thought_text("pondering"))
             elif word == "plan":
-                await self._conn.session_update(session_id, acp.update_plan([
-                    acp.plan_entry("look around", status="completed"),
-                    acp.plan_entry("make the edit", status="in_progress", priority="high"),
-                    acp.plan_entry("report back")]))
+                await self._conn.session_update(
+                    session_id,
+                    acp.update_plan(
+                        [
+                            acp.plan_entry("look around", status="completed"),
+                            acp.plan_entry("make the edit", status="in_progress", priority="high"),
+                            acp.plan_entry("report back"),
+                        ]
+                    ),
+                )
             elif word == "edit":
                 await self._edit(session_id)
             elif word == "read" and self._can_read:
@@ -109,14 +119,26 @@ class SdkTestAgent:
     async def _edit(self, session_id: str) -> None:
         path = os.path.join(self._cwd[session_id], "hello.txt")
         diff = acp.tool_diff_content(path, "hello\nworld\n", "hello\n")
-        await self._conn.session_update(session_id, acp.start_tool_call(
-            "edit-1", "Edit hello.txt", kind="edit", status="pending", content=[diff],
-            raw_input={"path": path}))
+        await self._conn.session_update(
+            session_id,
+            acp.start_tool_call(
+                "edit-1",
+                "Edit hello.txt",
+                kind="edit",
+                status="pending",
+                content=[diff],
+                raw_input={"path": path},
+            ),
+        )
         answer = await self._conn.request_permission(
-            session_id=session_id, tool_call=ToolCallUpdate(tool_call_id="edit-1", title="Edit hello.txt"),
-            options=[PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
-                     PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
-                     PermissionOption(option_id="no", name="Reject", kind="reject_once")])
+            session_id=session_id,
+            tool_call=ToolCallUpdate(tool_call_id="edit-1", title="Edit hello.txt"),
+            options=[
+                PermissionOption(option_id="yes", name="Allow once", kind="allow_once"),
+                PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+                PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+            ],
+        )
         outcome = answer.outcome
         allowed = getattr(outcome, "option_id", None) in ("yes", "always")
         if allowed and self._can_write:
@@ -124,7 +146,8 @@ class SdkTestAgent:
         status: Literal["completed", "failed"] = "completed" if allowed else "failed"
         note = acp.tool_content(acp.text_block(f"edit {'allowed' if allowed else 'rejected'}"))
         await self._conn.session_update(
-            session_id, acp.update_tool_call("edit-1", status=status, content=[note]))
+            session_id, acp.update_tool_call("edit-1", status=status, content=[note])
+        )
 
 
 async def main() -> None:

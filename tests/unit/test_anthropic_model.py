@@ -25,8 +25,7 @@ from acp_agent.model.sdk import has_credentials
 from acp_agent.testing import FakeMessagesAPI, replies
 
 KEY = "sk-ant-marker-7d1e5c"
-REQUEST = ModelRequest(model="claude-test-1", max_tokens=256,
-                       messages=[{"role": "user", "content": "hello"}])
+REQUEST = ModelRequest(model="claude-test-1", max_tokens=256, messages=[{"role": "user", "content": "hello"}])
 OVERLOADED = replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=10)
 
 
@@ -53,20 +52,28 @@ def texts(events: list[ModelEvent]) -> str:
 
 
 async def test_a_reply_becomes_the_same_event_sequence_on_both_paths(
-        fake: FakeMessagesAPI, streaming: bool) -> None:
-    fake.script(replies.message([replies.text_block("Let me look."),
-                                 replies.tool_use_block("read_file", {"path": "a.txt"},
-                                                        id="toolu_a")],
-                                stop_reason="tool_use", usage=(20, 7)))
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    fake.script(
+        replies.message(
+            [
+                replies.text_block("Let me look."),
+                replies.tool_use_block("read_file", {"path": "a.txt"}, id="toolu_a"),
+            ],
+            stop_reason="tool_use",
+            usage=(20, 7),
+        )
+    )
     events = await collect(model_for(fake, streaming))
     kinds = [type(e) for e in events if not isinstance(e, Usage)]
     assert kinds == [TextDelta, ToolUseStarted, MessageDone]
     assert events[-2] == Usage(input_tokens=20, output_tokens=7)
     done = events[-1]
     assert isinstance(done, MessageDone)
-    assert done.content == [{"type": "text", "text": "Let me look."},
-                            {"type": "tool_use", "id": "toolu_a", "name": "read_file",
-                             "input": {"path": "a.txt"}}]
+    assert done.content == [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {"path": "a.txt"}},
+    ]
     assert done.stop_reason == "tool_use"
     assert done.usage == Usage(input_tokens=20, output_tokens=7)
     assert done.message_id and done.message_id.startswith("msg_")
@@ -74,8 +81,9 @@ async def test_a_reply_becomes_the_same_event_sequence_on_both_paths(
 
 
 async def test_streamed_text_deltas_concatenate_to_the_text_exactly(
-        fake: FakeMessagesAPI, streaming: bool) -> None:
-    text = "Héllo — wörld 🎉\n  with  spaces\tand \"quotes\" \\ end"
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    text = 'Héllo — wörld 🎉\n  with  spaces\tand "quotes" \\ end'
     fake.script(replies.text(text, chunks=9))
     events = await collect(model_for(fake, streaming))
     assert texts(events) == text
@@ -84,11 +92,16 @@ async def test_streamed_text_deltas_concatenate_to_the_text_exactly(
         assert sum(isinstance(e, TextDelta) for e in events) == 9
 
 
-async def test_thinking_blocks_are_kept_with_their_signature(fake: FakeMessagesAPI,
-                                                             streaming: bool) -> None:
-    fake.script(replies.message([replies.thinking_block("ponder this", "sig-abc", chunks=3),
-                                 replies.redacted_thinking_block("opaque=="),
-                                 replies.text_block("answer")]))
+async def test_thinking_blocks_are_kept_with_their_signature(fake: FakeMessagesAPI, streaming: bool) -> None:
+    fake.script(
+        replies.message(
+            [
+                replies.thinking_block("ponder this", "sig-abc", chunks=3),
+                replies.redacted_thinking_block("opaque=="),
+                replies.text_block("answer"),
+            ]
+        )
+    )
     events = await collect(model_for(fake, streaming))
     thought = "".join(e.text for e in events if isinstance(e, ThinkingDelta))
     assert thought == "ponder this"
@@ -100,24 +113,37 @@ async def test_thinking_blocks_are_kept_with_their_signature(fake: FakeMessagesA
 
 
 async def test_a_tool_use_cut_by_max_tokens_keeps_the_complete_part_of_its_input(
-        fake: FakeMessagesAPI, streaming: bool) -> None:
-    cut = replies.tool_use_block("write_file", {"path": "a.txt"}, id="toolu_cut",
-                                 partial_json='{"path": "a.txt", "content": "hel')
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    cut = replies.tool_use_block(
+        "write_file", {"path": "a.txt"}, id="toolu_cut", partial_json='{"path": "a.txt", "content": "hel'
+    )
     fake.script(replies.message([replies.text_block("Writing."), cut], stop_reason="max_tokens"))
     events = await collect(model_for(fake, streaming))
     done = events[-1]
     assert isinstance(done, MessageDone)
     assert done.stop_reason == "max_tokens"
-    assert done.content[1] == {"type": "tool_use", "id": "toolu_cut", "name": "write_file",
-                               "input": {"path": "a.txt"}}
+    assert done.content[1] == {
+        "type": "tool_use",
+        "id": "toolu_cut",
+        "name": "write_file",
+        "input": {"path": "a.txt"},
+    }
 
 
-async def test_the_request_carries_only_the_fields_that_are_set(fake: FakeMessagesAPI,
-                                                                streaming: bool) -> None:
+async def test_the_request_carries_only_the_fields_that_are_set(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
     tools = [{"name": "t", "description": "d", "input_schema": {"type": "object"}}]
-    full = ModelRequest(model="claude-test-1", max_tokens=64, messages=REQUEST.messages,
-                        system="be brief", tools=tools, tool_choice={"type": "auto"},
-                        thinking={"type": "enabled", "budget_tokens": 1024})
+    full = ModelRequest(
+        model="claude-test-1",
+        max_tokens=64,
+        messages=REQUEST.messages,
+        system="be brief",
+        tools=tools,
+        tool_choice={"type": "auto"},
+        thinking={"type": "enabled", "budget_tokens": 1024},
+    )
     fake.script(replies.text("a"), replies.text("b"))
     await collect(model_for(fake, streaming, prompt_cache=False), REQUEST)
     await collect(model_for(fake, streaming, prompt_cache=False), full)
@@ -131,7 +157,8 @@ async def test_the_request_carries_only_the_fields_that_are_set(fake: FakeMessag
 
 
 async def test_a_529_then_200_is_retried_once_with_the_identical_request(
-        fake: FakeMessagesAPI, streaming: bool) -> None:
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
     fake.script(OVERLOADED, replies.text("fine now"))
     events = await collect(model_for(fake, streaming))
     retries = [e for e in events if isinstance(e, RetryScheduled)]
@@ -145,8 +172,9 @@ async def test_a_529_then_200_is_retried_once_with_the_identical_request(
     assert [r.headers["x-stainless-retry-count"] for r in fake.requests] == ["0", "0"]
 
 
-async def test_retries_are_bounded_then_the_model_is_unavailable(fake: FakeMessagesAPI,
-                                                                 streaming: bool) -> None:
+async def test_retries_are_bounded_then_the_model_is_unavailable(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
     fake.set_fallback(OVERLOADED)
     with pytest.raises(ModelUnavailable) as caught:
         await collect(model_for(fake, streaming, max_retries=2))
@@ -156,8 +184,7 @@ async def test_retries_are_bounded_then_the_model_is_unavailable(fake: FakeMessa
     assert caught.value.detail["status"] == 529
 
 
-async def test_a_retry_after_beyond_the_cap_fails_at_once(fake: FakeMessagesAPI,
-                                                          streaming: bool) -> None:
+async def test_a_retry_after_beyond_the_cap_fails_at_once(fake: FakeMessagesAPI, streaming: bool) -> None:
     fake.script(replies.error(429, "rate_limit_error", "slow down", retry_after=45))
     started = time.monotonic()
     with pytest.raises(ModelUnavailable, match="asked to wait 45 s"):
@@ -173,8 +200,9 @@ async def test_the_turn_deadline_caps_the_wait(fake: FakeMessagesAPI, streaming:
     assert fake.attempts == 1
 
 
-async def test_a_400_is_not_retried_and_names_status_and_message(fake: FakeMessagesAPI,
-                                                                 streaming: bool) -> None:
+async def test_a_400_is_not_retried_and_names_status_and_message(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
     fake.script(replies.error(400, "invalid_request_error", "messages: field required"))
     with pytest.raises(ModelUnavailable) as caught:
         await collect(model_for(fake, streaming))
@@ -184,10 +212,10 @@ async def test_a_400_is_not_retried_and_names_status_and_message(fake: FakeMessa
     assert not caught.value.retryable
 
 
-@pytest.mark.parametrize(("status", "error_type"), [(401, "authentication_error"),
-                                                    (403, "permission_error")])
-async def test_401_and_403_mean_auth_required(fake: FakeMessagesAPI, streaming: bool,
-                                              status: int, error_type: str) -> None:
+@pytest.mark.parametrize(("status", "error_type"), [(401, "authentication_error"), (403, "permission_error")])
+async def test_401_and_403_mean_auth_required(
+    fake: FakeMessagesAPI, streaming: bool, status: int, error_type: str
+) -> None:
     fake.script(replies.error(status, error_type, f"bad key {KEY}"))
     with pytest.raises(AuthRequired) as caught:
         await collect(model_for(fake, streaming))
@@ -196,17 +224,18 @@ async def test_401_and_403_mean_auth_required(fake: FakeMessagesAPI, streaming: 
     assert KEY not in str(caught.value)
 
 
-async def test_a_prompt_too_long_ends_with_the_context_window_stop(fake: FakeMessagesAPI,
-                                                                   streaming: bool) -> None:
-    fake.script(replies.error(400, "invalid_request_error",
-                              "prompt is too long: 210000 tokens > 200000 maximum"))
+async def test_a_prompt_too_long_ends_with_the_context_window_stop(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    fake.script(
+        replies.error(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")
+    )
     events = await collect(model_for(fake, streaming))
     assert events == [MessageDone([], "context_window_exceeded", Usage())]
     assert fake.attempts == 1
 
 
-async def test_a_reply_without_stop_reason_is_a_broken_stream(fake: FakeMessagesAPI,
-                                                              streaming: bool) -> None:
+async def test_a_reply_without_stop_reason_is_a_broken_stream(fake: FakeMessagesAPI, streaming: bool) -> None:
     fake.script(replies.text("half", stop_reason=None))
     with pytest.raises(StreamBroken) as caught:
         await collect(model_for(fake, streaming))
@@ -214,8 +243,7 @@ async def test_a_reply_without_stop_reason_is_a_broken_stream(fake: FakeMessages
     assert fake.attempts == 1
 
 
-async def test_a_drop_before_any_response_is_retried(fake: FakeMessagesAPI,
-                                                     streaming: bool) -> None:
+async def test_a_drop_before_any_response_is_retried(fake: FakeMessagesAPI, streaming: bool) -> None:
     fake.script(replies.drop(), replies.text("after the drop"))
     events = await collect(model_for(fake, streaming))
     assert sum(isinstance(e, RetryScheduled) for e in events) == 1
@@ -223,10 +251,12 @@ async def test_a_drop_before_any_response_is_retried(fake: FakeMessagesAPI,
     assert fake.attempts == 2
 
 
-async def test_a_drop_after_output_is_a_broken_stream_with_the_partial_text(
-        fake: FakeMessagesAPI) -> None:
-    fake.script(replies.message([replies.text_block("abcdef", chunks=3),
-                                 replies.tool_use_block("f", {"x": 1})], drop_after=8))
+async def test_a_drop_after_output_is_a_broken_stream_with_the_partial_text(fake: FakeMessagesAPI) -> None:
+    fake.script(
+        replies.message(
+            [replies.text_block("abcdef", chunks=3), replies.tool_use_block("f", {"x": 1})], drop_after=8
+        )
+    )
     events: list[ModelEvent] = []
     with pytest.raises(StreamBroken) as caught:
         async for event in model_for(fake, True).respond(REQUEST):
@@ -252,13 +282,17 @@ async def test_a_truncated_stream_is_a_broken_stream(fake: FakeMessagesAPI) -> N
     assert fake.attempts == 1
 
 
-@pytest.mark.parametrize("stall", [replies.stall(), replies.text("x", stall_after=1)],
-                         ids=["before-headers", "after-message-start"])
+@pytest.mark.parametrize(
+    "stall",
+    [replies.stall(), replies.text("x", stall_after=1)],
+    ids=["before-headers", "after-message-start"],
+)
 async def test_a_stall_before_output_is_retried(fake: FakeMessagesAPI, stall: Any) -> None:
     fake.script(stall, replies.text("recovered"))
     events = await collect(model_for(fake, True, stall_seconds=0.5))
     assert [e.reason for e in events if isinstance(e, RetryScheduled)] == [
-        "no answer from the API for 0.5 s (stall)"]
+        "no answer from the API for 0.5 s (stall)"
+    ]
     assert texts(events) == "recovered"
     assert fake.attempts == 2
 
@@ -295,8 +329,9 @@ async def test_an_error_event_after_output_is_a_broken_stream(fake: FakeMessages
     assert fake.attempts == 1
 
 
-async def test_cancellation_propagates_and_releases_the_request(fake: FakeMessagesAPI,
-                                                                streaming: bool) -> None:
+async def test_cancellation_propagates_and_releases_the_request(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
     fake.script(replies.text("abc", chunks=3, stall_after=3) if streaming else replies.stall())
     model = model_for(fake, streaming, stall_seconds=30, request_timeout=30)
     started = time.monotonic()
@@ -306,8 +341,7 @@ async def test_cancellation_propagates_and_releases_the_request(fake: FakeMessag
     assert time.monotonic() - started < 5
 
 
-async def test_the_api_key_never_appears_in_errors(fake: FakeMessagesAPI,
-                                                   streaming: bool) -> None:
+async def test_the_api_key_never_appears_in_errors(fake: FakeMessagesAPI, streaming: bool) -> None:
     fake.script(replies.error(400, "invalid_request_error", f"key {KEY} is odd"))
     with pytest.raises(ModelUnavailable) as caught:
         await collect(model_for(fake, streaming))
@@ -316,10 +350,16 @@ async def test_the_api_key_never_appears_in_errors(fake: FakeMessagesAPI,
 
 
 async def test_no_credentials_is_decided_before_any_request(
-        fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE",
-                 "ANTHROPIC_FEDERATION_RULE_ID", "ANTHROPIC_IDENTITY_TOKEN",
-                 "ANTHROPIC_IDENTITY_TOKEN_FILE"):
+    fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_FEDERATION_RULE_ID",
+        "ANTHROPIC_IDENTITY_TOKEN",
+        "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    ):
         monkeypatch.delenv(name, raising=False)
     for name in ("ANTHROPIC_CONFIG_DIR", "HOME", "XDG_CONFIG_HOME"):
         monkeypatch.setenv(name, str(tmp_path))

@@ -17,8 +17,7 @@ def test_defaults_hold_without_flags_or_environment() -> None:
 
 
 def test_environment_overrides_defaults_and_flags_override_environment() -> None:
-    env = {"ACP_AGENT_MAX_TURN_REQUESTS": "3", "ACP_AGENT_STREAMING": "0",
-           "ACP_AGENT_MODEL": "claude-test-1"}
+    env = {"ACP_AGENT_MAX_TURN_REQUESTS": "3", "ACP_AGENT_STREAMING": "0", "ACP_AGENT_MODEL": "claude-test-1"}
     assert Config.from_sources({}, env).limits.max_turn_requests == 3
     assert Config.from_sources({}, env).streaming is False
     flags = {"max_turn_requests": 7, "streaming": True, "model": None}
@@ -28,17 +27,23 @@ def test_environment_overrides_defaults_and_flags_override_environment() -> None
     assert config.model == "claude-test-1"
 
 
-@pytest.mark.parametrize(("var", "value"), [("ACP_AGENT_STREAMING", "maybe"),
-                                            ("ACP_AGENT_MAX_TURN_REQUESTS", "lots"),
-                                            ("ACP_AGENT_MAX_TURN_REQUESTS", "0")])
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("ACP_AGENT_STREAMING", "maybe"),
+        ("ACP_AGENT_MAX_TURN_REQUESTS", "lots"),
+        ("ACP_AGENT_MAX_TURN_REQUESTS", "0"),
+    ],
+)
 def test_bad_environment_values_are_refused_with_a_clear_message(var: str, value: str) -> None:
     with pytest.raises(ValueError, match=var if value != "0" else "max_turn_requests"):
         Config.from_sources({}, {var: value})
 
 
 def test_session_overrides_may_raise_lower_or_turn_off_budgets() -> None:
-    limits = Limits().with_overrides({"maxTurnRequests": 80, "maxToolCalls": None,
-                                      "maxTurnSeconds": 5, "unknownKey": 1})
+    limits = Limits().with_overrides(
+        {"maxTurnRequests": 80, "maxToolCalls": None, "maxTurnSeconds": 5, "unknownKey": 1}
+    )
     assert limits.max_turn_requests == 80
     assert limits.max_tool_calls is None
     assert limits.max_turn_seconds == 5

@@ -14,8 +14,7 @@ from tests.support.race import run_race
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux syscalls")
 
 
-def test_no_read_or_write_escapes_while_a_directory_is_swapped_with_a_symlink(
-        tmp_path: Path) -> None:
+def test_no_read_or_write_escapes_while_a_directory_is_swapped_with_a_symlink(tmp_path: Path) -> None:
     counts = run_race(tmp_path, operations=200)
     assert counts.swaps > 100, counts  # the race really ran
     assert counts.reads == counts.writes == 100

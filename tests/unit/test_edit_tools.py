@@ -70,8 +70,8 @@ def test_titles_name_the_file() -> None:
 async def test_edit_replaces_the_one_occurrence_and_reports_a_whole_file_diff(ctx: ToolContext) -> None:
     path = ctx.cwd / "src" / "app.py"
     result = await EditFile().run(
-        {"path": "src/app.py", "old_string": 'print(greet("you"))', "new_string": 'print(greet("me"))'},
-        ctx)
+        {"path": "src/app.py", "old_string": 'print(greet("you"))', "new_string": 'print(greet("me"))'}, ctx
+    )
     new = APP.replace('"you"', '"me"')
     assert path.read_text() == new
     assert result.text == "Edited src/app.py: replaced 1 occurrence (+1 -1 lines)"
@@ -81,15 +81,23 @@ async def test_edit_replaces_the_one_occurrence_and_reports_a_whole_file_diff(ct
 
 
 async def test_edit_counts_added_and_removed_lines(ctx: ToolContext) -> None:
-    result = await EditFile().run({"path": "src/app.py", "old_string": '    return "hi " + name\n',
-                                   "new_string": "    greeting = 'hi'\n    return greeting + name\n"}, ctx)
+    result = await EditFile().run(
+        {
+            "path": "src/app.py",
+            "old_string": '    return "hi " + name\n',
+            "new_string": "    greeting = 'hi'\n    return greeting + name\n",
+        },
+        ctx,
+    )
     assert result.text == "Edited src/app.py: replaced 1 occurrence (+2 -1 lines)"
     assert result.locations == ((ctx.cwd / "src" / "app.py", 2),)
 
 
 async def test_edit_with_an_empty_new_string_deletes_the_text(ctx: ToolContext) -> None:
-    await EditFile().run({"path": "src/app.py", "old_string": "\n\ndef main():\n    print(greet(\"you\"))\n",
-                          "new_string": ""}, ctx)
+    await EditFile().run(
+        {"path": "src/app.py", "old_string": '\n\ndef main():\n    print(greet("you"))\n', "new_string": ""},
+        ctx,
+    )
     assert (ctx.cwd / "src" / "app.py").read_text() == 'def greet(name):\n    return "hi " + name\n'
 
 
@@ -246,8 +254,9 @@ async def test_edit_and_write_give_the_same_results_through_the_editor_fs(cwd: P
 async def test_edit_reads_the_editors_unsaved_buffer_not_the_disk(cwd: Path) -> None:
     app = cwd / "src" / "app.py"
     editor = EditorFS({app: "unsaved = True\n"})
-    result = await EditFile().run({"path": "src/app.py", "old_string": "True", "new_string": "False"},
-                                  ToolContext(cwd=cwd, fs=editor))
+    result = await EditFile().run(
+        {"path": "src/app.py", "old_string": "True", "new_string": "False"}, ToolContext(cwd=cwd, fs=editor)
+    )
     assert editor.files[app] == "unsaved = False\n"
     assert result.diffs == (Diff(app, "unsaved = True\n", "unsaved = False\n"),)
 
@@ -255,8 +264,9 @@ async def test_edit_reads_the_editors_unsaved_buffer_not_the_disk(cwd: Path) -> 
 async def test_an_editor_fs_error_is_a_tool_error(cwd: Path) -> None:
     (cwd / "gone.py").write_text("x\n")
     with pytest.raises(ToolError, match="resource not found"):
-        await EditFile().run({"path": "gone.py", "old_string": "x", "new_string": "y"},
-                             ToolContext(cwd=cwd, fs=EditorFS({})))
+        await EditFile().run(
+            {"path": "gone.py", "old_string": "x", "new_string": "y"}, ToolContext(cwd=cwd, fs=EditorFS({}))
+        )
 
 
 async def test_read_file_gives_the_same_text_through_the_editor_fs(cwd: Path) -> None:
@@ -268,22 +278,27 @@ async def test_read_file_gives_the_same_text_through_the_editor_fs(cwd: Path) ->
         assert (via_editor.text, via_editor.locations) == (local.text, local.locations)
     capped = ReadFile(max_lines=3)
     assert (await capped.run({"path": "src/app.py"}, editor_ctx)).text == (
-        await capped.run({"path": "src/app.py"}, ToolContext(cwd=cwd))).text
+        await capped.run({"path": "src/app.py"}, ToolContext(cwd=cwd))
+    ).text
 
 
 # ── helpers ──────────────────────────────────────────────────────────────────────────────────
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), [
-    ("a\nb\nc\n", "a\nB\nc\n", (2, 1, 1)),
-    ("a\nb\n", "a\nb\nc\n", (3, 1, 0)),
-    ("a\nb\nc\n", "a\nb\n", (2, 0, 1)),
-    ("", "x\ny\n", (1, 2, 0)),
-    ("a\n", "", (1, 0, 1)),
-    ("a\nb", "a\nb\n", (2, 1, 1)),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("a\nb\nc\n", "a\nB\nc\n", (2, 1, 1)),
+        ("a\nb\n", "a\nb\nc\n", (3, 1, 0)),
+        ("a\nb\nc\n", "a\nb\n", (2, 0, 1)),
+        ("", "x\ny\n", (1, 2, 0)),
+        ("a\n", "", (1, 0, 1)),
+        ("a\nb", "a\nb\n", (2, 1, 1)),
+    ],
+)
 def test_changed_lines_counts_the_region_between_common_head_and_tail(
-        old: str, new: str, expected: tuple[int, int, int]) -> None:
+    old: str, new: str, expected: tuple[int, int, int]
+) -> None:
     assert changed_lines(old, new) == expected
 
 

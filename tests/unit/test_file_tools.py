@@ -76,8 +76,7 @@ async def test_read_file_window_says_where_to_continue(ctx: ToolContext) -> None
     (ctx.cwd / "long.txt").write_text("".join(f"line {i}\n" for i in range(1, 51)))
     result = await ReadFile().run({"path": "long.txt", "offset": 10, "limit": 3}, ctx)
     assert result.text == (
-        "line 10\nline 11\nline 12\n"
-        "[showing lines 10-12 of 50; call again with offset=13 to read more]"
+        "line 10\nline 11\nline 12\n[showing lines 10-12 of 50; call again with offset=13 to read more]"
     )
     assert result.locations == ((ctx.cwd / "long.txt", 10),)
     tail = await ReadFile().run({"path": "long.txt", "offset": 49}, ctx)
@@ -94,9 +93,7 @@ async def test_read_file_caps_lines_at_2000_by_default(ctx: ToolContext) -> None
     assert result.raw_output is not None and result.raw_output["truncated"] is True
     # A limit above the cap is still capped, and says so.
     asked = await ReadFile().run({"path": "big.txt", "offset": 2001, "limit": 5000}, ctx)
-    assert asked.text.endswith(
-        "[truncated: showing lines 2001-4000 of 5234; call again with offset=4001]"
-    )
+    assert asked.text.endswith("[truncated: showing lines 2001-4000 of 5234; call again with offset=4001]")
 
 
 async def test_read_file_caps_bytes_and_following_the_notes_reads_the_whole_file(
@@ -109,8 +106,11 @@ async def test_read_file_caps_bytes_and_following_the_notes_reads_the_whole_file
     while True:
         calls += 1
         text = (await tool.run({"path": "wide.txt", "offset": offset}, ctx)).text
-        note = re.search(r"\[truncated at the 1,024-byte cap: showing lines (\d+)-(\d+) of 599; "
-                         r"call again with offset=(\d+)\]$", text)
+        note = re.search(
+            r"\[truncated at the 1,024-byte cap: showing lines (\d+)-(\d+) of 599; "
+            r"call again with offset=(\d+)\]$",
+            text,
+        )
         if note is None:
             pieces.append(text)
             break
@@ -170,13 +170,18 @@ async def test_read_file_refuses_escapes(ctx: ToolContext, outside: Path) -> Non
 
 
 async def test_list_files_lists_files_sorted_leaving_out_ignored_and_hidden_ones(
-        ctx: ToolContext, engine: bool | None) -> None:
+    ctx: ToolContext, engine: bool | None
+) -> None:
     result = await ListFiles(ripgrep=engine).run({}, ctx)
     assert result.text.splitlines() == ["README.md", "src/app.py", "src/pkg/util.py"]
     everything = await ListFiles(ripgrep=engine).run({"include_ignored": True}, ctx)
     assert everything.text.splitlines() == [
-        "README.md", "__pycache__/hidden.py", "node_modules/hidden.py", "src/app.py",
-        "src/pkg/util.py"]
+        "README.md",
+        "__pycache__/hidden.py",
+        "node_modules/hidden.py",
+        "src/app.py",
+        "src/pkg/util.py",
+    ]
     hidden = await ListFiles(ripgrep=engine).run({"pattern": ".*"}, ctx)
     assert hidden.text.splitlines() == [".gitignore"]
 
@@ -193,7 +198,8 @@ async def test_list_files_glob_and_path_are_relative_to_the_listed_directory(
 
 
 async def test_list_files_caps_at_1000_entries_and_counts_the_rest(
-        ctx: ToolContext, engine: bool | None) -> None:
+    ctx: ToolContext, engine: bool | None
+) -> None:
     many = ctx.cwd / "many"
     many.mkdir()
     for i in range(1010):
@@ -202,13 +208,12 @@ async def test_list_files_caps_at_1000_entries_and_counts_the_rest(
     lines = result.text.splitlines()
     assert len(lines) == 1001
     assert lines[0] == "many/f0000.txt" and lines[999] == "many/f0999.txt"
-    assert lines[-1] == ("[10 more entries omitted (showing the first 1,000 of 1,010); "
-                         "narrow the pattern or path]")
+    assert lines[-1] == (
+        "[10 more entries omitted (showing the first 1,000 of 1,010); narrow the pattern or path]"
+    )
 
 
-async def test_list_files_never_follows_links_out_of_the_cwd(
-    ctx: ToolContext, outside: Path
-) -> None:
+async def test_list_files_never_follows_links_out_of_the_cwd(ctx: ToolContext, outside: Path) -> None:
     (ctx.cwd / "src" / "ext").symlink_to(outside, target_is_directory=True)
     (ctx.cwd / "src" / "same").symlink_to(ctx.cwd / "src" / "pkg", target_is_directory=True)
     result = await ListFiles(ripgrep=engine).run({"path": "src"}, ctx)
@@ -221,9 +226,7 @@ async def test_list_files_never_follows_links_out_of_the_cwd(
     ("path", "message"),
     [("README.md", "is not a directory"), ("nowhere", "no such directory")],
 )
-async def test_list_files_needs_an_existing_directory(
-    ctx: ToolContext, path: str, message: str
-) -> None:
+async def test_list_files_needs_an_existing_directory(ctx: ToolContext, path: str, message: str) -> None:
     with pytest.raises(ToolError, match=message):
         await ListFiles(ripgrep=engine).run({"path": path}, ctx)
 
@@ -249,7 +252,8 @@ async def test_search_text_filters_case_glob_and_path(ctx: ToolContext, engine: 
     only_py = await SearchText(ripgrep=engine).run({"pattern": "main", "glob": "*.py"}, ctx)
     assert only_py.text.splitlines() == ["src/app.py:3: def main():"]
     by_path = await SearchText(ripgrep=engine).run(
-        {"pattern": "return", "glob": "pkg/*.py", "path": "src"}, ctx)
+        {"pattern": "return", "glob": "pkg/*.py", "path": "src"}, ctx
+    )
     assert by_path.text.splitlines() == ["src/pkg/util.py:2:     return 'Main'"]
     one_file = await SearchText(ripgrep=engine).run({"pattern": "o", "path": "README.md"}, ctx)
     assert one_file.text.splitlines() == ["README.md:1: # Demo", "README.md:2: main entry point"]
@@ -276,13 +280,15 @@ async def test_search_text_caps_matches_and_line_length(ctx: ToolContext, engine
 
 
 async def test_search_text_names_the_problem_with_an_invalid_regex(
-        ctx: ToolContext, engine: bool | None) -> None:
+    ctx: ToolContext, engine: bool | None
+) -> None:
     with pytest.raises(ToolError, match=r"invalid regex '\(unclosed': missing \)"):
         await SearchText(ripgrep=engine).run({"pattern": "(unclosed"}, ctx)
 
 
 async def test_search_text_refuses_paths_outside_the_cwd(
-        ctx: ToolContext, engine: bool | None, outside: Path) -> None:
+    ctx: ToolContext, engine: bool | None, outside: Path
+) -> None:
     with pytest.raises(PathOutsideCwd):
         await SearchText(ripgrep=engine).run({"pattern": "secret", "path": str(outside)}, ctx)
     (ctx.cwd / "ext").symlink_to(outside, target_is_directory=True)
@@ -292,11 +298,27 @@ async def test_search_text_refuses_paths_outside_the_cwd(
 
 @pytest.mark.parametrize(
     "pattern",
-    [r"\Afoo", r"foo\Z", r"foo$", r"^foo$", r"(?<![\s\S])foo", r"(?-m:^)foo", r"(?<!x)foo",
-     r"(?=bar)", r"o\s*$", r"^$", r"fo+", r"\bfoo\b", r"foo.x", r"foo\sbar", r"x\nfoo"],
+    [
+        r"\Afoo",
+        r"foo\Z",
+        r"foo$",
+        r"^foo$",
+        r"(?<![\s\S])foo",
+        r"(?-m:^)foo",
+        r"(?<!x)foo",
+        r"(?=bar)",
+        r"o\s*$",
+        r"^$",
+        r"fo+",
+        r"\bfoo\b",
+        r"foo.x",
+        r"foo\sbar",
+        r"x\nfoo",
+    ],
 )
 async def test_search_text_matches_line_by_line_exactly(
-        ctx: ToolContext, engine: bool | None, pattern: str) -> None:
+    ctx: ToolContext, engine: bool | None, pattern: str
+) -> None:
     # The file never starts or ends with "foo", and every line ending in "foo" ends in "\r":
     # a whole-file shortcut that ignored line boundaries would miss these lines.
     text = "xx\nfoo\r\n\nbar foo\r\r\nfoo x\nfoo bar"
@@ -352,11 +374,16 @@ class _TextOnlyEditor:
         raise AssertionError("read_file never writes")
 
 
-@pytest.mark.parametrize(("head", "media_type"), [
-    (b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff\xe0", "image/jpeg"),
-    (b"GIF89a", "image/gif"), (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "image/webp")])
-async def test_images_are_known_by_their_bytes_on_both_paths(
-        cwd: Path, head: bytes, media_type: str) -> None:
+@pytest.mark.parametrize(
+    ("head", "media_type"),
+    [
+        (b"\x89PNG\r\n\x1a\n", "image/png"),
+        (b"\xff\xd8\xff\xe0", "image/jpeg"),
+        (b"GIF89a", "image/gif"),
+        (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "image/webp"),
+    ],
+)
+async def test_images_are_known_by_their_bytes_on_both_paths(cwd: Path, head: bytes, media_type: str) -> None:
     (cwd / "picture.dat").write_bytes(head + b"\0" * 64)
     (cwd / "text.png").write_text("not really a png\n")
     for ctx in (ToolContext(cwd=cwd), ToolContext(cwd=cwd, fs=_TextOnlyEditor())):

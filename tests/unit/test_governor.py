@@ -40,8 +40,9 @@ def test_a_new_meter_is_a_fresh_budget() -> None:
     ("cap", "used", "batch", "allowed"),
     [(200, 0, 5, 5), (5, 2, 5, 3), (5, 5, 2, 0), (None, 1000, 7, 7)],
 )
-def test_tool_allowance_runs_the_prefix_that_fits(cap: int | None, used: int, batch: int,
-                                                  allowed: int) -> None:
+def test_tool_allowance_runs_the_prefix_that_fits(
+    cap: int | None, used: int, batch: int, allowed: int
+) -> None:
     meter = TurnMeter(Limits(max_tool_calls=cap))
     meter.tool_calls = used
     assert meter.tool_allowance(batch) == allowed

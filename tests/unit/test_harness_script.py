@@ -43,9 +43,12 @@ def differs(pattern: Any, got: Any, bound: dict[str, Any] | None = None) -> list
 
 # --- patterns ---------------------------------------------------------------------------------
 
+
 def test_an_object_pattern_ignores_extra_keys_but_needs_its_own() -> None:
-    ok({"result": {"stopReason": "end_turn"}}, {"jsonrpc": "2.0", "id": 3,
-                                                  "result": {"stopReason": "end_turn", "_meta": {}}})
+    ok(
+        {"result": {"stopReason": "end_turn"}},
+        {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn", "_meta": {}}},
+    )
     assert differs({"result": {"stopReason": "end_turn"}}, {"id": 3, "error": {}}) == ["$.result"]
 
 
@@ -65,10 +68,13 @@ def test_star_matches_any_present_value_but_not_a_missing_key() -> None:
 def test_a_capture_binds_the_first_time_and_must_be_equal_afterwards() -> None:
     assert ok({"a": "$x", "b": "$x"}, {"a": [1], "b": [1]}) == {"x": [1]}
     assert differs({"a": "$x", "b": "$x"}, {"a": 1, "b": 2}) == ["$.b"]
-    assert differs({"params": {"sessionId": "$sessionId"}}, {"params": {"sessionId": "other"}},
-                   {"sessionId": "mine"}) == ["$.params.sessionId"]
-    assert ok({"params": {"sessionId": "$sessionId"}}, {"params": {"sessionId": "mine"}},
-              {"sessionId": "mine"}) == {}
+    assert differs(
+        {"params": {"sessionId": "$sessionId"}}, {"params": {"sessionId": "other"}}, {"sessionId": "mine"}
+    ) == ["$.params.sessionId"]
+    assert (
+        ok({"params": {"sessionId": "$sessionId"}}, {"params": {"sessionId": "mine"}}, {"sessionId": "mine"})
+        == {}
+    )
 
 
 def test_true_is_not_one_and_one_is_one_point_zero() -> None:
@@ -92,8 +98,9 @@ def test_operators_regex_type_absent_contains_literal() -> None:
     ok({"error": {"$absent": True}, "result": "*"}, {"result": {}})
     assert differs({"error": {"$absent": True}}, {"error": {"code": 1}}) == ["$.error"]
     options = [{"kind": "reject_once", "optionId": "r"}, {"kind": "allow_once", "optionId": "a"}]
-    assert ok({"options": {"$contains": [{"kind": "allow_once", "optionId": "$allow"}]}},
-              {"options": options}) == {"allow": "a"}
+    assert ok(
+        {"options": {"$contains": [{"kind": "allow_once", "optionId": "$allow"}]}}, {"options": options}
+    ) == {"allow": "a"}
     differs({"options": {"$contains": [{"kind": "allow_always"}]}}, {"options": options})
     ok({"v": {"$literal": {"a": "*"}}}, {"v": {"a": "*"}})
     differs({"v": {"$literal": {"a": "*"}}}, {"v": {"a": "x"}})
@@ -106,20 +113,22 @@ def test_an_unknown_operator_is_an_error_not_a_silent_mismatch() -> None:
 
 
 def test_the_diff_names_the_path_what_was_expected_and_what_came() -> None:
-    mismatches, _ = match({"result": {"stopReason": "end_turn"}},
-                          {"result": {"stopReason": "max_turn_requests"}}, {})
-    assert format_mismatches(mismatches, "") == (
-        '@ $.result.stopReason\n- "end_turn"\n+ "max_turn_requests"')
+    mismatches, _ = match(
+        {"result": {"stopReason": "end_turn"}}, {"result": {"stopReason": "max_turn_requests"}}, {}
+    )
+    assert format_mismatches(mismatches, "") == ('@ $.result.stopReason\n- "end_turn"\n+ "max_turn_requests"')
     mismatches, _ = match({"result": {"x": 1}}, {"result": {}}, {})
     assert "+ (missing)" in format_mismatches(mismatches)
 
 
 # --- substitution ---------------------------------------------------------------------------
 
+
 def test_a_whole_string_variable_is_replaced_by_its_value_of_any_type() -> None:
     bound = {"sessionId": "s1", "n": 3, "obj": {"a": [1]}, "cwd": "/w"}
-    sent = substitute({"sessionId": "$sessionId", "n": "$n", "o": ["$obj"],
-                       "path": "${cwd}/x-${n}", "cost": "$$2"}, bound)
+    sent = substitute(
+        {"sessionId": "$sessionId", "n": "$n", "o": ["$obj"], "path": "${cwd}/x-${n}", "cost": "$$2"}, bound
+    )
     assert sent == {"sessionId": "s1", "n": 3, "o": [{"a": [1]}], "path": "/w/x-3", "cost": "$2"}
 
 
@@ -134,7 +143,8 @@ _plain_text = st.text(max_size=8).filter(lambda s: "$" not in s and s != "*")
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | _plain_text,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_plain_text, inner, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 
 
 @settings(deadline=None, max_examples=200)
@@ -147,15 +157,18 @@ def test_plain_json_matches_itself_and_its_literal_and_survives_substitution(val
 
 # --- step models and loading --------------------------------------------------------------
 
+
 def test_steps_reject_unknown_keys_and_impossible_combinations() -> None:
     adapter = step_adapter()
     assert isinstance(adapter.validate_python({"op": "request", "method": "initialize"}), RequestStep)
-    for bad in ({"op": "request", "metod": "x"},
-                {"op": "request", "method": "x", "wait": False, "match": {}},
-                {"op": "expect"},
-                {"op": "answer", "method": "x", "result": {}, "error": {"code": 1, "message": "m"}},
-                {"op": "wait", "seconds": 0},
-                {"op": "teleport"}):
+    for bad in (
+        {"op": "request", "metod": "x"},
+        {"op": "request", "method": "x", "wait": False, "match": {}},
+        {"op": "expect"},
+        {"op": "answer", "method": "x", "result": {}, "error": {"code": 1, "message": "m"}},
+        {"op": "wait", "seconds": 0},
+        {"op": "teleport"},
+    ):
         with pytest.raises(ValidationError):
             adapter.validate_python(bad)
 
@@ -172,8 +185,11 @@ def test_a_canned_answer_defaults_to_an_empty_result_and_keeps_an_explicit_null(
 
 def test_a_script_skips_comments_and_blank_lines(tmp_path: Path) -> None:
     script = tmp_path / "s.jsonl"
-    script.write_text('# a comment\n\n// another\n{"op": "notify", "method": "x"}\n'
-                      '  {"op": "expect", "match": {"method": "y"}}\n', encoding="utf-8")
+    script.write_text(
+        '# a comment\n\n// another\n{"op": "notify", "method": "x"}\n'
+        '  {"op": "expect", "match": {"method": "y"}}\n',
+        encoding="utf-8",
+    )
     steps = load_script(script)
     assert [s.op for s in steps] == ["notify", "expect"]
     assert isinstance(steps[1], ExpectStep) and steps[1].timeout is None
@@ -187,8 +203,10 @@ def test_a_script_may_be_one_json_array(tmp_path: Path) -> None:
 
 def test_every_bad_line_is_reported_with_its_number(tmp_path: Path) -> None:
     script = tmp_path / "bad.jsonl"
-    script.write_text('{"op": "request", "metod": "x"}\nnot json\n{"op": "notify", "method": "ok"}\n'
-                      '{"op": "expect"}\n', encoding="utf-8")
+    script.write_text(
+        '{"op": "request", "metod": "x"}\nnot json\n{"op": "notify", "method": "ok"}\n{"op": "expect"}\n',
+        encoding="utf-8",
+    )
     with pytest.raises(ScriptError) as caught:
         load_script(script)
     text = str(caught.value)
@@ -213,13 +231,27 @@ def test_every_shipped_example_is_a_valid_script(name: str) -> None:
 
 def test_a_model_step_names_the_packaged_fake_and_must_come_first(tmp_path: Path) -> None:
     script = tmp_path / "s.jsonl"
-    model = {"op": "model", "fake": "acp_agent.testing", "reply": "tool_use", "tool": "list_files",
-             "tool_input": {"pattern": "*{n}*"}, "chunks": 3}
+    model = {
+        "op": "model",
+        "fake": "acp_agent.testing",
+        "reply": "tool_use",
+        "tool": "list_files",
+        "tool_input": {"pattern": "*{n}*"},
+        "chunks": 3,
+    }
     script.write_text(json.dumps(model) + '\n{"op": "close"}\n', encoding="utf-8")
     [first, _] = load_script(script)
     assert isinstance(first, ModelStep)
-    assert first.fake_args() == ["--reply", "tool_use", "--tool", "list_files", "--chunks", "3",
-                                 "--tool-input", '{"pattern": "*{n}*"}']
+    assert first.fake_args() == [
+        "--reply",
+        "tool_use",
+        "--tool",
+        "list_files",
+        "--chunks",
+        "3",
+        "--tool-input",
+        '{"pattern": "*{n}*"}',
+    ]
     script.write_text('{"op": "close"}\n' + json.dumps(model) + "\n", encoding="utf-8")
     with pytest.raises(ScriptError, match="line 2: a model step must be the first step"):
         load_script(script)
@@ -232,11 +264,11 @@ def test_the_step_schema_can_be_generated_for_schemas_dir() -> None:
     schema = step_adapter().json_schema()
     defs = schema["$defs"].values()
     ops = {d["properties"]["op"]["const"] for d in defs if "op" in d.get("properties", {})}
-    assert ops == {"model", "request", "notify", "expect", "answer", "respond", "wait", "cancel",
-                   "close"}
+    assert ops == {"model", "request", "notify", "expect", "answer", "respond", "wait", "cancel", "close"}
 
 
 # --- the command line -------------------------------------------------------------------------
+
 
 def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert harness_main(["--help"]) == 0
@@ -245,7 +277,8 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_an_invalid_script_is_a_usage_error_before_any_agent_starts(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     script = tmp_path / "bad.jsonl"
     script.write_text('{"op": "nope"}\n', encoding="utf-8")
     marker = tmp_path / "started"

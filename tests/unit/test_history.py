@@ -80,15 +80,19 @@ def test_pause_turn_continuation_extends_the_same_assistant_message() -> None:
 def test_every_block_and_journal_entry_is_made_utf8_encodable() -> None:
     entries: list[dict] = []
     history = History(journal=lambda entry, sync=True: entries.append(entry))
-    history.add_prompt([{"type": "text", "text": "lone \ud800"}],
-                       [{"type": "text", "text": "lone \ud800"}])
+    history.add_prompt([{"type": "text", "text": "lone \ud800"}], [{"type": "text", "text": "lone \ud800"}])
     history.add_assistant([tool_use("t1")])
     history.add_user([tool_result("t1", "caf\udce9.txt")])
     history.note({"type": "tool_result", "shown": {"text": "caf\udce9.txt"}})
     history.replace_all([{"role": "user", "content": [{"type": "text", "text": "\udfff"}]}])
-    texts = [history.messages[0]["content"][0]["text"], entries[0]["blocks"][0]["text"],
-             entries[0]["prompt"][0]["text"], entries[2]["blocks"][0]["content"],
-             entries[3]["shown"]["text"], entries[4]["messages"][0]["content"][0]["text"]]
+    texts = [
+        history.messages[0]["content"][0]["text"],
+        entries[0]["blocks"][0]["text"],
+        entries[0]["prompt"][0]["text"],
+        entries[2]["blocks"][0]["content"],
+        entries[3]["shown"]["text"],
+        entries[4]["messages"][0]["content"][0]["text"],
+    ]
     assert texts == ["\ufffd", "lone \ufffd", "lone \ufffd", "caf\\xe9.txt", "caf\\xe9.txt", "\ufffd"]
 
 
@@ -99,11 +103,13 @@ def test_replay_of_an_old_journal_cleans_what_it_holds() -> None:
 
 def batch_journal() -> list[dict]:
     """A kill -9 during the 2nd call of a batch of three: only the 1st result was journaled."""
-    return [{"type": "prompt", "blocks": [{"type": "text", "text": "go"}]},
-            {"type": "assistant", "blocks": [tool_use("w"), tool_use("r"), tool_use("x")]},
-            {"type": "tool_started", "toolUseId": "w"},
-            {"type": "tool_result", "block": tool_result("w", "written")},
-            {"type": "tool_started", "toolUseId": "r"}]
+    return [
+        {"type": "prompt", "blocks": [{"type": "text", "text": "go"}]},
+        {"type": "assistant", "blocks": [tool_use("w"), tool_use("r"), tool_use("x")]},
+        {"type": "tool_started", "toolUseId": "w"},
+        {"type": "tool_result", "block": tool_result("w", "written")},
+        {"type": "tool_started", "toolUseId": "r"},
+    ]
 
 
 def test_replay_answers_every_call_of_a_batch_cut_by_a_kill() -> None:
@@ -111,37 +117,55 @@ def test_replay_answers_every_call_of_a_batch_cut_by_a_kill() -> None:
     assert [m["role"] for m in history.messages] == ["user", "assistant", "user"]
     results = history.messages[-1]["content"]
     assert [(r["tool_use_id"], r["content"]) for r in results] == [
-        ("w", "written"), ("r", INTERRUPTED_RUNNING), ("x", INTERRUPTED)]
+        ("w", "written"),
+        ("r", INTERRUPTED_RUNNING),
+        ("x", INTERRUPTED),
+    ]
 
 
 def test_a_prompt_after_the_crash_follows_the_repaired_results_on_every_replay() -> None:
     entries = [*batch_journal(), {"type": "prompt", "blocks": [{"type": "text", "text": "again"}]}]
     history = History.replay(entries)
     assert [b.get("tool_use_id", b.get("text")) for b in history.messages[-1]["content"]] == [
-        "w", "r", "x", "again"]
+        "w",
+        "r",
+        "x",
+        "again",
+    ]
     assert history.repair() == 0
 
 
 def test_a_rollback_after_a_repaired_crash_removes_only_its_prompt() -> None:
     loaded = History.replay(batch_journal())
     mark = loaded.mark()  # what the live session counted: the repaired message, 3 results
-    entries = [*batch_journal(), {"type": "prompt", "blocks": [{"type": "text", "text": "bad"}]},
-               {"type": "rollback", "messages": mark.messages, "blocks": mark.blocks}]
+    entries = [
+        *batch_journal(),
+        {"type": "prompt", "blocks": [{"type": "text", "text": "bad"}]},
+        {"type": "rollback", "messages": mark.messages, "blocks": mark.blocks},
+    ]
     assert History.replay(entries).messages == loaded.messages
 
 
 def test_results_are_moved_first_in_order_and_orphans_dropped() -> None:
-    history = History([
-        {"role": "user", "content": [{"type": "text", "text": "go"}]},
-        {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
-        {"role": "user", "content": [{"type": "text", "text": "hi"}, tool_result("b", "B"),
-                                     tool_result("zz", "orphan")]},
-        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
-        {"role": "user", "content": [tool_result("yy", "orphan")]}])
+    history = History(
+        [
+            {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            {"role": "assistant", "content": [tool_use("a"), tool_use("b")]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "hi"},
+                    tool_result("b", "B"),
+                    tool_result("zz", "orphan"),
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+            {"role": "user", "content": [tool_result("yy", "orphan")]},
+        ]
+    )
     assert history.repair() == 1
     assert [m["role"] for m in history.messages] == ["user", "assistant", "user", "assistant"]
-    assert [b.get("tool_use_id", b.get("text")) for b in history.messages[2]["content"]] == [
-        "a", "b", "hi"]
+    assert [b.get("tool_use_id", b.get("text")) for b in history.messages[2]["content"]] == ["a", "b", "hi"]
 
 
 def test_replay_puts_results_of_calls_run_at_once_back_in_call_order() -> None:
@@ -173,11 +197,13 @@ def test_a_result_with_an_image_is_a_list_that_notes_and_text_views_handle() -> 
 
 def test_a_repair_inside_the_history_drops_the_thinking_after_it_and_a_tail_repair_keeps_it() -> None:
     thinking = {"type": "thinking", "thinking": "", "signature": "s"}
-    torn = [{"type": "prompt", "blocks": [{"type": "text", "text": "go"}]},
-            {"type": "assistant", "blocks": [thinking, tool_use("a")]},
-            {"type": "prompt", "blocks": [{"type": "text", "text": "again"}]},
-            {"type": "assistant", "blocks": [thinking, {"type": "text", "text": "ok"}]},
-            {"type": "prompt", "blocks": [{"type": "text", "text": "more"}]}]
+    torn = [
+        {"type": "prompt", "blocks": [{"type": "text", "text": "go"}]},
+        {"type": "assistant", "blocks": [thinking, tool_use("a")]},
+        {"type": "prompt", "blocks": [{"type": "text", "text": "again"}]},
+        {"type": "assistant", "blocks": [thinking, {"type": "text", "text": "ok"}]},
+        {"type": "prompt", "blocks": [{"type": "text", "text": "more"}]},
+    ]
     history = History.replay(torn)
     assert history.messages[1]["content"][0] == thinking  # before the rewritten point: kept
     assert history.messages[2]["content"][0]["tool_use_id"] == "a"

@@ -31,16 +31,20 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (home / "global-ignore").write_text("*.swp\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    root = make_repo(tmp_path / "repo", RepoShape(tracked=150, ignored=100, log_bytes=64 * 1024),
-                     outside=tmp_path / "outside")
+    root = make_repo(
+        tmp_path / "repo",
+        RepoShape(tracked=150, ignored=100, log_bytes=64 * 1024),
+        outside=tmp_path / "outside",
+    )
     (root / "src" / "notes.swp").write_text("def url_for swap\n")
     return root
 
 
 def rg_lines(root: Path, *args: str) -> list[str]:
     assert RG is not None
-    out = subprocess.run([RG, "--no-config", *args], cwd=root, capture_output=True, check=False,
-                         text=True, timeout=30)
+    out = subprocess.run(
+        [RG, "--no-config", *args], cwd=root, capture_output=True, check=False, text=True, timeout=30
+    )
     assert out.returncode in (0, 1), out.stderr
     return out.stdout.splitlines()
 
@@ -51,8 +55,14 @@ async def test_list_files_is_rg_files(repo: Path, engine: bool | None) -> None:
     tool = ListFiles(max_entries=100_000, ripgrep=engine)
     got = (await tool.run({}, ToolContext(cwd=repo))).text.splitlines()
     assert got == expected
-    assert not [p for p in got if p.startswith(("build/", "vendor/", "dist/", ".")) or p.endswith(
-        (".swp", "secret.txt", "big.log", "scratch0.tmp")) or "outside" in p or "/generated/" in p]
+    assert not [
+        p
+        for p in got
+        if p.startswith(("build/", "vendor/", "dist/", "."))
+        or p.endswith((".swp", "secret.txt", "big.log", "scratch0.tmp"))
+        or "outside" in p
+        or "/generated/" in p
+    ]
     assert {"keep.log", "src/pkg000/mod0/keep.tmp", "image.bin"} <= set(got)
     py = (await tool.run({"pattern": "**/*.py"}, ToolContext(cwd=repo))).text.splitlines()
     assert py == sorted(rg_lines(repo, "--files", "--type=py"), key=tree_key)
@@ -60,7 +70,8 @@ async def test_list_files_is_rg_files(repo: Path, engine: bool | None) -> None:
 
 @ENGINES
 async def test_include_ignored_and_named_hidden_files_are_rg_no_ignore_and_hidden(
-        repo: Path, engine: bool | None) -> None:
+    repo: Path, engine: bool | None
+) -> None:
     tool = ListFiles(max_entries=100_000, ripgrep=engine)
     everything = (await tool.run({"include_ignored": True}, ToolContext(cwd=repo))).text
     assert everything.splitlines() == sorted(rg_lines(repo, "--files", "--no-ignore"), key=tree_key)
@@ -87,7 +98,8 @@ async def test_search_text_is_rg_n(repo: Path, engine: bool | None, pattern: str
     result = (await tool.run({"pattern": pattern}, ToolContext(cwd=repo))).text
     expected = rg_matches(repo, pattern)
     assert (result.splitlines() if expected else result) == (
-        expected or f"No matches for {pattern!r} in '.'.")
+        expected or f"No matches for {pattern!r} in '.'."
+    )
     assert "build/" not in result and "big.log" not in result and "escaped" not in result
 
 
@@ -98,21 +110,39 @@ async def test_search_modes_and_context_are_rgs(repo: Path, engine: bool | None)
     files = await tool.run({"pattern": "url_for", "output_mode": "files_with_matches"}, ctx)
     assert files.text.splitlines() == rg_lines(repo, "-l", "--sort=path", "url_for")
     counts = await tool.run({"pattern": "url_for", "output_mode": "count", "glob": "*.py"}, ctx)
-    assert counts.text.splitlines() == rg_lines(repo, "-c", "--with-filename", "--sort=path",
-                                                "--type=py", "url_for")
+    assert counts.text.splitlines() == rg_lines(
+        repo, "-c", "--with-filename", "--sort=path", "--type=py", "url_for"
+    )
     around = await tool.run({"pattern": "def url_for", "context": 1, "path": "src/pkg000"}, ctx)
-    raw = rg_lines(repo, "-n", "-C1", "--with-filename", "--no-heading", "--sort=path",
-                   "--field-context-separator=\x01", "--field-match-separator=\x02", "def url_for",
-                   "src/pkg000")
-    expected = [line if line == "--" else line.replace("\x01", "-", 1).replace("\x01", "- ", 1)
-                .replace("\x02", ":", 1).replace("\x02", ": ", 1) for line in raw]
+    raw = rg_lines(
+        repo,
+        "-n",
+        "-C1",
+        "--with-filename",
+        "--no-heading",
+        "--sort=path",
+        "--field-context-separator=\x01",
+        "--field-match-separator=\x02",
+        "def url_for",
+        "src/pkg000",
+    )
+    expected = [
+        line
+        if line == "--"
+        else line.replace("\x01", "-", 1)
+        .replace("\x01", "- ", 1)
+        .replace("\x02", ":", 1)
+        .replace("\x02", ": ", 1)
+        for line in raw
+    ]
     assert around.text.splitlines() == expected
 
 
 @ENGINES
 async def test_search_stops_at_the_cap_in_tree_order(repo: Path, engine: bool | None) -> None:
-    result = await SearchText(max_matches=7, ripgrep=engine).run({"pattern": "url_for"},
-                                                                 ToolContext(cwd=repo))
+    result = await SearchText(max_matches=7, ripgrep=engine).run(
+        {"pattern": "url_for"}, ToolContext(cwd=repo)
+    )
     lines = result.text.splitlines()
     assert lines[:-1] == rg_matches(repo, "url_for")[:7]
     assert lines[-1].startswith("[stopped at 7 matches")

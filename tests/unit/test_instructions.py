@@ -39,11 +39,11 @@ def test_nearer_files_get_the_room_and_later_ones_are_named_as_left_out(tmp_path
     (tmp_path / "CLAUDE.md").write_text("x" * 50)
     instructions = read_instructions(tmp_path, home=None, config_dir=config, cap=30)
     notes = [f.note for f in instructions.files]
-    assert notes == [f"{config / 'AGENTS.md'} (user-level) (left out: the 30-byte cap on "
-                     "instructions was reached)",
-                     f"{tmp_path / 'AGENTS.md'}",
-                     f"{tmp_path / 'CLAUDE.md'} (cut at the 30-byte cap on instructions: the "
-                     "first 25 of 50 bytes)"]
+    assert notes == [
+        f"{config / 'AGENTS.md'} (user-level) (left out: the 30-byte cap on instructions was reached)",
+        f"{tmp_path / 'AGENTS.md'}",
+        f"{tmp_path / 'CLAUDE.md'} (cut at the 30-byte cap on instructions: the first 25 of 50 bytes)",
+    ]
     assert "x" * 25 in instructions.prompt_section() and "x" * 26 not in instructions.prompt_section()
 
 

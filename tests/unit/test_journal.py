@@ -27,8 +27,7 @@ def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path,
-                                                                   fsyncs: list[int]) -> None:
+def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path, fsyncs: list[int]) -> None:
     store = SessionStore.open(tmp_path, keep_days=None)
     journal = store.create(ID1, str(tmp_path))
     assert len(fsyncs) == 1  # the header
@@ -42,13 +41,15 @@ def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path
     assert kinds == ["meta", "prompt", "assistant", "tool_result"]
     assert History.replay(store.read(ID1)).messages == [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "tu_1", "name": "read_file",
-                                           "input": {}}]},
-        {"role": "user", "content": [tool_result("tu_1", "ok")]}]
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {}}],
+        },
+        {"role": "user", "content": [tool_result("tu_1", "ok")]},
+    ]
 
 
-def test_every_other_entry_is_synced_before_append_returns(tmp_path: Path,
-                                                           fsyncs: list[int]) -> None:
+def test_every_other_entry_is_synced_before_append_returns(tmp_path: Path, fsyncs: list[int]) -> None:
     store = SessionStore.open(tmp_path, keep_days=None)
     journal = store.create(ID2, str(tmp_path))
     history = History(journal=journal.append)

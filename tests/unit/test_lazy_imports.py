@@ -21,9 +21,17 @@ from acp_agent import lazy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-DEFERRED = ("acp_agent.session.engine", "acp_agent.turn.runner", "acp_agent.turn.strategies",
-            "acp_agent.tools.registry", "acp_agent.model.anthropic", "acp_agent.model.factory",
-            "anthropic", "regex", "mcp")
+DEFERRED = (
+    "acp_agent.session.engine",
+    "acp_agent.turn.runner",
+    "acp_agent.turn.strategies",
+    "acp_agent.tools.registry",
+    "acp_agent.model.anthropic",
+    "acp_agent.model.factory",
+    "anthropic",
+    "regex",
+    "mcp",
+)
 
 HANDSHAKE = textwrap.dedent("""
     import json, sys, anyio
@@ -50,8 +58,14 @@ HANDSHAKE = textwrap.dedent("""
 
 
 def test_the_handshake_loads_none_of_the_turn_machinery(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-c", HANDSHAKE, str(tmp_path), json.dumps(DEFERRED)],
-                         capture_output=True, text=True, cwd=REPO_ROOT, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", HANDSHAKE, str(tmp_path), json.dumps(DEFERRED)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=True,
+    )
     answer = json.loads(out.stdout.strip().splitlines()[-1])
     assert answer["init"] == 1 and answer["session"].startswith("sess_")
     assert answer["loaded"] == []
@@ -59,19 +73,28 @@ def test_the_handshake_loads_none_of_the_turn_machinery(tmp_path: Path) -> None:
 
 def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None:
     """The counterpart: the same modules are what a turn needs (else the list above proves nothing)."""
-    code = HANDSHAKE.replace("    deferred = json.loads",
-                             "    await manager.engine()\n    deferred = json.loads")
+    code = HANDSHAKE.replace(
+        "    deferred = json.loads", "    await manager.engine()\n    deferred = json.loads"
+    )
     assert code != HANDSHAKE
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path), json.dumps(DEFERRED)],
-                         capture_output=True, text=True, cwd=REPO_ROOT, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), json.dumps(DEFERRED)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=True,
+    )
     loaded = json.loads(out.stdout.strip().splitlines()[-1])["loaded"]
-    assert {"acp_agent.session.engine", "acp_agent.turn.runner", "acp_agent.model.anthropic",
-            "regex"} <= set(loaded)
+    assert {"acp_agent.session.engine", "acp_agent.turn.runner", "acp_agent.model.anthropic", "regex"} <= set(
+        loaded
+    )
 
 
 def _slow_module(tmp_path: Path, monkeypatch, name: str) -> None:
     (tmp_path / f"{name}.py").write_text(
-        "import time\nSTARTED = time.monotonic()\ntime.sleep(0.3)\nDONE = True\n")
+        "import time\nSTARTED = time.monotonic()\ntime.sleep(0.3)\nDONE = True\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
 
 
@@ -116,8 +139,9 @@ def test_warm_up_survives_a_broken_module_and_goes_on(tmp_path: Path, monkeypatc
 def test_two_threads_loading_one_module_get_one_module(tmp_path: Path, monkeypatch) -> None:
     _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_c")
     results: list[object] = []
-    threads = [threading.Thread(target=lambda: results.append(lazy.load("acp_lazy_probe_c")))
-               for _ in range(3)]
+    threads = [
+        threading.Thread(target=lambda: results.append(lazy.load("acp_lazy_probe_c"))) for _ in range(3)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

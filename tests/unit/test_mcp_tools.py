@@ -38,8 +38,12 @@ LEAK = "ACP_AGENT_TEST_MCP_NOT_INHERITED"
 
 def stdio(name: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """An ACP stdio McpServer running the test server (or `python ARGS` when args are given)."""
-    return {"name": name, "command": sys.executable, "args": list(args) or [str(SERVER)],
-            "env": [{"name": k, "value": v} for k, v in (env or {}).items()]}
+    return {
+        "name": name,
+        "command": sys.executable,
+        "args": list(args) or [str(SERVER)],
+        "env": [{"name": k, "value": v} for k, v in (env or {}).items()],
+    }
 
 
 Demo = tuple[McpConnections, dict[str, McpTool], Path]
@@ -52,8 +56,7 @@ async def demo(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Demo]:
     async with McpConnections(call_timeout=2.0) as connections:
         os.environ[LEAK] = "must-not-reach-the-server"
         try:
-            tools = await connections.start([stdio("demo", env={"DEMO_TOKEN": "abc"})], cwd=cwd,
-                                            timeout=50)
+            tools = await connections.start([stdio("demo", env={"DEMO_TOKEN": "abc"})], cwd=cwd, timeout=50)
         finally:
             del os.environ[LEAK]
         assert connections.failures == []
@@ -67,8 +70,9 @@ async def call(demo: Demo, tool: str, /, **args: Any) -> Any:
 
 async def test_tools_are_offered_as_mcp__server__tool_with_object_schemas(demo: Demo) -> None:
     _, tools, _ = demo
-    assert set(tools) == {f"mcp__demo__{n}" for n in
-                          ("echo", "add", "fail", "env_get", "where", "pid", "nap")}
+    assert set(tools) == {
+        f"mcp__demo__{n}" for n in ("echo", "add", "fail", "env_get", "where", "pid", "nap")
+    }
     echo = tools["mcp__demo__echo"]
     assert echo.input_schema["type"] == "object"
     assert echo.input_schema["properties"]["text"]["type"] == "string"
@@ -107,8 +111,7 @@ async def test_a_server_runs_in_the_session_cwd(demo: Demo) -> None:
     assert (await call(demo, "mcp__demo__where")).text == str(demo[2])
 
 
-async def test_a_call_past_the_timeout_raises_tool_timeout_and_the_server_stays_usable(
-        demo: Demo) -> None:
+async def test_a_call_past_the_timeout_raises_tool_timeout_and_the_server_stays_usable(demo: Demo) -> None:
     started = time.monotonic()
     with pytest.raises(ToolTimeout, match="'demo' did not answer within 2 s"):
         await call(demo, "mcp__demo__nap", seconds=60)
@@ -164,8 +167,9 @@ async def test_aclose_stops_the_server_process_from_another_task(tmp_path: Path)
 @pytest.fixture
 def http_server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """The test server over Streamable HTTP on 127.0.0.1, requiring `Bearer secret`: (URL, process)."""
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--http", "secret"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "--http", "secret"], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
@@ -178,18 +182,24 @@ def http_server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
 
 
 async def test_http_servers_connect_with_their_headers_and_a_lost_one_gives_tool_errors(
-        http_server: tuple[str, subprocess.Popen[str]], tmp_path: Path) -> None:
+    http_server: tuple[str, subprocess.Popen[str]], tmp_path: Path
+) -> None:
     url, proc = http_server
     assert mcp_servers_supported_http()
     servers: list[dict[str, Any]] = [
-        {"type": "http", "name": "web", "url": url,
-         "headers": [{"name": "Authorization", "value": "Bearer secret"}]},
+        {
+            "type": "http",
+            "name": "web",
+            "url": url,
+            "headers": [{"name": "Authorization", "value": "Bearer secret"}],
+        },
         {"type": "http", "name": "anon", "url": url, "headers": []},
     ]
     ctx = ToolContext(cwd=tmp_path)
     async with McpConnections(call_timeout=20) as connections:
-        tools = {t.name: t for t in await connections.start(servers, cwd=tmp_path, timeout=50,
-                                                             allow_http=True)}
+        tools = {
+            t.name: t for t in await connections.start(servers, cwd=tmp_path, timeout=50, allow_http=True)
+        }
         assert (await tools["mcp__web__echo"].run({"text": "over http"}, ctx)).text == "over http"
         proc.terminate()
         proc.wait(timeout=10)
@@ -231,15 +241,23 @@ def test_result_content_is_text_with_other_blocks_summarised() -> None:
         types.EmbeddedResource(resource=types.BlobResourceContents(uri="file:///c.bin", blob="AA==")),
     ]
     assert content_text(blocks).splitlines() == [
-        "first", "[image: image/png, about 6 bytes]", "[audio: audio/wav, about 3 bytes]",
-        "[resource link: file:///a.txt (a.txt)]", "[resource: file:///b.txt]", "bee",
-        "[resource: file:///c.bin, binary]"]
+        "first",
+        "[image: image/png, about 6 bytes]",
+        "[audio: audio/wav, about 3 bytes]",
+        "[resource link: file:///a.txt (a.txt)]",
+        "[resource: file:///b.txt]",
+        "bee",
+        "[resource: file:///c.bin, binary]",
+    ]
     assert content_text([], {"n": 1}) == '{"n": 1}'
 
 
 def test_importing_the_module_does_not_import_the_sdk() -> None:
-    code = ("import sys, acp_agent.tools.mcp as m; m.mcp_servers_supported_http(); "
-            "print(sorted(n for n in sys.modules if n == 'mcp' or n.startswith(('mcp.', 'mcp_types'))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=REPO_ROOT, timeout=30)
+    code = (
+        "import sys, acp_agent.tools.mcp as m; m.mcp_servers_supported_http(); "
+        "print(sorted(n for n in sys.modules if n == 'mcp' or n.startswith(('mcp.', 'mcp_types'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO_ROOT, timeout=30
+    )
     assert out.stdout.strip() == "[]"

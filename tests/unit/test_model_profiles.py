@@ -71,16 +71,25 @@ def doc_rows() -> dict[str, DocRow]:
             low, high = price_text.split(";")
             price_text, long_prices = low.split(":", 1)[1], _prices(high.split(":", 1)[1])
         thinking_text = cells[4]
-        thinking = frozenset(k for k in ("adaptive", "between_tools", "disabled", "enabled")
-                             if k in thinking_text)
+        thinking = frozenset(
+            k for k in ("adaptive", "between_tools", "disabled", "enabled") if k in thinking_text
+        )
         default = re.search(r"`?(\w+)`? \(default\)|(\w+) only", thinking_text)
         assert default, thinking_text
         effort = re.search(r"\((?:\*\*)?(\w+)(?:\*\*)?\)", cells[5])
         rows[model] = DocRow(
-            model, _tokens(window), _tokens(max_out), _prices(price_text), long_prices,
-            int(cells[3].replace(",", "")) if cells[3][0].isdigit() else None, thinking,
-            default.group(1) or default.group(2), cells[5] != "none",
-            effort.group(1) if effort else None, cells[6].startswith("OK"))
+            model,
+            _tokens(window),
+            _tokens(max_out),
+            _prices(price_text),
+            long_prices,
+            int(cells[3].replace(",", "")) if cells[3][0].isdigit() else None,
+            thinking,
+            default.group(1) or default.group(2),
+            cells[5] != "none",
+            effort.group(1) if effort else None,
+            cells[6].startswith("OK"),
+        )
     assert len(rows) >= 8, "the model table of claude-models.md was not found"
     return rows
 
@@ -99,14 +108,24 @@ def test_every_profile_matches_the_document() -> None:
             assert profile.min_cache_tokens == row.min_cache, model
         price = profile.price
         assert price is not None
-        assert (price.input, price.output, price.cache_write, price.cache_write_1h,
-                price.cache_read) == row.prices, model
+        assert (
+            price.input,
+            price.output,
+            price.cache_write,
+            price.cache_write_1h,
+            price.cache_read,
+        ) == row.prices, model
         if row.long_prices is not None:
             assert price.long_context is not None
             band = price.long_context[1]
             assert price.long_context[0] == 100_000
-            assert (band.input, band.output, band.cache_write, band.cache_write_1h,
-                    band.cache_read) == row.long_prices
+            assert (
+                band.input,
+                band.output,
+                band.cache_write,
+                band.cache_write_1h,
+                band.cache_read,
+            ) == row.long_prices
 
 
 def test_the_fakes_rules_match_the_document() -> None:
@@ -139,11 +158,14 @@ def test_a_dated_id_gets_its_familys_profile_and_an_unknown_one_the_defaults() -
 
 def test_sonnet_55_usage_is_priced_at_its_own_rates() -> None:
     price = load_prices(None)["claude-sonnet-5-5"]
-    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000,
-                  cache_read_input_tokens=1_000_000, cache_creation_input_tokens=1_000_000)
+    usage = Usage(
+        input_tokens=1_000_000,
+        output_tokens=1_000_000,
+        cache_read_input_tokens=1_000_000,
+        cache_creation_input_tokens=1_000_000,
+    )
     assert price.cost(usage) == pytest.approx(2 + 10 + 0.10 + 2.50)
-    one_hour = Usage(cache_creation_input_tokens=1_000_000,
-                     cache_creation_1h_input_tokens=1_000_000)
+    one_hour = Usage(cache_creation_input_tokens=1_000_000, cache_creation_1h_input_tokens=1_000_000)
     assert price.cost(one_hour) == pytest.approx(4.0)  # 2x input for the 1-hour TTL
 
 
@@ -157,8 +179,9 @@ def test_haiku_55_prices_a_prompt_over_100k_entirely_in_the_higher_band() -> Non
 
 def test_a_prices_file_overrides_and_adds(tmp_path: Path) -> None:
     path = tmp_path / "prices.json"
-    path.write_text('{"claude-test-1": {"input": 1, "output": 2, "cacheRead": 0.1, '
-                    '"cacheWrite": 1.25}}', encoding="utf-8")
+    path.write_text(
+        '{"claude-test-1": {"input": 1, "output": 2, "cacheRead": 0.1, "cacheWrite": 1.25}}', encoding="utf-8"
+    )
     prices = load_prices(path)
     assert prices["claude-test-1"] == Price(1, 2, 0.1, 1.25, 1.25)
     assert prices["claude-sonnet-5-5"].input == 2
@@ -182,14 +205,25 @@ def test_effort_is_checked_against_the_model() -> None:
 
 
 def test_what_the_models_api_says_overrides_the_table() -> None:
-    info = {"id": "gw-model", "max_input_tokens": 500_000, "max_tokens": 50_000,
-            "capabilities": {
-                "thinking": {"supported": True, "types": {
-                    "adaptive": {"supported": True}, "enabled": {"supported": False}}},
-                "effort": {"supported": True, "low": {"supported": True},
-                           "medium": {"supported": True}, "high": {"supported": False},
-                           "max": {"supported": False}},
-                "structured_outputs": {"supported": True}}}
+    info = {
+        "id": "gw-model",
+        "max_input_tokens": 500_000,
+        "max_tokens": 50_000,
+        "capabilities": {
+            "thinking": {
+                "supported": True,
+                "types": {"adaptive": {"supported": True}, "enabled": {"supported": False}},
+            },
+            "effort": {
+                "supported": True,
+                "low": {"supported": True},
+                "medium": {"supported": True},
+                "high": {"supported": False},
+                "max": {"supported": False},
+            },
+            "structured_outputs": {"supported": True},
+        },
+    }
     profile = profile_from_api(builtin_profile("gw-model"), info)
     assert profile.known and profile.context_window == 500_000 and profile.max_output == 50_000
     assert profile.thinking_types == {"adaptive"} and profile.efforts == ("low", "medium")

@@ -167,9 +167,7 @@ def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
     assert bool(glob_to_regex(pattern).match(path)) is matches
 
 
-def test_walk_skips_tool_dirs_and_escaping_links_and_never_descends_links(
-    root: Path, outside: Path
-) -> None:
+def test_walk_skips_tool_dirs_and_escaping_links_and_never_descends_links(root: Path, outside: Path) -> None:
     for skipped in (".git", "node_modules", ".venv", "__pycache__"):
         (root / skipped).mkdir()
         (root / skipped / "x").write_text("x")

@@ -11,21 +11,28 @@ from structlog.testing import capture_logs
 
 from acp_agent.session.permissions import OPTION_IDS, SessionPermissions, read_answer
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=12),
-                    lambda inner: st.lists(inner, max_size=3)
-                    | st.dictionaries(st.sampled_from(["outcome", "optionId", "x"]), inner,
-                                      max_size=3), max_leaves=12)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["outcome", "optionId", "x"]), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
 
 
-@pytest.mark.parametrize(("answer", "why"), [
-    ({"outcome": {"optionId": "allow_once"}}, "outcome.outcome is None"),
-    ({"outcome": {"outcome": "bogus", "optionId": "allow_once"}}, "outcome.outcome is 'bogus'"),
-    ({"outcome": {"outcome": "selected", "optionId": ["allow_once"]}}, "not a string"),
-    ({"outcome": {"outcome": "selected", "optionId": "allow_sometimes"}}, "was not offered"),
-    ({"outcome": "selected"}, "no outcome object"),
-    (None, "no outcome object"),
-    (["allow_once"], "no outcome object"),
-])
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({"outcome": {"optionId": "allow_once"}}, "outcome.outcome is None"),
+        ({"outcome": {"outcome": "bogus", "optionId": "allow_once"}}, "outcome.outcome is 'bogus'"),
+        ({"outcome": {"outcome": "selected", "optionId": ["allow_once"]}}, "not a string"),
+        ({"outcome": {"outcome": "selected", "optionId": "allow_sometimes"}}, "was not offered"),
+        ({"outcome": "selected"}, "no outcome object"),
+        (None, "no outcome object"),
+        (["allow_once"], "no outcome object"),
+    ],
+)
 def test_malformed_answers_are_rejections_and_the_log_says_why(answer: Any, why: str) -> None:
     with capture_logs() as logs:
         assert read_answer(answer, OPTION_IDS) == ("invalid", None)
@@ -34,8 +41,10 @@ def test_malformed_answers_are_rejections_and_the_log_says_why(answer: Any, why:
 
 
 def test_the_two_valid_shapes() -> None:
-    assert read_answer({"outcome": {"outcome": "selected", "optionId": "allow_once"}},
-                       OPTION_IDS) == ("selected", "allow_once")
+    assert read_answer({"outcome": {"outcome": "selected", "optionId": "allow_once"}}, OPTION_IDS) == (
+        "selected",
+        "allow_once",
+    )
     assert read_answer({"outcome": {"outcome": "cancelled"}}, OPTION_IDS) == ("cancelled", None)
 
 
@@ -63,8 +72,13 @@ class Client:
 async def test_always_allow_never_covers_a_sensitive_write() -> None:
     client = Client("allow_always")
     permissions = SessionPermissions("sess_x", client)  # type: ignore[arg-type]
-    ask = {"call_id": "t", "tool_name": "write_file", "title": "Write", "kind": "edit",
-           "raw_input": {"path": "x"}}
+    ask = {
+        "call_id": "t",
+        "tool_name": "write_file",
+        "title": "Write",
+        "kind": "edit",
+        "raw_input": {"path": "x"},
+    }
     assert (await permissions.ask(permission="edit", **ask)).allowed
     assert (await permissions.ask(permission="edit", **ask)).allowed and client.asked == 1
     client.option = "reject_once"

@@ -57,8 +57,15 @@ class Echo:
 
 def test_default_registry_holds_every_built_in_tool() -> None:
     registry = default_registry()
-    assert registry.names == ("read_file", "list_files", "search_text", "write_file",
-                              "edit_file", "run_command", "update_plan")
+    assert registry.names == (
+        "read_file",
+        "list_files",
+        "search_text",
+        "write_file",
+        "edit_file",
+        "run_command",
+        "update_plan",
+    )
     read = registry.get("read_file")
     assert read is not None and read.kind == "read" and read.permission is None
     write = registry.get("write_file")
@@ -107,8 +114,7 @@ def test_every_default_schema_is_valid_json_schema() -> None:
         ({"path": "a", "limit": 2.5}, "read_file: 'limit' must be an integer"),
         ({"path": "a", "offset": 0}, "read_file: 'offset' must be at least 1"),
         ({"path": 7}, "read_file: 'path' must be a string"),
-        ({"path": "a", "lines": 3},
-         "read_file: unknown argument 'lines' (expected: path, offset, limit)"),
+        ({"path": "a", "lines": 3}, "read_file: unknown argument 'lines' (expected: path, offset, limit)"),
     ],
 )
 def test_read_file_argument_errors_name_the_field(args: dict[str, Any], message: str) -> None:
@@ -132,8 +138,10 @@ def test_read_file_argument_errors_name_the_field(args: dict[str, Any], message:
         ({"text": "a", "edits": {}}, "echo: 'edits' must be an array"),
         ({"text": "a", "edits": [{"old": "x"}]}, "echo: 'edits[0].new' is required"),
         ({"text": "a", "edits": [{"old": "x", "new": 1}]}, "echo: 'edits[0].new' must be a string"),
-        ({"text": "a", "edits": [{"old": "", "new": "", "x": 1}]},
-         "echo: unknown argument 'edits[0].x' (expected: old, new)"),
+        (
+            {"text": "a", "edits": [{"old": "", "new": "", "x": 1}]},
+            "echo: unknown argument 'edits[0].x' (expected: old, new)",
+        ),
         ({"text": "a", "meta": []}, "echo: 'meta' must be an object"),
     ],
 )
@@ -156,8 +164,14 @@ def test_valid_arguments_come_back_without_injected_defaults() -> None:
     assert tool is not None
     assert registry.validate(tool, {}) == {}
     echo = Echo()
-    args = {"text": "a", "times": 2.0, "ratio": 1, "note": None, "meta": {"any": [1]},
-            "edits": [{"old": "x", "new": "y"}]}
+    args = {
+        "text": "a",
+        "times": 2.0,
+        "ratio": 1,
+        "note": None,
+        "meta": {"any": [1]},
+        "edits": [{"old": "x", "new": "y"}],
+    }
     checked = ToolRegistry([echo]).validate(echo, args)
     assert checked == args and type(checked["times"]) is int  # JSON 2.0 is an integer
 
@@ -165,11 +179,22 @@ def test_valid_arguments_come_back_without_injected_defaults() -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        {"text": "a"}, {}, {"text": 1}, {"text": "a", "times": 0}, {"text": "a", "times": 3.0},
-        {"text": "a", "times": 3.5}, {"text": "a", "ratio": True}, {"text": "a", "ratio": 0.5},
-        {"text": "a", "mode": "loud"}, {"text": "a", "mode": None}, {"text": "a", "note": None},
-        {"text": "a", "edits": []}, {"text": "a", "edits": [{"old": "a", "new": "b", "c": 1}]},
-        {"text": "a", "extra": 1}, {"text": "", "dry_run": False}, {"text": "a", "meta": {"k": 1}},
+        {"text": "a"},
+        {},
+        {"text": 1},
+        {"text": "a", "times": 0},
+        {"text": "a", "times": 3.0},
+        {"text": "a", "times": 3.5},
+        {"text": "a", "ratio": True},
+        {"text": "a", "ratio": 0.5},
+        {"text": "a", "mode": "loud"},
+        {"text": "a", "mode": None},
+        {"text": "a", "note": None},
+        {"text": "a", "edits": []},
+        {"text": "a", "edits": [{"old": "a", "new": "b", "c": 1}]},
+        {"text": "a", "extra": 1},
+        {"text": "", "dry_run": False},
+        {"text": "a", "meta": {"k": 1}},
     ],
 )
 def test_checker_agrees_with_jsonschema_on_our_subset(args: dict[str, Any]) -> None:

@@ -51,11 +51,14 @@ def project_version() -> str:
 
 
 def test_the_entry_is_valid_against_the_registry_schema(
-        entry: dict[str, Any], registry_schema: dict[str, Any]) -> None:
+    entry: dict[str, Any], registry_schema: dict[str, Any]
+) -> None:
     validator = jsonschema.Draft7Validator(
-        registry_schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
-    problems = [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
-                for e in validator.iter_errors(entry)]
+        registry_schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER
+    )
+    problems = [
+        f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in validator.iter_errors(entry)
+    ]
     assert problems == []
 
 
@@ -74,11 +77,13 @@ def test_the_icon_is_a_16px_monochrome_svg_as_the_registry_requires(entry: dict[
     assert (root.get("width"), root.get("height"), root.get("viewBox")) == ("16", "16", "0 0 16 16")
     colours = []
     for element in root.iter():
-        style = dict(part.split(":", 1) for part in (element.get("style") or "").split(";")
-                     if ":" in part)
-        colours.extend(value.strip() for attribute in ("fill", "stroke", "color", "stop-color")
-                       for value in (element.get(attribute), style.get(attribute))
-                       if value is not None)
+        style = dict(part.split(":", 1) for part in (element.get("style") or "").split(";") if ":" in part)
+        colours.extend(
+            value.strip()
+            for attribute in ("fill", "stroke", "color", "stop-color")
+            for value in (element.get(attribute), style.get(attribute))
+            if value is not None
+        )
         assert element.tag.removeprefix(SVG) not in {"image", "linearGradient", "radialGradient"}
     assert colours and set(colours) <= {"currentColor", "none"}, colours
     assert not re.search(r"#[0-9a-fA-F]{3,8}\b|rgb\(", icon.read_text(encoding="utf-8"))

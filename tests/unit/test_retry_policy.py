@@ -10,8 +10,12 @@ NO_JITTER = RetryPolicy(random=lambda: 0.0)
 
 
 def fail(status: int | None = None, error_type: str | None = None, **headers: str) -> Failure:
-    return Failure("boom", status=status, error_type=error_type,
-                   headers={k.replace("_", "-"): v for k, v in headers.items()})
+    return Failure(
+        "boom",
+        status=status,
+        error_type=error_type,
+        headers={k.replace("_", "-"): v for k, v in headers.items()},
+    )
 
 
 @pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504, 529])
@@ -29,10 +33,16 @@ def test_connection_errors_and_stalls_are_retried() -> None:
     assert NO_JITTER.decide(fail(), retries_taken=0, relayed=False) == Retry(0.5, "boom")
 
 
-@pytest.mark.parametrize(("error_type", "retried"), [
-    ("overloaded_error", True), ("api_error", True), ("rate_limit_error", True),
-    ("invalid_request_error", False), ("authentication_error", False),
-])
+@pytest.mark.parametrize(
+    ("error_type", "retried"),
+    [
+        ("overloaded_error", True),
+        ("api_error", True),
+        ("rate_limit_error", True),
+        ("invalid_request_error", False),
+        ("authentication_error", False),
+    ],
+)
 def test_mid_stream_error_events_are_retried_by_type(error_type: str, retried: bool) -> None:
     decision = NO_JITTER.decide(fail(error_type=error_type), retries_taken=0, relayed=False)
     assert isinstance(decision, Retry) is retried
@@ -46,9 +56,16 @@ def test_nothing_is_retried_after_output_was_relayed(failure: Failure) -> None:
     assert "after output was relayed" in decision.reason
 
 
-@pytest.mark.parametrize(("max_retries", "taken", "retried"), [
-    (2, 0, True), (2, 1, True), (2, 2, False), (0, 0, False), (1, 1, False),
-])
+@pytest.mark.parametrize(
+    ("max_retries", "taken", "retried"),
+    [
+        (2, 0, True),
+        (2, 1, True),
+        (2, 2, False),
+        (0, 0, False),
+        (1, 1, False),
+    ],
+)
 def test_retries_are_bounded_by_max_retries(max_retries: int, taken: int, retried: bool) -> None:
     policy = RetryPolicy(max_retries=max_retries, random=lambda: 0.0)
     decision = policy.decide(fail(529), retries_taken=taken, relayed=False)
@@ -59,25 +76,37 @@ def test_retries_are_bounded_by_max_retries(max_retries: int, taken: int, retrie
         assert decision.transient
 
 
-@pytest.mark.parametrize(("taken", "jitter", "delay"), [
-    (0, 0.0, 0.5), (1, 0.0, 1.0), (2, 0.0, 2.0), (3, 0.0, 4.0), (4, 0.0, 8.0), (5, 0.0, 8.0),
-    (0, 1.0, 0.375), (1, 0.5, 0.875),
-])
+@pytest.mark.parametrize(
+    ("taken", "jitter", "delay"),
+    [
+        (0, 0.0, 0.5),
+        (1, 0.0, 1.0),
+        (2, 0.0, 2.0),
+        (3, 0.0, 4.0),
+        (4, 0.0, 8.0),
+        (5, 0.0, 8.0),
+        (0, 1.0, 0.375),
+        (1, 0.5, 0.875),
+    ],
+)
 def test_backoff_doubles_with_jitter_and_a_ceiling(taken: int, jitter: float, delay: float) -> None:
     policy = RetryPolicy(max_retries=10, random=lambda: jitter)
     assert policy.decide(fail(500), retries_taken=taken, relayed=False) == Retry(delay, "boom")
 
 
-@pytest.mark.parametrize(("headers", "delay"), [
-    ({"retry-after-ms": "10"}, 0.01),
-    ({"retry-after": "1.5"}, 1.5),
-    ({"retry-after": "3"}, 3.0),
-    ({"retry-after-ms": "250", "retry-after": "7"}, 0.25),   # the ms header wins
-    ({"Retry-After": "2"}, 2.0),                              # header names are case-insensitive
-    ({"retry-after": "soon"}, 0.5),                           # unparsable: backoff
-    ({"retry-after": "0"}, 0.5),                              # not above zero: backoff
-    ({"retry-after-ms": "-5"}, 0.5),
-])
+@pytest.mark.parametrize(
+    ("headers", "delay"),
+    [
+        ({"retry-after-ms": "10"}, 0.01),
+        ({"retry-after": "1.5"}, 1.5),
+        ({"retry-after": "3"}, 3.0),
+        ({"retry-after-ms": "250", "retry-after": "7"}, 0.25),  # the ms header wins
+        ({"Retry-After": "2"}, 2.0),  # header names are case-insensitive
+        ({"retry-after": "soon"}, 0.5),  # unparsable: backoff
+        ({"retry-after": "0"}, 0.5),  # not above zero: backoff
+        ({"retry-after-ms": "-5"}, 0.5),
+    ],
+)
 def test_the_servers_retry_after_is_honoured(headers: dict[str, str], delay: float) -> None:
     failure = Failure("busy", status=529, headers=headers)
     assert NO_JITTER.decide(failure, retries_taken=0, relayed=False) == Retry(delay, "busy")
@@ -89,12 +118,16 @@ def test_retry_after_may_be_an_http_date() -> None:
     assert asked_delay(headers, now=lambda: now) == pytest.approx(4.0)
 
 
-@pytest.mark.parametrize(("asked", "time_left", "cap"), [
-    ("30", None, "20"),       # beyond the 20 s ceiling
-    ("5", 3.0, "3"),          # beyond the time left in the turn
-])
+@pytest.mark.parametrize(
+    ("asked", "time_left", "cap"),
+    [
+        ("30", None, "20"),  # beyond the 20 s ceiling
+        ("5", 3.0, "3"),  # beyond the time left in the turn
+    ],
+)
 def test_a_delay_beyond_the_cap_gives_up_at_once_naming_the_wait(
-        asked: str, time_left: float | None, cap: str) -> None:
+    asked: str, time_left: float | None, cap: str
+) -> None:
     failure = Failure("HTTP 529", status=529, headers={"retry-after": asked})
     decision = NO_JITTER.decide(failure, retries_taken=0, relayed=False, time_left=time_left)
     assert isinstance(decision, GiveUp)

@@ -248,9 +248,7 @@ async def test_cancel_request_answers_a_generic_request_with_request_cancelled()
         await client.request("h", "hang")
         with anyio.fail_after(TIMEOUT):
             await handler.hang_started.wait()
-        await client.send(
-            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "h"}}
-        )
+        await client.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "h"}})
         assert error_of(await client.recv()) == ("h", -32800)
         await client.send(
             {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "h"}}
@@ -281,9 +279,7 @@ async def test_handler_can_answer_a_cancelled_request_itself() -> None:
     handler = ScriptedHandler()
     async with connected(handler) as client:
         await client.request(5, "prompt", {})
-        await client.send(
-            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}}
-        )
+        await client.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}})
         assert await client.recv() == {
             "jsonrpc": "2.0",
             "id": 5,
@@ -364,9 +360,7 @@ async def test_client_error_reply_raises_its_rpc_error() -> None:
                 "error": {"code": -32002, "message": "no such file", "data": {"path": "/x"}},
             }
         )
-    assert [(e.code, e.message, e.data) for e in caught] == [
-        (-32002, "no such file", {"path": "/x"})
-    ]
+    assert [(e.code, e.message, e.data) for e in caught] == [(-32002, "no such file", {"path": "/x"})]
 
 
 async def test_outgoing_timeout_raises_and_tells_the_client() -> None:
@@ -400,9 +394,7 @@ async def test_cancelled_caller_forgets_the_id_and_tells_the_client() -> None:
     async with connected(ScriptedHandler()) as client:
         async with anyio.create_task_group() as tg:
             tg.start_soon(
-                functools.partial(
-                    client.endpoint.request, "terminal/wait_for_exit", {}, timeout=None
-                )
+                functools.partial(client.endpoint.request, "terminal/wait_for_exit", {}, timeout=None)
             )
             request = await client.recv()
             tg.cancel_scope.cancel()

@@ -173,9 +173,7 @@ async def test_writer_coalesces_lines_sent_within_one_tick(pipe: Pipe) -> None:
                 await writer.send(b"line %d\n" % i)
             assert await writer.flush(TIMEOUT)
             assert writer.write_calls == 1
-            assert [await reader.read_line() for _ in range(100)] == [
-                b"line %d" % i for i in range(100)
-            ]
+            assert [await reader.read_line() for _ in range(100)] == [b"line %d" % i for i in range(100)]
             await writer.aclose()
 
 

@@ -44,9 +44,7 @@ BAD_LINES = [
     pytest.param(b'{"jsonrpc":"2.0","id":4,"method":5}', -32600, 4, id="method-not-string"),
     pytest.param(b'{"jsonrpc":"2.0","id":4,"method":null}', -32600, 4, id="method-null"),
     pytest.param(b'{"jsonrpc":"2.0","method":["a"]}', -32600, None, id="notification-bad-method"),
-    pytest.param(
-        b'{"jsonrpc":"2.0","id":5,"method":"a","params":3}', -32600, 5, id="params-number"
-    ),
+    pytest.param(b'{"jsonrpc":"2.0","id":5,"method":"a","params":3}', -32600, 5, id="params-number"),
     pytest.param(b'{"jsonrpc":"2.0","id":5,"method":"a","params":"x"}', -32600, 5, id="params-str"),
     pytest.param(b'{"jsonrpc":"2.0","id":1.5,"method":"a"}', -32600, None, id="id-float"),
     pytest.param(b'{"jsonrpc":"2.0","id":true,"method":"a"}', -32600, None, id="id-bool"),
@@ -58,9 +56,7 @@ BAD_LINES = [
 
 
 @pytest.mark.parametrize(("line", "code", "request_id"), BAD_LINES)
-def test_bad_line_is_classified_with_code_and_readable_id(
-    line: bytes, code: int, request_id: Any
-) -> None:
+def test_bad_line_is_classified_with_code_and_readable_id(line: bytes, code: int, request_id: Any) -> None:
     with pytest.raises(RpcError) as info:
         classify(line)
     assert info.value.code == code
@@ -116,20 +112,14 @@ def test_non_ascii_text_survives_a_round_trip() -> None:
 
 
 json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda children: (
         st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
     ),
     max_leaves=20,
 )
 tricky_text = st.text(
-    alphabet=st.sampled_from(
-        ["\n", "\r", "\u2028", "\x85", "\ud800", "\udfff", "a", "é", '"', "\\"]
-    )
+    alphabet=st.sampled_from(["\n", "\r", "\u2028", "\x85", "\ud800", "\udfff", "a", "é", '"', "\\"])
 )
 
 
@@ -207,9 +197,14 @@ def test_method_not_found_names_the_method() -> None:
     assert "foo/bar" in RpcError.method_not_found("foo/bar").message
 
 
-CHUNK = {"sessionId": "sess_1", "update": {"sessionUpdate": "agent_message_chunk",
-                                           "content": {"type": "text", "text": ""},
-                                           "messageId": "m_ü"}}
+CHUNK = {
+    "sessionId": "sess_1",
+    "update": {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": ""},
+        "messageId": "m_ü",
+    },
+}
 
 
 def _with_text(text: str) -> dict[str, Any]:
@@ -223,8 +218,18 @@ def test_a_spliced_chunk_is_byte_for_byte_the_encoded_one(text: str) -> None:
     assert spliced.line(text) == encode_notification("session/update", _with_text(text))
 
 
-@pytest.mark.parametrize("text", ["", "tok ", 'q"uote\\', "line\nbreak\t\x00\x1f", "é漢😀",
-                                  "\ud800 lone surrogate", '"\x00acp-agent-splice\x00"'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "tok ",
+        'q"uote\\',
+        "line\nbreak\t\x00\x1f",
+        "é漢😀",
+        "\ud800 lone surrogate",
+        '"\x00acp-agent-splice\x00"',
+    ],
+)
 def test_spliced_lines_parse_back_to_the_text(text: str) -> None:
     spliced = SplicedNotification("session/update", CHUNK, ("update", "content", "text"))
     line = spliced.line(text)

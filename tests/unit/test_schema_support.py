@@ -108,11 +108,7 @@ def test_prompt_response_with_unknown_stop_reason_is_rejected(acp_schema: AcpSch
         acp_schema, {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "done"}}, "session/prompt"
     )
     assert len(problems) == 1
-    assert (
-        "PromptResponse" in problems[0]
-        and "stopReason" in problems[0]
-        and "'end_turn'" in problems[0]
-    )
+    assert "PromptResponse" in problems[0] and "stopReason" in problems[0] and "'end_turn'" in problems[0]
 
 
 def test_agent_message_chunk_notification_is_accepted(acp_schema: AcpSchema) -> None:
@@ -125,10 +121,7 @@ def test_agent_message_chunk_notification_is_accepted(acp_schema: AcpSchema) -> 
 
 
 def test_current_mode_update_needs_current_mode_id_not_mode_id(acp_schema: AcpSchema) -> None:
-    assert (
-        _ok(acp_schema, _update({"sessionUpdate": "current_mode_update", "currentModeId": "ask"}))
-        == []
-    )
+    assert _ok(acp_schema, _update({"sessionUpdate": "current_mode_update", "currentModeId": "ask"})) == []
     problems = _ok(acp_schema, _update({"sessionUpdate": "current_mode_update", "modeId": "ask"}))
     assert problems and "'currentModeId' is a required property" in problems[0]
 
@@ -223,10 +216,7 @@ def test_wrong_direction_and_wrong_kind_are_flagged(acp_schema: AcpSchema) -> No
     prompt = {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {}}
     assert any("handled by the agent" in p for p in _ok(acp_schema, prompt))
     update_as_request = {**_update({"sessionUpdate": "plan", "entries": []}), "id": 4}
-    assert any(
-        "is a notification but was sent as a request" in p
-        for p in _ok(acp_schema, update_as_request)
-    )
+    assert any("is a notification but was sent as a request" in p for p in _ok(acp_schema, update_as_request))
 
 
 @pytest.mark.parametrize(
@@ -274,15 +264,11 @@ def test_bad_stdout_lines_are_reported(raw: bytes, terminated: bool, fragment: s
 
 
 def test_missing_schema_names_the_shared_location(tmp_path: Path) -> None:
-    with pytest.raises(
-        SchemaNotFoundError, match=r"not found at .*; it lives in \.\./shared/acp/schema/v1"
-    ):
+    with pytest.raises(SchemaNotFoundError, match=r"not found at .*; it lives in \.\./shared/acp/schema/v1"):
         AcpSchema.load(tmp_path / "nowhere")
 
 
-def test_schema_dir_can_be_overridden_by_env(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_schema_dir_can_be_overridden_by_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert default_schema_dir().parts[-4:] == ("shared", "acp", "schema", "v1")
     monkeypatch.setenv("ACP_SCHEMA_DIR", str(tmp_path))
     assert default_schema_dir() == tmp_path
@@ -317,9 +303,7 @@ async def test_explicit_ids_keep_their_json_type(stand_in: list[str]) -> None:
 
 async def test_agent_requests_get_method_not_found_by_default(stand_in: list[str]) -> None:
     async with AgentProcess.start(command=stand_in) as agent:
-        resp = await agent.request(
-            "stand_in/ask", {"method": "fs/read_text_file", "params": {"path": "/x"}}
-        )
+        resp = await agent.request("stand_in/ask", {"method": "fs/read_text_file", "params": {"path": "/x"}})
         said = resp["result"]["client_said"]
         assert said["id"] == "agent-1" and said["error"]["code"] == -32601
         asked = await agent.wait_for(lambda m: m["method"] == "fs/read_text_file")
@@ -333,9 +317,7 @@ async def test_agent_requests_are_answered_by_on_request(stand_in: list[str]) ->
         raise RpcError(-32002, "Resource not found", {"method": method})
 
     async with AgentProcess.start(command=stand_in, on_request=client) as agent:
-        resp = await agent.request(
-            "stand_in/ask", {"method": "fs/read_text_file", "params": {"path": "/x"}}
-        )
+        resp = await agent.request("stand_in/ask", {"method": "fs/read_text_file", "params": {"path": "/x"}})
         assert resp["result"]["client_said"]["result"] == {"content": "text of /x"}
         resp = await agent.request("stand_in/ask", {"method": "terminal/create", "params": {}})
         assert resp["result"]["client_said"]["error"] == {
@@ -351,9 +333,7 @@ async def test_a_crashing_on_request_handler_fails_the_exit_check(stand_in: list
 
     with pytest.raises(AssertionError, match="on_request handler"):
         async with AgentProcess.start(command=stand_in, on_request=client) as agent:
-            resp = await agent.request(
-                "stand_in/ask", {"method": "fs/read_text_file", "params": {}}
-            )
+            resp = await agent.request("stand_in/ask", {"method": "fs/read_text_file", "params": {}})
             assert resp["result"]["client_said"]["error"]["code"] == -32603
 
 
@@ -370,9 +350,7 @@ async def test_stdout_lines_that_are_not_json_rpc_objects_are_violations(
         "stdout line 3",
         "stdout line 5",
     ]
-    assert (
-        "not JSON" in agent.protocol_violations[0] and "blank line" in agent.protocol_violations[1]
-    )
+    assert "not JSON" in agent.protocol_violations[0] and "blank line" in agent.protocol_violations[1]
     assert '"jsonrpc" must be "2.0"' in agent.protocol_violations[3]
 
 
@@ -382,49 +360,31 @@ async def test_the_exit_check_fails_on_a_protocol_violation(stand_in: list[str])
             await agent.request("stand_in/raw", {"text": "banner\n"})
 
 
-async def test_schema_problems_are_collected_per_message(
-    stand_in: list[str], acp_schema: AcpSchema
-) -> None:
-    async with AgentProcess.start(
-        command=stand_in, schema=acp_schema, check_on_exit=False
-    ) as agent:
-        await agent.request(
-            "session/prompt", {"sessionId": "s1", "prompt": []}
-        )  # the stand-in answers {}
+async def test_schema_problems_are_collected_per_message(stand_in: list[str], acp_schema: AcpSchema) -> None:
+    async with AgentProcess.start(command=stand_in, schema=acp_schema, check_on_exit=False) as agent:
+        await agent.request("session/prompt", {"sessionId": "s1", "prompt": []})  # the stand-in answers {}
         await agent.request(
             "stand_in/send",
             {"message": _update({"sessionUpdate": "current_mode_update", "modeId": "ask"})},
         )
     assert len(agent.schema_problems) == 2, agent.schema_problems
-    assert (
-        "result of session/prompt" in agent.schema_problems[0]
-        and "stopReason" in agent.schema_problems[0]
-    )
-    assert (
-        "(session/update)" in agent.schema_problems[1]
-        and "currentModeId" in agent.schema_problems[1]
-    )
+    assert "result of session/prompt" in agent.schema_problems[0] and "stopReason" in agent.schema_problems[0]
+    assert "(session/update)" in agent.schema_problems[1] and "currentModeId" in agent.schema_problems[1]
 
 
 async def test_answers_to_raw_requests_are_schema_checked_too(
     stand_in: list[str], acp_schema: AcpSchema
 ) -> None:
-    async with AgentProcess.start(
-        command=stand_in, schema=acp_schema, check_on_exit=False
-    ) as agent:
+    async with AgentProcess.start(command=stand_in, schema=acp_schema, check_on_exit=False) as agent:
         line = '{"jsonrpc":"2.0","id":"raw-7","method":"session/load","params":{}}\n'
         await agent.send_raw(line)
         answer = await agent.next_message()
     assert answer == {"jsonrpc": "2.0", "id": "raw-7", "result": {}}
     assert agent.schema_problems == []  # {} is a valid LoadSessionResponse
-    async with AgentProcess.start(
-        command=stand_in, schema=acp_schema, check_on_exit=False
-    ) as agent:
+    async with AgentProcess.start(command=stand_in, schema=acp_schema, check_on_exit=False) as agent:
         await agent.send_raw('{"jsonrpc":"2.0","id":8,"method":"session/prompt","params":{}}\n')
         await agent.next_message()
-    assert (
-        len(agent.schema_problems) == 1 and "result of session/prompt" in agent.schema_problems[0]
-    )
+    assert len(agent.schema_problems) == 1 and "result of session/prompt" in agent.schema_problems[0]
 
 
 async def test_a_second_response_to_one_request_is_a_violation(stand_in: list[str]) -> None:
@@ -443,9 +403,7 @@ async def test_a_raw_request_reusing_an_answered_id_may_be_answered_again(
         assert (await agent.next_message())["id"] == 1
 
 
-async def test_valid_traffic_passes_the_exit_check(
-    stand_in: list[str], acp_schema: AcpSchema
-) -> None:
+async def test_valid_traffic_passes_the_exit_check(stand_in: list[str], acp_schema: AcpSchema) -> None:
     chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}
     async with AgentProcess.start(command=stand_in, schema=acp_schema) as agent:
         await agent.request("stand_in/send", {"message": _update(chunk)})
@@ -515,9 +473,7 @@ async def test_nothing_the_agent_spawned_outlives_it(stand_in: list[str]) -> Non
         child = (await agent.request("stand_in/spawn"))["result"]["pid"]
     with anyio.fail_after(5):
         while alive(child):
-            await anyio.sleep(
-                0.02
-            )  # SIGKILL is sent; the orphan's reaping by init has no event to wait on
+            await anyio.sleep(0.02)  # SIGKILL is sent; the orphan's reaping by init has no event to wait on
 
 
 async def test_env_is_the_whole_environment_and_base_env_is_minimal(
@@ -525,9 +481,7 @@ async def test_env_is_the_whole_environment_and_base_env_is_minimal(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-developer-own")
     env = base_env(tmp_path, EXTRA="1", ACP_AGENT_LOG_LEVEL=None)
-    assert (
-        "ANTHROPIC_API_KEY" not in env and "ACP_AGENT_LOG_LEVEL" not in env and env["EXTRA"] == "1"
-    )
+    assert "ANTHROPIC_API_KEY" not in env and "ACP_AGENT_LOG_LEVEL" not in env and env["EXTRA"] == "1"
     for name in (
         "HOME",
         "XDG_CONFIG_HOME",
@@ -537,23 +491,16 @@ async def test_env_is_the_whole_environment_and_base_env_is_minimal(
         "ANTHROPIC_CONFIG_DIR",
     ):
         assert Path(env[name]).is_dir() and Path(env[name]).is_relative_to(tmp_path)
-    assert (
-        env["NO_PROXY"] == "127.0.0.1,localhost" and Path(env["PYTHONPATH"], "acp_agent").is_dir()
-    )
+    assert env["NO_PROXY"] == "127.0.0.1,localhost" and Path(env["PYTHONPATH"], "acp_agent").is_dir()
     async with AgentProcess.start(command=stand_in, env=env) as agent:
         seen = (await agent.request("stand_in/env"))["result"]
     assert set(seen) - set(env) <= {"LC_CTYPE"}  # Python's own C-locale coercion may add LC_CTYPE
     assert seen["HOME"] == env["HOME"]
 
 
-def test_agent_env_points_the_agent_at_the_fake_api(
-    tmp_path: Path, agent_env: dict[str, str]
-) -> None:
+def test_agent_env_points_the_agent_at_the_fake_api(tmp_path: Path, agent_env: dict[str, str]) -> None:
     env = agent_env
-    assert (
-        env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/"
-        and env["ANTHROPIC_API_KEY"] == "test-key"
-    )
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/" and env["ANTHROPIC_API_KEY"] == "test-key"
     assert env["ACP_AGENT_MODEL"] == "claude-test-1" and env["ACP_AGENT_STREAMING"] in {"0", "1"}
     assert env["ACP_AGENT_STATE_DIR"] == str(tmp_path / "state")
 

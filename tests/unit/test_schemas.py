@@ -14,8 +14,11 @@ SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 def test_committed_schemas_are_up_to_date() -> None:
     generated = generate()
-    stale = [name for name, schema in generated.items()
-             if not (SCHEMAS / name).exists() or (SCHEMAS / name).read_text() != render(schema)]
+    stale = [
+        name
+        for name, schema in generated.items()
+        if not (SCHEMAS / name).exists() or (SCHEMAS / name).read_text() != render(schema)
+    ]
     assert not stale, f"regenerate with `python -m acp_agent.schemas`: {stale}"
     extra = {p.name for p in SCHEMAS.glob("*.json")} - set(generated)
     assert not extra, f"schemas/ holds files no model generates: {extra}"

@@ -9,18 +9,42 @@ import pytest
 from acp_agent.tools.sensitive import sensitive_reason
 
 
-@pytest.mark.parametrize("path", [
-    ".git/config", ".git/hooks/pre-commit", "./.git/info/../config", "sub/.git/config",
-    ".GIT/config", ".envrc", "pkg/.envrc", ".vscode/tasks.json", ".vscode/settings.json",
-    ".zed/tasks.json", ".husky/pre-push", ".pre-commit-config.yaml", ".devcontainer/devcontainer.json",
-    "src/../.git/config",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        "./.git/info/../config",
+        "sub/.git/config",
+        ".GIT/config",
+        ".envrc",
+        "pkg/.envrc",
+        ".vscode/tasks.json",
+        ".vscode/settings.json",
+        ".zed/tasks.json",
+        ".husky/pre-push",
+        ".pre-commit-config.yaml",
+        ".devcontainer/devcontainer.json",
+        "src/../.git/config",
+    ],
+)
 def test_files_that_make_tools_run_code(tmp_path: Path, path: str) -> None:
     assert sensitive_reason(tmp_path, path)
 
 
-@pytest.mark.parametrize("path", ["src/app.py", ".gitignore", "git/config", "vscode/tasks.json",
-                                  "tasks.json", ".envrc.example", "", "docs/.git-notes"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/app.py",
+        ".gitignore",
+        "git/config",
+        "vscode/tasks.json",
+        "tasks.json",
+        ".envrc.example",
+        "",
+        "docs/.git-notes",
+    ],
+)
 def test_ordinary_files(tmp_path: Path, path: str) -> None:
     assert sensitive_reason(tmp_path, path) is None
 

@@ -98,7 +98,8 @@ async def test_a_signal_death_is_named(ctx: ToolContext) -> None:
 
 async def test_cwd_is_confined_and_must_be_a_directory(ctx: ToolContext) -> None:
     assert (await RunCommand().run({"command": "pwd", "cwd": "sub"}, ctx)).text == (
-        f"exit code 0\n{ctx.cwd / 'sub'}\n")
+        f"exit code 0\n{ctx.cwd / 'sub'}\n"
+    )
     with pytest.raises(PathOutsideCwd):
         await RunCommand().run({"command": "pwd", "cwd": ".."}, ctx)
     with pytest.raises(ToolError, match="no such directory"):
@@ -111,8 +112,9 @@ async def test_stdin_is_empty_so_nothing_waits_for_input(ctx: ToolContext) -> No
     assert result.text == "exit code 0\ndone\n"
 
 
-async def test_the_agents_api_key_is_not_passed_to_commands(ctx: ToolContext,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_agents_api_key_is_not_passed_to_commands(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
     monkeypatch.setenv("SOME_SETTING", "kept")
     result = await RunCommand().run({"command": 'echo "${ANTHROPIC_API_KEY:-unset} $SOME_SETTING"'}, ctx)
@@ -125,7 +127,8 @@ async def test_the_agents_api_key_is_not_passed_to_commands(ctx: ToolContext,
 async def test_timeout_kills_the_whole_group_and_returns_the_partial_output(ctx: ToolContext) -> None:
     started = time.monotonic()
     result = await FAST_KILL.run(
-        {"command": "sleep 300 & echo PID=$!; echo partial; wait", "timeout": 0.5}, ctx)
+        {"command": "sleep 300 & echo PID=$!; echo partial; wait", "timeout": 0.5}, ctx
+    )
     assert time.monotonic() - started < 5
     assert result.is_error
     assert result.text.startswith("timed out after 0.5s; process group killed\n")
@@ -135,7 +138,8 @@ async def test_timeout_kills_the_whole_group_and_returns_the_partial_output(ctx:
 
 async def test_a_group_that_ignores_sigterm_gets_sigkill(ctx: ToolContext) -> None:
     result = await RunCommand(kill_grace=0.3).run(
-        {"command": "trap '' TERM; sleep 300 & echo PID=$!; wait; wait", "timeout": 0.5}, ctx)
+        {"command": "trap '' TERM; sleep 300 & echo PID=$!; wait; wait", "timeout": 0.5}, ctx
+    )
     assert result.text.startswith("timed out")
     assert not running(pid_in(result.text))
 
@@ -162,10 +166,14 @@ async def test_cancel_kills_the_group(ctx: ToolContext) -> None:
     outcome: list[ToolResult] = []
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
+
             async def run() -> None:
-                outcome.append(await FAST_KILL.run(
-                    {"command": "sleep 300 & echo PID=$!; echo ready; wait"},
-                    ToolContext(cwd=ctx.cwd, report=report)))
+                outcome.append(
+                    await FAST_KILL.run(
+                        {"command": "sleep 300 & echo PID=$!; echo ready; wait"},
+                        ToolContext(cwd=ctx.cwd, report=report),
+                    )
+                )
 
             tg.start_soon(run)
             await ready.wait()
@@ -179,10 +187,12 @@ async def test_cancel_kills_the_group(ctx: ToolContext) -> None:
 
 
 async def test_large_output_keeps_head_and_tail_within_the_cap_and_says_how_much_was_cut(
-        ctx: ToolContext) -> None:
+    ctx: ToolContext,
+) -> None:
     tool = RunCommand(max_output_bytes=4096)
     result = await tool.run(
-        {"command": "echo FIRST; head -c 200000 /dev/zero | tr '\\0' a; echo; echo LAST"}, ctx)
+        {"command": "echo FIRST; head -c 200000 /dev/zero | tr '\\0' a; echo; echo LAST"}, ctx
+    )
     status, output = result.text.split("\n", 1)
     assert status == "exit code 0" and not result.is_error
     assert len(output.encode()) <= 4096
@@ -197,7 +207,8 @@ async def test_large_output_keeps_head_and_tail_within_the_cap_and_says_how_much
 
 async def test_the_cap_never_splits_a_character(ctx: ToolContext) -> None:
     result = await RunCommand(max_output_bytes=1000).run(
-        {"command": "for i in $(seq 1 2000); do printf 'é€'; done"}, ctx)
+        {"command": "for i in $(seq 1 2000); do printf 'é€'; done"}, ctx
+    )
     assert "bytes cut" in result.text and "\ufffd" not in result.text
 
 
@@ -214,8 +225,9 @@ async def test_progress_is_throttled_and_carries_only_the_tail(ctx: ToolContext)
         updates.append((time.monotonic(), progress.text or ""))
 
     tool = RunCommand(progress_tail_bytes=2048)
-    command = ("for i in $(seq 1 30); do echo line-$i; head -c 3000 /dev/zero | tr '\\0' x; echo; "
-               "sleep 0.04; done")
+    command = (
+        "for i in $(seq 1 30); do echo line-$i; head -c 3000 /dev/zero | tr '\\0' x; echo; sleep 0.04; done"
+    )
     started = time.monotonic()
     result = await tool.run({"command": command}, ToolContext(cwd=ctx.cwd, report=report))
     elapsed = time.monotonic() - started
@@ -247,8 +259,7 @@ async def test_a_quiet_command_sends_no_progress(ctx: ToolContext) -> None:
 class FakeTerminalHost:
     """An editor's terminal/* that records calls; `exit` None means the command never ends."""
 
-    def __init__(self, output: str = "", exit: TerminalExit | None = None,
-                 fail_wait: bool = False) -> None:
+    def __init__(self, output: str = "", exit: TerminalExit | None = None, fail_wait: bool = False) -> None:
         self.calls: list[tuple[str, ...]] = []
         self.out, self.exit, self.fail_wait = output, exit, fail_wait
         self.exited, self.waiting = anyio.Event(), anyio.Event()
@@ -294,8 +305,9 @@ def terminal_ctx(cwd: Path, host: FakeTerminalHost, reports: list[Progress]) -> 
 async def test_with_a_terminal_the_editor_runs_it_embedded_and_it_is_released(cwd: Path) -> None:
     host = FakeTerminalHost("hello\n", TerminalExit(exit_code=0, signal=None))
     reports: list[Progress] = []
-    result = await RunCommand().run({"command": "touch ran-locally; echo hello", "cwd": "sub"},
-                                    terminal_ctx(cwd, host, reports))
+    result = await RunCommand().run(
+        {"command": "touch ran-locally; echo hello", "cwd": "sub"}, terminal_ctx(cwd, host, reports)
+    )
     assert host.calls[0][:4] == ("create", host.calls[0][1], "-c", "touch ran-locally; echo hello")
     assert host.calls[0][4] == str(cwd / "sub")
     assert host.names() == ["create", "wait_for_exit", "output", "release"]
@@ -314,8 +326,7 @@ async def test_terminal_non_zero_exit_is_a_result(cwd: Path) -> None:
 async def test_terminal_timeout_kills_then_reads_output_then_releases(cwd: Path) -> None:
     host = FakeTerminalHost("partial\n")
     with anyio.fail_after(5):
-        result = await RunCommand().run({"command": "sleep 300", "timeout": 0.2},
-                                        terminal_ctx(cwd, host, []))
+        result = await RunCommand().run({"command": "sleep 300", "timeout": 0.2}, terminal_ctx(cwd, host, []))
     assert host.names() == ["create", "wait_for_exit", "kill", "output", "release"]
     assert result.is_error and result.terminal_id == "term-1"
     assert result.text == "timed out after 0.2s; the command was killed\npartial\n"

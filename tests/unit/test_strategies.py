@@ -63,8 +63,9 @@ class ScriptedModel:
 
     streaming = False
 
-    def __init__(self, *script: Reply | Callable[[ModelRequest], Reply],
-                 fallback: Reply | None = None) -> None:
+    def __init__(
+        self, *script: Reply | Callable[[ModelRequest], Reply], fallback: Reply | None = None
+    ) -> None:
         self.script = list(script)
         self.fallback = fallback
         self.requests: list[ModelRequest] = []
@@ -98,8 +99,9 @@ class FakeEvaluator:
     kind: str = "command"
     calls: int = 0
 
-    async def evaluate(self, runner: TurnRunner, history: History, meter: TurnMeter, *,
-                       trial: int) -> Evaluation:
+    async def evaluate(
+        self, runner: TurnRunner, history: History, meter: TurnMeter, *, trial: int
+    ) -> Evaluation:
         self.calls += 1
         passed = self.verdicts.pop(0)
         return Evaluation(passed, 1.0 if passed else 0.0, f"check output {trial}")
@@ -132,11 +134,13 @@ def coding_tools() -> ToolRegistry:
 
 # ── verify ───────────────────────────────────────────────────────────────────────────────────
 
+
 async def test_verify_feeds_each_failure_back_until_a_pass(tmp_path: Path) -> None:
     model = ScriptedModel(text("one"), text("two"), text("three"))
     evaluator = FakeEvaluator([False, False, True])
-    result = await run_turn("fix it", model=model, cwd=tmp_path,
-                            strategy=VerifyStrategy(evaluator, max_trials=3))
+    result = await run_turn(
+        "fix it", model=model, cwd=tmp_path, strategy=VerifyStrategy(evaluator, max_trials=3)
+    )
     assert result.status == "completed" and result.stop_reason == "end_turn"
     assert [t.passed for t in result.record.trials] == [False, False, True]
     assert (result.record.best_trial, result.record.best_score) == (3, 1.0)
@@ -147,8 +151,9 @@ async def test_verify_feeds_each_failure_back_until_a_pass(tmp_path: Path) -> No
 
 async def test_verify_ends_max_trials_after_max_trials_failures(tmp_path: Path) -> None:
     model = ScriptedModel(fallback=text("again"))
-    result = await run_turn("fix it", model=model, cwd=tmp_path,
-                            strategy=VerifyStrategy(FakeEvaluator([False] * 5), max_trials=2))
+    result = await run_turn(
+        "fix it", model=model, cwd=tmp_path, strategy=VerifyStrategy(FakeEvaluator([False] * 5), max_trials=2)
+    )
     assert result.stop_reason == "max_turn_requests" and result.record.limit == "maxTrials"
     assert result.status == "limited"
     assert len(model.requests) == 2 and len(result.record.trials) == 2
@@ -156,19 +161,30 @@ async def test_verify_ends_max_trials_after_max_trials_failures(tmp_path: Path) 
 
 async def test_an_attempt_that_does_not_end_with_end_turn_is_not_evaluated(tmp_path: Path) -> None:
     evaluator = FakeEvaluator([True])
-    result = await run_turn("go", model=ScriptedModel(text("cut", stop="max_tokens")), cwd=tmp_path,
-                            strategy=VerifyStrategy(evaluator))
+    result = await run_turn(
+        "go",
+        model=ScriptedModel(text("cut", stop="max_tokens")),
+        cwd=tmp_path,
+        strategy=VerifyStrategy(evaluator),
+    )
     assert result.stop_reason == "max_tokens" and evaluator.calls == 0
     assert result.record.trials == ()
 
 
 async def test_a_failing_command_is_fed_back_with_its_output(tmp_path: Path) -> None:
-    check = f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > {tmp_path}/n; " \
-            "echo run-$n; [ $n -ge 2 ]"
+    check = (
+        f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > {tmp_path}/n; "
+        "echo run-$n; [ $n -ge 2 ]"
+    )
     model = ScriptedModel(text("one"), text("two"))
     events: list[TurnEvent] = []
-    result = await run_turn("go", model=model, cwd=tmp_path, sink=Collect(events),
-                            strategy=VerifyStrategy(CommandEvaluator(check)))
+    result = await run_turn(
+        "go",
+        model=model,
+        cwd=tmp_path,
+        sink=Collect(events),
+        strategy=VerifyStrategy(CommandEvaluator(check)),
+    )
     assert [t.passed for t in result.record.trials] == [False, True]
     assert "run-1" in model.sent_text(1) and "exit code 1" in model.sent_text(1)
     started = [e for e in events if isinstance(e, ToolCallStarted)]
@@ -190,15 +206,24 @@ class Collect:
 
 # ── the judge ────────────────────────────────────────────────────────────────────────────────
 
+
 async def test_judge_of_an_unknown_model_asks_for_a_strict_verdict_tool_without_forcing_it(
-        tmp_path: Path) -> None:
-    model = ScriptedModel(text("draft"), verdict(0.5, True, "too vague"),
-                          text("better"), verdict(0.9, True, "good"))
+    tmp_path: Path,
+) -> None:
+    model = ScriptedModel(
+        text("draft"), verdict(0.5, True, "too vague"), text("better"), verdict(0.9, True, "good")
+    )
     history = History()
     thinking = {"type": "enabled", "budget_tokens": 2048}
-    result = await run_turn("write a haiku", model=model, cwd=tmp_path, history=history,
-                            thinking=thinking, model_id="claude-test-1",
-                            strategy=VerifyStrategy(JudgeEvaluator("a real haiku", 0.8)))
+    result = await run_turn(
+        "write a haiku",
+        model=model,
+        cwd=tmp_path,
+        history=history,
+        thinking=thinking,
+        model_id="claude-test-1",
+        strategy=VerifyStrategy(JudgeEvaluator("a real haiku", 0.8)),
+    )
     assert model.requests[0].thinking == thinking
     judge = model.requests[1]
     assert judge.tool_choice == {"type": "auto"}  # forced tool choice is a 400 on 5.5 models
@@ -213,15 +238,19 @@ async def test_judge_of_an_unknown_model_asks_for_a_strict_verdict_tool_without_
     assert result.record.model_requests == 4
 
 
-async def test_judge_of_a_structured_output_model_reuses_the_session_request(
-        tmp_path: Path) -> None:
+async def test_judge_of_a_structured_output_model_reuses_the_session_request(tmp_path: Path) -> None:
     """Sonnet 5.5: same tools, system and thinking as the loop, the verdict as a JSON schema."""
     verdict_json = json.dumps({"score": 0.9, "passed": True, "feedback": "good"})
     model = ScriptedModel(text("draft"), text(verdict_json))
     history = History()
-    result = await run_turn("write a haiku", model=model, cwd=tmp_path, history=history,
-                            model_id="claude-sonnet-5-5",
-                            strategy=VerifyStrategy(JudgeEvaluator("a real haiku", 0.8)))
+    result = await run_turn(
+        "write a haiku",
+        model=model,
+        cwd=tmp_path,
+        history=history,
+        model_id="claude-sonnet-5-5",
+        strategy=VerifyStrategy(JudgeEvaluator("a real haiku", 0.8)),
+    )
     main, judge = model.requests
     assert main.thinking == {"type": "adaptive", "display": "summarized"}
     assert judge.tool_choice is None and judge.tools == main.tools
@@ -234,36 +263,42 @@ async def test_judge_of_a_structured_output_model_reuses_the_session_request(
     assert "verdict" not in str(history.messages).lower()
 
 
-@pytest.mark.parametrize(("content", "reason"), [
-    ([{"type": "text", "text": "{not json"}], "malformed"),
-    ([{"type": "text", "text": '{"passed": true}'}], "malformed"),
-    ([{"type": "tool_use", "id": "t", "name": "submit_verdict", "input": {"passed": True}}],
-     "malformed"),
-    ([], "no verdict"),
-])
-def test_a_malformed_verdict_is_a_failed_check_that_says_why(content: list[dict[str, Any]],
-                                                             reason: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ([{"type": "text", "text": "{not json"}], "malformed"),
+        ([{"type": "text", "text": '{"passed": true}'}], "malformed"),
+        ([{"type": "tool_use", "id": "t", "name": "submit_verdict", "input": {"passed": True}}], "malformed"),
+        ([], "no verdict"),
+    ],
+)
+def test_a_malformed_verdict_is_a_failed_check_that_says_why(
+    content: list[dict[str, Any]], reason: str
+) -> None:
     score, passed, feedback = parse_verdict(content)
     assert (score, passed) == (0.0, False)
     assert reason in feedback
 
 
 async def test_judge_requests_count_and_the_n_plus_first_is_never_sent(tmp_path: Path) -> None:
-    model = ScriptedModel(text("a"), verdict(0.1, False, "no"), text("b"),
-                          fallback=verdict(1.0, True, "yes"))
-    result = await run_turn("go", model=model, cwd=tmp_path,
-                            limits=Limits(max_turn_requests=3),
-                            strategy=VerifyStrategy(JudgeEvaluator("rubric")))
+    model = ScriptedModel(text("a"), verdict(0.1, False, "no"), text("b"), fallback=verdict(1.0, True, "yes"))
+    result = await run_turn(
+        "go",
+        model=model,
+        cwd=tmp_path,
+        limits=Limits(max_turn_requests=3),
+        strategy=VerifyStrategy(JudgeEvaluator("rubric")),
+    )
     assert len(model.requests) == 3
     assert result.record.model_requests == 3 and result.record.limit == "maxTurnRequests"
     assert len(result.record.trials) == 1
 
 
 async def test_judge_without_a_verdict_is_a_fail_with_a_reason(tmp_path: Path) -> None:
-    model = ScriptedModel(text("a"), text("I refuse to call tools"), text("b"),
-                          verdict(1, True, "fine"))
-    result = await run_turn("go", model=model, cwd=tmp_path,
-                            strategy=VerifyStrategy(JudgeEvaluator("rubric")))
+    model = ScriptedModel(text("a"), text("I refuse to call tools"), text("b"), verdict(1, True, "fine"))
+    result = await run_turn(
+        "go", model=model, cwd=tmp_path, strategy=VerifyStrategy(JudgeEvaluator("rubric"))
+    )
     assert not result.record.trials[0].passed
     feedback = result.record.trials[0].feedback
     assert "verdict was malformed" in feedback and "I refuse to call tools" in feedback
@@ -272,11 +307,19 @@ async def test_judge_without_a_verdict_is_a_fail_with_a_reason(tmp_path: Path) -
 def test_the_transcript_shows_tools_and_results_but_not_thinking() -> None:
     messages = [
         {"role": "user", "content": [{"type": "text", "text": "list files"}]},
-        {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "secret", "signature": "s"},
-            {"type": "tool_use", "id": "t1", "name": "list_files", "input": {"pattern": "*"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
-                                      "content": "a.py\n" * 2000, "is_error": True}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "secret", "signature": "s"},
+                {"type": "tool_use", "id": "t1", "name": "list_files", "input": {"pattern": "*"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "a.py\n" * 2000, "is_error": True}
+            ],
+        },
     ]
     shown = transcript(messages)
     assert "list_files" in shown and "Tool result (error)" in shown and "secret" not in shown
@@ -284,6 +327,7 @@ def test_the_transcript_shows_tools_and_results_but_not_thinking() -> None:
 
 
 # ── a new strategy through the same meter ────────────────────────────────────────────────────
+
 
 class TwiceStrategy:
     """Ten lines: ask the model to check its answer once more."""
@@ -300,8 +344,9 @@ class TwiceStrategy:
 
 async def test_a_new_strategy_written_here_runs_through_the_same_meter(tmp_path: Path) -> None:
     model = ScriptedModel(fallback=text("answer"))
-    result = await run_turn("go", model=model, cwd=tmp_path, strategy=TwiceStrategy(),
-                            limits=Limits(max_turn_requests=1))
+    result = await run_turn(
+        "go", model=model, cwd=tmp_path, strategy=TwiceStrategy(), limits=Limits(max_turn_requests=1)
+    )
     assert len(model.requests) == 1
     assert result.record.loop == "twice" and result.record.limit == "maxTurnRequests"
     again = await run_turn("go", model=model, cwd=tmp_path, strategy=TwiceStrategy())
@@ -311,19 +356,28 @@ async def test_a_new_strategy_written_here_runs_through_the_same_meter(tmp_path:
 
 # ── phased ───────────────────────────────────────────────────────────────────────────────────
 
+
 def plan_script(tmp_path: Path) -> list[Reply]:
-    return [tool("update_plan", {"entries": [{"content": "write a.txt"}]}),
-            tool("write_file", {"path": "a.txt", "content": "too early"}),
-            tool("finish_phase", {"summary": "I will write a.txt"}),
-            tool("write_file", {"path": "a.txt", "content": "done"}),
-            text("all done")]
+    return [
+        tool("update_plan", {"entries": [{"content": "write a.txt"}]}),
+        tool("write_file", {"path": "a.txt", "content": "too early"}),
+        tool("finish_phase", {"summary": "I will write a.txt"}),
+        tool("write_file", {"path": "a.txt", "content": "done"}),
+        text("all done"),
+    ]
 
 
 async def test_phased_plans_read_only_asks_then_acts_and_accepts_edits(tmp_path: Path) -> None:
     model = ScriptedModel(*plan_script(tmp_path))
     asker = Approver("always")
-    result = await run_turn("add a.txt", model=model, tools=coding_tools(), cwd=tmp_path,
-                            strategy=PhasedStrategy(), permissions=asker)
+    result = await run_turn(
+        "add a.txt",
+        model=model,
+        tools=coding_tools(),
+        cwd=tmp_path,
+        strategy=PhasedStrategy(),
+        permissions=asker,
+    )
     # One tool list in every phase (the prompt cache holds); the plan phase refuses changes.
     assert model.tool_names(0) == model.tool_names(3)
     assert "finish_phase" in model.tool_names(0) and "write_file" in model.tool_names(0)
@@ -336,7 +390,9 @@ async def test_phased_plans_read_only_asks_then_acts_and_accepts_edits(tmp_path:
     assert (tmp_path / "a.txt").read_text() == "done"
     record = result.record
     assert [(t.from_, t.to, t.reason) for t in record.transitions] == [
-        ("plan", "act", "approved_always"), ("act", "done", "reply_ended")]
+        ("plan", "act", "approved_always"),
+        ("act", "done", "reply_ended"),
+    ]
     assert record.transitions[0].at_request == 3
     assert record.final_state == "done" and record.trials is None
     assert result.stop_reason == "end_turn"
@@ -346,19 +402,31 @@ async def test_phased_reject_writes_nothing_and_the_next_prompt_plans_again(tmp_
     model = ScriptedModel(tool("finish_phase", {"summary": "write b.txt"}), text("what now?"))
     strategy = PhasedStrategy()
     history = History()
-    first = await run_turn("add b.txt", model=model, tools=coding_tools(), cwd=tmp_path,
-                           strategy=strategy, permissions=Approver("reject"), history=history)
+    first = await run_turn(
+        "add b.txt",
+        model=model,
+        tools=coding_tools(),
+        cwd=tmp_path,
+        strategy=strategy,
+        permissions=Approver("reject"),
+        history=history,
+    )
     assert first.stop_reason == "end_turn" and list(tmp_path.iterdir()) == []
-    assert [(t.from_, t.to, t.reason) for t in first.record.transitions] == [
-        ("plan", "plan", "rejected")]
+    assert [(t.from_, t.to, t.reason) for t in first.record.transitions] == [("plan", "plan", "rejected")]
     assert first.record.final_state == "plan"
-    second = await run_turn("hmm", model=model, tools=coding_tools(), cwd=tmp_path,
-                            strategy=strategy, permissions=Approver(), history=history)
+    second = await run_turn(
+        "hmm",
+        model=model,
+        tools=coding_tools(),
+        cwd=tmp_path,
+        strategy=strategy,
+        permissions=Approver(),
+        history=history,
+    )
     assert second.record.transitions == () and second.record.final_state == "plan"
 
 
-async def test_phased_without_a_custom_approver_asks_through_the_permission_seam(
-        tmp_path: Path) -> None:
+async def test_phased_without_a_custom_approver_asks_through_the_permission_seam(tmp_path: Path) -> None:
     class PlainAsker:
         def __init__(self) -> None:
             self.calls: list[dict[str, Any]] = []
@@ -369,49 +437,82 @@ async def test_phased_without_a_custom_approver_asks_through_the_permission_seam
 
     asker = PlainAsker()
     model = ScriptedModel(tool("finish_phase", {"summary": "s"}), text("ok"))
-    result = await run_turn("go", model=model, tools=coding_tools(), cwd=tmp_path,
-                            strategy=PhasedStrategy(), permissions=asker)
+    result = await run_turn(
+        "go", model=model, tools=coding_tools(), cwd=tmp_path, strategy=PhasedStrategy(), permissions=asker
+    )
     assert asker.calls[0]["kind"] == "switch_mode" and asker.calls[0]["raw_input"]["summary"] == "s"
     assert result.record.transitions[0].reason == "approved_once"
 
 
 async def test_phased_verifies_and_goes_back_to_act_on_a_fail(tmp_path: Path) -> None:
-    model = ScriptedModel(tool("finish_phase", {"summary": "plan"}), text("acted"),
-                          tool("finish_phase", {"summary": "fixed"}))
-    result = await run_turn("go", model=model, tools=coding_tools(), cwd=tmp_path,
-                            strategy=PhasedStrategy(FakeEvaluator([False, True])),
-                            permissions=Approver("once"))
+    model = ScriptedModel(
+        tool("finish_phase", {"summary": "plan"}), text("acted"), tool("finish_phase", {"summary": "fixed"})
+    )
+    result = await run_turn(
+        "go",
+        model=model,
+        tools=coding_tools(),
+        cwd=tmp_path,
+        strategy=PhasedStrategy(FakeEvaluator([False, True])),
+        permissions=Approver("once"),
+    )
     reasons = [(t.from_, t.to, t.reason) for t in result.record.transitions]
-    assert reasons == [("plan", "act", "approved_once"), ("act", "verify", "reply_ended"),
-                       ("verify", "act", "failed"), ("act", "verify", "finished"),
-                       ("verify", "done", "passed")]
+    assert reasons == [
+        ("plan", "act", "approved_once"),
+        ("act", "verify", "reply_ended"),
+        ("verify", "act", "failed"),
+        ("act", "verify", "finished"),
+        ("verify", "done", "passed"),
+    ]
     assert [t.passed for t in result.record.trials] == [False, True]
     assert "Verification failed, attempt 1 of 3" in model.sent_text(2)
 
 
 async def test_phased_that_stops_in_act_resumes_in_act(tmp_path: Path) -> None:
-    model = ScriptedModel(tool("finish_phase", {"summary": "plan"}),
-                          tool("read_file", {"path": "x"}), text("done"))
+    model = ScriptedModel(
+        tool("finish_phase", {"summary": "plan"}), tool("read_file", {"path": "x"}), text("done")
+    )
     strategy = PhasedStrategy()
     history = History()
-    first = await run_turn("go", model=model, tools=coding_tools(), cwd=tmp_path, history=history,
-                           strategy=strategy, permissions=Approver(),
-                           limits=Limits(max_turn_requests=2))
+    first = await run_turn(
+        "go",
+        model=model,
+        tools=coding_tools(),
+        cwd=tmp_path,
+        history=history,
+        strategy=strategy,
+        permissions=Approver(),
+        limits=Limits(max_turn_requests=2),
+    )
     assert first.record.limit == "maxTurnRequests" and first.record.final_state == "act"
-    second = await run_turn("go on", model=model, tools=coding_tools(), cwd=tmp_path,
-                            history=history, strategy=strategy, permissions=Approver())
+    second = await run_turn(
+        "go on",
+        model=model,
+        tools=coding_tools(),
+        cwd=tmp_path,
+        history=history,
+        strategy=strategy,
+        permissions=Approver(),
+    )
     assert "write_file" in model.tool_names(2)
     assert second.record.final_state == "done"
 
 
 async def test_a_cancelled_plan_question_ends_the_turn_cancelled(tmp_path: Path) -> None:
     model = ScriptedModel(tool("finish_phase", {"summary": "s"}))
-    result = await run_turn("go", model=model, tools=coding_tools(), cwd=tmp_path,
-                            strategy=PhasedStrategy(), permissions=Approver("cancelled"))
+    result = await run_turn(
+        "go",
+        model=model,
+        tools=coding_tools(),
+        cwd=tmp_path,
+        strategy=PhasedStrategy(),
+        permissions=Approver("cancelled"),
+    )
     assert result.status == "cancelled" and result.record.aborted_during == "permission"
 
 
 # ── cancel, status, steps ────────────────────────────────────────────────────────────────────
+
 
 async def test_cancel_during_a_verify_command_kills_it_and_says_verify(tmp_path: Path) -> None:
     scope = anyio.CancelScope()
@@ -424,27 +525,36 @@ async def test_cancel_during_a_verify_command_kills_it_and_says_verify(tmp_path:
 
     with anyio.fail_after(20):
         result = await run_turn(
-            "go", model=ScriptedModel(text("done")), cwd=tmp_path, cancel=scope,
+            "go",
+            model=ScriptedModel(text("done")),
+            cwd=tmp_path,
+            cancel=scope,
             sink=Collect([], watch),
-            strategy=VerifyStrategy(CommandEvaluator("sleep 60 & echo $!; wait")))
+            strategy=VerifyStrategy(CommandEvaluator("sleep 60 & echo $!; wait")),
+        )
     assert result.status == "cancelled" and result.record.aborted_during == "verify"
     assert pids and not alive(pids[0])
 
 
 async def test_status_and_output_of_in_process_turns(tmp_path: Path) -> None:
-    limited = await run_turn("go", model=ScriptedModel(fallback=tool("read_file", {"path": "x"})),
-                             tools=coding_tools(), cwd=tmp_path, limits=Limits(max_turn_requests=2))
+    limited = await run_turn(
+        "go",
+        model=ScriptedModel(fallback=tool("read_file", {"path": "x"})),
+        tools=coding_tools(),
+        cwd=tmp_path,
+        limits=Limits(max_turn_requests=2),
+    )
     assert limited.status == "limited" and limited.output == ""
     assert [s.tools[0].status for s in limited.steps] == ["failed", "failed"]
     assert [s.request for s in limited.steps] == [1, 2]
     failed = await run_turn("go", model=ScriptedModel(), cwd=tmp_path)
     assert failed.status == "failed" and "script ran out" in (failed.error or "")
-    partial = await run_turn("go", model=ScriptedModel(text("half", stop="max_tokens")),
-                             cwd=tmp_path)
+    partial = await run_turn("go", model=ScriptedModel(text("half", stop="max_tokens")), cwd=tmp_path)
     assert partial.status == "limited" and partial.output == "half"
 
 
 # ── choosing a strategy ──────────────────────────────────────────────────────────────────────
+
 
 def test_verify_without_command_or_rubric_says_what_to_set() -> None:
     with pytest.raises(ValueError, match="verify-cmd") as caught:
@@ -455,13 +565,17 @@ def test_verify_without_command_or_rubric_says_what_to_set() -> None:
     assert meta.value.field == "loop"
 
 
-@pytest.mark.parametrize(("overrides", "field"), [
-    ({"loop": "loops"}, "loop"), ({"loop": 3}, "loop"),
-    ({"loop": "verify", "verifyCommand": 1}, "verifyCommand"),
-    ({"loop": "verify", "verifyCommand": "true", "maxTrials": 0}, "maxTrials"),
-    ({"loop": "verify", "verifyCommand": "true", "maxTrials": 1.5}, "maxTrials"),
-    ({"loop": "verify", "verifyRubric": "r", "verifyThreshold": 2}, "verifyThreshold"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"loop": "loops"}, "loop"),
+        ({"loop": 3}, "loop"),
+        ({"loop": "verify", "verifyCommand": 1}, "verifyCommand"),
+        ({"loop": "verify", "verifyCommand": "true", "maxTrials": 0}, "maxTrials"),
+        ({"loop": "verify", "verifyCommand": "true", "maxTrials": 1.5}, "maxTrials"),
+        ({"loop": "verify", "verifyRubric": "r", "verifyThreshold": 2}, "verifyThreshold"),
+    ],
+)
 def test_bad_meta_values_name_their_field(overrides: dict[str, Any], field: str) -> None:
     with pytest.raises(LimitsError) as caught:
         choose_strategy(object(), overrides)

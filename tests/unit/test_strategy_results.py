@@ -29,13 +29,25 @@ from acp_agent.turn.strategies.verify import CommandEvaluator
 
 
 def trial(n: int, passed: bool, score: float, feedback: str = "f") -> Trial:
-    return Trial(trial=n, passed=passed, score=score, evaluator="command", feedback=feedback,
-                 model_requests=1, duration_ms=5)
+    return Trial(
+        trial=n,
+        passed=passed,
+        score=score,
+        evaluator="command",
+        feedback=feedback,
+        model_requests=1,
+        duration_ms=5,
+    )
 
 
 def record(cls: type[TurnRecord], **fields: Any) -> TurnRecord:
-    return cls.from_meter(TurnMeter(Limits(max_turn_requests=4)), turn_id="t_1",
-                          stop_reason="end_turn", streaming=True, **fields)
+    return cls.from_meter(
+        TurnMeter(Limits(max_turn_requests=4)),
+        turn_id="t_1",
+        stop_reason="end_turn",
+        streaming=True,
+        **fields,
+    )
 
 
 def test_every_result_type_is_a_loop_result_and_frozen() -> None:
@@ -49,32 +61,58 @@ def test_every_result_type_is_a_loop_result_and_frozen() -> None:
 
 
 def test_verify_result_carries_trials_beside_the_common_fields_in_camel_case() -> None:
-    meta = record(VerifyResult, trials=(trial(1, False, 0.0), trial(2, True, 1.0)),
-                  best_trial=2, best_score=1.0, max_trials=3).to_meta()
+    meta = record(
+        VerifyResult,
+        trials=(trial(1, False, 0.0), trial(2, True, 1.0)),
+        best_trial=2,
+        best_score=1.0,
+        max_trials=3,
+    ).to_meta()
     assert meta["loop"] == "verify" and meta["modelRequests"] == 0 and meta["stopReason"] == "end_turn"
     assert meta["bestTrial"] == 2 and meta["bestScore"] == 1.0 and meta["maxTrials"] == 3
-    assert meta["trials"][0] == {"trial": 1, "passed": False, "score": 0.0, "evaluator": "command",
-                                 "feedback": "f", "modelRequests": 1, "durationMs": 5}
+    assert meta["trials"][0] == {
+        "trial": 1,
+        "passed": False,
+        "score": 0.0,
+        "evaluator": "command",
+        "feedback": "f",
+        "modelRequests": 1,
+        "durationMs": 5,
+    }
     json.dumps(meta)
 
 
 def test_phased_result_names_transitions_from_and_to_and_leaves_out_unverified_trials() -> None:
     step = Transition(from_="plan", to="act", reason="approved_once", at_request=2)
     meta = record(PhasedResult, transitions=(step,), final_state="done").to_meta()
-    assert list(meta["transitions"]) == [{"from": "plan", "to": "act", "reason": "approved_once",
-                                          "atRequest": 2}]
+    assert list(meta["transitions"]) == [
+        {"from": "plan", "to": "act", "reason": "approved_once", "atRequest": 2}
+    ]
     assert meta["finalState"] == "done" and "trials" not in meta
     with_trials = record(PhasedResult, trials=(trial(1, True, 1.0),)).to_meta()
     assert with_trials["trials"][0]["passed"] is True
 
 
-@pytest.mark.parametrize("bad", [
-    {"score": 1.5}, {"score": -0.1}, {"trial": 0}, {"evaluator": "oracle"},
-    {"feedback": "x" * 501},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"score": 1.5},
+        {"score": -0.1},
+        {"trial": 0},
+        {"evaluator": "oracle"},
+        {"feedback": "x" * 501},
+    ],
+)
 def test_a_trial_out_of_its_bounds_is_rejected(bad: dict[str, Any]) -> None:
-    fields = {"trial": 1, "passed": True, "score": 1.0, "evaluator": "judge", "feedback": "",
-              "model_requests": 1, "duration_ms": 0} | bad
+    fields = {
+        "trial": 1,
+        "passed": True,
+        "score": 1.0,
+        "evaluator": "judge",
+        "feedback": "",
+        "model_requests": 1,
+        "duration_ms": 0,
+    } | bad
     with pytest.raises(ValidationError):
         Trial(**fields)
 
@@ -119,8 +157,7 @@ def test_each_result_type_has_a_json_schema_its_records_satisfy(cls: type[TurnRe
     jsonschema.Draft202012Validator.check_schema(schema)
     fields: dict[str, Any] = {"trials": (trial(1, False, 0.5, "y" * 500),)}
     if cls is PhasedResult:
-        fields["transitions"] = (Transition(from_="act", to="verify", reason="finished",
-                                            at_request=3),)
+        fields["transitions"] = (Transition(from_="act", to="verify", reason="finished", at_request=3),)
     meta = json.loads(json.dumps(record(cls, **fields).to_meta()))
     jsonschema.validate(meta, schema)
     meta["loop"] = "tools"

@@ -10,7 +10,8 @@ from tests.wire.conftest import turn_record
 
 
 async def test_the_fifth_identical_call_and_result_ends_the_turn(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     (workspace / "same.txt").write_text("unchanging\n")
     fake_api.set_fallback(replies.tool_use("read_file", {"path": "same.txt"}))
     session = await agent.new_session(workspace)
@@ -26,13 +27,13 @@ async def test_the_fifth_identical_call_and_result_ends_the_turn(
 
 
 async def test_identical_calls_with_changing_results_are_not_stopped(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     counter = workspace / "counter.txt"
 
     def reply(body: dict, n: int) -> replies.Message:
         counter.write_text(f"version {n}\n")  # the file changes between reads: polling, not a loop
-        return replies.tool_use("read_file", {"path": "counter.txt"}) if n <= 7 \
-            else replies.text("done")
+        return replies.tool_use("read_file", {"path": "counter.txt"}) if n <= 7 else replies.text("done")
 
     fake_api.set_fallback(reply)
     session = await agent.new_session(workspace)
@@ -42,9 +43,11 @@ async def test_identical_calls_with_changing_results_are_not_stopped(
 
 
 async def test_output_token_budget_ends_the_turn_with_max_tokens(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
-    fake_api.set_fallback(lambda body, n: replies.tool_use(
-        "list_files", {"pattern": f"*{n}"}, usage=(10, 40)))
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.set_fallback(
+        lambda body, n: replies.tool_use("list_files", {"pattern": f"*{n}"}, usage=(10, 40))
+    )
     session = await agent.new_session(workspace, meta={"acp-agent": {"maxTurnOutputTokens": 100}})
     response = await agent.prompt(session, "go")
     record = turn_record(response)
@@ -54,7 +57,8 @@ async def test_output_token_budget_ends_the_turn_with_max_tokens(
 
 
 async def test_turn_wall_clock_ends_the_turn_with_its_limit(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     warm = await agent.new_session(workspace)  # the SDK's first request is slow; not this test's point
     fake_api.script(replies.text("warm"), replies.stall())
     await agent.prompt(warm, "warm up")
@@ -69,12 +73,13 @@ async def test_turn_wall_clock_ends_the_turn_with_its_limit(
 
 
 async def test_cost_budget_ends_the_turn_and_cost_is_reported(
-        agent_env: dict[str, str], acp_schema: object, workspace: Path, fake_api: FakeMessagesAPI,
-        tmp_path: Path) -> None:
+    agent_env: dict[str, str], acp_schema: object, workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
     prices = tmp_path / "prices.json"
     prices.write_text('{"claude-test-1": {"input": 1000, "output": 1000}}')  # $0.001 per token
-    fake_api.set_fallback(lambda body, n: replies.tool_use(
-        "list_files", {"pattern": f"*{n}"}, usage=(10, 10)))  # $0.02 a request
+    fake_api.set_fallback(
+        lambda body, n: replies.tool_use("list_files", {"pattern": f"*{n}"}, usage=(10, 10))
+    )  # $0.02 a request
     env = {**agent_env, "ACP_AGENT_PRICES": str(prices)}
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         await agent.initialize()
@@ -87,15 +92,16 @@ async def test_cost_budget_ends_the_turn_and_cost_is_reported(
 
 
 async def test_an_unknown_price_reports_null_cost_never_zero(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.text("hi"))
     response = await agent.prompt(session, "go")
     assert turn_record(response).get("costUsd") is None
 
 
 async def test_wrap_up_spends_the_last_request_on_a_summary_without_tools(
-        agent_env: dict[str, str], acp_schema: object, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: object, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(lambda body, n: replies.tool_use("list_files", {"pattern": f"*{n}"}))
     env = {**agent_env, "ACP_AGENT_ON_LIMIT": "wrap_up"}
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:

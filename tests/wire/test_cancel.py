@@ -26,7 +26,8 @@ async def wait_until(predicate, timeout: float = 10.0) -> None:  # type: ignore[
 
 
 async def test_cancel_during_a_slow_stream_answers_cancelled(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool
+) -> None:
     if streaming:
         fake_api.script(replies.text("x" * 400, chunks=200, chunk_delay=0.05))
     else:
@@ -35,8 +36,7 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
     async with anyio.create_task_group() as tg:
         tg.start_soon(start_prompt, agent, session, "go", results)
         if streaming:
-            await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"]
-                                 == "agent_message_chunk")
+            await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
         else:
             await wait_until(lambda: fake_api.attempts == 1)
         started = time.monotonic()
@@ -56,7 +56,8 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
 
 
 async def test_cancel_during_a_tool_closes_the_tool_call_as_failed(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     # A command that never finishes by itself (a FIFO no longer blocks read_file: issue 19).
     await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
     fake_api.script(replies.tool_use("run_command", {"command": "sleep 60"}, id="toolu_block"))
@@ -71,25 +72,28 @@ async def test_cancel_during_a_tool_closes_the_tool_call_as_failed(
     response = results["response"]
     assert response["result"]["stopReason"] == "cancelled"
     assert turn_record(response)["abortedDuring"] == "tools"
-    finals = [p["update"] for p in agent.updates(session)
-              if p["update"].get("toolCallId") == "toolu_block"]
+    finals = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_block"]
     assert finals[-1]["status"] == "failed"
     await agent.prompt(session, "next")
     history = fake_api.requests[-1].body["messages"]
-    answered = [b for m in history for b in m["content"]
-                if isinstance(b, dict) and b.get("type") == "tool_result"]
+    answered = [
+        b for m in history for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
     assert [b["tool_use_id"] for b in answered] == ["toolu_block"]
 
 
 async def test_cancel_request_for_a_pending_prompt_answers_cancelled(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.stall())
     results: dict = {}
 
     async def run() -> None:
         results["response"] = await agent.request(
-            "session/prompt", {"sessionId": session,
-                               "prompt": [{"type": "text", "text": "go"}]}, id="prompt-1")
+            "session/prompt",
+            {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]},
+            id="prompt-1",
+        )
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
@@ -103,7 +107,8 @@ async def test_cancel_request_for_a_pending_prompt_answers_cancelled(
 
 
 async def test_a_prompt_after_cancel_waits_for_the_cancelled_turn_then_runs(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.stall(), replies.text("second answer"))
     results: dict = {}
     async with anyio.create_task_group() as tg:
@@ -116,7 +121,8 @@ async def test_a_prompt_after_cancel_waits_for_the_cancelled_turn_then_runs(
 
 
 async def test_cancel_of_an_idle_or_unknown_session_is_ignored(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     await agent.notify("session/cancel", {"sessionId": session})
     await agent.notify("session/cancel", {"sessionId": "no-such-session"})
     fake_api.script(replies.text("fine"))

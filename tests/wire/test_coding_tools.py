@@ -35,22 +35,25 @@ def last_results(fake_api: FakeMessagesAPI) -> list[dict]:
 
 
 async def test_an_allowed_edit_is_shown_as_a_diff_and_written_to_disk(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     target = workspace / "app.py"
     target.write_text("print('hello')\n")
     asked: list[dict] = []
     agent.on_request = choose("allow_once", asked)
-    fake_api.script(replies.tool_use("edit_file", {"path": "app.py", "old_string": "hello",
-                                                   "new_string": "world"}, id="toolu_edit"),
-                    replies.text("edited"))
+    fake_api.script(
+        replies.tool_use(
+            "edit_file", {"path": "app.py", "old_string": "hello", "new_string": "world"}, id="toolu_edit"
+        ),
+        replies.text("edited"),
+    )
     response = await agent.prompt(session, "change it")
     assert response["result"]["stopReason"] == "end_turn"
     assert target.read_text() == "print('world')\n"
     assert asked and asked[0]["toolCall"]["toolCallId"] == "toolu_edit"
     kinds = {o["kind"] for o in asked[0]["options"]}
     assert kinds == {"allow_once", "allow_always", "reject_once", "reject_always"}
-    updates = [p["update"] for p in agent.updates(session)
-               if p["update"].get("toolCallId") == "toolu_edit"]
+    updates = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_edit"]
     assert updates[0]["kind"] == "edit"
     final = updates[-1]
     assert final["status"] == "completed"
@@ -61,12 +64,14 @@ async def test_an_allowed_edit_is_shown_as_a_diff_and_written_to_disk(
 
 
 async def test_a_rejected_edit_leaves_the_file_and_tells_the_model(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     target = workspace / "keep.txt"
     target.write_text("original\n")
     agent.on_request = choose("reject_once")
-    fake_api.script(replies.tool_use("write_file", {"path": "keep.txt", "content": "clobbered"}),
-                    replies.text("ok"))
+    fake_api.script(
+        replies.tool_use("write_file", {"path": "keep.txt", "content": "clobbered"}), replies.text("ok")
+    )
     response = await agent.prompt(session, "overwrite")
     assert response["result"]["stopReason"] == "end_turn"
     assert target.read_text() == "original\n"
@@ -76,19 +81,23 @@ async def test_a_rejected_edit_leaves_the_file_and_tells_the_model(
 
 
 async def test_allow_always_is_remembered_for_that_tool_in_the_session(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     asked: list[dict] = []
     agent.on_request = choose("allow_always", asked)
-    fake_api.script(replies.tool_use("write_file", {"path": "a.txt", "content": "1"}),
-                    replies.tool_use("write_file", {"path": "b.txt", "content": "2"}),
-                    replies.text("done"))
+    fake_api.script(
+        replies.tool_use("write_file", {"path": "a.txt", "content": "1"}),
+        replies.tool_use("write_file", {"path": "b.txt", "content": "2"}),
+        replies.text("done"),
+    )
     await agent.prompt(session, "write two")
     assert len(asked) == 1
     assert (workspace / "a.txt").read_text() == "1" and (workspace / "b.txt").read_text() == "2"
 
 
 async def test_a_cancelled_permission_question_ends_the_turn_cancelled(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     agent.on_request = choose("cancelled")
     fake_api.script(replies.tool_use("write_file", {"path": "no.txt", "content": "x"}))
     response = await agent.prompt(session, "write")
@@ -97,16 +106,26 @@ async def test_a_cancelled_permission_question_ends_the_turn_cancelled(
     assert not (workspace / "no.txt").exists()
 
 
-@pytest.mark.parametrize(("mode", "edit_asks", "edit_runs", "command_asks", "command_runs"), [
-    ("default", True, True, True, True),
-    ("acceptEdits", False, True, True, True),
-    ("plan", False, False, False, False),
-    ("bypassPermissions", False, True, False, True),
-])
+@pytest.mark.parametrize(
+    ("mode", "edit_asks", "edit_runs", "command_asks", "command_runs"),
+    [
+        ("default", True, True, True, True),
+        ("acceptEdits", False, True, True, True),
+        ("plan", False, False, False, False),
+        ("bypassPermissions", False, True, False, True),
+    ],
+)
 async def test_each_mode_decides_what_asks_and_what_runs(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path,
-        mode: str, edit_asks: bool, edit_runs: bool, command_asks: bool,
-        command_runs: bool) -> None:
+    agent: AgentProcess,
+    session: str,
+    fake_api: FakeMessagesAPI,
+    workspace: Path,
+    mode: str,
+    edit_asks: bool,
+    edit_runs: bool,
+    command_asks: bool,
+    command_runs: bool,
+) -> None:
     asked: list[dict] = []
     agent.on_request = choose("allow_once", asked)
     answer = await agent.request("session/set_mode", {"sessionId": session, "modeId": mode})
@@ -114,7 +133,8 @@ async def test_each_mode_decides_what_asks_and_what_runs(
     fake_api.script(
         replies.tool_use("write_file", {"path": "f.txt", "content": "x"}, id="toolu_w"),
         replies.tool_use("run_command", {"command": "touch ran.flag"}, id="toolu_c"),
-        replies.text("done"))
+        replies.text("done"),
+    )
     await agent.prompt(session, "go")
     asked_ids = [p["toolCall"]["toolCallId"] for p in asked]
     assert ("toolu_w" in asked_ids) is edit_asks
@@ -122,8 +142,11 @@ async def test_each_mode_decides_what_asks_and_what_runs(
     assert (workspace / "f.txt").exists() is edit_runs
     assert (workspace / "ran.flag").exists() is command_runs
     if mode != "default":
-        mode_updates = [p["update"] for p in agent.updates(session)
-                        if p["update"]["sessionUpdate"] == "current_mode_update"]
+        mode_updates = [
+            p["update"]
+            for p in agent.updates(session)
+            if p["update"]["sessionUpdate"] == "current_mode_update"
+        ]
         assert mode_updates[-1]["currentModeId"] == mode
 
 
@@ -133,34 +156,39 @@ async def test_an_unknown_mode_is_invalid_params(agent: AgentProcess, session: s
 
 
 async def test_modes_and_models_are_config_options_kept_in_sync(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     new = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
     result = new["result"]
     session = result["sessionId"]
     assert result["modes"]["currentModeId"] == "default"
     options = {o["id"]: o for o in result["configOptions"]}
     assert options["mode"]["category"] == "mode" and options["model"]["category"] == "model"
-    other = next(o["value"] for o in options["model"]["options"]
-                 if o["value"] != options["model"]["currentValue"])
-    changed = await agent.request("session/set_config_option", {
-        "sessionId": session, "configId": "model", "value": other})
+    other = next(
+        o["value"] for o in options["model"]["options"] if o["value"] != options["model"]["currentValue"]
+    )
+    changed = await agent.request(
+        "session/set_config_option", {"sessionId": session, "configId": "model", "value": other}
+    )
     values = {o["id"]: o["currentValue"] for o in changed["result"]["configOptions"]}
     assert values["model"] == other
     fake_api.script(replies.text("hi"))
     await agent.prompt(session, "which model?")
     assert fake_api.requests[-1].body["model"] == other
-    switched = await agent.request("session/set_config_option", {
-        "sessionId": session, "configId": "mode", "value": "plan"})
+    switched = await agent.request(
+        "session/set_config_option", {"sessionId": session, "configId": "mode", "value": "plan"}
+    )
     values = {o["id"]: o["currentValue"] for o in switched["result"]["configOptions"]}
     assert values["mode"] == "plan"
-    bad = await agent.request("session/set_config_option", {
-        "sessionId": session, "configId": "nope", "value": "x"})
+    bad = await agent.request(
+        "session/set_config_option", {"sessionId": session, "configId": "nope", "value": "x"}
+    )
     assert bad["error"]["code"] == -32602
 
 
 async def test_edits_go_through_the_editor_when_it_offers_its_file_system(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     buffers = {str((workspace / "doc.txt").resolve()): "unsaved buffer text\n"}
     calls: list[str] = []
 
@@ -177,9 +205,9 @@ async def test_edits_go_through_the_editor_when_it_offers_its_file_system(
 
     fake_api.script(
         replies.tool_use("read_file", {"path": "doc.txt"}),
-        replies.tool_use("edit_file", {"path": "doc.txt", "old_string": "unsaved",
-                                       "new_string": "edited"}),
-        replies.text("done"))
+        replies.tool_use("edit_file", {"path": "doc.txt", "old_string": "unsaved", "new_string": "edited"}),
+        replies.text("done"),
+    )
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
         await agent.initialize(fs={"readTextFile": True, "writeTextFile": True})
         session = await agent.new_session(workspace)
@@ -192,22 +220,24 @@ async def test_edits_go_through_the_editor_when_it_offers_its_file_system(
 
 
 async def test_without_the_capability_no_fs_request_is_ever_sent(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     agent.on_request = choose("allow_once")
-    fake_api.script(replies.tool_use("write_file", {"path": "new.txt", "content": "disk\n"}),
-                    replies.text("done"))
+    fake_api.script(
+        replies.tool_use("write_file", {"path": "new.txt", "content": "disk\n"}), replies.text("done")
+    )
     await agent.prompt(session, "write")
     assert (workspace / "new.txt").read_text() == "disk\n"
     assert not [m for m in agent.messages if str(m.get("method", "")).startswith("fs/")]
 
 
 async def test_a_command_timeout_leaves_no_process_behind(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     agent.on_request = choose("allow_once")
     pidfile = workspace / "child.pid"
     command = f"sleep 300 & echo $! > {pidfile}; echo started; wait"
-    fake_api.script(replies.tool_use("run_command", {"command": command, "timeout": 1}),
-                    replies.text("done"))
+    fake_api.script(replies.tool_use("run_command", {"command": command, "timeout": 1}), replies.text("done"))
     response = await agent.prompt(session, "run it")
     assert response["result"]["stopReason"] == "end_turn"
     result = last_results(fake_api)[0]
@@ -219,10 +249,12 @@ async def test_a_command_timeout_leaves_no_process_behind(
 
 
 async def test_a_non_zero_exit_is_a_result_not_a_failed_turn(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     agent.on_request = choose("allow_once")
-    fake_api.script(replies.tool_use("run_command", {"command": "echo oops >&2; exit 3"}),
-                    replies.text("saw it"))
+    fake_api.script(
+        replies.tool_use("run_command", {"command": "echo oops >&2; exit 3"}), replies.text("saw it")
+    )
     response = await agent.prompt(session, "run")
     assert response["result"]["stopReason"] == "end_turn"
     result = last_results(fake_api)[0]
@@ -230,25 +262,34 @@ async def test_a_non_zero_exit_is_a_result_not_a_failed_turn(
 
 
 async def test_a_plan_update_reaches_the_editor_whole(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(
-        replies.tool_use("update_plan", {"entries": [
-            {"content": "read the code", "priority": "high", "status": "in_progress"},
-            {"content": "fix the bug"}]}),
+        replies.tool_use(
+            "update_plan",
+            {
+                "entries": [
+                    {"content": "read the code", "priority": "high", "status": "in_progress"},
+                    {"content": "fix the bug"},
+                ]
+            },
+        ),
         replies.tool_use("update_plan", {"index": 1, "status": "completed"}),
-        replies.text("planned"))
+        replies.text("planned"),
+    )
     await agent.prompt(session, "plan it")
     plans = chunks(agent, session, "plan")
     assert len(plans) == 2
     assert plans[0]["entries"] == [
         {"content": "read the code", "priority": "high", "status": "in_progress"},
-        {"content": "fix the bug", "priority": "medium", "status": "pending"}]
+        {"content": "fix the bug", "priority": "medium", "status": "pending"},
+    ]
     assert [e["status"] for e in plans[1]["entries"]] == ["completed", "pending"]
 
 
 async def test_commands_run_in_the_editor_terminal_when_offered(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     calls: list[tuple[str, Any]] = []
 
     async def editor(method: str, params: Any) -> Any:
@@ -260,8 +301,7 @@ async def test_commands_run_in_the_editor_terminal_when_offered(
         if method == "terminal/wait_for_exit":
             return {"exitCode": 0}
         if method == "terminal/output":
-            return {"output": "hello from the editor\n", "truncated": False,
-                    "exitStatus": {"exitCode": 0}}
+            return {"output": "hello from the editor\n", "truncated": False, "exitStatus": {"exitCode": 0}}
         if method in {"terminal/release", "terminal/kill"}:
             return {}
         return RpcError(-32601, method)
@@ -274,9 +314,12 @@ async def test_commands_run_in_the_editor_terminal_when_offered(
         updates = agent.updates(session)
     methods = [m for m, _ in calls]
     assert methods.index("terminal/create") < methods.index("terminal/release")
-    embedded = [p["update"] for p in updates
-                if p["update"]["sessionUpdate"] == "tool_call_update" and any(
-                    c.get("type") == "terminal" for c in p["update"].get("content") or [])]
+    embedded = [
+        p["update"]
+        for p in updates
+        if p["update"]["sessionUpdate"] == "tool_call_update"
+        and any(c.get("type") == "terminal" for c in p["update"].get("content") or [])
+    ]
     assert embedded and embedded[0]["content"][0]["terminalId"] == "term-1"
     result = fake_api.requests[-1].body["messages"][-1]["content"][0]
     assert "hello from the editor" in str(result["content"])

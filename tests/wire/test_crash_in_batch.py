@@ -18,23 +18,34 @@ from tests.support.history import assert_valid_history
 
 
 async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_history(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
-    fake_api.script(replies.message([
-        replies.tool_use_block("write_file", {"path": "w.txt", "content": "w\n"}, id="toolu_w"),
-        replies.tool_use_block("run_command", {"command": "echo ran > ran.txt; sleep 9"},
-                               id="toolu_cmd"),
-        replies.tool_use_block("read_file", {"path": "w.txt"}, id="toolu_r")],
-        stop_reason="tool_use"))
-    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow,
-                                  check_on_exit=False) as agent:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        replies.message(
+            [
+                replies.tool_use_block("write_file", {"path": "w.txt", "content": "w\n"}, id="toolu_w"),
+                replies.tool_use_block(
+                    "run_command", {"command": "echo ran > ran.txt; sleep 9"}, id="toolu_cmd"
+                ),
+                replies.tool_use_block("read_file", {"path": "w.txt"}, id="toolu_r"),
+            ],
+            stop_reason="tool_use",
+        )
+    )
+    async with AgentProcess.start(
+        env=agent_env, schema=acp_schema, on_request=allow, check_on_exit=False
+    ) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         async with anyio.create_task_group() as tg:
             tg.start_soon(prompt_until_killed, agent, session)
-            await agent.wait_for(lambda m: m["params"]["update"]["toolCallId"] == "toolu_cmd"
-                                 and m["params"]["update"].get("status") == "in_progress",
-                                 timeout=20)
+            await agent.wait_for(
+                lambda m: (
+                    m["params"]["update"]["toolCallId"] == "toolu_cmd"
+                    and m["params"]["update"].get("status") == "in_progress"
+                ),
+                timeout=20,
+            )
             with anyio.fail_after(10):
                 while not (workspace / "ran.txt").exists():  # the command's effect happened
                     await anyio.sleep(0.02)
@@ -42,11 +53,15 @@ async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_histor
     fake_api.script(replies.text("after the crash"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
-        loaded = await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                                      "mcpServers": []})
+        loaded = await agent.request(
+            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        )
         assert "result" in loaded, loaded
-        shown = {u["toolCallId"]: u for u in (p["update"] for p in agent.updates(session))
-                 if u["sessionUpdate"] == "tool_call_update"}
+        shown = {
+            u["toolCallId"]: u
+            for u in (p["update"] for p in agent.updates(session))
+            if u["sessionUpdate"] == "tool_call_update"
+        }
         response = await agent.prompt(session, "are you back?")
     assert response["result"]["stopReason"] == "end_turn", response
     messages = fake_api.requests[-1].plain_body["messages"]

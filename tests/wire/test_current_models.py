@@ -33,26 +33,32 @@ def sonnet_env(agent_env: dict[str, str]) -> dict[str, str]:
 
 def noted(text: str, name: str, args: dict[str, Any]) -> replies.Message:
     """A 5.x reply between tool calls: the note comes back as a thinking block, then the call."""
-    return replies.message([replies.thinking_block(text, "unsigned", chunks=2),
-                            replies.tool_use_block(name, args)], stop_reason="tool_use",
-                           usage=(0, 40))
+    return replies.message(
+        [replies.thinking_block(text, "unsigned", chunks=2), replies.tool_use_block(name, args)],
+        stop_reason="tool_use",
+        usage=(0, 40),
+    )
 
 
 def answer(text: str) -> replies.Message:
-    return replies.message([replies.thinking_block("Wrapping up.", "unsigned"),
-                            replies.text_block(text)], usage=(0, 30))
+    return replies.message(
+        [replies.thinking_block("Wrapping up.", "unsigned"), replies.text_block(text)], usage=(0, 30)
+    )
 
 
 def priced(usage: dict[str, Any]) -> float:
     """Sonnet 5.5: $2 in, $10 out, $0.10 cache read, $2.50 cache write (5 min), per million."""
-    return (usage["input_tokens"] * 2 + usage["output_tokens"] * 10
-            + usage["cache_read_input_tokens"] * 0.10
-            + usage["cache_creation_input_tokens"] * 2.50) / 1_000_000
+    return (
+        usage["input_tokens"] * 2
+        + usage["output_tokens"] * 10
+        + usage["cache_read_input_tokens"] * 0.10
+        + usage["cache_creation_input_tokens"] * 2.50
+    ) / 1_000_000
 
 
 async def test_sonnet_55_tool_loop_follow_up_compact_and_after_all_end_turn(
-        sonnet_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(
         noted("Let me look at the files first.", "list_files", {}),
         noted("Now the greeting code.", "read_file", {"path": "src/app.py"}),
@@ -61,7 +67,8 @@ async def test_sonnet_55_tool_loop_follow_up_compact_and_after_all_end_turn(
         answer("Nothing else to add."),
         replies.text("SUMMARY: the user asked about src/app.py", usage=(0, 20)),  # /compact
         noted("Checking the notes again.", "read_file", {"path": "notes.txt"}),
-        answer("alpha, beta, gamma."))
+        answer("alpha, beta, gamma."),
+    )
     async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
@@ -80,11 +87,15 @@ async def test_sonnet_55_tool_loop_follow_up_compact_and_after_all_end_turn(
         assert "tool_choice" not in request.body and "temperature" not in request.body
         assert request.body["messages"][-1]["role"] == "user"  # never a prefill
     summary = fake_api.requests[5].body
-    assert [t["name"] for t in summary["tools"]] == [t["name"] for t in fake_api.requests[0].body
-                                                      ["tools"]]  # the session's own prefix
+    assert [t["name"] for t in summary["tools"]] == [
+        t["name"] for t in fake_api.requests[0].body["tools"]
+    ]  # the session's own prefix
     # The model's notes between tool calls reach the editor as thoughts.
-    thoughts = "".join(u["update"]["content"]["text"] for u in updates
-                       if u["update"]["sessionUpdate"] == "agent_thought_chunk")
+    thoughts = "".join(
+        u["update"]["content"]["text"]
+        for u in updates
+        if u["update"]["sessionUpdate"] == "agent_thought_chunk"
+    )
     assert "Let me look at the files first." in thoughts and "Now the greeting code." in thoughts
     sizes = {u["update"]["size"] for u in updates if u["update"]["sessionUpdate"] == "usage_update"}
     assert sizes == {1_000_000}
@@ -92,23 +103,27 @@ async def test_sonnet_55_tool_loop_follow_up_compact_and_after_all_end_turn(
 
 
 async def test_sonnet_55_cost_follows_its_prices_and_the_cache_figures_are_the_fakes(
-        sonnet_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
-    fake_api.script(noted("Listing.", "list_files", {}),
-                    noted("Reading.", "read_file", {"path": "notes.txt"}),
-                    answer("Done."))
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        noted("Listing.", "list_files", {}),
+        noted("Reading.", "read_file", {"path": "notes.txt"}),
+        answer("Done."),
+    )
     async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         response = await agent.prompt(session, "Look around.")
-        costs = [u["update"]["cost"] for u in agent.updates(session)
-                 if u["update"]["sessionUpdate"] == "usage_update"]
+        costs = [
+            u["update"]["cost"]
+            for u in agent.updates(session)
+            if u["update"]["sessionUpdate"] == "usage_update"
+        ]
     record = turn_record(response)
     served = [s.usage for s in fake_api.served]
     assert all(u is not None for u in served)
     assert record["cacheReadInputTokens"] == sum(u["cache_read_input_tokens"] for u in served)
-    assert record["cacheCreationInputTokens"] == sum(
-        u["cache_creation_input_tokens"] for u in served)
+    assert record["cacheCreationInputTokens"] == sum(u["cache_creation_input_tokens"] for u in served)
     assert record["inputTokens"] == sum(u["input_tokens"] for u in served)
     assert record["cacheReadInputTokens"] > 0  # the second and third requests hit the cache
     assert record["costUsd"] == pytest.approx(sum(priced(u) for u in served), abs=1e-6)
@@ -118,15 +133,19 @@ async def test_sonnet_55_cost_follows_its_prices_and_the_cache_figures_are_the_f
 
 
 async def test_a_verify_turn_with_a_model_judge_passes_on_sonnet_55(
-        sonnet_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     verdict = json.dumps({"score": 0.9, "passed": True, "feedback": "clear and correct"})
-    fake_api.script(noted("Reading it.", "read_file", {"path": "notes.txt"}),
-                    answer("The notes list alpha, beta and gamma."),
-                    replies.message([replies.thinking_block("Judging.", "x"),
-                                     replies.text_block(verdict)]))
-    env = {**sonnet_env, "ACP_AGENT_LOOP": "verify",
-           "ACP_AGENT_VERIFY_RUBRIC": "The answer names every item in notes.txt."}
+    fake_api.script(
+        noted("Reading it.", "read_file", {"path": "notes.txt"}),
+        answer("The notes list alpha, beta and gamma."),
+        replies.message([replies.thinking_block("Judging.", "x"), replies.text_block(verdict)]),
+    )
+    env = {
+        **sonnet_env,
+        "ACP_AGENT_LOOP": "verify",
+        "ACP_AGENT_VERIFY_RUBRIC": "The answer names every item in notes.txt.",
+    }
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
@@ -142,29 +161,37 @@ async def test_a_verify_turn_with_a_model_judge_passes_on_sonnet_55(
     assert fake_api.served[2].usage["cache_read_input_tokens"] > 0  # type: ignore[index]
 
 
-def test_a_thinking_budget_is_refused_at_start_up_for_a_model_that_takes_none(
-        tmp_path: Path) -> None:
+def test_a_thinking_budget_is_refused_at_start_up_for_a_model_that_takes_none(tmp_path: Path) -> None:
     env = {**os.environ, "ACP_AGENT_MODEL": SONNET, "ACP_AGENT_STATE_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "acp_agent", "--thinking-budget", "4096"],
-                          env=env, input="", capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_agent", "--thinking-budget", "4096"],
+        env=env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert "--effort" in done.stderr and "claude-sonnet-5-5" in done.stderr
 
 
 async def test_opus_to_sonnet_mid_session_keeps_working_and_says_what_it_dropped(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
-    fake_api.script(noted("Opus looks first.", "list_files", {}),
-                    answer("Opus answered."),
-                    noted("Sonnet reads.", "read_file", {"path": "notes.txt"}),
-                    answer("Sonnet answered."))
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        noted("Opus looks first.", "list_files", {}),
+        answer("Opus answered."),
+        noted("Sonnet reads.", "read_file", {"path": "notes.txt"}),
+        answer("Sonnet answered."),
+    )
     env = {**agent_env, "ACP_AGENT_MODEL": OPUS}
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         first = await agent.prompt(session, "Look around.")
-        switched = await agent.request("session/set_config_option", {
-            "sessionId": session, "configId": "model", "value": SONNET})
+        switched = await agent.request(
+            "session/set_config_option", {"sessionId": session, "configId": "model", "value": SONNET}
+        )
         second = await agent.prompt(session, "Now the notes.")
         thoughts = [c["content"]["text"] for c in chunks(agent, session, "agent_thought_chunk")]
     assert "error" not in switched, switched
@@ -180,14 +207,20 @@ async def test_opus_to_sonnet_mid_session_keeps_working_and_says_what_it_dropped
 
 
 async def test_what_the_models_api_says_sets_the_window_of_an_unknown_model(
-        tmp_path: Path, acp_schema: Any, workspace: Path) -> None:
+    tmp_path: Path, acp_schema: Any, workspace: Path
+) -> None:
     """A gateway's model: the Models API is asked once in the background; later sessions use it."""
     from tests.support import base_env
 
     info = {"gw-model": {"max_input_tokens": 300_000, "max_tokens": 20_000}}
     with FakeMessagesAPI(models=["gw-model"], model_info=info) as api:
-        env = base_env(tmp_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.base_url,
-                       ACP_AGENT_MODEL="gw-model", ACP_AGENT_STATE_DIR=str(tmp_path / "state"))
+        env = base_env(
+            tmp_path,
+            ANTHROPIC_API_KEY="test-key",
+            ANTHROPIC_BASE_URL=api.base_url,
+            ACP_AGENT_MODEL="gw-model",
+            ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
+        )
         async with AgentProcess.start(env=env, schema=acp_schema) as agent:
             await agent.initialize()
             shown = ""
@@ -204,23 +237,26 @@ async def test_what_the_models_api_says_sets_the_window_of_an_unknown_model(
 
 
 async def test_effort_from_meta_and_the_config_option_reaches_output_config(
-        sonnet_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(answer("low effort"), answer("max effort"))
     async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
         await agent.initialize()
-        bad = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": [],
-                                                  "_meta": {"acp-agent": {"effort": "extreme"}}})
+        bad = await agent.request(
+            "session/new",
+            {"cwd": str(workspace), "mcpServers": [], "_meta": {"acp-agent": {"effort": "extreme"}}},
+        )
         session = await agent.new_session(workspace, meta={"acp-agent": {"effort": "low"}})
         await agent.prompt(session, "quick")
-        changed = await agent.request("session/set_config_option", {
-            "sessionId": session, "configId": "effort", "value": "max"})
+        changed = await agent.request(
+            "session/set_config_option", {"sessionId": session, "configId": "effort", "value": "max"}
+        )
         await agent.prompt(session, "thorough")
-        refused = await agent.request("session/set_config_option", {
-            "sessionId": session, "configId": "effort", "value": "extreme"})
+        refused = await agent.request(
+            "session/set_config_option", {"sessionId": session, "configId": "effort", "value": "extreme"}
+        )
     assert bad["error"]["code"] == -32602 and "effort" in bad["error"]["message"]
     assert refused["error"]["code"] == -32602
     option = next(o for o in changed["result"]["configOptions"] if o["id"] == "effort")
     assert option["currentValue"] == "max"
-    assert [r.body.get("output_config") for r in fake_api.requests] == [
-        {"effort": "low"}, {"effort": "max"}]
+    assert [r.body.get("output_config") for r in fake_api.requests] == [{"effort": "low"}, {"effort": "max"}]

@@ -24,7 +24,8 @@ DAEMONIZE = (
     "if os.fork(): sys.exit(0)\n"
     "for fd in (0, 1, 2): os.close(fd)\n"
     "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
-    "time.sleep(300)\n")
+    "time.sleep(300)\n"
+)
 
 COMMAND = (
     "setsid sh -c 'echo SETSID=$$; exec sleep 300' > setsid.out 2>&1 < /dev/null &\n"
@@ -32,22 +33,26 @@ COMMAND = (
     "set -m; sleep 300 & echo JOB=$!; set +m\n"
     "nohup sleep 300 > /dev/null 2>&1 & echo NOHUP=$!\n"
     "python3 daemonize.py daemon.pid\n"
-    "sleep 0.5; cat setsid.out double.out; echo DAEMON=$(cat daemon.pid)\n")
+    "sleep 0.5; cat setsid.out double.out; echo DAEMON=$(cat daemon.pid)\n"
+)
 
 
 async def test_background_processes_of_every_kind_are_stopped_and_reported(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     (workspace / "daemonize.py").write_text(DAEMONIZE)
-    fake_api.script(replies.tool_use("run_command", {"command": COMMAND}, id="toolu_d"),
-                    replies.text("done"))
+    fake_api.script(replies.tool_use("run_command", {"command": COMMAND}, id="toolu_d"), replies.text("done"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         response = await agent.prompt(session, "start some daemons")
         assert response["result"]["stopReason"] == "end_turn", response
-        result = next(b for m in fake_api.requests[-1].body["messages"] for b in m["content"]
-                      if b.get("tool_use_id") == "toolu_d")
+        result = next(
+            b
+            for m in fake_api.requests[-1].body["messages"]
+            for b in m["content"]
+            if b.get("tool_use_id") == "toolu_d"
+        )
         text = str(result["content"])
         pids = {name: int(pid) for name, pid in re.findall(r"^(\w+)=(\d+)$", text, re.MULTILINE)}
         assert set(pids) == {"SETSID", "DOUBLE", "JOB", "NOHUP", "DAEMON"}, text

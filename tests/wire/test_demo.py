@@ -22,12 +22,14 @@ async def allow_async(method: str, params: Any) -> Any:
 
 
 async def test_the_demo_runs_a_real_turn_without_a_key_on_both_paths(
-        tmp_path: Path, acp_schema: Any, streaming: bool) -> None:
+    tmp_path: Path, acp_schema: Any, streaming: bool
+) -> None:
     workspace = make_workspace(tmp_path)
     env = base_env(tmp_path, ACP_AGENT_STREAMING="1" if streaming else "0")
     assert "ANTHROPIC_API_KEY" not in env
-    async with AgentProcess.start(args=["--model", "demo"], env=env, schema=acp_schema,
-                                  on_request=allow_async) as agent:
+    async with AgentProcess.start(
+        args=["--model", "demo"], env=env, schema=acp_schema, on_request=allow_async
+    ) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         response = await agent.prompt(session, DEMO_PROMPT, timeout=60)
@@ -44,8 +46,9 @@ async def test_the_demo_runs_a_real_turn_without_a_key_on_both_paths(
 
 async def test_a_replay_beyond_the_cassette_is_a_clear_error(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path)
-    async with AgentProcess.start(args=["--model", "demo", "--max-retries", "0"],
-                                  env=base_env(tmp_path), on_request=allow_async) as agent:
+    async with AgentProcess.start(
+        args=["--model", "demo", "--max-retries", "0"], env=base_env(tmp_path), on_request=allow_async
+    ) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         await agent.prompt(session, DEMO_PROMPT, timeout=60)
@@ -57,9 +60,23 @@ async def test_a_replay_beyond_the_cassette_is_a_clear_error(tmp_path: Path) -> 
 @pytest.mark.slow
 def test_the_smoke_runner_shows_the_demo_and_exits_zero(tmp_path: Path) -> None:
     env = base_env(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "acp_agent", "smoke", "--demo", "--yes",
-                           "--cwd", str(make_workspace(tmp_path))],
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acp_agent",
+            "smoke",
+            "--demo",
+            "--yes",
+            "--cwd",
+            str(make_workspace(tmp_path)),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "stop reason: end_turn" in done.stdout
     assert "modelRequests: 6" in done.stdout
@@ -69,13 +86,26 @@ def test_record_then_replay_gives_the_same_turn(tmp_path: Path) -> None:
     cassette = tmp_path / "rec.jsonl"
     demo = Path(__file__).resolve().parents[2] / "acp_agent" / "demo" / "demo.jsonl"
     # Re-record the demo's own replay: the cassette it writes replays to the same turn.
-    for model, extra in ((f"replay:{demo}", ["--record", str(cassette)]),
-                         (f"replay:{cassette}", [])):
+    for model, extra in ((f"replay:{demo}", ["--record", str(cassette)]), (f"replay:{cassette}", [])):
         done = subprocess.run(
-            [sys.executable, "-m", "acp_agent", "smoke", DEMO_PROMPT, "--yes",
-             "--cwd", str(make_workspace(tmp_path)),
-             "--agent", " ".join([sys.executable, "-m", "acp_agent", "--model", model, *extra])],
-            env=base_env(tmp_path), capture_output=True, text=True, timeout=120, check=False)
+            [
+                sys.executable,
+                "-m",
+                "acp_agent",
+                "smoke",
+                DEMO_PROMPT,
+                "--yes",
+                "--cwd",
+                str(make_workspace(tmp_path)),
+                "--agent",
+                " ".join([sys.executable, "-m", "acp_agent", "--model", model, *extra]),
+            ],
+            env=base_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         assert "modelRequests: 6" in done.stdout
     lines = cassette.read_text().splitlines()

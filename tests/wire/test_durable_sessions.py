@@ -17,14 +17,15 @@ from tests.support.history import assert_valid_history
 from tests.wire.conftest import chunks
 
 
-async def first_turn(agent_env: dict[str, str], schema: Any, workspace: Path,
-                     fake_api: FakeMessagesAPI) -> str:
+async def first_turn(
+    agent_env: dict[str, str], schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> str:
     (workspace / "a.txt").write_text("alpha\n")
     fake_api.script(
         replies.tool_use("read_file", {"path": "a.txt"}, id="toolu_read", text="Reading."),
-        replies.tool_use("update_plan", {"entries": [{"content": "check a.txt",
-                                                      "status": "completed"}]}),
-        replies.text("a.txt says alpha.", chunks=3))
+        replies.tool_use("update_plan", {"entries": [{"content": "check a.txt", "status": "completed"}]}),
+        replies.text("a.txt says alpha.", chunks=3),
+    )
     async with AgentProcess.start(env=agent_env, schema=schema, on_request=allow) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
@@ -34,25 +35,26 @@ async def first_turn(agent_env: dict[str, str], schema: Any, workspace: Path,
 
 
 async def test_load_in_a_new_process_replays_the_conversation_then_continues(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     session = await first_turn(agent_env, acp_schema, workspace, fake_api)
     fake_api.script(replies.text("still here"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         init = await agent.initialize()
         assert init["agentCapabilities"]["loadSession"] is True
-        loaded = await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                                      "mcpServers": []})
+        loaded = await agent.request(
+            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        )
         assert isinstance(loaded["result"], dict)
         position = agent.messages.index(loaded)
-        replayed = [m["params"]["update"] for m in agent.messages[:position]
-                    if m.get("method") == "session/update"]
+        replayed = [
+            m["params"]["update"] for m in agent.messages[:position] if m.get("method") == "session/update"
+        ]
         response = await agent.prompt(session, "and now?")
     kinds = [u["sessionUpdate"] for u in replayed]
     assert kinds[0] == "user_message_chunk"
     assert replayed[0]["content"]["text"] == "What does a.txt say?\nsecond line"
-    text = "".join(u["content"]["text"] for u in replayed
-                   if u["sessionUpdate"] == "agent_message_chunk")
+    text = "".join(u["content"]["text"] for u in replayed if u["sessionUpdate"] == "agent_message_chunk")
     assert "Reading." in text and "a.txt says alpha." in text
     finals = [u for u in replayed if u["sessionUpdate"] == "tool_call_update"]
     assert {u["toolCallId"]: u["status"] for u in finals}["toolu_read"] == "completed"
@@ -65,8 +67,8 @@ async def test_load_in_a_new_process_replays_the_conversation_then_continues(
 
 
 async def test_list_resume_close_and_delete(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     session = await first_turn(agent_env, acp_schema, workspace, fake_api)
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
@@ -78,12 +80,15 @@ async def test_list_resume_close_and_delete(
         assert listed[1]["title"] == "What does a.txt say?"
         assert listed[1]["cwd"] == str(workspace.resolve())
         start = len(agent.messages)
-        resumed = await agent.request("session/resume", {"sessionId": session,
-                                                         "cwd": str(workspace)})
+        resumed = await agent.request("session/resume", {"sessionId": session, "cwd": str(workspace)})
         assert "result" in resumed
         # No replay: the only update may be the command list, announced right after the answer.
-        assert not [m for m in agent.messages[start:] if m.get("method") == "session/update"
-                    and m["params"]["update"]["sessionUpdate"] != "available_commands_update"]
+        assert not [
+            m
+            for m in agent.messages[start:]
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] != "available_commands_update"
+        ]
         assert (await agent.request("session/close", {"sessionId": session}))["result"] == {}
         after_close = await agent.prompt(session, "hello?")
         assert "error" in after_close
@@ -91,13 +96,15 @@ async def test_list_resume_close_and_delete(
         assert (await agent.request("session/delete", {"sessionId": "sess_never"}))["result"] == {}
         listed = (await agent.request("session/list", {}))["result"]["sessions"]
         assert session not in [s["sessionId"] for s in listed]
-        missing = await agent.request("session/load", {"sessionId": session,
-                                                       "cwd": str(workspace), "mcpServers": []})
+        missing = await agent.request(
+            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        )
         assert missing["error"]["code"] == -32002
 
 
 async def test_close_during_a_prompt_answers_it_cancelled(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.stall())
     results: dict = {}
 
@@ -113,30 +120,29 @@ async def test_close_during_a_prompt_answers_it_cancelled(
     assert results["r"]["result"]["stopReason"] == "cancelled"
 
 
-async def test_the_journal_is_private(agent: AgentProcess, session: str,
-                                      agent_env: dict[str, str]) -> None:
+async def test_the_journal_is_private(agent: AgentProcess, session: str, agent_env: dict[str, str]) -> None:
     directory = Path(agent_env["ACP_AGENT_STATE_DIR"])
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     files = list(directory.glob("*.jsonl"))
     assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
 
 
-async def test_without_a_journal_load_is_not_offered(
-        agent_env: dict[str, str], acp_schema: Any) -> None:
+async def test_without_a_journal_load_is_not_offered(agent_env: dict[str, str], acp_schema: Any) -> None:
     async with AgentProcess.start(args=["--no-journal"], env=agent_env, schema=acp_schema) as agent:
         init = await agent.initialize()
-        load = await agent.request("session/load", {"sessionId": "x", "cwd": "/",
-                                                    "mcpServers": []})
+        load = await agent.request("session/load", {"sessionId": "x", "cwd": "/", "mcpServers": []})
         listed = await agent.request("session/list", {})
     assert init["agentCapabilities"]["loadSession"] is False
     assert load["error"]["code"] == -32601 and listed["error"]["code"] == -32601
 
 
-async def crash_and_load(agent_env: dict[str, str], schema: Any, workspace: Path,
-                         fake_api: FakeMessagesAPI, wait_for: Any) -> tuple[list[dict], list[dict]]:
+async def crash_and_load(
+    agent_env: dict[str, str], schema: Any, workspace: Path, fake_api: FakeMessagesAPI, wait_for: Any
+) -> tuple[list[dict], list[dict]]:
     """Run a turn, SIGKILL the agent when `wait_for(agent)` says so, then load in a new one."""
-    async with AgentProcess.start(env=agent_env, schema=schema, on_request=allow,
-                                  check_on_exit=False) as agent:
+    async with AgentProcess.start(
+        env=agent_env, schema=schema, on_request=allow, check_on_exit=False
+    ) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         async with anyio.create_task_group() as tg:
@@ -146,8 +152,7 @@ async def crash_and_load(agent_env: dict[str, str], schema: Any, workspace: Path
     fake_api.script(replies.text("after the crash"))
     async with AgentProcess.start(env=agent_env, schema=schema) as agent:
         await agent.initialize()
-        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                             "mcpServers": []})
+        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
         updates = [p["update"] for p in agent.updates(session)]
         response = await agent.prompt(session, "are you back?")
     assert response["result"]["stopReason"] == "end_turn"
@@ -155,19 +160,19 @@ async def crash_and_load(agent_env: dict[str, str], schema: Any, workspace: Path
 
 
 async def test_a_crash_mid_stream_keeps_every_completed_message(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     (workspace / "a.txt").write_text("alpha\n")
-    fake_api.script(replies.tool_use("read_file", {"path": "a.txt"}, id="toolu_done"),
-                    replies.text("streaming forever " * 50, chunks=100, chunk_delay=0.05))
+    fake_api.script(
+        replies.tool_use("read_file", {"path": "a.txt"}, id="toolu_done"),
+        replies.text("streaming forever " * 50, chunks=100, chunk_delay=0.05),
+    )
 
     async def mid_stream(agent: AgentProcess, session: str) -> None:
-        await agent.wait_for(lambda m: "forever" in
-                             m["params"]["update"]["content"]["text"], timeout=20)
+        await agent.wait_for(lambda m: "forever" in m["params"]["update"]["content"]["text"], timeout=20)
 
     updates, history = await crash_and_load(agent_env, acp_schema, workspace, fake_api, mid_stream)
-    finals = {u["toolCallId"]: u["status"] for u in updates
-              if u["sessionUpdate"] == "tool_call_update"}
+    finals = {u["toolCallId"]: u["status"] for u in updates if u["sessionUpdate"] == "tool_call_update"}
     assert finals["toolu_done"] == "completed"
     assert_valid_history(history)
     results = [b for m in history for b in m["content"] if b.get("type") == "tool_result"]
@@ -175,13 +180,12 @@ async def test_a_crash_mid_stream_keeps_every_completed_message(
 
 
 async def test_a_crash_during_a_tool_repairs_the_dangling_call(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.tool_use("run_command", {"command": "sleep 60"}, id="toolu_slow"))
 
     async def mid_tool(agent: AgentProcess, session: str) -> None:
-        await agent.wait_for(lambda m: m["params"]["update"].get("status") == "in_progress",
-                             timeout=20)
+        await agent.wait_for(lambda m: m["params"]["update"].get("status") == "in_progress", timeout=20)
 
     _updates, history = await crash_and_load(agent_env, acp_schema, workspace, fake_api, mid_tool)
     assert_valid_history(history)
@@ -190,8 +194,8 @@ async def test_a_crash_during_a_tool_repairs_the_dangling_call(
 
 
 async def test_a_torn_last_line_is_skipped(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     session = await first_turn(agent_env, acp_schema, workspace, fake_api)
     journal = next(Path(agent_env["ACP_AGENT_STATE_DIR"]).glob(f"{session}.jsonl"))
     with journal.open("a") as f:
@@ -199,8 +203,9 @@ async def test_a_torn_last_line_is_skipped(
     fake_api.script(replies.text("fine"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
-        loaded = await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                                      "mcpServers": []})
+        loaded = await agent.request(
+            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        )
         assert "result" in loaded
         response = await agent.prompt(session, "ok?")
     assert response["result"]["stopReason"] == "end_turn"

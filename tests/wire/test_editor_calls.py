@@ -14,13 +14,17 @@ from tests.wire.conftest import turn_record
 
 
 def tool_results(fake_api: FakeMessagesAPI) -> list[dict[str, Any]]:
-    return [b for m in fake_api.requests[-1].body["messages"] for b in m["content"]
-            if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return [
+        b
+        for m in fake_api.requests[-1].body["messages"]
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
 
 
 async def test_a_terminal_command_killed_by_cancel_reports_how_long_it_ran_and_its_output(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     killed = anyio.Event()
     calls: list[str] = []
 
@@ -54,24 +58,24 @@ async def test_a_terminal_command_killed_by_cancel_reports_how_long_it_ran_and_i
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            await agent.wait_for(lambda m: any(c.get("type") == "terminal"
-                                               for c in m["params"]["update"]["content"]))
+            await agent.wait_for(
+                lambda m: any(c.get("type") == "terminal" for c in m["params"]["update"]["content"])
+            )
             await anyio.sleep(0.3)
             await agent.notify("session/cancel", {"sessionId": session})
-        live = [p["update"] for p in agent.updates(session)
-                if p["update"].get("toolCallId") == "toolu_make"]
+        live = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_make"]
         final = live[-1]
         await agent.prompt(session, "what happened?")
         mark = len(agent.messages)
-        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                             "mcpServers": []})
-        replayed = [m["params"]["update"] for m in agent.messages[mark:]
-                    if m.get("method") == "session/update"
-                    and m["params"]["update"].get("toolCallId") == "toolu_make"]
+        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
+        replayed = [
+            m["params"]["update"]
+            for m in agent.messages[mark:]
+            if m.get("method") == "session/update" and m["params"]["update"].get("toolCallId") == "toolu_make"
+        ]
     assert results["r"]["result"]["stopReason"] == "cancelled"
     assert turn_record(results["r"])["abortedDuring"] == "tools"
-    assert calls.index("terminal/kill") < calls.index("terminal/output") < calls.index(
-        "terminal/release")
+    assert calls.index("terminal/kill") < calls.index("terminal/output") < calls.index("terminal/release")
     assert final["status"] == "failed"
     shown = final["content"][-1]["content"]["text"]
     assert shown.startswith("cancelled after ") and "not executed" not in shown
@@ -86,13 +90,15 @@ async def test_a_terminal_command_killed_by_cancel_reports_how_long_it_ran_and_i
 
 
 async def test_an_fs_refusal_keeps_the_editors_error_data_for_the_model(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     async def editor(method: str, params: Any) -> Any:
         if method == "fs/read_text_file":
-            raise RpcError(-32603, "Internal error",
-                           {"reason": "the file is excluded by the project's private_files",
-                            "path": params["path"]})
+            raise RpcError(
+                -32603,
+                "Internal error",
+                {"reason": "the file is excluded by the project's private_files", "path": params["path"]},
+            )
         return RpcError(-32601, method)
 
     fake_api.script(replies.tool_use("read_file", {"path": "notes.txt"}), replies.text("I see"))

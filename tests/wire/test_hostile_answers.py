@@ -23,8 +23,8 @@ VALID = {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
 
 async def test_a_malformed_permission_answer_is_a_rejection(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     answers = [*MALFORMED, VALID]
     asked: list[Any] = []
 
@@ -39,13 +39,19 @@ async def test_a_malformed_permission_answer_is_a_rejection(
         session = await agent.new_session(workspace)
         for number in range(len(answers)):
             fake_api.script(
-                replies.tool_use("run_command", {"command": f"echo ran > ran{number}.txt"},
-                                 id=f"toolu_{number}"),
-                replies.text("ok"))
+                replies.tool_use(
+                    "run_command", {"command": f"echo ran > ran{number}.txt"}, id=f"toolu_{number}"
+                ),
+                replies.text("ok"),
+            )
             response = await agent.prompt(session, f"case {number}")
             assert response["result"]["stopReason"] == "end_turn", (number, response)
-            result = next(b for m in fake_api.requests[-1].body["messages"] for b in m["content"]
-                          if b.get("tool_use_id") == f"toolu_{number}")
+            result = next(
+                b
+                for m in fake_api.requests[-1].body["messages"]
+                for b in m["content"]
+                if b.get("tool_use_id") == f"toolu_{number}"
+            )
             allowed = number == len(MALFORMED)
             assert (workspace / f"ran{number}.txt").exists() is allowed, number
             assert bool(result.get("is_error")) is not allowed, (number, result)
@@ -57,7 +63,8 @@ async def test_a_malformed_permission_answer_is_a_rejection(
 
 
 async def test_an_overlong_or_odd_session_id_is_invalid_params_and_logs_stay_small(
-        agent: AgentProcess, workspace: Path) -> None:
+    agent: AgentProcess, workspace: Path
+) -> None:
     huge = "a" * 5_000_000
     cases = {
         "session/prompt": {"sessionId": huge, "prompt": [{"type": "text", "text": "hi"}]},
@@ -78,8 +85,8 @@ async def test_an_overlong_or_odd_session_id_is_invalid_params_and_logs_stay_sma
 
 
 async def test_writes_that_make_tools_run_code_are_asked_in_accept_edits(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     """The campaign's case: the user rejected a command, then the model wrote core.fsmonitor."""
     (workspace / ".git").mkdir()
     (workspace / ".git" / "config").write_text("[core]\n")
@@ -93,21 +100,28 @@ async def test_writes_that_make_tools_run_code_are_asked_in_accept_edits(
         return {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
 
     fsmonitor = "[core]\n\tfsmonitor = touch pwned\n"
-    writes = [(".git/config", True), ("cfg", True), (".git/hooks/pre-commit", True),
-              (".envrc", True), (".vscode/tasks.json", True), ("notes.md", False)]
+    writes = [
+        (".git/config", True),
+        ("cfg", True),
+        (".git/hooks/pre-commit", True),
+        (".envrc", True),
+        (".vscode/tasks.json", True),
+        ("notes.md", False),
+    ]
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=answer) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         await agent.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
         for number, (path, _) in enumerate(writes):
-            fake_api.script(replies.tool_use("write_file", {"path": path, "content": fsmonitor}),
-                            replies.text("ok"))
+            fake_api.script(
+                replies.tool_use("write_file", {"path": path, "content": fsmonitor}), replies.text("ok")
+            )
             response = await agent.prompt(session, f"write {number}")
             assert response["result"]["stopReason"] == "end_turn", response
-        await agent.request("session/set_mode", {"sessionId": session,
-                                                 "modeId": "bypassPermissions"})
-        fake_api.script(replies.tool_use("write_file", {"path": ".envrc", "content": "x\n"}),
-                        replies.text("ok"))
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+        fake_api.script(
+            replies.tool_use("write_file", {"path": ".envrc", "content": "x\n"}), replies.text("ok")
+        )
         await agent.prompt(session, "in bypass mode")
     assert asked == [path for path, sensitive in writes if sensitive]
     assert (workspace / ".git" / "config").read_text() == "[core]\n"

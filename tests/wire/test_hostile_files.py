@@ -19,8 +19,9 @@ from tests.support.history import assert_valid_history
 
 
 def results_of(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {b["tool_use_id"]: b for m in body["messages"] for b in m["content"]
-            if b.get("type") == "tool_result"}
+    return {
+        b["tool_use_id"]: b for m in body["messages"] for b in m["content"] if b.get("type") == "tool_result"
+    }
 
 
 def latin1_file(workspace: Path, text: str) -> bytes:
@@ -32,17 +33,21 @@ def latin1_file(workspace: Path, text: str) -> bytes:
 
 
 async def test_a_latin1_file_name_is_listed_read_and_edited_by_its_shown_name(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     real = latin1_file(workspace, "bonjour\n")
     fake_api.script(
         replies.tool_use("list_files", {"path": "."}, id="toolu_list"),
         replies.tool_use("search_text", {"pattern": "bonjour"}, id="toolu_search"),
         replies.tool_use("read_file", {"path": "caf\\xe9.txt"}, id="toolu_read"),
-        replies.tool_use("edit_file", {"path": "caf\\xe9.txt", "old_string": "bonjour",
-                                       "new_string": "bonsoir"}, id="toolu_edit"),
+        replies.tool_use(
+            "edit_file",
+            {"path": "caf\\xe9.txt", "old_string": "bonjour", "new_string": "bonsoir"},
+            id="toolu_edit",
+        ),
         replies.text("done"),
-        replies.text("still fine"))
+        replies.text("still fine"),
+    )
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
@@ -68,10 +73,17 @@ async def test_a_latin1_file_name_is_listed_read_and_edited_by_its_shown_name(
 
 
 async def test_a_lone_surrogate_in_a_prompt_is_replaced_and_the_session_goes_on(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.text("got it"), replies.text("next"))
-    line = json.dumps({"jsonrpc": "2.0", "id": "lone", "method": "session/prompt", "params": {
-        "sessionId": session, "prompt": [{"type": "text", "text": "half a pair: \ud800!"}]}})
+    line = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": "lone",
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "half a pair: \ud800!"}]},
+        }
+    )
     await agent.send_raw(line + "\n")
     answer = await agent.wait_for(lambda m: m.get("id") == "lone")
     assert answer["result"]["stopReason"] == "end_turn", answer
@@ -82,16 +94,23 @@ async def test_a_lone_surrogate_in_a_prompt_is_replaced_and_the_session_goes_on(
 
 
 async def test_a_fifo_is_refused_at_once_by_every_file_tool(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     os.mkfifo(workspace / "pipe")
-    calls = [("read_file", {"path": "pipe"}), ("write_file", {"path": "pipe", "content": "x"}),
-             ("edit_file", {"path": "pipe", "old_string": "a", "new_string": "b"}),
-             ("search_text", {"pattern": "never-there"}), ("list_files", {"path": "."})]
-    fake_api.script(replies.message([replies.tool_use_block(name, args, id=f"toolu_{n}")
-                                     for n, (name, args) in enumerate(calls)],
-                                    stop_reason="tool_use"),
-                    replies.text("done"))
+    calls = [
+        ("read_file", {"path": "pipe"}),
+        ("write_file", {"path": "pipe", "content": "x"}),
+        ("edit_file", {"path": "pipe", "old_string": "a", "new_string": "b"}),
+        ("search_text", {"pattern": "never-there"}),
+        ("list_files", {"path": "."}),
+    ]
+    fake_api.script(
+        replies.message(
+            [replies.tool_use_block(name, args, id=f"toolu_{n}") for n, (name, args) in enumerate(calls)],
+            stop_reason="tool_use",
+        ),
+        replies.text("done"),
+    )
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
@@ -109,13 +128,17 @@ async def test_a_fifo_is_refused_at_once_by_every_file_tool(
 
 
 async def test_a_stuck_worker_thread_does_not_keep_the_agent_alive(
-        agent_env: dict[str, str], acp_schema: Any) -> None:
+    agent_env: dict[str, str], acp_schema: Any
+) -> None:
     """Stands in for a tool thread blocked in the kernel, which no cancel can interrupt."""
-    stuck = ("import sys, threading, time; "
-             "threading.Thread(target=time.sleep, args=(600,), name='stuck').start(); "
-             "from acp_agent.cli import main; sys.exit(main())")
-    async with AgentProcess.start(command=[sys.executable, "-c", stuck], env=agent_env,
-                                  schema=acp_schema, exit_timeout=1) as agent:
+    stuck = (
+        "import sys, threading, time; "
+        "threading.Thread(target=time.sleep, args=(600,), name='stuck').start(); "
+        "from acp_agent.cli import main; sys.exit(main())"
+    )
+    async with AgentProcess.start(
+        command=[sys.executable, "-c", stuck], env=agent_env, schema=acp_schema, exit_timeout=1
+    ) as agent:
         await agent.initialize()
         await agent.close_stdin()
         started = time.monotonic()

@@ -40,6 +40,7 @@ SLOW = "[slow]"  # a prompt whose last block says this gets a reply that takes a
 
 # ── the oracle ────────────────────────────────────────────────────────────────────────────────
 
+
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -48,8 +49,7 @@ _decode = json.JSONDecoder(parse_constant=_no_constants).decode
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (
-        isinstance(value, int) and not isinstance(value, bool))
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def expected_answer(line: bytes, cap: int = LINE_CAP) -> str | None:
@@ -92,15 +92,23 @@ def expected_answer(line: bytes, cap: int = LINE_CAP) -> str | None:
 def test_the_oracle_follows_json_rpc() -> None:
     """The oracle decides what the property test demands, so it is pinned on its own."""
     cases = {
-        b"": None, b"  \t": None, b"\r": None, b"{": NULL, b"\xff": NULL, b"[]": NULL, b"1": NULL,
-        b"NaN": NULL, b'{"jsonrpc":"2.0","method":"m"}': None,
+        b"": None,
+        b"  \t": None,
+        b"\r": None,
+        b"{": NULL,
+        b"\xff": NULL,
+        b"[]": NULL,
+        b"1": NULL,
+        b"NaN": NULL,
+        b'{"jsonrpc":"2.0","method":"m"}': None,
         b'{"jsonrpc":"2.0","method":"m","id":7}': "7",
         b'{"jsonrpc":"2.0","method":"m","id":"7"}': '"7"',
         b'{"jsonrpc":"2.0","method":"m","id":null}': NULL,
         b'{"jsonrpc":"2.0","method":"m","id":1.5}': NULL,
         b'{"jsonrpc":"2.0","method":"m","id":true}': NULL,
         b'{"jsonrpc":"1.0","method":"m","id":7}': "7",
-        b'{"method":"m","id":7}': "7", b'{"method":"m"}': NULL,
+        b'{"method":"m","id":7}': "7",
+        b'{"method":"m"}': NULL,
         b'{"jsonrpc":"2.0","method":3,"id":7}': "7",
         b'{"jsonrpc":"2.0","method":"m","params":3,"id":7}': "7",
         b'{"jsonrpc":"2.0","method":"m","params":3}': NULL,
@@ -108,7 +116,8 @@ def test_the_oracle_follows_json_rpc() -> None:
         b'{"jsonrpc":"2.0","id":7,"result":{}}': None,
         b'{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x"}}': None,
         b'{"jsonrpc":"2.0","id":7,"error":"x"}': "7",
-        b'{"jsonrpc":"2.0","id":7}': "7", b'{"jsonrpc":"2.0"}': NULL,
+        b'{"jsonrpc":"2.0","id":7}': "7",
+        b'{"jsonrpc":"2.0"}': NULL,
         b'{"jsonrpc":"2.0","method":"m","id":7}\r': "7",
     }
     assert {line: expected_answer(line) for line in cases} == cases
@@ -117,6 +126,7 @@ def test_the_oracle_follows_json_rpc() -> None:
 
 
 # ── a synchronous driver ──────────────────────────────────────────────────────────────────────
+
 
 @dataclass
 class Ledger:
@@ -127,8 +137,9 @@ class Ledger:
     received: Counter[str] = field(default_factory=Counter)
 
     def _nulls_allowed(self) -> int:
-        return self.expected[NULL] + sum(count - min(count, self.received[key])
-                                         for key, count in self.either.items())
+        return self.expected[NULL] + sum(
+            count - min(count, self.received[key]) for key, count in self.either.items()
+        )
 
     def settled(self) -> bool:
         """Every expected answer is in, and no more than expected."""
@@ -142,13 +153,16 @@ class Ledger:
         """Some answer came more often than asked for: waiting longer cannot mend that."""
         limits = {**{k: v for k, v in self.expected.items() if k != NULL}, **self.either}
         return self.received[NULL] > self._nulls_allowed() or any(
-            count > limits.get(key, 0) for key, count in self.received.items() if key != NULL)
+            count > limits.get(key, 0) for key, count in self.received.items() if key != NULL
+        )
 
     def report(self) -> str:
         keys = set(self.expected) | set(self.received) | set(self.either)
-        wrong = {k: (self.expected[k] + self.either.get(k, 0), self.received[k])
-                 for k in sorted(keys) if self.expected[k] + self.either.get(k, 0)
-                 != self.received[k]}
+        wrong = {
+            k: (self.expected[k] + self.either.get(k, 0), self.received[k])
+            for k in sorted(keys)
+            if self.expected[k] + self.either.get(k, 0) != self.received[k]
+        }
         return f"(expected, received) answers by id where they differ: {wrong}"
 
     def forgive(self) -> None:
@@ -163,8 +177,14 @@ class SyncAgent:
 
     def __init__(self, env: dict[str, str], schema: AcpSchema | None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "acp_agent"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=env, cwd=REPO_ROOT, start_new_session=True)
+            [sys.executable, "-m", "acp_agent"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=REPO_ROOT,
+            start_new_session=True,
+        )
         self.transcript = Transcript(schema)
         self.ledger = Ledger()
         self.changed = threading.Condition()
@@ -172,8 +192,10 @@ class SyncAgent:
         self._stderr = bytearray()
         self._write_lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._threads = [threading.Thread(target=self._read, daemon=True),
-                         threading.Thread(target=self._drain, daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._drain, daemon=True),
+        ]
         for thread in self._threads:
             thread.start()
 
@@ -214,8 +236,11 @@ class SyncAgent:
         self.send(encode({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}))
         key = id_key(rid)
         self.wait(lambda: self.ledger.received[key] >= 1, timeout, f"an answer to {method}")
-        return next(m for m in self.transcript.messages
-                    if message_kind(m) == "response" and id_key(m.get("id")) == key)
+        return next(
+            m
+            for m in self.transcript.messages
+            if message_kind(m) == "response" and id_key(m.get("id")) == key
+        )
 
     def wait(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
         with self.changed:
@@ -229,9 +254,11 @@ class SyncAgent:
 
     def context(self) -> str:
         code = self.proc.poll()
-        return (f"\n--- agent {'running' if code is None else f'exit code {code}'}; "
-                f"{self.ledger.report()}\nlast messages:{self.transcript.recent(6)}"
-                f"\n--- stderr tail ---\n{self.stderr_text()[-3000:]}")
+        return (
+            f"\n--- agent {'running' if code is None else f'exit code {code}'}; "
+            f"{self.ledger.report()}\nlast messages:{self.transcript.recent(6)}"
+            f"\n--- stderr tail ---\n{self.stderr_text()[-3000:]}"
+        )
 
     def stderr_text(self) -> str:
         return self._stderr.decode("utf-8", "replace")
@@ -268,11 +295,11 @@ class SyncAgent:
             asks: dict[str, Any] | None = None
             with self.changed:
                 try:
-                    index = self.transcript.feed(raw[:-1] if terminated else raw,
-                                                 terminated=terminated)
+                    index = self.transcript.feed(raw[:-1] if terminated else raw, terminated=terminated)
                 except RecursionError:
                     self.transcript.protocol_violations.append(
-                        f"a line nested too deeply to parse: {shorten(raw.decode('utf-8', 'replace'))}")
+                        f"a line nested too deeply to parse: {shorten(raw.decode('utf-8', 'replace'))}"
+                    )
                     index = None
                 if index is not None:
                     message = self.transcript.messages[index]
@@ -283,8 +310,15 @@ class SyncAgent:
                         asks = message
                 self.changed.notify_all()
             if asks is not None:  # the agent asked us something: no capability for it
-                self._write(encode({"jsonrpc": "2.0", "id": asks.get("id"), "error": {
-                    "code": -32601, "message": "Method not found"}}))
+                self._write(
+                    encode(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": asks.get("id"),
+                            "error": {"code": -32601, "message": "Method not found"},
+                        }
+                    )
+                )
         with self.changed:
             self.stdout_closed = True
             self.changed.notify_all()
@@ -314,9 +348,15 @@ def fake_model(body: dict[str, Any], attempt: int) -> replies.Reply:
 def hostile_env(tmp_path: Path, fake_api: FakeMessagesAPI) -> dict[str, str]:
     fake_api.set_fallback(fake_model)
     return base_env(
-        tmp_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake_api.base_url,
-        ACP_AGENT_MODEL="claude-test-1", ACP_AGENT_STREAMING="1", ACP_AGENT_STALL_SECONDS="5",
-        ACP_AGENT_MAX_LINE_BYTES=str(LINE_CAP), ACP_AGENT_STATE_DIR=str(tmp_path / "state"))
+        tmp_path,
+        ANTHROPIC_API_KEY="test-key",
+        ANTHROPIC_BASE_URL=fake_api.base_url,
+        ACP_AGENT_MODEL="claude-test-1",
+        ACP_AGENT_STREAMING="1",
+        ACP_AGENT_STALL_SECONDS="5",
+        ACP_AGENT_MAX_LINE_BYTES=str(LINE_CAP),
+        ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
+    )
 
 
 @dataclass
@@ -331,11 +371,13 @@ def target(hostile_env: dict[str, str], acp_schema: AcpSchema, workspace: Path) 
     """One agent for the whole property test. Before `initialize`, it is asked out of order."""
     agent = SyncAgent(hostile_env, acp_schema)
     try:
-        early = agent.request("session/prompt", {"sessionId": "sess_never_made",
-                                                 "prompt": [{"type": "text", "text": "hi"}]})
+        early = agent.request(
+            "session/prompt", {"sessionId": "sess_never_made", "prompt": [{"type": "text", "text": "hi"}]}
+        )
         assert early["error"]["code"] == -32602, early
-        agent.send(encode({"jsonrpc": "2.0", "method": "session/cancel",
-                           "params": {"sessionId": "sess_never_made"}}))
+        agent.send(
+            encode({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "sess_never_made"}})
+        )
         assert "result" in agent.request("initialize", {"protocolVersion": 1})
         session = agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
         yield Target(agent, session["result"]["sessionId"], str(workspace))
@@ -347,30 +389,47 @@ def target(hostile_env: dict[str, str], acp_schema: AcpSchema, workspace: Path) 
 
 # ── strategies ────────────────────────────────────────────────────────────────────────────────
 
-JSON_LEAF = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
-             | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=16))
+JSON_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=16)
+)
 JSON_VALUE = st.recursive(
-    JSON_LEAF, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.text(max_size=8), inner, max_size=3), max_leaves=8)
+    JSON_LEAF,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
 
-METHODS = ("initialize", "session/new", "session/prompt", "session/cancel", "session/set_mode",
-           "session/set_config_option", "session/load", "authenticate", "$/cancel_request",
-           "_vendor/x", "no/such_method")
+METHODS = (
+    "initialize",
+    "session/new",
+    "session/prompt",
+    "session/cancel",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/load",
+    "authenticate",
+    "$/cancel_request",
+    "_vendor/x",
+    "no/such_method",
+)
 
 
 def base_params(method: str, t: Target) -> dict[str, Any]:
     """Well-formed params for `method` (against the live session where one is named)."""
     table: dict[str, dict[str, Any]] = {
-        "initialize": {"protocolVersion": 1, "clientInfo": {"name": "fuzz", "version": "1"},
-                       "clientCapabilities": {"fs": {"readTextFile": False,
-                                                     "writeTextFile": False},
-                                              "terminal": False}},
+        "initialize": {
+            "protocolVersion": 1,
+            "clientInfo": {"name": "fuzz", "version": "1"},
+            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+        },
         "session/new": {"cwd": t.cwd, "mcpServers": []},
         "session/prompt": {"sessionId": t.session, "prompt": [{"type": "text", "text": "hi"}]},
         "session/cancel": {"sessionId": t.session},
         "session/set_mode": {"sessionId": t.session, "modeId": "default"},
-        "session/set_config_option": {"sessionId": t.session, "configId": "mode",
-                                      "value": "default"},
+        "session/set_config_option": {"sessionId": t.session, "configId": "mode", "value": "default"},
         "session/load": {"sessionId": "sess_unknown", "cwd": t.cwd, "mcpServers": []},
         "authenticate": {"methodId": "anthropic-api-key"},
         "$/cancel_request": {"requestId": 1},
@@ -381,8 +440,7 @@ def base_params(method: str, t: Target) -> dict[str, Any]:
 def paths_of(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every place in a JSON value that a wrong type can be put (the root excluded)."""
     found: list[tuple[Any, ...]] = []
-    items = value.items() if isinstance(value, dict) else enumerate(value) \
-        if isinstance(value, list) else ()
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, child in items:
         found.append((*prefix, key))
         found += paths_of(child, (*prefix, key))
@@ -428,10 +486,18 @@ class Call:
         key = None
         if self.id_form != "notification":
             n = t.agent.next_id()
-            message["id"] = {"int": 10**9 + n, "negative": -(10**9) - n, "big": 2**70 + n,
-                             "str": f"fuzz-{n}", "unicode": f"ïd\u2028{n}", "null": None}.get(
-                                 self.id_form, self.id_form) if isinstance(self.id_form, str) \
+            message["id"] = (
+                {
+                    "int": 10**9 + n,
+                    "negative": -(10**9) - n,
+                    "big": 2**70 + n,
+                    "str": f"fuzz-{n}",
+                    "unicode": f"ïd\u2028{n}",
+                    "null": None,
+                }.get(self.id_form, self.id_form)
+                if isinstance(self.id_form, str)
                 else self.id_form
+            )
             key = id_key(message["id"]) if _valid_id(message["id"]) else None
         message["method"] = self.method
         base = base_params(self.method, t)
@@ -445,8 +511,9 @@ class Call:
             # Deeper than the JSON parser may recurse: it is read (answered by id) or not (null).
             deep = "[" * self.depth + "]" * self.depth
             slot = json.dumps("DEEP")
-            text = json.dumps(mutated(base, self.place, "DEEP") if base else {"x": "DEEP"},
-                              separators=(",", ":"))
+            text = json.dumps(
+                mutated(base, self.place, "DEEP") if base else {"x": "DEEP"}, separators=(",", ":")
+            )
             message["params"] = "PARAMS"
             line = encode(message).replace(b'"PARAMS"', text.replace(slot, deep).encode(), 1)
             if self.depth > 500 and key is not None and key != NULL:
@@ -455,20 +522,30 @@ class Call:
         return encode(message), None
 
 
-ID_FORMS = (st.sampled_from(["int", "int", "int", "str", "unicode", "negative", "big", "null",
-                             "notification"])
-            | st.sampled_from([1.5, True, False, [], {}, [1], {"a": 1}, 0.0]))
+ID_FORMS = st.sampled_from(
+    ["int", "int", "int", "str", "unicode", "negative", "big", "null", "notification"]
+) | st.sampled_from([1.5, True, False, [], {}, [1], {"a": 1}, 0.0])
 JSONRPC = st.sampled_from(["2.0"] * 8 + ["1.0", 2.0, None, _DELETE, "2.0 ", ""])
 
 calls = st.builds(
-    Call, method=st.sampled_from(METHODS) | st.text(max_size=12),
+    Call,
+    method=st.sampled_from(METHODS) | st.text(max_size=12),
     params=st.sampled_from(["base", "mutate", "mutate", "mutate", "random", "absent"]),
-    place=st.integers(0, 50), value=JSON_VALUE | st.just(_DELETE), id_form=ID_FORMS,
-    jsonrpc=JSONRPC)
+    place=st.integers(0, 50),
+    value=JSON_VALUE | st.just(_DELETE),
+    id_form=ID_FORMS,
+    jsonrpc=JSONRPC,
+)
 deep_calls = st.builds(
-    Call, method=st.sampled_from(METHODS), params=st.just("deep"), place=st.integers(0, 50),
-    value=st.none(), id_form=st.just("int"), jsonrpc=st.just("2.0"),
-    depth=st.integers(1, 400) | st.integers(401, 5000) | st.just(200_000))
+    Call,
+    method=st.sampled_from(METHODS),
+    params=st.just("deep"),
+    place=st.integers(0, 50),
+    value=st.none(),
+    id_form=st.just("int"),
+    jsonrpc=st.just("2.0"),
+    depth=st.integers(1, 400) | st.integers(401, 5000) | st.just(200_000),
+)
 
 
 @dataclass(frozen=True)
@@ -492,8 +569,12 @@ class Huge:
         if not self.as_request:
             return b"x" * self.size + b"\n", None
         block = {"type": "text", "text": ""}
-        message = {"jsonrpc": "2.0", "id": t.agent.next_id(), "method": "session/prompt",
-                   "params": {"sessionId": "sess_unknown", "prompt": [block]}}
+        message = {
+            "jsonrpc": "2.0",
+            "id": t.agent.next_id(),
+            "method": "session/prompt",
+            "params": {"sessionId": "sess_unknown", "prompt": [block]},
+        }
         block["text"] = "y" * max(0, self.size - len(encode(message)))
         return encode(message), None
 
@@ -507,40 +588,55 @@ class Busy:
     def render(self, t: Target) -> tuple[bytes, dict[str, int] | None]:
         first, second = t.agent.next_id(), t.agent.next_id()
         lines = [
-            {"jsonrpc": "2.0", "id": first, "method": "session/prompt",
-             "params": {"sessionId": t.session, "prompt": [{"type": "text", "text": SLOW}]}},
-            {"jsonrpc": "2.0", "id": second, "method": "session/prompt",
-             "params": {"sessionId": t.session, "prompt": [{"type": "text", "text": "again"}]}},
+            {
+                "jsonrpc": "2.0",
+                "id": first,
+                "method": "session/prompt",
+                "params": {"sessionId": t.session, "prompt": [{"type": "text", "text": SLOW}]},
+            },
+            {
+                "jsonrpc": "2.0",
+                "id": second,
+                "method": "session/prompt",
+                "params": {"sessionId": t.session, "prompt": [{"type": "text", "text": "again"}]},
+            },
         ]
         if self.then == "session/cancel":
-            lines.append({"jsonrpc": "2.0", "method": "session/cancel",
-                          "params": {"sessionId": t.session}})
+            lines.append({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": t.session}})
         elif self.then == "$/cancel_request":
-            lines.append({"jsonrpc": "2.0", "method": "$/cancel_request",
-                          "params": {"requestId": first}})
+            lines.append({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": first}})
         elif self.then == "cancel_unknown":
-            lines.append({"jsonrpc": "2.0", "method": "session/cancel",
-                          "params": {"sessionId": "sess_unknown"}})
+            lines.append(
+                {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "sess_unknown"}}
+            )
         return b"".join(map(encode, lines)), None
 
 
 operations = st.one_of(
-    calls, calls, calls, calls, calls, deep_calls,
+    calls,
+    calls,
+    calls,
+    calls,
+    calls,
+    deep_calls,
     st.builds(Raw, st.binary(max_size=300)),
     st.builds(Raw, st.text(max_size=200).map(lambda s: s.encode("utf-8"))),
     st.builds(Huge, st.integers(LINE_CAP - 2048, 3 * LINE_CAP), st.booleans()),
-    st.builds(Busy, st.sampled_from(["nothing", "session/cancel", "$/cancel_request",
-                                     "cancel_unknown"])),
+    st.builds(Busy, st.sampled_from(["nothing", "session/cancel", "$/cancel_request", "cancel_unknown"])),
 )
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@settings(max_examples=500, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(batch=st.lists(operations, min_size=1, max_size=6))
 def test_any_input_is_answered_exactly_once_and_never_crashes_the_agent(
-        target: Target, batch: list[Any]) -> None:
+    target: Target, batch: list[Any]
+) -> None:
     agent = target.agent
     transcript = agent.transcript
     seen = (len(transcript.protocol_violations), len(transcript.schema_problems))
@@ -559,7 +655,7 @@ def test_any_input_is_answered_exactly_once_and_never_crashes_the_agent(
         agent.wait(lambda: ledger.settled() or ledger.overshot(), ANSWER_TIMEOUT, "all answers")
         assert ledger.settled(), f"an answer came twice, or unasked: {ledger.report()}"
         assert agent.proc.poll() is None, f"the agent exited{agent.context()}"
-        fresh = (transcript.protocol_violations[seen[0]:], transcript.schema_problems[seen[1]:])
+        fresh = (transcript.protocol_violations[seen[0] :], transcript.schema_problems[seen[1] :])
         assert fresh == ([], []), f"the agent broke the protocol: {fresh}"
     except AssertionError as exc:
         agent.ledger.forgive()
@@ -569,17 +665,22 @@ def test_any_input_is_answered_exactly_once_and_never_crashes_the_agent(
 
 # ── the line cap ──────────────────────────────────────────────────────────────────────────────
 
+
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])  # framing knows no API path
 async def test_a_line_over_the_cap_gets_a_clear_error_and_the_agent_goes_on(
-        agent_env: dict[str, str], acp_schema: AcpSchema, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: AcpSchema, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     env = {**agent_env, "ACP_AGENT_MAX_LINE_BYTES": str(LINE_CAP)}
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         start = len(agent.messages)
-        huge = {"jsonrpc": "2.0", "id": "too-big", "method": "session/prompt",
-                "params": {"sessionId": session, "prompt": [{"type": "text", "text": "z" * 100_000}]}}
+        huge = {
+            "jsonrpc": "2.0",
+            "id": "too-big",
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "z" * 100_000}]},
+        }
         await agent.send_raw(encode(huge))
         error = await agent.wait_for(lambda m: "error" in m, since=start)
         assert error["id"] is None and error["error"]["code"] == -32600, error
@@ -600,7 +701,8 @@ CORE = ("initialize", "session/new", "session/prompt", "session/cancel")
 
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])
 async def test_a_wrong_type_in_any_field_of_the_core_methods_is_answered_once_naming_it(
-        agent: AgentProcess, session: str, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(replies.text("ok"))
     t = Target(agent=None, session=session, cwd=str(workspace))  # type: ignore[arg-type]
     problems = []

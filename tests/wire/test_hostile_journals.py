@@ -21,8 +21,11 @@ from tests.support.client import allow
 from tests.support.history import assert_valid_history
 
 HEADER = {"type": "meta", "version": 1, "cwd": "", "createdAt": "2026-01-01T00:00:00.000Z"}
-PROMPT = {"type": "prompt", "blocks": [{"type": "text", "text": "hello"}],
-          "prompt": [{"type": "text", "text": "hello"}]}
+PROMPT = {
+    "type": "prompt",
+    "blocks": [{"type": "text", "text": "hello"}],
+    "prompt": [{"type": "text", "text": "hello"}],
+}
 
 
 def line(value: Any) -> str:
@@ -37,19 +40,34 @@ VARIANTS: dict[str, tuple[str, int | None]] = {
     "an entry without a type": (line({"blocks": []}), 2),
     "prompt blocks as a string": (line({**PROMPT, "blocks": "hello"}), 2),
     "a prompt block that is a number": (line({**PROMPT, "blocks": [7]}), 2),
-    "a tool_use without an id": (line(PROMPT) + line(
-        {"type": "assistant", "blocks": [{"type": "tool_use", "name": "read_file"}]}), 3),
+    "a tool_use without an id": (
+        line(PROMPT) + line({"type": "assistant", "blocks": [{"type": "tool_use", "name": "read_file"}]}),
+        3,
+    ),
     "a tool_result without its block": (line(PROMPT) + line({"type": "tool_result"}), 3),
-    "bad locations": (line(PROMPT) + line({"type": "tool_result", "block": {
-        "type": "tool_result", "tool_use_id": "t", "content": "x"},
-        "shown": {"locations": "here"}}), 3),
+    "bad locations": (
+        line(PROMPT)
+        + line(
+            {
+                "type": "tool_result",
+                "block": {"type": "tool_result", "tool_use_id": "t", "content": "x"},
+                "shown": {"locations": "here"},
+            }
+        ),
+        3,
+    ),
     "a rollback count as text": (line({"type": "rollback", "messages": "2", "blocks": 0}), 2),
-    "a compacted message with a bad role": (line({"type": "compaction", "messages": [
-        {"role": "system", "content": []}]}), 2),
+    "a compacted message with a bad role": (
+        line({"type": "compaction", "messages": [{"role": "system", "content": []}]}),
+        2,
+    ),
     "a text block without text": (line({**PROMPT, "blocks": [{"type": "text", "text": None}]}), 2),
 }
-WHOLE_FILE = {"empty": (b"", 1), "random bytes": (os.urandom(300).replace(b"\n", b"") + b"\n", 1),
-              "no header": (line(PROMPT).encode(), 1)}
+WHOLE_FILE = {
+    "empty": (b"", 1),
+    "random bytes": (os.urandom(300).replace(b"\n", b"") + b"\n", 1),
+    "no header": (line(PROMPT).encode(), 1),
+}
 
 
 def session_id(n: int) -> str:
@@ -61,7 +79,8 @@ def write_journals(state: Path, cwd: Path) -> dict[str, tuple[str, int | None]]:
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
     made = {}
     (state / f"{session_id(0)}.jsonl").write_text(
-        line({**HEADER, "sessionId": session_id(0), "cwd": str(cwd)}) + line(PROMPT))
+        line({**HEADER, "sessionId": session_id(0), "cwd": str(cwd)}) + line(PROMPT)
+    )
     for n, (name, (rest, number)) in enumerate(VARIANTS.items(), 1):
         header = line({**HEADER, "sessionId": session_id(n), "cwd": str(cwd)})
         (state / f"{session_id(n)}.jsonl").write_text(header + rest)
@@ -73,12 +92,12 @@ def write_journals(state: Path, cwd: Path) -> dict[str, tuple[str, int | None]]:
 
 
 async def test_corrupt_journals_are_clear_errors_and_never_break_another_session(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path, tmp_path: Path) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, tmp_path: Path
+) -> None:
     state = Path(agent_env["ACP_AGENT_STATE_DIR"])
     made = write_journals(state, workspace)
     outside = tmp_path / "outside.jsonl"
-    outside.write_text(line({**HEADER, "sessionId": session_id(500), "cwd": str(workspace)})
-                       + line(PROMPT))
+    outside.write_text(line({**HEADER, "sessionId": session_id(500), "cwd": str(workspace)}) + line(PROMPT))
     linked = state / f"{session_id(500)}.jsonl"
     linked.symlink_to(outside)
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
@@ -86,21 +105,25 @@ async def test_corrupt_journals_are_clear_errors_and_never_break_another_session
         listed = (await agent.request("session/list", {}))["result"]["sessions"]
         ids = {s["sessionId"] for s in listed}
         # session/list reads a journal only up to its title: what is corrupt later shows on load
-        assert ids == {session_id(0)} | {sid for sid, number in made.values()
-                                         if number is not None and number > 2}
+        assert ids == {session_id(0)} | {
+            sid for sid, number in made.values() if number is not None and number > 2
+        }
         for name, (sid, number) in made.items():
-            answer = await agent.request("session/load", {
-                "sessionId": sid, "cwd": str(workspace), "mcpServers": []})
+            answer = await agent.request(
+                "session/load", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}
+            )
             error = answer.get("error") or {}
             assert error.get("code") == JOURNAL_ERROR, (name, answer)
             assert f"{sid}.jsonl" in error["message"] and error["data"]["journal"], (name, error)
             assert error["data"].get("line") == number, (name, error)
             assert f"line {number}" in error["message"], (name, error)
-        via_link = await agent.request("session/load", {
-            "sessionId": session_id(500), "cwd": str(workspace), "mcpServers": []})
+        via_link = await agent.request(
+            "session/load", {"sessionId": session_id(500), "cwd": str(workspace), "mcpServers": []}
+        )
         assert via_link["error"]["code"] == -32002  # a symlink is not a journal
-        good = await agent.request("session/load", {
-            "sessionId": session_id(0), "cwd": str(workspace), "mcpServers": []})
+        good = await agent.request(
+            "session/load", {"sessionId": session_id(0), "cwd": str(workspace), "mcpServers": []}
+        )
         assert "result" in good, good
         escape = await agent.request("session/delete", {"sessionId": f"{session_id(0)}/../!"})
         assert escape["error"]["code"] == -32602
@@ -109,12 +132,12 @@ async def test_corrupt_journals_are_clear_errors_and_never_break_another_session
     assert not linked.exists() and outside.exists()  # the link went, never what it points to
 
 
-async def test_a_state_dir_that_is_a_file_is_a_clear_start_up_error(
-        acp_schema: Any, tmp_path: Path) -> None:
+async def test_a_state_dir_that_is_a_file_is_a_clear_start_up_error(acp_schema: Any, tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.write_text("not a directory")
-    env = base_env(tmp_path, ACP_AGENT_STATE_DIR=str(state), ANTHROPIC_API_KEY="k",
-                   ACP_AGENT_MODEL="claude-test-1")
+    env = base_env(
+        tmp_path, ACP_AGENT_STATE_DIR=str(state), ANTHROPIC_API_KEY="k", ACP_AGENT_MODEL="claude-test-1"
+    )
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         result = await agent.initialize()
         assert result["agentCapabilities"]["loadSession"] is False
@@ -126,8 +149,8 @@ async def test_a_state_dir_that_is_a_file_is_a_clear_start_up_error(
 
 @pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs prlimit (Linux)")
 async def test_a_journal_that_cannot_be_written_ends_the_turn_clearly_and_loses_nothing_later(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     """A file size limit set on the running agent stands in for a full disk (EFBIG, not ENOSPC)."""
     (workspace / "big.txt").write_text("a fairly long line of text for the journal\n" * 2000)
     env = {**agent_env, "PYTHONDONTWRITEBYTECODE": "1"}  # no .pyc written under the limit
@@ -145,8 +168,9 @@ async def test_a_journal_that_cannot_be_written_ends_the_turn_clearly_and_loses_
         assert error["code"] == JOURNAL_ERROR, error
         assert str(journal) in error["message"] and "cannot write" in error["message"]
         assert error["data"]["acp-agent"]["turn"]["stopReason"] == "error"
-        final = [p["update"] for p in agent.updates(session)
-                 if p["update"].get("toolCallId") == "toolu_big"][-1]
+        final = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_big"][
+            -1
+        ]
         assert final["status"] == "failed"
         assert journal.read_bytes().endswith(b"\n")  # the partial entry was cut off again
         resource.prlimit(agent.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space is freed
@@ -157,8 +181,9 @@ async def test_a_journal_that_cannot_be_written_ends_the_turn_clearly_and_loses_
     fake_api.script(replies.text("reloaded"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
-        loaded = await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                                      "mcpServers": []})
+        loaded = await agent.request(
+            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        )
         assert "result" in loaded, loaded
         assert (await agent.prompt(session, "still there?"))["result"]["stopReason"] == "end_turn"
     messages = fake_api.requests[-1].body["messages"]

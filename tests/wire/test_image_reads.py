@@ -13,40 +13,58 @@ from tests.support.agent import AgentProcess
 
 def tiny_png() -> bytes:
     """A valid 1x1 red PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
+
     header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
-            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
 
 
 def results_of(fake_api: FakeMessagesAPI, index: int) -> list[dict]:
-    return [b for m in fake_api.requests[index].body["messages"] for b in m["content"]
-            if b.get("type") == "tool_result"]
+    return [
+        b
+        for m in fake_api.requests[index].body["messages"]
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 async def test_an_image_reaches_the_model_as_an_image_block_and_survives_a_load(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     data = tiny_png()
     (workspace / "logo").write_bytes(data)  # no extension: recognised by its bytes
-    fake_api.script(replies.tool_use("read_file", {"path": "logo"}, id="toolu_img"),
-                    replies.text("a red dot"))
+    fake_api.script(
+        replies.tool_use("read_file", {"path": "logo"}, id="toolu_img"), replies.text("a red dot")
+    )
     response = await agent.prompt(session, "what is in logo?")
     assert response["result"]["stopReason"] == "end_turn"
     [result] = results_of(fake_api, 1)
     text, image = result["content"]
     assert text["type"] == "text" and "image/png" in text["text"]
-    assert image == {"type": "image", "source": {
-        "type": "base64", "media_type": "image/png", "data": base64.b64encode(data).decode()}}
-    final = [p["update"] for p in agent.updates(session)
-             if p["update"].get("toolCallId") == "toolu_img"][-1]
+    assert image == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(data).decode()},
+    }
+    final = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_img"][-1]
     assert final["status"] == "completed"
     shown = str(final.get("content"))
     assert "image/png" in shown and base64.b64encode(data).decode() not in shown  # no base64
     # The journal keeps the block: a loaded session sends the image again.
-    loaded = await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                                  "mcpServers": []})
+    loaded = await agent.request(
+        "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+    )
     assert "result" in loaded
     fake_api.script(replies.text("still a red dot"))
     await agent.prompt(session, "and now?")
@@ -55,13 +73,20 @@ async def test_an_image_reaches_the_model_as_an_image_block_and_survives_a_load(
 
 
 async def test_too_large_images_and_other_binary_files_are_refused(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     (workspace / "huge.png").write_bytes(tiny_png() + b"\0" * (4 << 20))
     (workspace / "blob.png").write_bytes(b"\0\1\2binary, not an image" * 10)
-    fake_api.script(replies.message([
-        replies.tool_use_block("read_file", {"path": "huge.png"}, id="toolu_huge"),
-        replies.tool_use_block("read_file", {"path": "blob.png"}, id="toolu_blob")],
-        stop_reason="tool_use"), replies.text("ok"))
+    fake_api.script(
+        replies.message(
+            [
+                replies.tool_use_block("read_file", {"path": "huge.png"}, id="toolu_huge"),
+                replies.tool_use_block("read_file", {"path": "blob.png"}, id="toolu_blob"),
+            ],
+            stop_reason="tool_use",
+        ),
+        replies.text("ok"),
+    )
     await agent.prompt(session, "look")
     huge, blob = results_of(fake_api, 1)
     assert huge["is_error"] and isinstance(huge["content"], str)

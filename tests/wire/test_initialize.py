@@ -10,10 +10,12 @@ import pytest
 from tests.support.agent import AgentProcess
 
 
-@pytest.mark.parametrize(("requested", "answered"),
-                         [(1, 1), (2, 1), (99, 1), (0, 1), ("1", 1), ("2024-11-05", 1)])
+@pytest.mark.parametrize(
+    ("requested", "answered"), [(1, 1), (2, 1), (99, 1), (0, 1), ("1", 1), ("2024-11-05", 1)]
+)
 async def test_version_negotiation_answers_ours_when_unsupported(
-        agent_env: dict[str, str], acp_schema: Any, requested: object, answered: int) -> None:
+    agent_env: dict[str, str], acp_schema: Any, requested: object, answered: int
+) -> None:
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         result = await agent.initialize(protocol_version=requested)
     assert result["protocolVersion"] == answered
@@ -21,15 +23,15 @@ async def test_version_negotiation_answers_ours_when_unsupported(
 
 @pytest.mark.parametrize("requested", [-1, 70000, {"v": 1}, [1], True])
 async def test_out_of_range_versions_are_invalid_params(
-        agent_env: dict[str, str], acp_schema: Any, requested: object) -> None:
+    agent_env: dict[str, str], acp_schema: Any, requested: object
+) -> None:
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         response = await agent.request("initialize", {"protocolVersion": requested})
     assert response["error"]["code"] == -32602
     assert "protocolVersion" in response["error"]["message"]
 
 
-async def test_initialize_describes_the_agent_honestly(agent_env: dict[str, str],
-                                                      acp_schema: Any) -> None:
+async def test_initialize_describes_the_agent_honestly(agent_env: dict[str, str], acp_schema: Any) -> None:
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         result = await agent.initialize()
         load = await agent.request("session/load", {"sessionId": "x", "cwd": "/", "mcpServers": []})
@@ -52,7 +54,8 @@ async def test_two_sessions_get_distinct_ids(agent: AgentProcess, workspace: Pat
 
 
 async def test_without_credentials_session_new_asks_for_authentication(
-        tmp_path: Path, acp_schema: Any, workspace: Path) -> None:
+    tmp_path: Path, acp_schema: Any, workspace: Path
+) -> None:
     from tests.support.agent import base_env
 
     env = base_env(tmp_path, ACP_AGENT_MODEL="claude-test-1")
@@ -74,6 +77,5 @@ async def test_authenticate_succeeds_when_a_key_is_set(agent: AgentProcess) -> N
 
 
 async def test_cwd_that_does_not_exist_is_invalid(agent: AgentProcess, tmp_path: Path) -> None:
-    response = await agent.request("session/new", {"cwd": str(tmp_path / "missing"),
-                                                   "mcpServers": []})
+    response = await agent.request("session/new", {"cwd": str(tmp_path / "missing"), "mcpServers": []})
     assert response["error"]["code"] == -32602

@@ -15,7 +15,8 @@ def system_of(fake_api: FakeMessagesAPI, index: int = -1) -> str:
 
 
 async def test_nested_and_user_level_instructions_reach_the_system_prompt_and_stay_put(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
     (workspace / ".git").mkdir()  # the repository root
     (workspace / "AGENTS.md").write_text("ROOT RULE: run the tests with tox.\n")
     cwd = workspace / "pkg" / "app"
@@ -33,8 +34,12 @@ async def test_nested_and_user_level_instructions_reach_the_system_prompt_and_st
     order = [system.find(rule) for rule in ("USER RULE", "ROOT RULE", "PKG RULE", "NESTED RULE")]
     assert -1 not in order and order == sorted(order), order  # general first, nearest last
     assert "ABOVE THE REPO" not in system
-    for path in (user_dir / "AGENTS.md", workspace / "AGENTS.md", workspace / "pkg" / "CLAUDE.md",
-                 cwd / "AGENTS.md"):
+    for path in (
+        user_dir / "AGENTS.md",
+        workspace / "AGENTS.md",
+        workspace / "pkg" / "CLAUDE.md",
+        cwd / "AGENTS.md",
+    ):
         assert f"--- {path.resolve()}" in system  # a line naming each file
     # Part of the cached prefix: an edit does not reach the running session...
     (cwd / "AGENTS.md").write_text("CHANGED RULE: split app.py.\n")
@@ -45,15 +50,15 @@ async def test_nested_and_user_level_instructions_reach_the_system_prompt_and_st
     assert str((cwd / "AGENTS.md").resolve()) in status and "(user-level)" in status
     # ...but a loaded (or resumed) session reads them again.
     for method in ("session/load", "session/resume"):
-        answer = await agent.request(method, {"sessionId": session, "cwd": str(cwd),
-                                              "mcpServers": []})
+        answer = await agent.request(method, {"sessionId": session, "cwd": str(cwd), "mcpServers": []})
         assert "result" in answer
         await agent.prompt(session, "after " + method)
         assert "CHANGED RULE" in system_of(fake_api) and "NESTED RULE" not in system_of(fake_api)
 
 
 async def test_instructions_are_capped_and_the_cut_is_noted(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     (workspace / ".git").mkdir()
     (workspace / "AGENTS.md").write_text("ROOT RULE\n")
     cwd = workspace / "deep"

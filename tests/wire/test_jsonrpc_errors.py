@@ -22,7 +22,8 @@ from tests.support.agent import AgentProcess
     ],
 )
 async def test_malformed_lines_are_answered_with_null_id_and_the_agent_goes_on(
-        agent: AgentProcess, line: bytes, code: int) -> None:
+    agent: AgentProcess, line: bytes, code: int
+) -> None:
     start = len(agent.messages)
     await agent.send_raw(line + b"\n")
     error = await agent.wait_for(lambda m: "error" in m, since=start)
@@ -35,7 +36,8 @@ async def test_malformed_lines_are_answered_with_null_id_and_the_agent_goes_on(
 
 @pytest.mark.parametrize("request_id", [0, "abc", -5, 2**40])
 async def test_unknown_method_is_method_not_found_with_the_id_echoed(
-        agent: AgentProcess, request_id: object) -> None:
+    agent: AgentProcess, request_id: object
+) -> None:
     response = await agent.request("no/such_method", {}, id=request_id)  # type: ignore[arg-type]
     assert response["id"] == request_id and type(response["id"]) is type(request_id)
     assert response["error"]["code"] == -32601
@@ -69,8 +71,7 @@ async def test_unknown_notifications_get_no_answer(agent: AgentProcess) -> None:
         ({"cwd": 7, "mcpServers": []}, "cwd"),
     ],
 )
-async def test_bad_session_new_params_name_the_field(
-        agent: AgentProcess, params: dict, field: str) -> None:
+async def test_bad_session_new_params_name_the_field(agent: AgentProcess, params: dict, field: str) -> None:
     response = await agent.request("session/new", params)
     assert response["error"]["code"] == -32602
     assert field in response["error"]["message"]
@@ -94,14 +95,19 @@ async def test_bad_prompt_content_names_the_block(agent: AgentProcess, session: 
 
 
 async def test_unknown_fields_and_meta_are_tolerated(agent: AgentProcess, workspace: Path) -> None:
-    response = await agent.request("session/new", {
-        "cwd": str(workspace), "mcpServers": [], "futureField": {"a": 1},
-        "_meta": {"traceparent": "00-abc-def-01"}})
+    response = await agent.request(
+        "session/new",
+        {
+            "cwd": str(workspace),
+            "mcpServers": [],
+            "futureField": {"a": 1},
+            "_meta": {"traceparent": "00-abc-def-01"},
+        },
+    )
     assert isinstance(response["result"]["sessionId"], str)
 
 
-async def test_a_one_mebibyte_line_is_accepted(agent: AgentProcess, session: str,
-                                               fake_api: object) -> None:
+async def test_a_one_mebibyte_line_is_accepted(agent: AgentProcess, session: str, fake_api: object) -> None:
     from acp_agent.testing import replies
 
     fake_api.script(replies.text("big"))  # type: ignore[attr-defined]

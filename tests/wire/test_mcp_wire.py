@@ -13,8 +13,8 @@ SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 
 
 async def test_an_mcp_tool_is_called_through_the_loop(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     asked: list[str] = []
 
     async def editor(method: str, params: Any) -> Any:
@@ -23,10 +23,15 @@ async def test_an_mcp_tool_is_called_through_the_loop(
             return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
         return RpcError(-32601, method)
 
-    fake_api.script(replies.tool_use("mcp__demo__echo", {"text": "through MCP"}, id="toolu_mcp"),
-                    replies.text("done"))
-    server = {"name": "demo", "command": sys.executable, "args": [str(SERVER)],
-              "env": [{"name": "DEMO_FLAG", "value": "1"}]}
+    fake_api.script(
+        replies.tool_use("mcp__demo__echo", {"text": "through MCP"}, id="toolu_mcp"), replies.text("done")
+    )
+    server = {
+        "name": "demo",
+        "command": sys.executable,
+        "args": [str(SERVER)],
+        "env": [{"name": "DEMO_FLAG", "value": "1"}],
+    }
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace, mcp_servers=[server])
@@ -37,24 +42,23 @@ async def test_an_mcp_tool_is_called_through_the_loop(
     assert asked == ["toolu_mcp"]  # MCP tools ask like commands do
     result = fake_api.requests[-1].body["messages"][-1]["content"][0]
     assert result["tool_use_id"] == "toolu_mcp" and "through MCP" in str(result["content"])
-    shown = [p["update"] for p in agent.updates(session)
-             if p["update"].get("toolCallId") == "toolu_mcp"]
+    shown = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_mcp"]
     assert shown[0]["sessionUpdate"] == "tool_call" and shown[-1]["status"] == "completed"
 
 
 async def test_a_broken_mcp_server_does_not_break_the_session(
-        agent: AgentProcess, workspace: Path, tmp_path: Path) -> None:
+    agent: AgentProcess, workspace: Path, tmp_path: Path
+) -> None:
     broken = {"name": "broken", "command": str(tmp_path / "missing-server"), "args": [], "env": []}
-    response = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": [broken]},
-                                   timeout=60)
+    response = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": [broken]}, timeout=60)
     assert response["result"]["sessionId"]
     failures = response["result"]["_meta"]["acp-agent"]["mcpFailures"]
     assert failures and failures[0].startswith("broken:")
 
 
 async def test_read_only_mcp_calls_run_together_and_ask_one_question_at_a_time(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     asked: list[str] = []
 
     async def editor(method: str, params: Any) -> Any:
@@ -64,8 +68,9 @@ async def test_read_only_mcp_calls_run_together_and_ask_one_question_at_a_time(
         return RpcError(-32601, method)
 
     # `add` carries readOnlyHint: the three calls form one concurrent run with the read_file.
-    calls = [replies.tool_use_block("mcp__demo__add", {"a": i, "b": 10}, id=f"toolu_add{i}")
-             for i in range(3)]
+    calls = [
+        replies.tool_use_block("mcp__demo__add", {"a": i, "b": 10}, id=f"toolu_add{i}") for i in range(3)
+    ]
     calls.append(replies.tool_use_block("read_file", {"path": "notes.txt"}, id="toolu_read"))
     fake_api.script(replies.message(calls, stop_reason="tool_use"), replies.text("done"))
     server = {"name": "demo", "command": sys.executable, "args": [str(SERVER)], "env": []}
@@ -76,8 +81,8 @@ async def test_read_only_mcp_calls_run_together_and_ask_one_question_at_a_time(
     assert response["result"]["stopReason"] == "end_turn"
     # The questions wait for each other, so "always" given to the first covers the others.
     assert asked == ["toolu_add0"]
-    results = [b for b in fake_api.requests[-1].body["messages"][-1]["content"]
-               if b.get("type") == "tool_result"]
-    assert [r["tool_use_id"] for r in results] == ["toolu_add0", "toolu_add1", "toolu_add2",
-                                                   "toolu_read"]
+    results = [
+        b for b in fake_api.requests[-1].body["messages"][-1]["content"] if b.get("type") == "tool_result"
+    ]
+    assert [r["tool_use_id"] for r in results] == ["toolu_add0", "toolu_add1", "toolu_add2", "toolu_read"]
     assert [str(r["content"]) for r in results[:3]] == ["10", "11", "12"]

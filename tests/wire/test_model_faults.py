@@ -76,7 +76,7 @@ class Case:
 
     @property
     def attempts(self) -> list[RecordedRequest]:
-        return self.fake.api.requests[self.first_attempt:]
+        return self.fake.api.requests[self.first_attempt :]
 
     async def prompt(self, text: str = "go", *, timeout: float = 30) -> tuple[dict[str, Any], float]:
         """Send a prompt; return the whole response and the seconds it took."""
@@ -92,6 +92,7 @@ class Case:
 
 
 # ── fixtures ──────────────────────────────────────────────────────────────────────────────────
+
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[Fake]:
@@ -109,36 +110,45 @@ def path(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture(scope="module")
-async def shared_agent(path: bool, fake: Fake, acp_schema: Any,
-                       tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[AgentProcess]:
+async def shared_agent(
+    path: bool, fake: Fake, acp_schema: Any, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[AgentProcess]:
     home = tmp_path_factory.mktemp("faults-stream" if path else "faults-no-stream")
     env = base_env(
-        home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.api.base_url,
-        ACP_AGENT_MODEL="claude-test-1", ACP_AGENT_STREAMING="1" if path else "0",
+        home,
+        ANTHROPIC_API_KEY="test-key",
+        ANTHROPIC_BASE_URL=fake.api.base_url,
+        ACP_AGENT_MODEL="claude-test-1",
+        ACP_AGENT_STREAMING="1" if path else "0",
         ACP_AGENT_STALL_SECONDS=f"{STALL_SECONDS:g}",
         ACP_AGENT_REQUEST_TIMEOUT=f"{REQUEST_TIMEOUT:g}",
-        ACP_AGENT_MAX_RETRIES=str(MAX_RETRIES), ACP_AGENT_STATE_DIR=str(home / "state"))
+        ACP_AGENT_MAX_RETRIES=str(MAX_RETRIES),
+        ACP_AGENT_STATE_DIR=str(home / "state"),
+    )
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         await agent.initialize()
         yield agent
 
 
 @pytest.fixture
-async def case(shared_agent: AgentProcess, fake: Fake, path: bool, tmp_path: Path,
-               request: pytest.FixtureRequest) -> AsyncIterator[Case]:
+async def case(
+    shared_agent: AgentProcess, fake: Fake, path: bool, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Case]:
     """A fresh session; afterwards, what this test made the agent write must be clean."""
     failed_before = request.session.testsfailed
     assert not fake.script.queue, "a previous test left scripted replies unused"
     if shared_agent.returncode is not None:
-        pytest.fail(f"the shared agent has exited ({shared_agent.returncode}); "
-                    f"an earlier test killed it\n{shared_agent.stderr_text()[-3000:]}")
+        pytest.fail(
+            f"the shared agent has exited ({shared_agent.returncode}); "
+            f"an earlier test killed it\n{shared_agent.stderr_text()[-3000:]}"
+        )
     transcript = shared_agent.transcript
     seen = (len(transcript.protocol_violations), len(transcript.schema_problems))
     cwd = tmp_path / "workspace"
     cwd.mkdir()
     session = await shared_agent.new_session(cwd)
     yield Case(shared_agent, fake, session, cwd, fake.api.attempts, path)
-    fresh = (transcript.protocol_violations[seen[0]:], transcript.schema_problems[seen[1]:])
+    fresh = (transcript.protocol_violations[seen[0] :], transcript.schema_problems[seen[1] :])
     assert fresh == ([], []), f"the agent broke the protocol in this test: {fresh}"
     left = list(fake.script.queue)
     fake.script.queue.clear()
@@ -148,13 +158,15 @@ async def case(shared_agent: AgentProcess, fake: Fake, path: bool, tmp_path: Pat
 
 # ── what every fault must leave behind ────────────────────────────────────────────────────────
 
+
 async def assert_agent_goes_on(case: Case) -> list[dict[str, Any]]:
     """The same session answers the next prompt, and the history it sends is valid; returns it."""
     case.script(replies.text(OK_TEXT))
     before = len(case.attempts)
     response, _ = await case.prompt("are you still there?")
     assert response.get("result", {}).get("stopReason") == "end_turn", (
-        f"the prompt after the fault did not work: {response}")
+        f"the prompt after the fault did not work: {response}"
+    )
     assert len(case.attempts) == before + 1
     messages: list[dict[str, Any]] = case.attempts[-1].body["messages"]
     assert_valid_history(messages)
@@ -172,8 +184,9 @@ def assert_retried_once_then_answered(case: Case, response: dict[str, Any]) -> d
     return record
 
 
-def assert_turn_failed(case: Case, response: dict[str, Any], *, code: int = -32603,
-                       attempts: int = 1) -> tuple[str, dict[str, Any]]:
+def assert_turn_failed(
+    case: Case, response: dict[str, Any], *, code: int = -32603, attempts: int = 1
+) -> tuple[str, dict[str, Any]]:
     """One JSON-RPC error with the turn record in `data`; returns the message and the record."""
     assert "error" in response, f"wanted the turn to fail with an error, got {response}"
     error = response["error"]
@@ -188,9 +201,11 @@ def assert_turn_failed(case: Case, response: dict[str, Any], *, code: int = -326
 
 # ── HTTP errors ───────────────────────────────────────────────────────────────────────────────
 
+
 @pytest.mark.parametrize(("status", "kind"), [(429, "rate_limit_error"), (529, "overloaded_error")])
 async def test_429_and_529_are_retried_after_the_retry_after_ms_the_api_asked_for(
-        case: Case, status: int, kind: str) -> None:
+    case: Case, status: int, kind: str
+) -> None:
     # 1.2 s is above the whole default first backoff (at most 0.5 s): only the header explains it.
     case.script(replies.error(status, kind, "slow down", retry_after_ms=1200), replies.text(OK_TEXT))
     response, elapsed = await case.prompt()
@@ -202,18 +217,15 @@ async def test_429_and_529_are_retried_after_the_retry_after_ms_the_api_asked_fo
     await assert_agent_goes_on(case)
 
 
-async def test_retry_after_in_seconds_is_honoured_when_there_is_no_retry_after_ms(
-        case: Case) -> None:
-    case.script(replies.error(529, "overloaded_error", "Overloaded", retry_after=1),
-                replies.text(OK_TEXT))
+async def test_retry_after_in_seconds_is_honoured_when_there_is_no_retry_after_ms(case: Case) -> None:
+    case.script(replies.error(529, "overloaded_error", "Overloaded", retry_after=1), replies.text(OK_TEXT))
     response, elapsed = await case.prompt()
     assert_retried_once_then_answered(case, response)
     assert 1.0 <= elapsed < 1.0 + SLACK
     await assert_agent_goes_on(case)
 
 
-async def test_a_retry_after_beyond_the_cap_fails_at_once_saying_how_long_the_api_asked(
-        case: Case) -> None:
+async def test_a_retry_after_beyond_the_cap_fails_at_once_saying_how_long_the_api_asked(case: Case) -> None:
     case.script(replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=90_000))
     response, elapsed = await case.prompt()
     message, _ = assert_turn_failed(case, response)
@@ -231,8 +243,12 @@ async def test_a_500_is_retried(case: Case) -> None:
 
 
 async def test_exhausted_retries_end_the_turn_with_an_error_that_says_so(case: Case) -> None:
-    case.script(*[replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=50)
-                  for _ in range(MAX_RETRIES + 1)])
+    case.script(
+        *[
+            replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=50)
+            for _ in range(MAX_RETRIES + 1)
+        ]
+    )
     response, _ = await case.prompt()
     message, _ = assert_turn_failed(case, response, attempts=MAX_RETRIES + 1)
     assert "529" in message and "retries" in message, message
@@ -251,10 +267,10 @@ async def test_a_400_is_not_retried_and_the_error_carries_the_api_message(case: 
     await assert_agent_goes_on(case)
 
 
-async def test_prompt_too_long_ends_the_turn_max_tokens_with_context_window_exceeded(
-        case: Case) -> None:
-    case.script(replies.error(400, "invalid_request_error",
-                              "prompt is too long: 212345 tokens > 200000 maximum"))
+async def test_prompt_too_long_ends_the_turn_max_tokens_with_context_window_exceeded(case: Case) -> None:
+    case.script(
+        replies.error(400, "invalid_request_error", "prompt is too long: 212345 tokens > 200000 maximum")
+    )
     response, _ = await case.prompt()
     assert response.get("result", {}).get("stopReason") == "max_tokens", response
     record = turn_record(response)
@@ -264,8 +280,7 @@ async def test_prompt_too_long_ends_the_turn_max_tokens_with_context_window_exce
     await assert_agent_goes_on(case)
 
 
-@pytest.mark.parametrize(("status", "kind"), [(401, "authentication_error"),
-                                              (403, "permission_error")])
+@pytest.mark.parametrize(("status", "kind"), [(401, "authentication_error"), (403, "permission_error")])
 async def test_401_and_403_end_the_turn_auth_required(case: Case, status: int, kind: str) -> None:
     case.script(replies.error(status, kind, "invalid x-api-key"))
     response, _ = await case.prompt()
@@ -276,11 +291,15 @@ async def test_401_and_403_end_the_turn_auth_required(case: Case, status: int, k
 
 # ── stalls ────────────────────────────────────────────────────────────────────────────────────
 
+
 @STREAM_ONLY
 @pytest.mark.parametrize("stall", ["before_the_status_line", "after_the_200"])
 async def test_a_stall_before_any_output_is_retried(case: Case, stall: str) -> None:
-    first = (replies.stall() if stall == "before_the_status_line"
-             else replies.text("never seen", chunks=4, stall_after=BEFORE_ANY_DELTA))
+    first = (
+        replies.stall()
+        if stall == "before_the_status_line"
+        else replies.text("never seen", chunks=4, stall_after=BEFORE_ANY_DELTA)
+    )
     case.script(first, replies.text(OK_TEXT))
     response, elapsed = await case.prompt()
     assert_retried_once_then_answered(case, response)
@@ -310,14 +329,19 @@ async def test_a_stall_after_output_ends_the_turn_with_an_error_not_a_hang(case:
     assert shown == "one two ", shown
     history = await assert_agent_goes_on(case)
     assert {"type": "text", "text": shown} in history[1]["content"], (
-        "the text relayed before the break is kept as the assistant's message (D3)")
+        "the text relayed before the break is kept as the assistant's message (D3)"
+    )
 
 
 # ── dropped, truncated and failed streams ─────────────────────────────────────────────────────
 
+
 async def test_a_dropped_connection_before_any_output_is_retried(case: Case) -> None:
-    first = (replies.text("never seen", chunks=4, drop_after=BEFORE_ANY_DELTA)
-             if case.streaming else replies.drop())
+    first = (
+        replies.text("never seen", chunks=4, drop_after=BEFORE_ANY_DELTA)
+        if case.streaming
+        else replies.drop()
+    )
     case.script(first, replies.text(OK_TEXT))
     response, _ = await case.prompt()
     assert_retried_once_then_answered(case, response)
@@ -325,8 +349,7 @@ async def test_a_dropped_connection_before_any_output_is_retried(case: Case) -> 
 
 
 @STREAM_ONLY
-async def test_a_dropped_connection_after_output_is_an_error_keeping_the_partial_text(
-        case: Case) -> None:
+async def test_a_dropped_connection_after_output_is_an_error_keeping_the_partial_text(case: Case) -> None:
     case.script(replies.text("one two six ten.", chunks=4, drop_after=AFTER_TWO_DELTAS))
     response, elapsed = await case.prompt()
     assert_turn_failed(case, response, attempts=1)
@@ -348,8 +371,7 @@ async def test_a_stream_truncated_before_message_stop_is_an_error_not_success(ca
 @STREAM_ONLY
 async def test_a_stream_truncated_before_any_output_is_retried(case: Case) -> None:
     # Nothing was relayed, so the body that ended early is a connection failure like a drop (D1).
-    case.script(replies.text("never seen", chunks=4, truncate_after=BEFORE_ANY_DELTA),
-                replies.text(OK_TEXT))
+    case.script(replies.text("never seen", chunks=4, truncate_after=BEFORE_ANY_DELTA), replies.text(OK_TEXT))
     response, _ = await case.prompt()
     assert_retried_once_then_answered(case, response)
     await assert_agent_goes_on(case)
@@ -357,8 +379,9 @@ async def test_a_stream_truncated_before_any_output_is_retried(case: Case) -> No
 
 @STREAM_ONLY
 async def test_an_error_event_before_any_output_is_retried(case: Case) -> None:
-    case.script(replies.text("never seen", chunks=4, error_event_after=BEFORE_ANY_DELTA),
-                replies.text(OK_TEXT))
+    case.script(
+        replies.text("never seen", chunks=4, error_event_after=BEFORE_ANY_DELTA), replies.text(OK_TEXT)
+    )
     response, _ = await case.prompt()
     assert_retried_once_then_answered(case, response)
     await assert_agent_goes_on(case)
@@ -384,27 +407,31 @@ async def test_a_reply_without_stop_reason_is_an_error_not_success(case: Case) -
 
 # ── tool_use blocks cut short ─────────────────────────────────────────────────────────────────
 
+
 async def bypass_permissions(case: Case) -> None:
     """So a wrongly run command would really run: the test could not pass by a refused permission."""
     response = await case.agent.request(
-        "session/set_mode", {"sessionId": case.session, "modeId": "bypassPermissions"})
+        "session/set_mode", {"sessionId": case.session, "modeId": "bypassPermissions"}
+    )
     assert response.get("result") == {}, response
 
 
 def tool_updates(case: Case, call_id: str) -> list[dict[str, Any]]:
-    return [u for u in (p["update"] for p in case.agent.updates(case.session))
-            if u.get("toolCallId") == call_id]
+    return [
+        u for u in (p["update"] for p in case.agent.updates(case.session)) if u.get("toolCallId") == call_id
+    ]
 
 
-async def test_a_tool_call_whose_json_was_cut_short_is_refused_with_a_clear_tool_error(
-        case: Case) -> None:
+async def test_a_tool_call_whose_json_was_cut_short_is_refused_with_a_clear_tool_error(case: Case) -> None:
     await bypass_permissions(case)
     marker = case.cwd / "cut-marker"
     # Streamed, the JSON stops inside the only required value; not streamed, the API's message
     # carries the input the SDK's partial parse makes of it: nothing.
     call = replies.tool_use_block("run_command", {}, partial_json='{"command": "touch cut-mar')
-    case.script(replies.message([replies.text_block("Running it."), call], stop_reason="tool_use"),
-                replies.text(OK_TEXT))
+    case.script(
+        replies.message([replies.text_block("Running it."), call], stop_reason="tool_use"),
+        replies.text(OK_TEXT),
+    )
     response, _ = await case.prompt()
     assert response.get("result", {}).get("stopReason") == "end_turn", response
     record = turn_record(response)
@@ -422,8 +449,9 @@ async def test_a_tool_call_cut_by_max_tokens_is_never_run(case: Case) -> None:
     await bypass_permissions(case)
     marker = case.cwd / "cut-marker"
     whole = {"command": f"touch {marker.name}", "timeout": 5}
-    call = replies.tool_use_block("run_command", whole,
-                                  partial_json=f'{{"command": "touch {marker.name}", "timeout": 5')
+    call = replies.tool_use_block(
+        "run_command", whole, partial_json=f'{{"command": "touch {marker.name}", "timeout": 5'
+    )
     case.script(replies.message([call], stop_reason="max_tokens"))
     response, _ = await case.prompt()
     assert response.get("result", {}).get("stopReason") == "max_tokens", response
@@ -441,8 +469,9 @@ async def test_a_stream_broken_inside_tool_json_never_runs_the_tool(case: Case) 
     # 1 message_start, 2-4 the text block, 5 tool block start, 6 the empty input_json_delta,
     # 7-9 the JSON in three pieces: the connection drops after the first piece.
     call = replies.tool_use_block("run_command", {"command": f"touch {marker.name}"})
-    case.script(replies.message([replies.text_block("Running it."), call],
-                                stop_reason="tool_use", drop_after=7))
+    case.script(
+        replies.message([replies.text_block("Running it."), call], stop_reason="tool_use", drop_after=7)
+    )
     response, _ = await case.prompt()
     assert_turn_failed(case, response, attempts=1)
     assert not marker.exists()

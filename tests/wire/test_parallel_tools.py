@@ -16,18 +16,22 @@ DELAY = 0.5  # the editor's answer time for fs/read_text_file
 
 
 def statuses(agent: AgentProcess, session: str, call_id: str) -> list[str]:
-    return [p["update"]["status"] for p in agent.updates(session)
-            if p["update"].get("toolCallId") == call_id and "status" in p["update"]]
+    return [
+        p["update"]["status"]
+        for p in agent.updates(session)
+        if p["update"].get("toolCallId") == call_id and "status" in p["update"]
+    ]
 
 
 def tool_results(fake_api: FakeMessagesAPI) -> list[dict[str, Any]]:
-    return [b for b in fake_api.requests[-1].body["messages"][-1]["content"]
-            if b.get("type") == "tool_result"]
+    return [
+        b for b in fake_api.requests[-1].body["messages"][-1]["content"] if b.get("type") == "tool_result"
+    ]
 
 
 async def test_five_reads_of_one_reply_take_about_one_editor_delay_and_come_back_in_order(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     names = [f"f{i}.txt" for i in range(5)]
     buffers = {str((workspace / name).resolve()): f"contents of {name}\n" for name in names}
     open_now, most_open = 0, 0
@@ -46,8 +50,9 @@ async def test_five_reads_of_one_reply_take_about_one_editor_delay_and_come_back
         stamps.append(time.monotonic())
         return {"content": buffers[params["path"]]}
 
-    calls = [replies.tool_use_block("read_file", {"path": name}, id=f"toolu_r{i}")
-             for i, name in enumerate(names)]
+    calls = [
+        replies.tool_use_block("read_file", {"path": name}, id=f"toolu_r{i}") for i, name in enumerate(names)
+    ]
     fake_api.script(replies.message(calls, stop_reason="tool_use"), replies.text("read them"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
         await agent.initialize(fs={"readTextFile": True, "writeTextFile": False})
@@ -66,8 +71,8 @@ async def test_five_reads_of_one_reply_take_about_one_editor_delay_and_come_back
 
 
 async def test_calls_that_need_permission_run_alone_between_runs_of_reads(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     for name in ("a.txt", "b.txt", "c.txt"):
         (workspace / name).write_text(f"{name}\n")
     events: list[str] = []
@@ -84,11 +89,13 @@ async def test_calls_that_need_permission_run_alone_between_runs_of_reads(
             return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
         return RpcError(-32601, method)
 
-    calls = [replies.tool_use_block("read_file", {"path": "a.txt"}, id="toolu_a"),
-             replies.tool_use_block("run_command", {"command": "echo one"}, id="toolu_one"),
-             replies.tool_use_block("run_command", {"command": "echo two"}, id="toolu_two"),
-             replies.tool_use_block("read_file", {"path": "b.txt"}, id="toolu_b"),
-             replies.tool_use_block("read_file", {"path": "c.txt"}, id="toolu_c")]
+    calls = [
+        replies.tool_use_block("read_file", {"path": "a.txt"}, id="toolu_a"),
+        replies.tool_use_block("run_command", {"command": "echo one"}, id="toolu_one"),
+        replies.tool_use_block("run_command", {"command": "echo two"}, id="toolu_two"),
+        replies.tool_use_block("read_file", {"path": "b.txt"}, id="toolu_b"),
+        replies.tool_use_block("read_file", {"path": "c.txt"}, id="toolu_c"),
+    ]
     fake_api.script(replies.message(calls, stop_reason="tool_use"), replies.text("done"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
         await agent.initialize(fs={"readTextFile": True, "writeTextFile": False})
@@ -98,14 +105,13 @@ async def test_calls_that_need_permission_run_alone_between_runs_of_reads(
     assert events[:4] == ["read a.txt", "done a.txt", "ask toolu_one", "ask toolu_two"]
     assert sorted(events[4:6]) == ["read b.txt", "read c.txt"]  # b and c together, after both
     results = tool_results(fake_api)
-    assert [r["tool_use_id"] for r in results] == ["toolu_a", "toolu_one", "toolu_two",
-                                                   "toolu_b", "toolu_c"]
+    assert [r["tool_use_id"] for r in results] == ["toolu_a", "toolu_one", "toolu_two", "toolu_b", "toolu_c"]
     assert "one" in str(results[1]["content"]) and "two" in str(results[2]["content"])
 
 
 async def test_cancel_during_a_parallel_batch_fails_every_open_call_and_keeps_history_valid(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     released = anyio.Event()
 
     async def editor(method: str, params: Any) -> Any:
@@ -114,10 +120,10 @@ async def test_cancel_during_a_parallel_batch_fails_every_open_call_and_keeps_hi
         await released.wait()  # reads the editor never answers by itself
         return {"content": ""}
 
-    calls = [replies.tool_use_block("read_file", {"path": f"slow{i}.txt"}, id=f"toolu_p{i}")
-             for i in range(3)]
-    calls.append(replies.tool_use_block("write_file", {"path": "x.txt", "content": "x"},
-                                        id="toolu_w"))
+    calls = [
+        replies.tool_use_block("read_file", {"path": f"slow{i}.txt"}, id=f"toolu_p{i}") for i in range(3)
+    ]
+    calls.append(replies.tool_use_block("write_file", {"path": "x.txt", "content": "x"}, id="toolu_w"))
     fake_api.script(replies.message(calls, stop_reason="tool_use"))
     results: dict = {}
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:

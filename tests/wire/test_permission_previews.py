@@ -21,8 +21,7 @@ def asking(answer: str, asked: list[dict[str, Any]], workspace: Path):  # type: 
 
     async def on_request(method: str, params: Any) -> Any:
         if method == "session/request_permission":
-            asked.append({"params": params, "disk": {p.name: p.read_text() for p in
-                                                     workspace.glob("*.txt")}})
+            asked.append({"params": params, "disk": {p.name: p.read_text() for p in workspace.glob("*.txt")}})
             return {"outcome": {"outcome": "selected", "optionId": answer}}
         return RpcError(-32601, f"no {method}")
 
@@ -34,19 +33,27 @@ def diff_of(tool_call: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_an_edit_is_previewed_as_a_diff_with_its_location_before_it_runs(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     target = workspace / "notes.txt"  # alpha / beta / gamma
     asked: list[dict[str, Any]] = []
     agent.on_request = asking("reject_once", asked, workspace)
-    fake_api.script(replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "beta",
-                                                   "new_string": "BETA"}, id="toolu_e"),
-                    replies.text("ok"))
+    fake_api.script(
+        replies.tool_use(
+            "edit_file", {"path": "notes.txt", "old_string": "beta", "new_string": "BETA"}, id="toolu_e"
+        ),
+        replies.text("ok"),
+    )
     response = await agent.prompt(session, "shout beta")
     assert response["result"]["stopReason"] == "end_turn"
     tool_call = asked[0]["params"]["toolCall"]
     diff = diff_of(tool_call)
-    assert diff == {"type": "diff", "path": str(target.resolve()),
-                    "oldText": "alpha\nbeta\ngamma\n", "newText": "alpha\nBETA\ngamma\n"}
+    assert diff == {
+        "type": "diff",
+        "path": str(target.resolve()),
+        "oldText": "alpha\nbeta\ngamma\n",
+        "newText": "alpha\nBETA\ngamma\n",
+    }
     assert tool_call["locations"] == [{"path": str(target.resolve()), "line": 2}]
     assert tool_call["kind"] == "edit" and tool_call["title"] == "Edit notes.txt"
     # Rejected: the preview changed nothing.
@@ -54,12 +61,15 @@ async def test_an_edit_is_previewed_as_a_diff_with_its_location_before_it_runs(
 
 
 async def test_a_write_is_previewed_for_a_new_file_and_for_an_existing_one(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     asked: list[dict[str, Any]] = []
     agent.on_request = asking("allow_once", asked, workspace)
-    fake_api.script(replies.tool_use("write_file", {"path": "fresh.txt", "content": "one\n"}),
-                    replies.tool_use("write_file", {"path": "notes.txt", "content": "alpha\n"}),
-                    replies.text("ok"))
+    fake_api.script(
+        replies.tool_use("write_file", {"path": "fresh.txt", "content": "one\n"}),
+        replies.tool_use("write_file", {"path": "notes.txt", "content": "alpha\n"}),
+        replies.text("ok"),
+    )
     await agent.prompt(session, "write two files")
     new, existing = (a["params"]["toolCall"] for a in asked)
     assert diff_of(new)["oldText"] is None and diff_of(new)["newText"] == "one\n"
@@ -73,11 +83,14 @@ async def test_a_write_is_previewed_for_a_new_file_and_for_an_existing_one(
 
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])
 async def test_an_edit_that_would_fail_is_asked_without_a_diff(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     asked: list[dict[str, Any]] = []
     agent.on_request = asking("allow_once", asked, workspace)
-    fake_api.script(replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "delta",
-                                                   "new_string": "x"}), replies.text("ok"))
+    fake_api.script(
+        replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "delta", "new_string": "x"}),
+        replies.text("ok"),
+    )
     await agent.prompt(session, "edit")
     assert "content" not in asked[0]["params"]["toolCall"]
     result = fake_api.requests[-1].body["messages"][-1]["content"][0]
@@ -85,11 +98,13 @@ async def test_an_edit_that_would_fail_is_asked_without_a_diff(
 
 
 async def test_a_command_is_previewed_with_its_command_line_and_working_directory(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     asked: list[dict[str, Any]] = []
     agent.on_request = asking("reject_once", asked, workspace)
-    fake_api.script(replies.tool_use("run_command", {"command": "echo hi > made.txt",
-                                                     "cwd": "src"}), replies.text("ok"))
+    fake_api.script(
+        replies.tool_use("run_command", {"command": "echo hi > made.txt", "cwd": "src"}), replies.text("ok")
+    )
     await agent.prompt(session, "run")
     tool_call = asked[0]["params"]["toolCall"]
     [block] = tool_call["content"]
@@ -101,8 +116,8 @@ async def test_a_command_is_previewed_with_its_command_line_and_working_director
 
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])
 async def test_no_preview_is_computed_when_nobody_is_asked(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     """In acceptEdits an edit runs without a question, so the editor's buffer is read once."""
     reads: list[str] = []
     buffers = {str((workspace / "notes.txt").resolve()): "alpha\nbeta\n"}
@@ -116,8 +131,10 @@ async def test_no_preview_is_computed_when_nobody_is_asked(
             return {}
         return RpcError(-32601, method)
 
-    fake_api.script(replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "beta",
-                                                   "new_string": "b"}), replies.text("ok"))
+    fake_api.script(
+        replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "beta", "new_string": "b"}),
+        replies.text("ok"),
+    )
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
         await agent.initialize(fs={"readTextFile": True, "writeTextFile": True})
         session = await agent.new_session(workspace)
@@ -128,6 +145,7 @@ async def test_no_preview_is_computed_when_nobody_is_asked(
 
 
 # ── session/load shows the tool calls as the live turn did ────────────────────────────────────
+
 
 async def editor_with_terminal(method: str, params: Any) -> Any:
     if method == "session/request_permission":
@@ -156,25 +174,25 @@ def without_terminal(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def test_load_replays_tool_calls_with_the_live_title_kind_content_locations_and_status(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(
         replies.tool_use("read_file", {"path": "notes.txt"}, id="t_read"),
-        replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "beta",
-                                       "new_string": "BETA"}, id="t_edit"),
+        replies.tool_use(
+            "edit_file", {"path": "notes.txt", "old_string": "beta", "new_string": "BETA"}, id="t_edit"
+        ),
         replies.tool_use("run_command", {"command": "make"}, id="t_run"),
         replies.tool_use("read_file", {"path": "missing.txt"}, id="t_fail"),
-        replies.text("all done"))
-    async with AgentProcess.start(env=agent_env, schema=acp_schema,
-                                  on_request=editor_with_terminal) as agent:
+        replies.text("all done"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor_with_terminal) as agent:
         await agent.initialize(terminal=True)
         session = await agent.new_session(workspace)
         await agent.prompt(session, "go")
         live = tool_updates([p["update"] for p in agent.updates(session)])
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize(terminal=True)
-        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                             "mcpServers": []})
+        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
         replayed = tool_updates([p["update"] for p in agent.updates(session)])
     assert list(replayed) == list(live) == ["t_read", "t_edit", "t_run", "t_fail"]
     for call_id, shown in live.items():
@@ -194,22 +212,28 @@ async def test_load_replays_tool_calls_with_the_live_title_kind_content_location
 
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])
 async def test_load_leaves_out_the_calls_the_live_turn_never_showed(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     """A call skipped by the tool-call budget was never announced live, so replay skips it too."""
-    fake_api.script(replies.message([
-        replies.tool_use_block("read_file", {"path": "notes.txt"}, id="t_ran"),
-        replies.tool_use_block("read_file", {"path": "README.md"}, id="t_skipped")],
-        stop_reason="tool_use"), replies.text("done"))
+    fake_api.script(
+        replies.message(
+            [
+                replies.tool_use_block("read_file", {"path": "notes.txt"}, id="t_ran"),
+                replies.tool_use_block("read_file", {"path": "README.md"}, id="t_skipped"),
+            ],
+            stop_reason="tool_use",
+        ),
+        replies.text("done"),
+    )
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace, {"acp-agent": {"maxToolCalls": 1}})
         await agent.prompt(session, "read both")
         live = tool_updates([p["update"] for p in agent.updates(session)])
         mark = len(agent.messages)
-        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace),
-                                             "mcpServers": []})
-        replayed = tool_updates([m["params"]["update"] for m in agent.messages[mark:]
-                                 if m.get("method") == "session/update"])
+        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
+        replayed = tool_updates(
+            [m["params"]["update"] for m in agent.messages[mark:] if m.get("method") == "session/update"]
+        )
     assert list(live) == list(replayed) == ["t_ran"]
     assert replayed["t_ran"][-1]["status"] == "completed"

@@ -21,11 +21,12 @@ async def test_nothing_is_written_before_the_first_message(agent_env: dict[str, 
 
 
 async def test_every_stdout_line_is_one_json_rpc_message(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI, streaming: bool) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI, streaming: bool
+) -> None:
     fake_api.set_fallback(replies.text("chunked answer " * 20, chunks=50))
-    async with AgentProcess.start(env={**agent_env, "ACP_AGENT_LOG_LEVEL": "debug"},
-                                  schema=acp_schema) as agent:
+    async with AgentProcess.start(
+        env={**agent_env, "ACP_AGENT_LOG_LEVEL": "debug"}, schema=acp_schema
+    ) as agent:
         await agent.initialize()
         sessions = [await agent.new_session(workspace) for _ in range(2)]
         async with anyio.create_task_group() as tg:
@@ -47,14 +48,23 @@ async def test_stdin_eof_exits_zero(agent_env: dict[str, str]) -> None:
 
 
 async def test_stdin_eof_during_a_turn_answers_cancelled_and_exits_zero(
-        agent_env: dict[str, str], workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.stall())
     async with AgentProcess.start(env=agent_env) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
-        await agent.send_raw(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "session/prompt",
-                                         "params": {"sessionId": session, "prompt": [
-                                             {"type": "text", "text": "go"}]}}) + "\n")
+        await agent.send_raw(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 99,
+                    "method": "session/prompt",
+                    "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]},
+                }
+            )
+            + "\n"
+        )
         with anyio.fail_after(10):
             while fake_api.attempts < 1:
                 await anyio.sleep(0.01)
@@ -72,7 +82,8 @@ async def test_sigterm_exits_zero(agent_env: dict[str, str]) -> None:
 
 
 async def test_a_long_session_with_unread_stderr_never_blocks(
-        agent_env: dict[str, str], workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(replies.text("ok"))
     env = {**agent_env, "ACP_AGENT_LOG_LEVEL": "debug"}  # chatty on purpose: > 64 KiB of logs
     async with AgentProcess.start(env=env, stderr="unread") as agent:
@@ -84,10 +95,10 @@ async def test_a_long_session_with_unread_stderr_never_blocks(
 
 
 async def test_the_api_key_never_reaches_logs_or_answers(
-        agent_env: dict[str, str], workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     marker = "sk-ant-MARKER-KEY-0123456789"
-    fake_api.script(replies.error(401, "authentication_error", "invalid x-api-key"),
-                    replies.text("fine"))
+    fake_api.script(replies.error(401, "authentication_error", "invalid x-api-key"), replies.text("fine"))
     env = {**agent_env, "ANTHROPIC_API_KEY": marker, "ACP_AGENT_LOG_LEVEL": "debug"}
     async with AgentProcess.start(env=env) as agent:
         await agent.initialize()
@@ -97,5 +108,7 @@ async def test_the_api_key_never_reaches_logs_or_answers(
     assert failed["error"]["code"] == -32000
     assert failed["error"]["data"]["acp-agent"]["turn"]["modelRequests"] == 1
     assert marker not in agent.stderr_text()
-    assert all(marker not in line.decode() if isinstance(line, bytes) else marker not in line
-               for line in agent.stdout_lines)
+    assert all(
+        marker not in line.decode() if isinstance(line, bytes) else marker not in line
+        for line in agent.stdout_lines
+    )

@@ -16,16 +16,18 @@ SONNET = "claude-sonnet-5-5"
 
 
 def loop_replies() -> list[replies.Message]:
-    return [replies.tool_use("list_files", {}), replies.tool_use("read_file", {"path": "notes.txt"}),
-            replies.text("done")]
+    return [
+        replies.tool_use("list_files", {}),
+        replies.tool_use("read_file", {"path": "notes.txt"}),
+        replies.text("done"),
+    ]
 
 
 async def test_every_request_carries_at_most_four_breakpoints_on_the_sessions_prefix(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(*loop_replies(), replies.text("again"))
-    async with AgentProcess.start(env={**agent_env, "ACP_AGENT_MODEL": SONNET},
-                                  schema=acp_schema) as agent:
+    async with AgentProcess.start(env={**agent_env, "ACP_AGENT_MODEL": SONNET}, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         await agent.prompt(session, "look")
@@ -39,15 +41,14 @@ async def test_every_request_carries_at_most_four_breakpoints_on_the_sessions_pr
     # The first request of the next prompt reads nearly all of its input from the cache.
     usage = fake_api.served[3].usage
     assert usage is not None
-    prompt = usage["input_tokens"] + usage["cache_read_input_tokens"] \
-        + usage["cache_creation_input_tokens"]
+    prompt = usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
     assert usage["cache_read_input_tokens"] / prompt >= 0.9
     assert turn_record(response)["cacheReadInputTokens"] == usage["cache_read_input_tokens"]
 
 
 async def test_prompt_cache_off_sends_no_cache_control_anywhere(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(*loop_replies())
     env = {**agent_env, "ACP_AGENT_MODEL": SONNET, "ACP_AGENT_PROMPT_CACHE": "off"}
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
@@ -63,16 +64,18 @@ async def test_prompt_cache_off_sends_no_cache_control_anywhere(
 
 
 async def test_a_cache_miss_reason_is_logged_with_the_request_number(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.text("opus here"), replies.text("sonnet here"))
-    async with AgentProcess.start(env={**agent_env, "ACP_AGENT_MODEL": "claude-opus-5-5"},
-                                  schema=acp_schema) as agent:
+    async with AgentProcess.start(
+        env={**agent_env, "ACP_AGENT_MODEL": "claude-opus-5-5"}, schema=acp_schema
+    ) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         await agent.prompt(session, "hello")
-        await agent.request("session/set_config_option", {
-            "sessionId": session, "configId": "model", "value": SONNET})
+        await agent.request(
+            "session/set_config_option", {"sessionId": session, "configId": "model", "value": SONNET}
+        )
         await agent.prompt(session, "hello again")
         stderr = agent.stderr_text()
     first, second = (r.body for r in fake_api.requests)
@@ -83,12 +86,18 @@ async def test_a_cache_miss_reason_is_logged_with_the_request_number(
 
 
 async def test_a_gateway_that_refuses_diagnostics_gets_none_after_the_first_400(
-        tmp_path: Path, acp_schema: Any, workspace: Path, streaming: bool) -> None:
+    tmp_path: Path, acp_schema: Any, workspace: Path, streaming: bool
+) -> None:
     with FakeMessagesAPI(reject_diagnostics=True) as api:
         api.script(*loop_replies())
-        env = base_env(tmp_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.base_url,
-                       ACP_AGENT_MODEL=SONNET, ACP_AGENT_STREAMING="1" if streaming else "0",
-                       ACP_AGENT_STATE_DIR=str(tmp_path / "state"))
+        env = base_env(
+            tmp_path,
+            ANTHROPIC_API_KEY="test-key",
+            ANTHROPIC_BASE_URL=api.base_url,
+            ACP_AGENT_MODEL=SONNET,
+            ACP_AGENT_STREAMING="1" if streaming else "0",
+            ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
+        )
         async with AgentProcess.start(env=env, schema=acp_schema) as agent:
             await agent.initialize()
             session = await agent.new_session(workspace)

@@ -21,15 +21,15 @@ CANCEL_BOUND = 5.0
 
 
 def answer_index(agent: AgentProcess, request_id: Any) -> int:
-    return next(i for i, m in enumerate(agent.messages)
-                if m.get("id") == request_id and "method" not in m)
+    return next(i for i, m in enumerate(agent.messages) if m.get("id") == request_id and "method" not in m)
 
 
-async def send_prompt(agent: AgentProcess, session: str, text: str, request_id: str,
-                      results: dict[str, Any]) -> None:
+async def send_prompt(
+    agent: AgentProcess, session: str, text: str, request_id: str, results: dict[str, Any]
+) -> None:
     results[request_id] = await agent.request(
-        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": text}]},
-        id=request_id)
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": text}]}, id=request_id
+    )
 
 
 async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
@@ -39,7 +39,8 @@ async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
 
 
 async def test_a_prompt_sent_mid_stream_is_queued_and_both_turns_complete_in_order(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool
+) -> None:
     gate = threading.Event()
 
     def first(body: dict[str, Any], n: int) -> replies.Message:
@@ -52,8 +53,7 @@ async def test_a_prompt_sent_mid_stream_is_queued_and_both_turns_complete_in_ord
     async with anyio.create_task_group() as tg:
         tg.start_soon(send_prompt, agent, session, "first", "p1", results)
         if streaming:  # as Toad does: the user types while the reply streams in
-            await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"]
-                                 == "agent_message_chunk")
+            await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
         else:
             await wait_until(lambda: fake_api.attempts == 1)
         tg.start_soon(send_prompt, agent, session, "second", "p2", results)
@@ -66,9 +66,12 @@ async def test_a_prompt_sent_mid_stream_is_queued_and_both_turns_complete_in_ord
     first_answer, second_answer = answer_index(agent, "p1"), answer_index(agent, "p2")
     assert first_answer < second_answer
     # The second turn ran after the first ended, on a history that holds the first turn's reply.
-    texts = [(i, u["params"]["update"]["content"]["text"]) for i, u in enumerate(agent.messages)
-             if u.get("method") == "session/update"
-             and u["params"]["update"]["sessionUpdate"] == "agent_message_chunk"]
+    texts = [
+        (i, u["params"]["update"]["content"]["text"])
+        for i, u in enumerate(agent.messages)
+        if u.get("method") == "session/update"
+        and u["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    ]
     assert all(i > first_answer for i, t in texts if "second" in t)
     assert all(i < first_answer for i, t in texts if "first" in t)
     history = fake_api.requests[1].body["messages"]
@@ -78,7 +81,8 @@ async def test_a_prompt_sent_mid_stream_is_queued_and_both_turns_complete_in_ord
 
 
 async def test_the_queue_holds_eight_and_a_cancel_answers_every_prompt_cancelled_in_order(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.stall())
     fake_api.set_fallback(replies.text("must not be asked"))
     results: dict[str, Any] = {}
@@ -88,8 +92,12 @@ async def test_the_queue_holds_eight_and_a_cancel_answers_every_prompt_cancelled
         await wait_until(lambda: fake_api.attempts == 1)
         for request_id in ids[1:]:
             tg.start_soon(send_prompt, agent, session, f"waiting {request_id}", request_id, results)
-        await wait_until(lambda: sum(1 for m in agent.sent if isinstance(m, dict)
-                                     and str(m.get("id", "")).startswith("q")) == 9)
+        await wait_until(
+            lambda: (
+                sum(1 for m in agent.sent if isinstance(m, dict) and str(m.get("id", "")).startswith("q"))
+                == 9
+            )
+        )
         await anyio.sleep(0.2)  # all nine are in the agent's hands
         full = await agent.prompt(session, "one too many")
         assert full["error"]["code"] == -32001, full
@@ -112,7 +120,8 @@ async def test_the_queue_holds_eight_and_a_cancel_answers_every_prompt_cancelled
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])
 @pytest.mark.parametrize("method", ["session/close", "session/delete"])
 async def test_close_and_delete_cancel_the_running_and_queued_prompts_before_they_act(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, method: str) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, method: str
+) -> None:
     fake_api.script(replies.stall())
     results: dict[str, Any] = {}
     async with anyio.create_task_group() as tg:
@@ -129,7 +138,8 @@ async def test_close_and_delete_cancel_the_running_and_queued_prompts_before_the
 
 
 async def test_prompts_in_different_sessions_still_run_at_once(
-        agent: AgentProcess, session: str, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     other = await agent.new_session(workspace)
     fake_api.script(replies.stall(), replies.text("other answer"))
     results: dict[str, Any] = {}
@@ -144,7 +154,8 @@ async def test_prompts_in_different_sessions_still_run_at_once(
 
 
 async def test_a_slash_command_sent_mid_turn_waits_its_turn_and_runs_as_a_command(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     gate = threading.Event()
 
     def first(body: dict[str, Any], n: int) -> replies.Message:
@@ -163,12 +174,16 @@ async def test_a_slash_command_sent_mid_turn_waits_its_turn_and_runs_as_a_comman
     assert results["status"]["result"]["stopReason"] == "end_turn"
     assert answer_index(agent, "work") < answer_index(agent, "status")
     assert fake_api.attempts == 1  # /status is answered without a model request
-    assert any("Model:" in u["update"]["content"]["text"] for u in agent.updates(session)
-               if u["update"]["sessionUpdate"] == "agent_message_chunk")
+    assert any(
+        "Model:" in u["update"]["content"]["text"]
+        for u in agent.updates(session)
+        if u["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
 
 
 async def test_an_empty_prompt_ends_the_turn_without_a_model_request(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     response = await agent.prompt(session, [])
     assert response["result"]["stopReason"] == "end_turn", response
     record = turn_record(response)

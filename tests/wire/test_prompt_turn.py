@@ -11,11 +11,12 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 from tests.wire.conftest import chunks, turn_record
 
-TEXT = "Hello there! Here is a longer answer, streamed in pieces: ünïcødé ✓ and \"quotes\"\nnewline."
+TEXT = 'Hello there! Here is a longer answer, streamed in pieces: ünïcødé ✓ and "quotes"\nnewline.'
 
 
 async def test_plain_answer_ends_the_turn_with_end_turn(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool
+) -> None:
     fake_api.script(replies.text(TEXT, chunks=7))
     response = await agent.prompt(session, "hi")
     assert response["result"]["stopReason"] == "end_turn"
@@ -28,7 +29,8 @@ async def test_plain_answer_ends_the_turn_with_end_turn(
 
 
 async def test_streamed_text_is_never_doubled(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool
+) -> None:
     fake_api.script(replies.text(TEXT, chunks=12))
     await agent.prompt(session, "hi")
     message_chunks = chunks(agent, session)
@@ -39,19 +41,26 @@ async def test_streamed_text_is_never_doubled(
 
 
 async def test_every_update_goes_out_before_the_prompt_response(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.tool_use("list_files", {}), replies.text("done", chunks=3))
     response = await agent.prompt(session, "hi")
     position = agent.messages.index(response)
     await anyio.sleep(0.2)
-    late = [m for m in agent.messages[position + 1:] if m.get("method") == "session/update"]
+    late = [m for m in agent.messages[position + 1 :] if m.get("method") == "session/update"]
     assert late == []
 
 
 async def test_model_stop_reasons_map_to_acp(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
-    cases = [("end_turn", "end_turn"), ("stop_sequence", "end_turn"), ("max_tokens", "max_tokens"),
-             ("model_context_window_exceeded", "max_tokens"), ("refusal", "refusal")]
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
+    cases = [
+        ("end_turn", "end_turn"),
+        ("stop_sequence", "end_turn"),
+        ("max_tokens", "max_tokens"),
+        ("model_context_window_exceeded", "max_tokens"),
+        ("refusal", "refusal"),
+    ]
     for model_stop, acp_stop in cases:
         fake_api.script(replies.text("x", stop_reason=model_stop))
         response = await agent.prompt(session, "go")
@@ -60,7 +69,8 @@ async def test_model_stop_reasons_map_to_acp(
 
 
 async def test_pause_turn_is_a_counted_continuation(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.text("part one ", stop_reason="pause_turn"), replies.text("part two"))
     response = await agent.prompt(session, "go")
     record = turn_record(response)
@@ -71,9 +81,11 @@ async def test_pause_turn_is_a_counted_continuation(
 
 
 async def test_a_refusal_drops_that_prompt_from_the_next_request(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
-    fake_api.script(replies.text("first answer"), replies.text("no", stop_reason="refusal"),
-                    replies.text("third answer"))
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        replies.text("first answer"), replies.text("no", stop_reason="refusal"), replies.text("third answer")
+    )
     await agent.prompt(session, "first prompt")
     refused = await agent.prompt(session, "refused prompt")
     assert refused["result"]["stopReason"] == "refusal"
@@ -85,7 +97,8 @@ async def test_a_refusal_drops_that_prompt_from_the_next_request(
 
 
 async def test_a_reply_without_stop_reason_is_an_error_not_success(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(replies.text("cut", stop_reason=None), replies.text("recovered"))
     response = await agent.prompt(session, "go")
     assert "error" in response, response
@@ -96,30 +109,43 @@ async def test_a_reply_without_stop_reason_is_an_error_not_success(
 
 
 async def test_links_resources_and_images_reach_the_model(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     fake_api.script(replies.text("seen"))
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n fake").decode()
-    response = await agent.prompt(session, [
-        {"type": "text", "text": "look"},
-        {"type": "resource_link", "uri": f"file://{workspace}/README.md", "name": "README.md",
-         "mimeType": "text/markdown"},
-        {"type": "resource", "resource": {"uri": "file:///notes.txt", "text": "embedded body"}},
-        {"type": "image", "mimeType": "image/png", "data": png},
-    ])
+    response = await agent.prompt(
+        session,
+        [
+            {"type": "text", "text": "look"},
+            {
+                "type": "resource_link",
+                "uri": f"file://{workspace}/README.md",
+                "name": "README.md",
+                "mimeType": "text/markdown",
+            },
+            {"type": "resource", "resource": {"uri": "file:///notes.txt", "text": "embedded body"}},
+            {"type": "image", "mimeType": "image/png", "data": png},
+        ],
+    )
     assert response["result"]["stopReason"] == "end_turn"
     content = fake_api.requests[0].plain_body["messages"][0]["content"]
     assert content[0] == {"type": "text", "text": "look"}
     assert f"file://{workspace}/README.md" in content[1]["text"]
     assert "README.md" in content[1]["text"]
     assert "embedded body" in content[2]["text"] and "file:///notes.txt" in content[2]["text"]
-    assert content[3] == {"type": "image",
-                          "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    assert content[3] == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": png},
+    }
 
 
 async def test_unsupported_prompt_content_is_refused_before_any_request(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
-    blob = {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAAA",
-                                             "mimeType": "application/octet-stream"}}
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
+    blob = {
+        "type": "resource",
+        "resource": {"uri": "file:///a.bin", "blob": "AAAA", "mimeType": "application/octet-stream"},
+    }
     response = await agent.prompt(session, [{"type": "text", "text": "x"}, blob])
     assert response["error"]["code"] == -32602
     assert "prompt.1" in response["error"]["message"]
@@ -127,9 +153,11 @@ async def test_unsupported_prompt_content_is_refused_before_any_request(
 
 
 async def test_usage_update_carries_the_current_context_not_a_running_total(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
-    fake_api.script(replies.tool_use("list_files", {}, usage=(1000, 20)),
-                    replies.text("done", usage=(1100, 30)))
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        replies.tool_use("list_files", {}, usage=(1000, 20)), replies.text("done", usage=(1100, 30))
+    )
     await agent.prompt(session, "go")
     usage = chunks(agent, session, "usage_update")
     assert [u["used"] for u in usage] == [1020, 1130]
@@ -137,7 +165,8 @@ async def test_usage_update_carries_the_current_context_not_a_running_total(
 
 
 async def test_two_sessions_prompting_at_once_do_not_cross(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     first = await agent.new_session(workspace)
     second = await agent.new_session(workspace)
 

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.parametrize("streaming", [True], ids=["stream"])  # pat
 
 
 async def test_an_idle_agent_exits_zero_on_eof_with_journal_stdout_and_logs_complete(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI, tmp_path: Path) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
     fake_api.script(replies.text("answered"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()

@@ -45,7 +45,7 @@ def read_proc(pid: int) -> Proc | None:
             stat = f.read()
     except OSError:
         return None
-    fields = stat[stat.rfind(b")") + 2:].split()
+    fields = stat[stat.rfind(b")") + 2 :].split()
     return Proc(pid, int(fields[1]), int(fields[3]), fields[0].decode(), int(fields[19]))
 
 
@@ -75,6 +75,7 @@ def is_update(kind: str, **fields: Any) -> Callable[[dict[str, Any]], bool]:
     def match(message: dict[str, Any]) -> bool:
         update = message["params"]["update"]
         return update["sessionUpdate"] == kind and all(update.get(k) == v for k, v in fields.items())
+
     return match
 
 
@@ -93,9 +94,13 @@ async def allow_once(method: str, params: Any) -> Any:
     return await method_not_found(method, params)
 
 
-async def run_and_stop(agent: AgentProcess, session: str, how: str,
-                       started: Callable[[dict[str, Any]], bool],
-                       ready: Callable[[], Any] | None = None) -> tuple[dict[str, Any], int, float]:
+async def run_and_stop(
+    agent: AgentProcess,
+    session: str,
+    how: str,
+    started: Callable[[dict[str, Any]], bool],
+    ready: Callable[[], Any] | None = None,
+) -> tuple[dict[str, Any], int, float]:
     """Prompt; once an update matches `started` (and `ready()` returned), stop the agent `how`.
 
     Returns the prompt's answer, the exit code and the seconds from the stop to the exit.
@@ -107,8 +112,7 @@ async def run_and_stop(agent: AgentProcess, session: str, how: str,
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(prompt)
-        await agent.wait_for(lambda m: m.get("method") == "session/update" and started(m),
-                             timeout=20)
+        await agent.wait_for(lambda m: m.get("method") == "session/update" and started(m), timeout=20)
         if ready is not None:
             await ready()
         stopped = time.monotonic()
@@ -117,8 +121,9 @@ async def run_and_stop(agent: AgentProcess, session: str, how: str,
     return results["response"], code, time.monotonic() - stopped
 
 
-def assert_cancelled_then_exited(response: dict[str, Any], code: int, took: float,
-                                 aborted_during: str) -> None:
+def assert_cancelled_then_exited(
+    response: dict[str, Any], code: int, took: float, aborted_during: str
+) -> None:
     assert response.get("result", {}).get("stopReason") == "cancelled", response
     assert turn_record(response)["abortedDuring"] == aborted_during
     assert code == 0, f"exit code {code}"
@@ -127,57 +132,70 @@ def assert_cancelled_then_exited(response: dict[str, Any], code: int, took: floa
 
 @pytest.mark.parametrize("how", ["stdin_eof", "SIGTERM", "SIGINT"])
 async def test_a_streaming_turn_is_answered_cancelled_and_the_agent_exits_zero(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI, how: str) -> None:
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI, how: str
+) -> None:
     fake_api.script(replies.text("x" * 600, chunks=300, chunk_delay=0.05))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
-        response, code, took = await run_and_stop(agent, session, how,
-                                                  is_update("agent_message_chunk"))
+        response, code, took = await run_and_stop(agent, session, how, is_update("agent_message_chunk"))
     assert_cancelled_then_exited(response, code, took, "model")
 
 
-@pytest.mark.parametrize(("how", "permission"), [("stdin_eof", "bypassPermissions"),
-                                                 ("SIGTERM", "allow_once"),
-                                                 ("SIGINT", "bypassPermissions")])
+@pytest.mark.parametrize(
+    ("how", "permission"),
+    [("stdin_eof", "bypassPermissions"), ("SIGTERM", "allow_once"), ("SIGINT", "bypassPermissions")],
+)
 async def test_a_running_command_is_stopped_and_reaped_before_the_agent_exits_zero(
-        agent_env: dict[str, str], acp_schema: Any, workspace: Path,
-        fake_api: FakeMessagesAPI, how: str, permission: str) -> None:
+    agent_env: dict[str, str],
+    acp_schema: Any,
+    workspace: Path,
+    fake_api: FakeMessagesAPI,
+    how: str,
+    permission: str,
+) -> None:
     marker = f"shutdown-marker-{uuid.uuid4().hex}"
     call_id = "toolu_sleeper"
-    fake_api.script(replies.tool_use("run_command", {"command": f"sleep 300; echo {marker}"},
-                                     id=call_id))
+    fake_api.script(replies.tool_use("run_command", {"command": f"sleep 300; echo {marker}"}, id=call_id))
     fake_api.set_fallback(replies.text("never asked"))
-    async with AgentProcess.start(env=agent_env, schema=acp_schema,
-                                  on_request=allow_once) as agent:
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow_once) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         if permission == "bypassPermissions":
-            answer = await agent.request("session/set_mode",
-                                         {"sessionId": session, "modeId": "bypassPermissions"})
+            answer = await agent.request(
+                "session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"}
+            )
             assert answer.get("result") == {}, answer
 
         found: dict[str, Proc] = {}
 
         async def sleeping() -> None:
             """The command's shell is the agent's child, and its `sleep` is running."""
-            shell = await poll_for(lambda: next(
-                (p for p in all_procs() if p.ppid == agent.pid and marker in cmdline(p.pid)), None),
-                "the command's shell did not appear")
+            shell = await poll_for(
+                lambda: next(
+                    (p for p in all_procs() if p.ppid == agent.pid and marker in cmdline(p.pid)), None
+                ),
+                "the command's shell did not appear",
+            )
             found["shell"] = shell
-            found["sleep"] = await poll_for(lambda: next(
-                (p for p in all_procs() if p.ppid == shell.pid and "sleep" in cmdline(p.pid)),
-                None), "its `sleep 300` did not start")
+            found["sleep"] = await poll_for(
+                lambda: next(
+                    (p for p in all_procs() if p.ppid == shell.pid and "sleep" in cmdline(p.pid)), None
+                ),
+                "its `sleep 300` did not start",
+            )
 
         response, code, took = await run_and_stop(
-            agent, session, how,
-            is_update("tool_call_update", toolCallId=call_id, status="in_progress"), sleeping)
+            agent,
+            session,
+            how,
+            is_update("tool_call_update", toolCallId=call_id, status="in_progress"),
+            sleeping,
+        )
         if permission == "allow_once":
             asked = [m for m in agent.messages if m.get("method") == "session/request_permission"]
             assert len(asked) == 1, "the command ran without the user's permission"
-        finals = [p["update"] for p in agent.updates(session)
-                  if p["update"].get("toolCallId") == call_id]
+        finals = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == call_id]
         assert finals[-1]["status"] == "failed", finals[-1]
     assert_cancelled_then_exited(response, code, took, "tools")
     shell, sleeper = found["shell"], found["sleep"]
@@ -188,6 +206,7 @@ async def test_a_running_command_is_stopped_and_reaped_before_the_agent_exits_ze
     # killed with the group is its dead shell's child: reaping it falls to init.)
     after = read_proc(shell.pid)
     assert after is None or after.start != shell.start, (
-        f"the agent exited without reaping its child shell: {after}")
+        f"the agent exited without reaping its child shell: {after}"
+    )
     late = read_proc(sleeper.pid)
     assert late is None or late.start != sleeper.start or late.state in ("Z", "X"), late

@@ -24,18 +24,31 @@ SDK_AGENT = f"{sys.executable} -m tests.support.sdk_agent"
 SMOKE = [sys.executable, "-m", "acp_agent.harness.smoke"]
 
 
-def smoke(tmp_path: Path, *args: str, env: dict[str, str] | None = None,
-          timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def smoke(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run the smoke runner with stdin that is not a terminal (/dev/null)."""
     return subprocess.run(
         [*SMOKE, *args, "--agent-stderr", str(tmp_path / "agent-stderr.log")],
-        env=env or base_env(tmp_path), cwd=tmp_path, stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, timeout=timeout, check=False)
+        env=env or base_env(tmp_path),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def on_fake(tmp_path: Path, fake: FakeMessagesAPI, **extra: str) -> dict[str, str]:
-    return base_env(tmp_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.base_url,
-                    ACP_AGENT_MODEL="claude-test-1", ACP_AGENT_STALL_SECONDS="5", **extra)
+    return base_env(
+        tmp_path,
+        ANTHROPIC_API_KEY="test-key",
+        ANTHROPIC_BASE_URL=fake.base_url,
+        ACP_AGENT_MODEL="claude-test-1",
+        ACP_AGENT_STALL_SECONDS="5",
+        **extra,
+    )
 
 
 @pytest.fixture
@@ -48,9 +61,11 @@ def workspace(tmp_path: Path) -> Path:
 
 # --- this agent -------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_end_turn_streams_the_text_then_the_turn_record_and_exits_0(
-        tmp_path: Path, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    tmp_path: Path, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(replies.text("Hello there, smoke tester.", chunks=4))
     done = smoke(tmp_path, "say hi", "--cwd", str(workspace), env=on_fake(tmp_path, fake_api))
     assert done.returncode == 0, done.stdout + done.stderr
@@ -62,10 +77,18 @@ def test_end_turn_streams_the_text_then_the_turn_record_and_exits_0(
 
 @pytest.mark.slow
 def test_the_request_limit_exits_4_and_each_tool_call_shows_its_status(
-        tmp_path: Path, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    tmp_path: Path, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(lambda body, n: replies.tool_use("list_files", {"pattern": f"*{n}*"}))
-    done = smoke(tmp_path, "loop", "--cwd", str(workspace), "--env", "ACP_AGENT_MAX_TURN_REQUESTS=2",
-                 env=on_fake(tmp_path, fake_api))
+    done = smoke(
+        tmp_path,
+        "loop",
+        "--cwd",
+        str(workspace),
+        "--env",
+        "ACP_AGENT_MAX_TURN_REQUESTS=2",
+        env=on_fake(tmp_path, fake_api),
+    )
     assert done.returncode == 4, done.stdout + done.stderr
     assert done.stdout.count("-> tool ") == 2
     assert done.stdout.count(": completed") + done.stdout.count(": failed") == 2
@@ -74,9 +97,16 @@ def test_the_request_limit_exits_4_and_each_tool_call_shows_its_status(
 
 
 def test_without_an_api_key_the_agents_auth_error_is_shown_and_exit_is_7(
-        tmp_path: Path, workspace: Path) -> None:
-    done = smoke(tmp_path, "hi", "--cwd", str(workspace),  # base_env has no key
-                 "--agent", f"{sys.executable} -m acp_agent")
+    tmp_path: Path, workspace: Path
+) -> None:
+    done = smoke(
+        tmp_path,
+        "hi",
+        "--cwd",
+        str(workspace),  # base_env has no key
+        "--agent",
+        f"{sys.executable} -m acp_agent",
+    )
     assert done.returncode == 7, done.stdout + done.stderr
     assert "the agent needs authentication" in done.stdout and "ANTHROPIC_API_KEY" in done.stdout
     assert "Anthropic API key:" in done.stdout  # the auth method the agent offered in initialize
@@ -92,8 +122,10 @@ def test_without_an_api_key_or_agent_the_offline_demo_runs(tmp_path: Path) -> No
 
 # --- any agent: one built on the official SDK ------------------------------------------------
 
+
 def test_without_a_terminal_permission_is_rejected_with_a_line_saying_so(
-        tmp_path: Path, workspace: Path) -> None:
+    tmp_path: Path, workspace: Path
+) -> None:
     done = smoke(tmp_path, "think plan edit", "--cwd", str(workspace), "--agent", SDK_AGENT)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
@@ -128,11 +160,18 @@ def test_the_agent_reads_files_through_the_client(tmp_path: Path, workspace: Pat
     assert "line 2 of notes.txt is 'beta'" in done.stdout
 
 
-@pytest.mark.parametrize(("word", "code"), [
-    ("stop:end_turn", 0), ("stop:max_tokens", 3), ("stop:max_turn_requests", 4),
-    ("stop:refusal", 5), ("stop:cancelled", 6), ("stop:bogus", 7)])
-def test_each_stop_reason_has_its_exit_code(
-        tmp_path: Path, workspace: Path, word: str, code: int) -> None:
+@pytest.mark.parametrize(
+    ("word", "code"),
+    [
+        ("stop:end_turn", 0),
+        ("stop:max_tokens", 3),
+        ("stop:max_turn_requests", 4),
+        ("stop:refusal", 5),
+        ("stop:cancelled", 6),
+        ("stop:bogus", 7),
+    ],
+)
+def test_each_stop_reason_has_its_exit_code(tmp_path: Path, workspace: Path, word: str, code: int) -> None:
     done = smoke(tmp_path, word, "--cwd", str(workspace), "--agent", SDK_AGENT)
     assert done.returncode == code, done.stdout + done.stderr
     assert f"stop reason: {word.removeprefix('stop:')}" in done.stdout or code == 7
@@ -171,13 +210,20 @@ def test_usage_errors_exit_2_and_help_lists_every_exit_code(tmp_path: Path) -> N
     assert smoke(tmp_path, "--yes", "--no").returncode == 2
     assert smoke(tmp_path, "--cwd", str(tmp_path / "nowhere")).returncode == 2
     help_text = smoke(tmp_path, "--help").stdout
-    for line in ("0  the turn ended with end_turn", "3  max_tokens", "4  max_turn_requests",
-                 "5  refusal", "6  cancelled", "7  the agent answered with a JSON-RPC error",
-                 "8  the agent could not start"):
+    for line in (
+        "0  the turn ended with end_turn",
+        "3  max_tokens",
+        "4  max_turn_requests",
+        "5  refusal",
+        "6  cancelled",
+        "7  the agent answered with a JSON-RPC error",
+        "8  the agent could not start",
+    ):
         assert line in help_text
 
 
 # --- at a terminal --------------------------------------------------------------------------
+
 
 class Terminal:
     """The smoke runner with a pseudo-terminal as stdin, its stdout read as it comes."""
@@ -186,7 +232,11 @@ class Terminal:
         self.master, slave = pty.openpty()
         self.process = subprocess.Popen(
             [*SMOKE, *args, "--agent", SDK_AGENT, "--agent-stderr", str(tmp_path / "err.log")],
-            stdin=slave, stdout=subprocess.PIPE, env=base_env(tmp_path), cwd=tmp_path)
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            env=base_env(tmp_path),
+            cwd=tmp_path,
+        )
         os.close(slave)
         self.out = b""
 

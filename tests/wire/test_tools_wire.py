@@ -13,15 +13,16 @@ from tests.support.agent import AgentProcess
 
 def tool_results(fake_api: FakeMessagesAPI) -> list[dict]:
     last = fake_api.requests[-1].body["messages"]
-    return [b for m in last for b in m["content"]
-            if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return [b for m in last for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
 async def test_a_tool_call_is_shown_then_completed_with_its_result(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+) -> None:
     (workspace / "hello.txt").write_text("line one\nline two\n")
-    fake_api.script(replies.tool_use("read_file", {"path": "hello.txt"}, id="toolu_1"),
-                    replies.text("read it"))
+    fake_api.script(
+        replies.tool_use("read_file", {"path": "hello.txt"}, id="toolu_1"), replies.text("read it")
+    )
     response = await agent.prompt(session, "read hello")
     assert response["result"]["stopReason"] == "end_turn"
     updates = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId")]
@@ -37,8 +38,8 @@ async def test_a_tool_call_is_shown_then_completed_with_its_result(
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "link-out/secret"])
 async def test_paths_outside_the_workspace_are_refused_and_the_model_hears_why(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path,
-        tmp_path: Path, path: str) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path, tmp_path: Path, path: str
+) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir(exist_ok=True)
     (outside / "secret").write_text("top secret")
@@ -51,18 +52,25 @@ async def test_paths_outside_the_workspace_are_refused_and_the_model_hears_why(
     assert result["is_error"] is True
     assert "outside" in str(result["content"])
     assert "top secret" not in str(result["content"])
-    final = [p["update"] for p in agent.updates(session)
-             if p["update"]["sessionUpdate"] == "tool_call_update"][-1]
+    final = [
+        p["update"] for p in agent.updates(session) if p["update"]["sessionUpdate"] == "tool_call_update"
+    ][-1]
     assert final["status"] == "failed"
 
 
 async def test_unknown_tools_and_bad_arguments_fail_the_call_not_the_turn(
-        agent: AgentProcess, session: str, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.script(
-        replies.message([replies.tool_use_block("no_such_tool", {}),
-                         replies.tool_use_block("read_file", {"limit": "many"})],
-                        stop_reason="tool_use"),
-        replies.text("recovered"))
+        replies.message(
+            [
+                replies.tool_use_block("no_such_tool", {}),
+                replies.tool_use_block("read_file", {"limit": "many"}),
+            ],
+            stop_reason="tool_use",
+        ),
+        replies.text("recovered"),
+    )
     response = await agent.prompt(session, "go")
     assert response["result"]["stopReason"] == "end_turn"
     first, second = tool_results(fake_api)

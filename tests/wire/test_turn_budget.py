@@ -16,7 +16,8 @@ def always_tool_use(body: dict, n: int) -> replies.Message:
 
 
 async def test_limit_n_sends_exactly_n_requests_and_stops_with_max_turn_requests(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI, streaming: bool) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI, streaming: bool
+) -> None:
     fake_api.set_fallback(always_tool_use)
     session = await agent.new_session(workspace, meta={"acp-agent": {"maxTurnRequests": 3}})
     response = await agent.prompt(session, "loop forever")
@@ -37,7 +38,8 @@ async def test_limit_n_sends_exactly_n_requests_and_stops_with_max_turn_requests
 
 
 async def test_a_second_prompt_gets_a_fresh_request_budget(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(always_tool_use)
     session = await agent.new_session(workspace, meta={"acp-agent": {"maxTurnRequests": 2}})
     first = await agent.prompt(session, "one")
@@ -53,7 +55,8 @@ async def test_a_second_prompt_gets_a_fresh_request_budget(
 
 
 async def test_limit_stop_tells_the_user_which_limit_and_how_to_raise_it(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(always_tool_use)
     session = await agent.new_session(workspace, meta={"acp-agent": {"maxTurnRequests": 1}})
     await agent.prompt(session, "go")
@@ -68,8 +71,8 @@ async def test_limit_stop_tells_the_user_which_limit_and_how_to_raise_it(
 
 
 async def test_the_environment_sets_the_default_limit(
-        agent_env: dict[str, str], acp_schema: object, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: object, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(always_tool_use)
     env = {**agent_env, "ACP_AGENT_MAX_TURN_REQUESTS": "2"}
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
@@ -81,12 +84,11 @@ async def test_the_environment_sets_the_default_limit(
 
 
 async def test_the_flag_wins_over_the_environment(
-        agent_env: dict[str, str], acp_schema: object, workspace: Path,
-        fake_api: FakeMessagesAPI) -> None:
+    agent_env: dict[str, str], acp_schema: object, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     fake_api.set_fallback(always_tool_use)
     env = {**agent_env, "ACP_AGENT_MAX_TURN_REQUESTS": "5"}
-    async with AgentProcess.start(args=["--max-turn-requests", "1"], env=env,
-                                  schema=acp_schema) as agent:
+    async with AgentProcess.start(args=["--max-turn-requests", "1"], env=env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         response = await agent.prompt(session, "go")
@@ -94,21 +96,26 @@ async def test_the_flag_wins_over_the_environment(
 
 
 async def test_invalid_limit_override_is_invalid_params_naming_the_field(
-        agent: AgentProcess, workspace: Path) -> None:
+    agent: AgentProcess, workspace: Path
+) -> None:
     for bad in (0, None, "three", -2):
-        response = await agent.request("session/new", {
-            "cwd": str(workspace), "mcpServers": [],
-            "_meta": {"acp-agent": {"maxTurnRequests": bad}}})
+        response = await agent.request(
+            "session/new",
+            {"cwd": str(workspace), "mcpServers": [], "_meta": {"acp-agent": {"maxTurnRequests": bad}}},
+        )
         assert response["error"]["code"] == -32602, bad
         assert "maxTurnRequests" in response["error"]["message"]
 
 
 async def test_overloaded_then_ok_is_a_retry_not_a_new_request(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     session = await agent.new_session(workspace, meta={"acp-agent": {"maxTurnRequests": 2}})
-    fake_api.script(replies.tool_use("list_files", {}),
-                    replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=20),
-                    replies.tool_use("list_files", {"pattern": "*.md"}))
+    fake_api.script(
+        replies.tool_use("list_files", {}),
+        replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=20),
+        replies.tool_use("list_files", {"pattern": "*.md"}),
+    )
     response = await agent.prompt(session, "go")
     record = turn_record(response)
     assert fake_api.attempts == 3
@@ -119,7 +126,8 @@ async def test_overloaded_then_ok_is_a_retry_not_a_new_request(
 
 
 async def test_tool_call_budget_runs_the_prefix_and_answers_the_rest(
-        agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI) -> None:
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
     session = await agent.new_session(workspace, meta={"acp-agent": {"maxToolCalls": 3}})
     batch = [replies.tool_use_block("list_files", {"pattern": f"*{i}"}) for i in range(5)]
     fake_api.script(replies.message(batch, stop_reason="tool_use"))

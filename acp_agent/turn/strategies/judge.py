@@ -39,28 +39,36 @@ log = structlog.get_logger(__name__)
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "score": {"type": "number",
-                  "description": "How well the attempt meets the rubric, from 0 to 1."},
+        "score": {"type": "number", "description": "How well the attempt meets the rubric, from 0 to 1."},
         "passed": {"type": "boolean", "description": "Whether the attempt meets the rubric."},
-        "feedback": {"type": "string",
-                     "description": "What is wrong or missing, concretely enough to act on."},
+        "feedback": {
+            "type": "string",
+            "description": "What is wrong or missing, concretely enough to act on.",
+        },
     },
     "required": ["score", "passed", "feedback"],
     "additionalProperties": False,
 }
 """The verdict: structured outputs allow no numeric constraints, so the score is clamped here."""
 SUBMIT_VERDICT: dict[str, Any] = {
-    "name": "submit_verdict", "strict": True,
+    "name": "submit_verdict",
+    "strict": True,
     "description": "Record your verdict on the assistant's latest attempt.",
     "input_schema": VERDICT_SCHEMA,
 }
-SYSTEM = ("You review an AI assistant's work. Read the conversation and judge the assistant's latest "
-          "attempt against the rubric only. Call submit_verdict exactly once.")
-ASK = ("Score the assistant's latest attempt from 0 to 1 against the rubric, say whether it passes, "
-       "and give feedback it can act on.")
-ASK_IN_SESSION = ("[Review] Stop working on the task now: review your latest attempt instead, as a "
-                  "strict reviewer would. Do not call tools. Answer only with the JSON verdict "
-                  "(score from 0 to 1, passed, feedback).")
+SYSTEM = (
+    "You review an AI assistant's work. Read the conversation and judge the assistant's latest "
+    "attempt against the rubric only. Call submit_verdict exactly once."
+)
+ASK = (
+    "Score the assistant's latest attempt from 0 to 1 against the rubric, say whether it passes, "
+    "and give feedback it can act on."
+)
+ASK_IN_SESSION = (
+    "[Review] Stop working on the task now: review your latest attempt instead, as a "
+    "strict reviewer would. Do not call tools. Answer only with the JSON verdict "
+    "(score from 0 to 1, passed, feedback)."
+)
 JUDGE_MAX_TOKENS = 2048
 TRANSCRIPT_CHARS = 120_000
 BLOCK_CHARS = 2_000
@@ -70,7 +78,7 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = limit // 3
-    return f"{text[:head]}\n[… {len(text) - limit:,} characters cut …]\n{text[-(limit - head):]}"
+    return f"{text[:head]}\n[… {len(text) - limit:,} characters cut …]\n{text[-(limit - head) :]}"
 
 
 def _result_text(content: Any) -> str:
@@ -108,8 +116,11 @@ def _verdict(args: Any) -> tuple[float, bool, str] | None:
     score = args.get("score")
     if not isinstance(score, int | float) or isinstance(score, bool):
         return None
-    return (min(1.0, max(0.0, float(score))), args.get("passed") is True,
-            str(args.get("feedback") or "").strip())
+    return (
+        min(1.0, max(0.0, float(score))),
+        args.get("passed") is True,
+        str(args.get("feedback") or "").strip(),
+    )
 
 
 def parse_verdict(content: list[dict[str, Any]]) -> tuple[float, bool, str]:
@@ -146,28 +157,42 @@ class JudgeEvaluator:
         if settings.profile.structured_outputs:
             ask = {"type": "text", "text": f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK_IN_SESSION}"}
             messages = with_user_block(history.messages, ask)
-            output = {**(settings.output_config or {}),
-                      "format": {"type": "json_schema", "schema": VERDICT_SCHEMA}}
+            output = {
+                **(settings.output_config or {}),
+                "format": {"type": "json_schema", "schema": VERDICT_SCHEMA},
+            }
             return runner.request(messages, output_config=output)
-        text = (f"<conversation>\n{transcript(history.messages)}\n</conversation>\n\n"
-                f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK}")
+        text = (
+            f"<conversation>\n{transcript(history.messages)}\n</conversation>\n\n"
+            f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK}"
+        )
         return runner.request(
             [{"role": "user", "content": [{"type": "text", "text": text}]}],
-            max_tokens=min(settings.max_tokens, JUDGE_MAX_TOKENS), system=SYSTEM,
-            tools=[SUBMIT_VERDICT], tool_choice={"type": "auto"}, thinking=None,
-            output_config=None)
+            max_tokens=min(settings.max_tokens, JUDGE_MAX_TOKENS),
+            system=SYSTEM,
+            tools=[SUBMIT_VERDICT],
+            tool_choice={"type": "auto"},
+            thinking=None,
+            output_config=None,
+        )
 
-    async def evaluate(self, runner: TurnRunner, history: History, meter: TurnMeter, *,
-                       trial: int) -> Evaluation | Stop:
+    async def evaluate(
+        self, runner: TurnRunner, history: History, meter: TurnMeter, *, trial: int
+    ) -> Evaluation | Stop:
         decision = meter.before_request()
         if isinstance(decision, Stop):
             return decision
         meter.phase = "verify"
         number = meter.count_request(runner.settings.model)
         sink, call_id = runner.sink, f"judge_{runner.new_id()}"
-        await sink.emit(ToolCallStarted(call_id, f"Review attempt {trial} against the rubric",
-                                        "think", {"rubric": self.rubric,
-                                                  "threshold": self.threshold}))
+        await sink.emit(
+            ToolCallStarted(
+                call_id,
+                f"Review attempt {trial} against the rubric",
+                "think",
+                {"rubric": self.rubric, "threshold": self.threshold},
+            )
+        )
         await sink.emit(ToolCallUpdated(call_id))
         done = await self._ask(runner, meter, call_id, number, self.request(runner, history))
         if runner.on_step is not None:
@@ -175,15 +200,21 @@ class JudgeEvaluator:
         score, said_passed, feedback = parse_verdict(done.content)
         passed = said_passed and score >= self.threshold
         shown = f"score {score:.2f} (needs {self.threshold:.2f}), {'passed' if passed else 'failed'}"
-        await sink.emit(ToolCallFinished(
-            call_id, "completed" if passed else "failed", f"{shown}: {feedback}",
-            raw_output={"score": score, "passed": said_passed, "feedback": feedback}))
+        await sink.emit(
+            ToolCallFinished(
+                call_id,
+                "completed" if passed else "failed",
+                f"{shown}: {feedback}",
+                raw_output={"score": score, "passed": said_passed, "feedback": feedback},
+            )
+        )
         if said_passed and not passed:
             feedback = f"(marked passed, but the score is below {self.threshold:.2f}) {feedback}"
         return Evaluation(passed, score, f"the reviewer scored it {score:.2f}: {feedback}")
 
-    async def _ask(self, runner: TurnRunner, meter: TurnMeter, call_id: str, number: int,
-                   request: ModelRequest) -> MessageDone:
+    async def _ask(
+        self, runner: TurnRunner, meter: TurnMeter, call_id: str, number: int, request: ModelRequest
+    ) -> MessageDone:
         usage, done = Usage(), None
         started = time.monotonic()
         try:

@@ -31,25 +31,40 @@ from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition, Trial
 from acp_agent.turn.strategies.verify import Evaluator, evaluate_attempt
 
-__all__ = ["Answer", "FinishPhase", "ModeSwitcher", "PhasedStrategy", "PlanApprover", "PlanQuestion",
-           "ask_approval"]
+__all__ = [
+    "Answer",
+    "FinishPhase",
+    "ModeSwitcher",
+    "PhasedStrategy",
+    "PlanApprover",
+    "PlanQuestion",
+    "ask_approval",
+]
 
 log = structlog.get_logger(__name__)
 
 Answer = Literal["always", "once", "reject", "cancelled"]
 
 NOTES: dict[str, str] = {
-    "plan": ("[acp-agent] Phase: plan (read-only). Explore, write the plan with update_plan, then "
-             "call finish_phase with a short summary to ask the user to approve it. Edits and "
-             "commands are not available until the user approves."),
-    "act": ("[acp-agent] Phase: act. Carry out the plan; keep update_plan current. Call "
-            "finish_phase with a summary when the planned changes are made."),
+    "plan": (
+        "[acp-agent] Phase: plan (read-only). Explore, write the plan with update_plan, then "
+        "call finish_phase with a short summary to ask the user to approve it. Edits and "
+        "commands are not available until the user approves."
+    ),
+    "act": (
+        "[acp-agent] Phase: act. Carry out the plan; keep update_plan current. Call "
+        "finish_phase with a summary when the planned changes are made."
+    ),
 }
-APPROVED = {"always": "The user approved the plan; edits are accepted without asking. ",
-            "once": "The user approved the plan; edits and commands may still ask for permission. "}
+APPROVED = {
+    "always": "The user approved the plan; edits are accepted without asking. ",
+    "once": "The user approved the plan; edits and commands may still ask for permission. ",
+}
 _LOOKS_ONLY: Permission | None = None  # typed, to match the Tool protocol's attribute
-REJECTED = ("[acp-agent] The user rejected the plan: nothing was changed. Stay in the plan phase "
-            "and wait for their next message.")
+REJECTED = (
+    "[acp-agent] The user rejected the plan: nothing was changed. Stay in the plan phase "
+    "and wait for their next message."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +84,18 @@ class PlanQuestion:
 
     @property
     def raw_input(self) -> dict[str, Any]:
-        return {"summary": self.summary, "plan": [
-            {"content": e.content, "priority": e.priority, "status": e.status}
-            for e in self.entries]}
+        return {
+            "summary": self.summary,
+            "plan": [
+                {"content": e.content, "priority": e.priority, "status": e.status} for e in self.entries
+            ],
+        }
 
-    options = (("allow_always", "Yes, and accept edits", "allow_always", "always"),
-               ("allow_once", "Yes, ask before each edit", "allow_once", "once"),
-               ("reject_once", "No, keep planning", "reject_once", "reject"))
+    options = (
+        ("allow_always", "Yes, and accept edits", "allow_always", "always"),
+        ("allow_once", "Yes, ask before each edit", "allow_once", "once"),
+        ("reject_once", "No, keep planning", "reject_once", "reject"),
+    )
     """(optionId, name, ACP kind, answer) of each choice offered."""
 
 
@@ -98,9 +118,14 @@ async def ask_approval(runner: TurnRunner, question: PlanQuestion) -> Answer:
     asker = runner.permissions
     if isinstance(asker, PlanApprover):
         return await asker.approve_plan(question)
-    decision = await asker.ask(call_id=question.call_id, tool_name="finish_phase",
-                               title=question.title, kind="switch_mode", permission="switch_mode",
-                               raw_input=question.raw_input)
+    decision = await asker.ask(
+        call_id=question.call_id,
+        tool_name="finish_phase",
+        title=question.title,
+        kind="switch_mode",
+        permission="switch_mode",
+        raw_input=question.raw_input,
+    )
     return "cancelled" if decision.cancelled else "once" if decision.allowed else "reject"
 
 
@@ -113,13 +138,23 @@ class FinishPhase:
     name = "finish_phase"
     kind = "switch_mode"
     permission = _LOOKS_ONLY
-    description = ("End the current phase. In the plan phase, call it after writing the plan with "
-                   "update_plan: the user is asked to approve the plan before anything changes. In "
-                   "the act phase, call it when the planned changes are made.")
-    input_schema = {"type": "object", "properties": {
-        "summary": {"type": "string", "minLength": 1,
-                    "description": "A few sentences: what you plan to do, or what you did."}},
-        "required": ["summary"], "additionalProperties": False}
+    description = (
+        "End the current phase. In the plan phase, call it after writing the plan with "
+        "update_plan: the user is asked to approve the plan before anything changes. In "
+        "the act phase, call it when the planned changes are made."
+    )
+    input_schema = {
+        "type": "object",
+        "properties": {
+            "summary": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A few sentences: what you plan to do, or what you did.",
+            }
+        },
+        "required": ["summary"],
+        "additionalProperties": False,
+    }
 
     def title(self, args: dict[str, Any]) -> str:
         return "Finish phase"
@@ -151,13 +186,17 @@ class PhasedStrategy:
 
     def record_fields(self) -> dict[str, Any]:
         verifying = self.evaluator is not None
-        return {"transitions": tuple(self._transitions), "final_state": self._phase,
-                "trials": tuple(self._trials) if verifying and self._trials else None,
-                "max_trials": self.max_trials if verifying else None}
+        return {
+            "transitions": tuple(self._transitions),
+            "final_state": self._phase,
+            "trials": tuple(self._trials) if verifying and self._trials else None,
+            "max_trials": self.max_trials if verifying else None,
+        }
 
     def _move(self, to: Phase, reason: str, meter: TurnMeter) -> None:
-        self._transitions.append(Transition(from_=self._phase, to=to, reason=reason,
-                                            at_request=meter.model_requests))
+        self._transitions.append(
+            Transition(from_=self._phase, to=to, reason=reason, at_request=meter.model_requests)
+        )
         log.info("phased.transition", frm=self._phase, to=to, reason=reason)
         self._phase = to
 
@@ -196,19 +235,28 @@ class PhasedStrategy:
                 outcome = await self._verify(runner, history, meter, since_requests, since)
                 if outcome is not None:
                     self.state = "act"
-                    return AttemptOutcome(outcome.stop, outcome.limit, last.model_stop_reason,
-                                          last.final_text)
+                    return AttemptOutcome(
+                        outcome.stop, outcome.limit, last.model_stop_reason, last.final_text
+                    )
                 since_requests, since = meter.model_requests, meter.clock()
         self.state = "plan"
         return AttemptOutcome(TurnStop.END_TURN, None, last.model_stop_reason, last.final_text)
 
-    async def _verify(self, runner: TurnRunner, history: History, meter: TurnMeter,
-                      since_requests: int, since: float) -> Stop | None:
+    async def _verify(
+        self, runner: TurnRunner, history: History, meter: TurnMeter, since_requests: int, since: float
+    ) -> Stop | None:
         """One trial: to done on a pass, back to act on a fail; a Stop ends the turn."""
         assert self.evaluator is not None
-        trial = await evaluate_attempt(self.evaluator, runner, history, meter,
-                                       trial=len(self._trials) + 1, max_trials=self.max_trials,
-                                       since_requests=since_requests, since=since)
+        trial = await evaluate_attempt(
+            self.evaluator,
+            runner,
+            history,
+            meter,
+            trial=len(self._trials) + 1,
+            max_trials=self.max_trials,
+            since_requests=since_requests,
+            since=since,
+        )
         if isinstance(trial, Stop):
             return trial
         self._trials.append(trial)
@@ -224,16 +272,27 @@ class PhasedStrategy:
         """Ask plan → act; allow always also switches the session to acceptEdits."""
         meter.phase = "permission"
         plan = runner.tools.get("update_plan")
-        question = PlanQuestion(f"approve_{runner.new_id()}", "Approve the plan and start acting?",
-                                summary, tuple(getattr(plan, "entries", ()) or ()))
-        await runner.sink.emit(ToolCallStarted(question.call_id, question.title, "switch_mode",
-                                               question.raw_input))
+        question = PlanQuestion(
+            f"approve_{runner.new_id()}",
+            "Approve the plan and start acting?",
+            summary,
+            tuple(getattr(plan, "entries", ()) or ()),
+        )
+        await runner.sink.emit(
+            ToolCallStarted(question.call_id, question.title, "switch_mode", question.raw_input)
+        )
         answer = await ask_approval(runner, question)
-        shown = {"always": "Approved: edits accepted without asking.",
-                 "once": "Approved.", "reject": "Rejected: keep planning.",
-                 "cancelled": "Cancelled."}[answer]
-        await runner.sink.emit(ToolCallFinished(
-            question.call_id, "completed" if answer in ("always", "once") else "failed", shown))
+        shown = {
+            "always": "Approved: edits accepted without asking.",
+            "once": "Approved.",
+            "reject": "Rejected: keep planning.",
+            "cancelled": "Cancelled.",
+        }[answer]
+        await runner.sink.emit(
+            ToolCallFinished(
+                question.call_id, "completed" if answer in ("always", "once") else "failed", shown
+            )
+        )
         if answer == "cancelled":
             raise PermissionCancelled
         if answer == "always" and isinstance(runner.permissions, ModeSwitcher):
@@ -241,8 +300,10 @@ class PhasedStrategy:
         return answer
 
 
-PLAN_ONLY = ("Refused: this is the plan phase (read-only). Describe the change in the plan with "
-             "update_plan and call finish_phase; the user approves the plan before anything changes.")
+PLAN_ONLY = (
+    "Refused: this is the plan phase (read-only). Describe the change in the plan with "
+    "update_plan and call finish_phase; the user approves the plan before anything changes."
+)
 
 
 class PlannedOnly:
@@ -270,7 +331,6 @@ class PlannedOnly:
 def _phase_tools(tools: ToolRegistry, finish: FinishPhase) -> tuple[ToolRegistry, ToolRegistry]:
     """The plan phase's tools (the same list, with those that change things refused) and the act
     phase's (all), each with finish_phase last."""
-    every = [t for name in tools.names if (t := tools.get(name)) is not None
-             and name != finish.name]
+    every = [t for name in tools.names if (t := tools.get(name)) is not None and name != finish.name]
     planning = [t if getattr(t, "permission", None) is None else PlannedOnly(t) for t in every]
     return ToolRegistry([*planning, finish]), ToolRegistry([*every, finish])

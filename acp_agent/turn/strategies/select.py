@@ -37,9 +37,14 @@ def build_strategy(choice: LoopChoice) -> Strategy:
     return VerifyStrategy(evaluator, choice.max_trials)
 
 
-def strategy_from_settings(loop: str, *, verify_cmd: str | None, verify_rubric: str | None,
-                           verify_threshold: float = DEFAULT_THRESHOLD,
-                           max_trials: int = DEFAULT_MAX_TRIALS) -> Strategy:
+def strategy_from_settings(
+    loop: str,
+    *,
+    verify_cmd: str | None,
+    verify_rubric: str | None,
+    verify_threshold: float = DEFAULT_THRESHOLD,
+    max_trials: int = DEFAULT_MAX_TRIALS,
+) -> Strategy:
     """A new strategy for one session. A command wins over a rubric when both are set.
 
     Raises:

@@ -56,8 +56,9 @@ class Evaluator(Protocol):
     @property
     def kind(self) -> Literal["command", "judge"]: ...
 
-    async def evaluate(self, runner: TurnRunner, history: History, meter: TurnMeter, *,
-                       trial: int) -> Evaluation | Stop: ...
+    async def evaluate(
+        self, runner: TurnRunner, history: History, meter: TurnMeter, *, trial: int
+    ) -> Evaluation | Stop: ...
 
 
 def failure_message(trial: int, max_trials: int, feedback: str) -> str:
@@ -66,23 +67,36 @@ def failure_message(trial: int, max_trials: int, feedback: str) -> str:
     return f"Verification failed, attempt {trial} of {max_trials}{last}: {feedback}"
 
 
-async def evaluate_attempt(evaluator: Evaluator, runner: TurnRunner, history: History,
-                           meter: TurnMeter, *, trial: int, max_trials: int, since_requests: int,
-                           since: float) -> Trial | Stop:
+async def evaluate_attempt(
+    evaluator: Evaluator,
+    runner: TurnRunner,
+    history: History,
+    meter: TurnMeter,
+    *,
+    trial: int,
+    max_trials: int,
+    since_requests: int,
+    since: float,
+) -> Trial | Stop:
     """Evaluate one attempt and make it a trial; a fail's feedback goes into the history."""
     result = await evaluator.evaluate(runner, history, meter, trial=trial)
     if isinstance(result, Stop):
         return result
     score = min(1.0, max(0.0, result.score))
-    log.info("verify.trial", trial=trial, passed=result.passed, score=round(score, 3),
-             evaluator=evaluator.kind)
+    log.info(
+        "verify.trial", trial=trial, passed=result.passed, score=round(score, 3), evaluator=evaluator.kind
+    )
     if not result.passed:
-        history.add_user([{"type": "text",
-                           "text": failure_message(trial, max_trials, result.feedback)}])
-    return Trial(trial=trial, passed=result.passed, score=score, evaluator=evaluator.kind,
-                 feedback=clip_feedback(result.feedback),
-                 model_requests=meter.model_requests - since_requests,
-                 duration_ms=max(0, int((meter.clock() - since) * 1000)))
+        history.add_user([{"type": "text", "text": failure_message(trial, max_trials, result.feedback)}])
+    return Trial(
+        trial=trial,
+        passed=result.passed,
+        score=score,
+        evaluator=evaluator.kind,
+        feedback=clip_feedback(result.feedback),
+        model_requests=meter.model_requests - since_requests,
+        duration_ms=max(0, int((meter.clock() - since) * 1000)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +111,9 @@ class CommandEvaluator:
     shell: RunCommand = field(default_factory=RunCommand)
     kind: Literal["command", "judge"] = "command"
 
-    async def evaluate(self, runner: TurnRunner, history: History, meter: TurnMeter, *,
-                       trial: int) -> Evaluation | Stop:
+    async def evaluate(
+        self, runner: TurnRunner, history: History, meter: TurnMeter, *, trial: int
+    ) -> Evaluation | Stop:
         meter.phase = "verify"
         sink, call_id = runner.sink, f"verify_{runner.new_id()}"
         args: dict[str, Any] = {"command": self.command}
@@ -119,11 +134,13 @@ class CommandEvaluator:
             raise
         raw = result.raw_output or {}
         passed = not result.is_error and raw.get("exitCode") == 0
-        await sink.emit(ToolCallFinished(call_id, "completed" if passed else "failed", result.text,
-                                         raw_output=raw or None))
+        await sink.emit(
+            ToolCallFinished(
+                call_id, "completed" if passed else "failed", result.text, raw_output=raw or None
+            )
+        )
         output = cap_text(result.text, FEEDBACK_BYTES, head_ratio=0.25)
-        return Evaluation(passed, 1.0 if passed else 0.0,
-                          f"the check `{self.command}` ended with {output}")
+        return Evaluation(passed, 1.0 if passed else 0.0, f"the check `{self.command}` ended with {output}")
 
     async def _run(self, args: dict[str, Any], ctx: Any) -> ToolResult:
         seconds = self.shell.time_allowance(args)
@@ -151,8 +168,12 @@ class VerifyStrategy:
 
     def record_fields(self) -> dict[str, Any]:
         best, score = best_trial(self._trials)
-        return {"trials": tuple(self._trials), "best_trial": best, "best_score": score,
-                "max_trials": self.max_trials}
+        return {
+            "trials": tuple(self._trials),
+            "best_trial": best,
+            "best_score": score,
+            "max_trials": self.max_trials,
+        }
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
         self._trials = []
@@ -162,14 +183,21 @@ class VerifyStrategy:
             if outcome.stop is not TurnStop.END_TURN or outcome.limit is not None:
                 return outcome  # max_tokens, refusal, a budget: unevaluated
             trial = await evaluate_attempt(
-                self.evaluator, runner, history, meter, trial=len(self._trials) + 1,
-                max_trials=self.max_trials, since_requests=since_requests, since=since)
+                self.evaluator,
+                runner,
+                history,
+                meter,
+                trial=len(self._trials) + 1,
+                max_trials=self.max_trials,
+                since_requests=since_requests,
+                since=since,
+            )
             if isinstance(trial, Stop):
-                return AttemptOutcome(trial.stop, trial.limit, outcome.model_stop_reason,
-                                      outcome.final_text)
+                return AttemptOutcome(trial.stop, trial.limit, outcome.model_stop_reason, outcome.final_text)
             self._trials.append(trial)
             if trial.passed:
                 return outcome
             if len(self._trials) >= self.max_trials:
-                return AttemptOutcome(TurnStop.LIMIT, "maxTrials", outcome.model_stop_reason,
-                                      outcome.final_text)
+                return AttemptOutcome(
+                    TurnStop.LIMIT, "maxTrials", outcome.model_stop_reason, outcome.final_text
+                )
