@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: demo serve test lint bench check-wheel clean
+LINT_STAMP := $(VENV)/.lint-installed
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +23,16 @@ serve: $(STAMP)  ## serve ACP on stdin/stdout (what an editor runs)
 test: $(STAMP)  ## the whole test suite
 	$(BIN)/python -m pytest
 
-lint: $(STAMP)
-	$(BIN)/pip install --quiet ruff
-	$(BIN)/ruff check acp_agent tests
+$(LINT_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(LINT_STAMP)
+
+LINTED := acp_agent tests bench scripts examples
+
+lint: $(LINT_STAMP)  ## ruff check, ruff format --check and mypy --strict (pinned in constraints.txt)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/mypy --strict acp_agent
 
 bench: $(STAMP)  ## the benchmarks (figures, not tests)
 	$(BIN)/python bench/run.py

@@ -13,6 +13,7 @@ import fcntl
 import logging
 import os
 import sys
+from collections.abc import MutableMapping
 from typing import Any, TextIO
 
 import structlog
@@ -68,7 +69,7 @@ def _cut(text: str, keep: int) -> str:
     return f"{text[:half]}…[{len(text) - 2 * half:,} of {len(text):,} characters cut]…{text[-half:]}"
 
 
-def cap_values(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+def cap_values(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """A structlog processor: every value is cut to VALUE_CHARS (TRACEBACK_CHARS for a traceback)."""
     for key, value in event.items():
         if isinstance(value, str):

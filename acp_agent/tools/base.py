@@ -172,7 +172,11 @@ class Tool(Protocol):
     description: str
     input_schema: dict[str, Any]
     kind: str
-    permission: Permission | None
+
+    @property
+    def permission(self) -> Permission | None:
+        """Read-only, so a frozen dataclass's class attribute (`permission = None`) fits."""
+        ...
 
     def title(self, args: dict[str, Any]) -> str:
         """A short human title for the editor, e.g. "Read src/app.py"."""
