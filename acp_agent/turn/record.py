@@ -2,7 +2,8 @@
 
 This is where the turn's own values become the record's JSON words: `STOP_REASONS` and
 `LIMIT_NAMES` are the one map from `TurnStop` and `Limit` to ACP's stop reasons and the `_meta`
-limit names (docs/decisions.md C3); nothing else in `turn/` spells them.
+limit names (docs/decisions.md C3); the loop itself never spells them (the driver's limit notice
+reads the name off the record to tell the user which setting to raise).
 
 `TurnRecord` is the common result of every strategy (the `tools` strategy's own type); a strategy
 with fields of its own subclasses it (strategies/results.py). `Step` is the per-request log that an
