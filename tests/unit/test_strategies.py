@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,6 +293,25 @@ async def test_judge_requests_count_and_the_n_plus_first_is_never_sent(tmp_path:
     assert len(model.requests) == 3
     assert result.record.model_requests == 3 and result.record.limit == "maxTurnRequests"
     assert len(result.record.trials) == 1
+
+
+async def test_every_request_of_the_turn_carries_its_deadline_and_makes_a_step(tmp_path: Path) -> None:
+    model = ScriptedModel(text("a"), verdict(0.1, False, "no"), text("b"), verdict(1.0, True, "yes"))
+    started = time.monotonic()
+    result = await run_turn(
+        "go",
+        model=model,
+        cwd=tmp_path,
+        limits=Limits(max_turn_seconds=100),
+        strategy=VerifyStrategy(JudgeEvaluator("rubric")),
+    )
+    deadlines = [r.deadline for r in model.requests]
+    assert len(deadlines) == 4 and all(d is not None for d in deadlines)
+    assert all(started + 99 < d <= time.monotonic() + 100 for d in deadlines if d is not None)
+    assert [s.kind for s in result.steps] == ["model", "judge", "model", "judge"]
+    unbounded = ScriptedModel(text("a"))
+    await run_turn("go", model=unbounded, cwd=tmp_path, limits=Limits(max_turn_seconds=None))
+    assert unbounded.requests[0].deadline is None
 
 
 async def test_judge_without_a_verdict_is_a_fail_with_a_reason(tmp_path: Path) -> None:
