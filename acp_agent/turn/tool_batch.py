@@ -9,7 +9,7 @@ the next request sends is valid (docs/decisions.md C2.6, C5).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -65,39 +65,28 @@ def heading(tools: ToolRegistry, name: str, args: Any) -> tuple[str, str]:
         return name, tool.kind
 
 
+@dataclass(slots=True)
 class ToolBatch:
     """The tool calls of one reply, run once; what it tracks lives as long as the batch."""
 
-    def __init__(
-        self,
-        tool_uses: list[dict[str, Any]],
-        *,
-        tools: ToolRegistry,
-        sink: EventSink,
-        ctx: ToolContext,
-        permissions: PermissionAsker,
-        tool_timeout: float,
-        history: History,
-        meter: TurnMeter,
-    ) -> None:
-        self.tool_uses = tool_uses
-        self.tools = tools
-        self.sink = sink
-        self.ctx = ctx
-        self.permissions = permissions
-        self.tool_timeout = tool_timeout
-        self.history = history
-        self.meter = meter
-        self._journaled: set[str] = set()
-        self._started: set[str] = set()
-        self._unkept: dict[str, dict[str, Any]] = {}
-        """Results the journal refused: kept in memory so the history stays valid."""
-        self._shown: set[str] = set()
-        """Calls the editor was shown (a skipped call never is)."""
-        self._cancel_notes: dict[str, str] = {}
-        """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
-        self._asking = anyio.Lock()
-        """One permission question at a time, even from calls that run at once."""
+    tool_uses: list[dict[str, Any]]
+    tools: ToolRegistry
+    sink: EventSink
+    ctx: ToolContext
+    permissions: PermissionAsker
+    tool_timeout: float
+    history: History
+    meter: TurnMeter
+    _journaled: set[str] = field(default_factory=set)
+    _started: set[str] = field(default_factory=set)
+    _unkept: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Results the journal refused: kept in memory so the history stays valid."""
+    _shown: set[str] = field(default_factory=set)
+    """Calls the editor was shown (a skipped call never is)."""
+    _cancel_notes: dict[str, str] = field(default_factory=dict)
+    """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
+    _asking: anyio.Lock = field(default_factory=anyio.Lock)
+    """One permission question at a time, even from calls that run at once."""
 
     async def run(self) -> None:
         """Run the batch; its results are appended to the history as one user message, in model order.
