@@ -57,7 +57,6 @@ class AnthropicModel:
         max_retries: int = 2,
         stall_seconds: float = 120.0,
         request_timeout: float = 600.0,
-        deadline: Callable[[], float | None] | None = None,
         policy: RetryPolicy | None = None,
         http_client_factory: Callable[[], Any] | None = None,
         prompt_cache: bool = True,
@@ -69,7 +68,6 @@ class AnthropicModel:
         self.policy = policy or RetryPolicy(max_retries=max_retries)
         self._api_key = api_key
         self._base_url = base_url
-        self._deadline = deadline
         self._http_client_factory = http_client_factory
         """Builds the SDK's `httpx2.AsyncClient` (record/replay transports); None: the SDK's own."""
         self._client: anthropic.AsyncAnthropic | None = None
@@ -141,7 +139,7 @@ class AnthropicModel:
                 failure,
                 retries_taken=retries,
                 relayed=attempt.relayed,
-                time_left=self._deadline() if self._deadline else None,
+                time_left=request.seconds_left(),
             )
             if isinstance(decision, GiveUp):
                 raise self._give_up(decision, failure, attempt)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,19 +21,7 @@ __all__ = [
     "ThinkingDelta",
     "ToolUseStarted",
     "Usage",
-    "seconds_left_in_turn",
-    "turn_deadline",
 ]
-
-turn_deadline: ContextVar[float | None] = ContextVar("turn_deadline", default=None)
-"""The running turn's deadline (time.monotonic), set by the turn loop for the task running it,
-so a retry never waits past the end of the turn."""
-
-
-def seconds_left_in_turn() -> float | None:
-    """Seconds until the current turn's deadline, or None when it has none."""
-    deadline = turn_deadline.get()
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +40,13 @@ class ModelRequest:
     previous_message_id: str | None = None
     """The session's previous response id, sent as `diagnostics.previous_message_id` so the API
     can say why a cache missed; None on a session's first request."""
+    deadline: float | None = None
+    """When the turn this request belongs to ends, on `time.monotonic()`'s clock; None for no end.
+    Not sent: the model client's retries never wait past it."""
+
+    def seconds_left(self) -> float | None:
+        """Seconds until the turn's deadline (never below 0), or None when it has none."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
 
 @dataclass(frozen=True, slots=True)

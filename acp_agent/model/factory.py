@@ -15,7 +15,6 @@ from typing import Any
 import structlog
 
 from acp_agent.model.anthropic import AnthropicModel
-from acp_agent.model.base import seconds_left_in_turn
 from acp_agent.model.cassette import CassetteError, CassetteHeader, CassetteWriter, load_cassette
 from acp_agent.model.provider import REPLAY_PREFIX, replay_path
 from acp_agent.model.transports import ClientTransport, RecordingTransport, ReplayTransport
@@ -26,7 +25,6 @@ __all__ = [
     "REPLAY_PREFIX",
     "make_model",
     "replay_path",
-    "seconds_left_in_turn",
 ]
 
 log = structlog.get_logger(__name__)
@@ -48,7 +46,7 @@ def make_model(
 ) -> tuple[AnthropicModel, str]:
     """The model client and the model id to send in requests.
 
-    `kwargs` go to `AnthropicModel` (max_retries, stall_seconds, request_timeout, deadline, ...);
+    `kwargs` go to `AnthropicModel` (max_retries, stall_seconds, request_timeout, ...);
     for a replay, `api_key` and `base_url` are replaced by placeholders.
 
     Raises:

@@ -57,9 +57,7 @@ class ModelProvider:
         return self._client
 
     def _build(self, factory: ModuleType) -> None:
-        self._client, self.model_id = factory.make_model(
-            self.spec, deadline=factory.seconds_left_in_turn, **self._kwargs
-        )
+        self._client, self.model_id = factory.make_model(self.spec, **self._kwargs)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -28,15 +28,19 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.turn.driver import TurnResult, drive_turn
-from acp_agent.turn.governor import TurnMeter
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import Strategy, build_strategy
 
 if TYPE_CHECKING:
     from acp_agent.session.state import Session
 
 __all__ = ["Engine"]
+
+_QUIET_STOPS = {"end_turn": TurnStop.END_TURN, "cancelled": TurnStop.CANCELLED}
+"""The ACP stop reasons of a prompt answered without a model request, as the loop's stops."""
 
 
 class Engine:
@@ -126,7 +130,7 @@ class Engine:
         record = TurnRecord.from_meter(
             TurnMeter(session.limits),
             turn_id=new_turn_id(),
-            stop_reason=stop_reason,
+            stop=_QUIET_STOPS[stop_reason],
             streaming=self.model.streaming,
         )
         if journal:
@@ -138,7 +142,6 @@ class Engine:
         runner = self.runner(session)
         meter = TurnMeter(session.limits, price=price)
         if name == "compact":
-            meter.phase = "model"
             replaced = await runner._maybe_compact(session.history, meter, force=True)
             text = (
                 f"Compacted: summarised {replaced} earlier messages."
@@ -149,7 +152,7 @@ class Engine:
             text = _status(session, runner)
         await runner.sink.emit_text(text)
         return TurnRecord.from_meter(
-            meter, turn_id=new_turn_id(), stop_reason="end_turn", streaming=runner.model.streaming
+            meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
         )
 
 

@@ -18,8 +18,8 @@ from typing import Any
 import structlog
 
 from acp_agent.model.base import MessageDone, ModelClient, ModelRequest
-from acp_agent.turn.governor import Stop, TurnMeter
 from acp_agent.turn.history import History, with_user_block, without_thinking
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.settings import RunnerSettings
 
 __all__ = ["KEEP_TURNS", "compact", "split_point"]
@@ -78,10 +78,12 @@ async def compact(
     cut = split_point(history.messages)
     if cut == 0:
         return 0, None
-    if meter.requests_left() <= 1 or isinstance(meter.before_request(), Stop):
+    # A question, not a stop: a budget that forbids this request skips the compaction, and the
+    # loop's own check then ends the turn if it must.
+    if meter.requests_left() <= 1 or meter.exhausted() is not None:
         log.info("compaction.skipped", reason="it would use the last request allowed")
         return 0, None
-    meter.count_request(settings.model)
+    meter.start_request(settings.model)
     request = ModelRequest(
         model=settings.model,
         max_tokens=settings.max_tokens,
@@ -91,6 +93,7 @@ async def compact(
         output_config=settings.output_config,
         messages=with_user_block(history.messages, {"type": "text", "text": SUMMARY_INSTRUCTION}),
         previous_message_id=previous_message_id,
+        deadline=meter.deadline(),
     )
     done: MessageDone | None = None
     async for event in model.respond(request):

@@ -16,10 +16,11 @@ import structlog
 
 from acp_agent.errors import JournalFailed, TurnFailed
 from acp_agent.turn.events import EventSink, Notice
-from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History, Mark
+from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
+from acp_agent.turn.permissions import PermissionCancelled
 from acp_agent.turn.record import TurnRecord
-from acp_agent.turn.runner import PermissionCancelled, TurnRunner, new_message_id
+from acp_agent.turn.runner import TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy, record_of
 
@@ -84,21 +85,23 @@ async def drive_turn(
 ) -> TurnResult:
     """Run one prompt turn inside `scope` (cancelled by session/cancel) and build its record."""
     mark = history.mark()
-    stop, limit, failure, aborted = TurnStop.END_TURN, None, None, None
+    stop, failure, aborted = TurnStop.END_TURN, None, None
+    limit: Limit | None = None
     log.info("turn.started", turn_id=turn_id, max_turn_requests=meter.limits.max_turn_requests)
     left = meter.seconds_left()
     try:
         history.add_prompt(prompt, shown)  # a journal that refuses it fails the turn (JournalFailed)
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
             try:
-                outcome = await strategy.run(runner, history, meter)
-                stop, limit = outcome.stop, outcome.limit
+                stop = (await strategy.run(runner, history, meter)).stop
+            except LimitReached as reached:  # the one place a budget's stop is caught
+                stop, limit = reached.limit.stop, reached.limit
             except PermissionCancelled:
                 stop, aborted = TurnStop.CANCELLED, "permission"
         if scope.cancelled_caught:
             stop, aborted = TurnStop.CANCELLED, meter.phase
         elif clock.cancelled_caught:
-            stop, limit = TurnStop.LIMIT, "maxTurnSeconds"
+            stop, limit = Limit.SECONDS.stop, Limit.SECONDS
     except TurnFailed as exc:
         failure = exc
     except Exception as exc:
@@ -115,7 +118,7 @@ async def drive_turn(
     record = record_type.from_meter(
         meter,
         turn_id=turn_id,
-        stop_reason="error" if failure else _reported_name(stop),
+        stop=stop,
         streaming=streaming,
         limit=limit,
         aborted_during=aborted,
@@ -123,9 +126,9 @@ async def drive_turn(
         **fields,
     )
     meta = record.to_meta()
-    if limit is not None and failure is None:
+    if record.limit is not None and failure is None:
         with anyio.move_on_after(5, shield=True):
-            await sink.emit(Notice(limit_notice(limit, meter, meta), new_message_id()))
+            await sink.emit(Notice(limit_notice(record.limit, meter, meta), new_message_id()))
     try:
         history.note({"type": "turn", "record": meta})
     except JournalFailed as exc:
@@ -140,8 +143,3 @@ def _output(history: History, mark: Mark) -> str:
         if message["role"] == "assistant":
             return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
     return ""
-
-
-def _reported_name(stop: TurnStop) -> str:
-    """The stop as the record reports it: a limit stop is reported as max_turn_requests."""
-    return "max_turn_requests" if stop is TurnStop.LIMIT else stop.value

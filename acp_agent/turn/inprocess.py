@@ -35,8 +35,8 @@ from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.events import EventSink, TurnEvent
-from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import PermissionAsker
 from acp_agent.turn.record import Step, TurnRecord
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
@@ -121,9 +121,14 @@ async def run_turn(
         profile=profile,
     )
     runner = TurnRunner(
-        model, registry, sink or _Discard(), ToolContext(cwd=root), settings, permissions=permissions
+        model,
+        registry,
+        sink or _Discard(),
+        ToolContext(cwd=root),
+        settings,
+        permissions=permissions,
+        on_step=steps.append,
     )
-    runner.on_step = steps.append
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
     result = await drive_turn(
         strategy=strategy or ToolsStrategy(),

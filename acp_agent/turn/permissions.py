@@ -14,7 +14,11 @@ from typing import Any, Protocol
 
 from acp_agent.tools.base import Preview
 
-__all__ = ["ALLOW", "PermissionAsker", "PermissionDecision"]
+__all__ = ["ALLOW", "PermissionAsker", "PermissionCancelled", "PermissionDecision"]
+
+
+class PermissionCancelled(Exception):
+    """The user cancelled a permission question: the turn ends `cancelled`."""
 
 
 @dataclass(frozen=True, slots=True)

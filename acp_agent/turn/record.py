@@ -1,5 +1,10 @@
 """The turn record: built once at the end of a turn from the meter, sent in `_meta` and logged.
 
+This is where the turn's own values become the record's JSON words: `STOP_REASONS` and
+`LIMIT_NAMES` are the one map from `TurnStop` and `Limit` to ACP's stop reasons and the `_meta`
+limit names (docs/decisions.md C3); the loop itself never spells them (the driver's limit notice
+reads the name off the record to tell the user which setting to raise).
+
 `TurnRecord` is the common result of every strategy (the `tools` strategy's own type); a strategy
 with fields of its own subclasses it (strategies/results.py). `Step` is the per-request log that an
 in-process caller gets and the `_meta` record leaves out.
@@ -14,10 +19,31 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from acp_agent.model.base import MessageDone
-from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import result_text
+from acp_agent.turn.meter import Limit, TurnMeter
+from acp_agent.turn.stop import TurnStop
 
-__all__ = ["Step", "ToolStep", "TurnRecord", "step_of"]
+__all__ = ["LIMIT_NAMES", "STOP_REASONS", "Step", "ToolStep", "TurnRecord", "step_of"]
+
+STOP_REASONS: dict[TurnStop, str] = {
+    TurnStop.END_TURN: "end_turn",
+    TurnStop.MAX_TOKENS: "max_tokens",
+    TurnStop.REFUSAL: "refusal",
+    TurnStop.LIMIT: "max_turn_requests",  # ACP's one reason for "the per-turn allowance ran out"
+    TurnStop.CANCELLED: "cancelled",
+}
+"""The record's `stopReason` for each way a turn stops (C3); a failed turn's is `error`."""
+LIMIT_NAMES: dict[Limit, str] = {
+    Limit.REQUESTS: "maxTurnRequests",
+    Limit.TOOL_CALLS: "maxToolCalls",
+    Limit.SECONDS: "maxTurnSeconds",
+    Limit.OUTPUT_TOKENS: "maxTurnOutputTokens",
+    Limit.INPUT_TOKENS: "maxTurnInputTokens",
+    Limit.COST: "maxTurnCostUsd",
+    Limit.REPEATS: "repeatedToolCall",
+    Limit.TRIALS: "maxTrials",
+}
+"""The record's `limit` for each budget that can end a turn (C3)."""
 
 
 class TurnRecord(BaseModel):
@@ -62,20 +88,23 @@ class TurnRecord(BaseModel):
         meter: TurnMeter,
         *,
         turn_id: str,
-        stop_reason: str,
+        stop: TurnStop,
         streaming: bool,
-        limit: str | None = None,
+        limit: Limit | None = None,
         aborted_during: str | None = None,
         error: str | None = None,
         **fields: Any,
     ) -> Self:
-        """The record of the turn `meter` counted; `fields` are a subclass's own (snake_case)."""
+        """The record of the turn `meter` counted, which ended `stop` (or failed, with `error`).
+
+        `fields` are a subclass's own (snake_case).
+        """
         limits = meter.limits.model_dump(by_alias=True)
         return cls(
             **fields,
             turn_id=turn_id,
-            stop_reason=stop_reason,
-            limit=limit,
+            stop_reason="error" if error is not None else STOP_REASONS[stop],
+            limit=None if limit is None else LIMIT_NAMES[limit],
             aborted_during=aborted_during,
             model_requests=meter.model_requests,
             max_turn_requests=meter.limits.max_turn_requests,

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum, auto
 
 __all__ = ["TurnStop", "map_model_stop"]
 
 
-class TurnStop(StrEnum):
-    """The loop's stop value; `session/` maps it to ACP's StopReason."""
+class TurnStop(Enum):
+    """The loop's stop value; the turn record spells it as ACP's StopReason (`turn/record.py`)."""
 
-    END_TURN = "end_turn"
-    MAX_TOKENS = "max_tokens"
-    REFUSAL = "refusal"
-    LIMIT = "limit"
-    CANCELLED = "cancelled"
+    END_TURN = auto()
+    MAX_TOKENS = auto()
+    REFUSAL = auto()
+    LIMIT = auto()
+    """A budget ran out (`Limit` says which)."""
+    CANCELLED = auto()
 
 
 _MODEL_STOPS = {

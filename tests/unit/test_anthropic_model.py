@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -194,10 +195,18 @@ async def test_a_retry_after_beyond_the_cap_fails_at_once(fake: FakeMessagesAPI,
 
 
 async def test_the_turn_deadline_caps_the_wait(fake: FakeMessagesAPI, streaming: bool) -> None:
-    fake.script(replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=2000))
-    with pytest.raises(ModelUnavailable, match="asked to wait 2 s"):
-        await collect(model_for(fake, streaming, deadline=lambda: 0.5))
+    fake.script(replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=10_000))
+    ending_soon = replace(REQUEST, deadline=time.monotonic() + 5)  # 10 s is within the 20 s cap
+    with pytest.raises(ModelUnavailable, match="asked to wait 10 s, more than the"):
+        await collect(model_for(fake, streaming), ending_soon)
     assert fake.attempts == 1
+
+
+async def test_a_turn_with_time_left_waits_for_the_retry(fake: FakeMessagesAPI, streaming: bool) -> None:
+    fake.script(replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=200), replies.text("hi"))
+    events = await collect(model_for(fake, streaming), replace(REQUEST, deadline=time.monotonic() + 60))
+    assert texts(events) == "hi"
+    assert fake.attempts == 2
 
 
 async def test_a_400_is_not_retried_and_names_status_and_message(

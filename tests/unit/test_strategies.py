@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,9 +25,9 @@ from acp_agent.tools.plan import UpdatePlan
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.shell import RunCommand
 from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
-from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
 from acp_agent.turn.inprocess import run_turn
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.strategies import (
@@ -294,6 +295,25 @@ async def test_judge_requests_count_and_the_n_plus_first_is_never_sent(tmp_path:
     assert len(result.record.trials) == 1
 
 
+async def test_every_request_of_the_turn_carries_its_deadline_and_makes_a_step(tmp_path: Path) -> None:
+    model = ScriptedModel(text("a"), verdict(0.1, False, "no"), text("b"), verdict(1.0, True, "yes"))
+    started = time.monotonic()
+    result = await run_turn(
+        "go",
+        model=model,
+        cwd=tmp_path,
+        limits=Limits(max_turn_seconds=100),
+        strategy=VerifyStrategy(JudgeEvaluator("rubric")),
+    )
+    deadlines = [r.deadline for r in model.requests]
+    assert len(deadlines) == 4 and all(d is not None for d in deadlines)
+    assert all(started + 99 < d <= time.monotonic() + 100 for d in deadlines if d is not None)
+    assert [s.kind for s in result.steps] == ["model", "judge", "model", "judge"]
+    unbounded = ScriptedModel(text("a"))
+    await run_turn("go", model=unbounded, cwd=tmp_path, limits=Limits(max_turn_seconds=None))
+    assert unbounded.requests[0].deadline is None
+
+
 async def test_judge_without_a_verdict_is_a_fail_with_a_reason(tmp_path: Path) -> None:
     model = ScriptedModel(text("a"), text("I refuse to call tools"), text("b"), verdict(1, True, "fine"))
     result = await run_turn(
@@ -330,14 +350,12 @@ def test_the_transcript_shows_tools_and_results_but_not_thinking() -> None:
 
 
 class TwiceStrategy:
-    """Ten lines: ask the model to check its answer once more."""
+    """Eight lines: ask the model to check its answer once more (a budget raises past it)."""
 
     name = "twice"
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
-        first = await runner.run(history, meter)
-        if first.limit is not None:
-            return first
+        await runner.run(history, meter)
         history.add_user([{"type": "text", "text": "Check your answer once more."}])
         return await runner.run(history, meter)
 

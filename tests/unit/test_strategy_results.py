@@ -10,8 +10,9 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from acp_agent.config import Limits
-from acp_agent.turn.governor import TurnMeter
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
+from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import (
     LoopResult,
     PhasedResult,
@@ -44,7 +45,7 @@ def record(cls: type[TurnRecord], **fields: Any) -> TurnRecord:
     return cls.from_meter(
         TurnMeter(Limits(max_turn_requests=4)),
         turn_id="t_1",
-        stop_reason="end_turn",
+        stop=TurnStop.END_TURN,
         streaming=True,
         **fields,
     )

@@ -1,7 +1,8 @@
 """The strategy seam: how a prompt turn uses the runner (once, or until a check passes, or in phases).
 
 A strategy drives the one runner under the one meter (docs/decisions.md D9): it never sends a model
-request of its own except through `meter.before_request()` then `meter.count_request()`. One
+request of its own except through `meter.start_request()`, which checks and counts it. A budget
+that runs out raises `LimitReached` through the strategy to the driver; a strategy lets it pass. One
 instance serves one session, one turn at a time; what it adds to the turn record it keeps until
 the driver asks for it with `record_fields()`, after the turn, however the turn ended.
 """
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 

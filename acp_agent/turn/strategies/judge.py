@@ -26,8 +26,8 @@ import structlog
 from acp_agent.errors import StreamBroken
 from acp_agent.model.base import MessageDone, ModelRequest, RetryScheduled, Usage
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
-from acp_agent.turn.governor import Stop, TurnMeter
 from acp_agent.turn.history import History, with_user_block
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import step_of
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.strategies.verify import Evaluation
@@ -152,7 +152,7 @@ class JudgeEvaluator:
     threshold: float = 0.8
     kind: Literal["command", "judge"] = "judge"
 
-    def request(self, runner: TurnRunner, history: History) -> ModelRequest:
+    def request(self, runner: TurnRunner, history: History, meter: TurnMeter) -> ModelRequest:
         settings = runner.settings
         if settings.profile.structured_outputs:
             ask = {"type": "text", "text": f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK_IN_SESSION}"}
@@ -161,13 +161,14 @@ class JudgeEvaluator:
                 **(settings.output_config or {}),
                 "format": {"type": "json_schema", "schema": VERDICT_SCHEMA},
             }
-            return runner.request(messages, output_config=output)
+            return runner.request(messages, meter, output_config=output)
         text = (
             f"<conversation>\n{transcript(history.messages)}\n</conversation>\n\n"
             f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK}"
         )
         return runner.request(
             [{"role": "user", "content": [{"type": "text", "text": text}]}],
+            meter,
             max_tokens=min(settings.max_tokens, JUDGE_MAX_TOKENS),
             system=SYSTEM,
             tools=[SUBMIT_VERDICT],
@@ -178,12 +179,9 @@ class JudgeEvaluator:
 
     async def evaluate(
         self, runner: TurnRunner, history: History, meter: TurnMeter, *, trial: int
-    ) -> Evaluation | Stop:
-        decision = meter.before_request()
-        if isinstance(decision, Stop):
-            return decision
-        meter.phase = "verify"
-        number = meter.count_request(runner.settings.model)
+    ) -> Evaluation:
+        number = meter.start_request(runner.settings.model)  # raises LimitReached past the budget
+        meter.verifying()
         sink, call_id = runner.sink, f"judge_{runner.new_id()}"
         await sink.emit(
             ToolCallStarted(
@@ -194,7 +192,7 @@ class JudgeEvaluator:
             )
         )
         await sink.emit(ToolCallUpdated(call_id))
-        done = await self._ask(runner, meter, call_id, number, self.request(runner, history))
+        done = await self._ask(runner, meter, call_id, number, self.request(runner, history, meter))
         if runner.on_step is not None:
             runner.on_step(step_of(number, done, [], [], kind="judge"))
         score, said_passed, feedback = parse_verdict(done.content)
@@ -222,18 +220,18 @@ class JudgeEvaluator:
                 if isinstance(event, Usage):
                     usage = event
                 elif isinstance(event, RetryScheduled):
-                    meter.retries += 1
+                    meter.retry_scheduled()
                     log.info("judge.retry", attempt=event.attempt, reason=event.reason)
                 elif isinstance(event, MessageDone):
                     done = event
             if done is None:
                 raise StreamBroken("the judge's reply ended without a stop_reason")
         except BaseException:
-            meter.add_usage(usage)
+            meter.tokens_used(usage)
             with anyio.move_on_after(2, shield=True):
                 await runner.sink.emit(ToolCallFinished(call_id, "failed", "The review was interrupted."))
             raise
         finally:
-            meter.model_seconds += time.monotonic() - started
+            meter.model_time_spent(time.monotonic() - started)
         runner.finished(done, meter, number)
         return done

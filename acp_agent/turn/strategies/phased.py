@@ -24,9 +24,10 @@ import structlog
 from acp_agent.tools.base import Permission, PlanEntry, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted
-from acp_agent.turn.governor import Stop, TurnMeter
 from acp_agent.turn.history import History
-from acp_agent.turn.runner import AttemptOutcome, PermissionCancelled, TurnRunner
+from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
+from acp_agent.turn.permissions import PermissionCancelled
+from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition, Trial
 from acp_agent.turn.strategies.verify import Evaluator, evaluate_attempt
@@ -202,6 +203,15 @@ class PhasedStrategy:
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
         self._transitions, self._trials, self._phase = [], [], self.state
+        try:
+            return await self._run(runner, history, meter)
+        except LimitReached:
+            # The next prompt resumes where the budget stopped this one: planning, or acting (a
+            # stop while verifying goes back to act).
+            self.state = "plan" if self._phase == "plan" else "act"
+            raise
+
+    async def _run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
         finish = FinishPhase()
         plan_tools, act_tools = _phase_tools(runner.tools, finish)
         history.add_user([{"type": "text", "text": NOTES["act" if self.state == "act" else "plan"]}])
@@ -210,7 +220,7 @@ class PhasedStrategy:
         while self._phase != "done":
             if self._phase == "plan":
                 last = await runner.run(history, meter, tools=plan_tools, stop_when=finish.called)
-                if finish.summary is None or last.limit is not None:
+                if finish.summary is None:
                     self.state = "plan"
                     return last
                 answer = await self._approve(runner, meter, finish.summary)
@@ -219,33 +229,32 @@ class PhasedStrategy:
                     self._move("plan", "rejected", meter)
                     history.add_user([{"type": "text", "text": REJECTED}])
                     self.state = "plan"
-                    return AttemptOutcome(TurnStop.END_TURN, None, last.model_stop_reason)
+                    return AttemptOutcome(TurnStop.END_TURN, last.model_stop_reason)
                 self._move("act", f"approved_{answer}", meter)
                 history.add_user([{"type": "text", "text": APPROVED[answer] + NOTES["act"]}])
                 since_requests, since = meter.model_requests, meter.clock()
             elif self._phase == "act":
                 last = await runner.run(history, meter, tools=act_tools, stop_when=finish.called)
-                if last.stop is not TurnStop.END_TURN or last.limit is not None:
+                if last.stop is not TurnStop.END_TURN:
                     self.state = "act"
                     return last
                 reason = "finished" if finish.called() else "reply_ended"
                 finish.summary = None
                 self._move("verify" if self.evaluator else "done", reason, meter)
             else:
-                outcome = await self._verify(runner, history, meter, since_requests, since)
-                if outcome is not None:
-                    self.state = "act"
-                    return AttemptOutcome(
-                        outcome.stop, outcome.limit, last.model_stop_reason, last.final_text
-                    )
+                await self._verify(runner, history, meter, since_requests, since)
                 since_requests, since = meter.model_requests, meter.clock()
         self.state = "plan"
-        return AttemptOutcome(TurnStop.END_TURN, None, last.model_stop_reason, last.final_text)
+        return AttemptOutcome(TurnStop.END_TURN, last.model_stop_reason, last.final_text)
 
     async def _verify(
         self, runner: TurnRunner, history: History, meter: TurnMeter, since_requests: int, since: float
-    ) -> Stop | None:
-        """One trial: to done on a pass, back to act on a fail; a Stop ends the turn."""
+    ) -> None:
+        """One trial: to done on a pass, back to act on a fail.
+
+        Raises:
+            LimitReached: the judge's request is past a budget, or the trials are used up.
+        """
         assert self.evaluator is not None
         trial = await evaluate_attempt(
             self.evaluator,
@@ -257,20 +266,17 @@ class PhasedStrategy:
             since_requests=since_requests,
             since=since,
         )
-        if isinstance(trial, Stop):
-            return trial
         self._trials.append(trial)
         if trial.passed:
             self._move("done", "passed", meter)
-            return None
+            return
         self._move("act", "failed", meter)
         if len(self._trials) >= self.max_trials:
-            return Stop("maxTrials")
-        return None
+            raise LimitReached(Limit.TRIALS)
 
     async def _approve(self, runner: TurnRunner, meter: TurnMeter, summary: str) -> Answer:
         """Ask plan → act; allow always also switches the session to acceptEdits."""
-        meter.phase = "permission"
+        meter.asking_permission()
         plan = runner.tools.get("update_plan")
         question = PlanQuestion(
             f"approve_{runner.new_id()}",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from acp_agent.turn.governor import TurnMeter
 from acp_agent.turn.history import History
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 
 __all__ = ["ToolsStrategy"]

@@ -2,8 +2,8 @@
 
 An attempt is one run of the loop up to the model's `end_turn`. A pass ends the turn; a fail sends
 the evaluator's feedback to the model as a new user message and the loop goes on, up to
-`max_trials` failed attempts (then the turn ends `max_turn_requests` with limit `maxTrials`). An
-attempt that ends any other way (max_tokens, refusal, a budget, cancel) ends the turn unevaluated.
+`max_trials` failed attempts (then the `TRIALS` limit ends the turn). An attempt that ends any
+other way (max_tokens, refusal, a budget, cancel) ends the turn unevaluated.
 The evaluator here runs the user's command; `judge.py` has the model judge.
 """
 
@@ -20,8 +20,8 @@ from acp_agent.tools.base import Progress, ToolResult
 from acp_agent.tools.shell import RunCommand
 from acp_agent.tools.truncate import cap_text, clip_line
 from acp_agent.turn.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolCallUpdated
-from acp_agent.turn.governor import Stop, TurnMeter
 from acp_agent.turn.history import History
+from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.results import Trial, VerifyResult, best_trial, clip_feedback
@@ -51,14 +51,14 @@ class Evaluation:
 
 
 class Evaluator(Protocol):
-    """Scores the attempt that just ended. Returns a `Stop` when a budget forbids evaluating."""
+    """Scores the attempt that just ended; raises `LimitReached` when a budget forbids evaluating."""
 
     @property
     def kind(self) -> Literal["command", "judge"]: ...
 
     async def evaluate(
         self, runner: TurnRunner, history: History, meter: TurnMeter, *, trial: int
-    ) -> Evaluation | Stop: ...
+    ) -> Evaluation: ...
 
 
 def failure_message(trial: int, max_trials: int, feedback: str) -> str:
@@ -77,11 +77,9 @@ async def evaluate_attempt(
     max_trials: int,
     since_requests: int,
     since: float,
-) -> Trial | Stop:
+) -> Trial:
     """Evaluate one attempt and make it a trial; a fail's feedback goes into the history."""
     result = await evaluator.evaluate(runner, history, meter, trial=trial)
-    if isinstance(result, Stop):
-        return result
     score = min(1.0, max(0.0, result.score))
     log.info(
         "verify.trial", trial=trial, passed=result.passed, score=round(score, 3), evaluator=evaluator.kind
@@ -113,8 +111,8 @@ class CommandEvaluator:
 
     async def evaluate(
         self, runner: TurnRunner, history: History, meter: TurnMeter, *, trial: int
-    ) -> Evaluation | Stop:
-        meter.phase = "verify"
+    ) -> Evaluation:
+        meter.verifying()
         sink, call_id = runner.sink, f"verify_{runner.new_id()}"
         args: dict[str, Any] = {"command": self.command}
         lines = self.command.strip().splitlines() or [""]
@@ -180,8 +178,8 @@ class VerifyStrategy:
         while True:
             since_requests, since = meter.model_requests, meter.clock()
             outcome = await runner.run(history, meter)
-            if outcome.stop is not TurnStop.END_TURN or outcome.limit is not None:
-                return outcome  # max_tokens, refusal, a budget: unevaluated
+            if outcome.stop is not TurnStop.END_TURN:
+                return outcome  # max_tokens, refusal: unevaluated (a budget raised past us)
             trial = await evaluate_attempt(
                 self.evaluator,
                 runner,
@@ -192,12 +190,8 @@ class VerifyStrategy:
                 since_requests=since_requests,
                 since=since,
             )
-            if isinstance(trial, Stop):
-                return AttemptOutcome(trial.stop, trial.limit, outcome.model_stop_reason, outcome.final_text)
             self._trials.append(trial)
             if trial.passed:
                 return outcome
             if len(self._trials) >= self.max_trials:
-                return AttemptOutcome(
-                    TurnStop.LIMIT, "maxTrials", outcome.model_stop_reason, outcome.final_text
-                )
+                raise LimitReached(Limit.TRIALS)

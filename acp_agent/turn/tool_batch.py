@@ -1,0 +1,343 @@
+"""One batch of tool calls: every `tool_use` of a reply gets exactly one `tool_result`, whatever happens.
+
+The runner builds a `ToolBatch` for each reply that asks for tools and runs it once. Calls that fit
+the tool-call budget run in model order (consecutive read-only calls at once); the rest, and every
+call a cancel or a journal failure leaves unanswered, get a synthetic error result, so the history
+the next request sends is valid (docs/decisions.md C2.6, C5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import anyio
+import structlog
+
+from acp_agent.errors import JournalFailed, ToolError, ToolTimeout
+from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.tools.sensitive import sensitive_reason
+from acp_agent.turn.events import (
+    EventSink,
+    PlanChanged,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    ToolCallUpdated,
+)
+from acp_agent.turn.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
+from acp_agent.turn.meter import TurnMeter
+from acp_agent.turn.permissions import PermissionAsker, PermissionCancelled
+
+__all__ = ["ToolBatch", "heading"]
+
+log = structlog.get_logger(__name__)
+
+CANCELLED = "not executed: the user cancelled the turn"
+CANCELLED_RUNNING = f"the user cancelled the turn: {INTERRUPTED_RUNNING}"
+JOURNAL_STOPPED = "not executed: the turn stopped because the session journal could not be written"
+READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
+"""Tool kinds without side effects: no `tool_started` entry is journaled before they run."""
+PREVIEW_SECONDS = 10.0
+"""Bound on computing a permission preview (it may read the file through the editor)."""
+
+
+def _first_failure(group: BaseExceptionGroup) -> BaseException:
+    """The exception a task group's failure stands for: the first one that is not a cancellation."""
+    cancelled = anyio.get_cancelled_exc_class()
+    for exc in group.exceptions:
+        found = _first_failure(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if not isinstance(found, cancelled):
+            return found
+    return group.exceptions[0]
+
+
+def heading(tools: ToolRegistry, name: str, args: Any) -> tuple[str, str]:
+    """The title and kind the editor is shown for a call (journaled too, for replay)."""
+    tool = tools.get(name)
+    if tool is None:
+        return name, "other"
+    try:
+        return tool.title(args if isinstance(args, dict) else {}) or name, tool.kind
+    except Exception:  # a title is cosmetic; malformed input is reported when it runs
+        return name, tool.kind
+
+
+@dataclass(slots=True)
+class ToolBatch:
+    """The tool calls of one reply, run once; what it tracks lives as long as the batch."""
+
+    tool_uses: list[dict[str, Any]]
+    tools: ToolRegistry
+    sink: EventSink
+    ctx: ToolContext
+    permissions: PermissionAsker
+    tool_timeout: float
+    history: History
+    meter: TurnMeter
+    _journaled: set[str] = field(default_factory=set)
+    _started: set[str] = field(default_factory=set)
+    _unkept: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Results the journal refused: kept in memory so the history stays valid."""
+    _shown: set[str] = field(default_factory=set)
+    """Calls the editor was shown (a skipped call never is)."""
+    _cancel_notes: dict[str, str] = field(default_factory=dict)
+    """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
+    _asking: anyio.Lock = field(default_factory=anyio.Lock)
+    """One permission question at a time, even from calls that run at once."""
+
+    async def run(self) -> None:
+        """Run the batch; its results are appended to the history as one user message, in model order.
+
+        Each run of consecutive read-only calls runs at once (they only look, so their order does
+        not matter); every other call runs alone, in model order.
+        """
+        tool_uses, meter = self.tool_uses, self.meter
+        allowed = meter.tool_allowance(len(tool_uses))
+        results: list[dict[str, Any] | None] = [None] * len(tool_uses)
+        reason = CANCELLED
+        try:
+            position = 0
+            while position < len(tool_uses):
+                block = tool_uses[position]
+                if position >= allowed:
+                    meter.tool_skipped()
+                    cap = meter.limits.max_tool_calls
+                    results[position] = tool_result(
+                        block["id"],
+                        f"not executed: per-turn tool-call budget exhausted ({cap}/{cap})",
+                        is_error=True,
+                    )
+                    position += 1
+                    continue
+                end = position
+                while end < allowed and self._read_only(tool_uses[end]):
+                    end += 1
+                if end - position > 1:
+                    await self._run_together(range(position, end), results)
+                    position = end
+                    continue
+                results[position] = await self._run_one(block)
+                position += 1
+            self._watch_repeats([r for r in results if r is not None])
+        except JournalFailed:
+            reason = JOURNAL_STOPPED
+            raise
+        finally:
+            self._answer_all(results, reason)
+
+    def _answer_all(self, results: list[dict[str, Any] | None], reason: str) -> None:
+        """Every call gets its result, a kept one, or an error saying why it has none."""
+        notes = self._cancel_notes
+        answered = [
+            result
+            if result is not None
+            else self._unkept.get(block["id"])
+            or tool_result(
+                block["id"],
+                notes.get(block["id"]) or (CANCELLED_RUNNING if block["id"] in self._started else reason),
+                is_error=True,
+            )
+            for block, result in zip(self.tool_uses, results, strict=True)
+        ]
+        for block, result in zip(self.tool_uses, answered, strict=True):
+            if block["id"] not in self._journaled and reason is CANCELLED:
+                title, kind = heading(self.tools, block["name"], block.get("input"))
+                self.history.note(
+                    {
+                        "type": "tool_result",
+                        "block": result,
+                        "shown": {
+                            "title": title,
+                            "kind": kind,
+                            "status": "failed",
+                            **({} if block["id"] in self._shown else {"hidden": True}),
+                        },
+                    }
+                )
+        self.history.add_user(answered, journal=False)
+
+    def _read_only(self, block: dict[str, Any]) -> bool:
+        """Whether the call only looks (a read-only tool), so it may run beside others."""
+        tool = self.tools.get(block["name"])
+        return tool is not None and getattr(tool, "read_only", False) is True
+
+    async def _run_together(self, positions: range, results: list[dict[str, Any] | None]) -> None:
+        """Run these calls at once, each result into its own slot; a cancel ends them all."""
+
+        async def run(position: int) -> None:
+            results[position] = await self._run_one(self.tool_uses[position])
+
+        try:
+            async with anyio.create_task_group() as group:
+                for position in positions:
+                    group.start_soon(run, position)
+        except BaseExceptionGroup as failures:  # e.g. a cancelled permission question
+            raise _first_failure(failures) from None
+
+    def _watch_repeats(self, results: list[dict[str, Any]]) -> None:
+        """One observation per batch; the 3rd identical one gets a note telling the model to change."""
+        note = self.meter.batch_finished(
+            [
+                (b["name"], b.get("input") or {}, result_text(r.get("content", "")))
+                for b, r in zip(self.tool_uses, results, strict=True)
+            ]
+        )
+        if note is not None and results:
+            add_note(results[-1], note)
+
+    async def _run_one(self, block: dict[str, Any]) -> dict[str, Any]:
+        call_id, name = block["id"], block["name"]
+        args = block.get("input")
+        args = args if isinstance(args, dict) else {}
+        tool = self.tools.get(name)
+        title, kind = heading(self.tools, name, args)
+        self._shown.add(call_id)
+        await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
+        log.debug("tool.started", tool=name, call_id=call_id)
+        meter = self.meter
+        try:
+            result = await self._execute(tool, name, title, args, call_id)
+        except (anyio.get_cancelled_exc_class(), PermissionCancelled):
+            meter.tool_failed()
+            await self._fail(
+                call_id,
+                self._cancel_notes.get(call_id)
+                or (CANCELLED_RUNNING if call_id in self._started else CANCELLED),
+            )
+            raise
+        except JournalFailed as exc:  # its tool_started entry was refused: it did not run
+            meter.tool_failed()
+            await self._fail(call_id, f"{JOURNAL_STOPPED}: {exc}")
+            raise
+        if result.is_error:
+            meter.tool_failed()
+        log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
+        status = "failed" if result.is_error else "completed"
+        block_out = tool_result(call_id, result.text, is_error=result.is_error, media=result.media)
+        try:  # journaled (and fsynced) before the editor is told the call is done
+            self.history.note(
+                {
+                    "type": "tool_result",
+                    "block": block_out,
+                    "shown": {
+                        "title": title,
+                        "kind": kind,
+                        "status": status,
+                        "rawInput": args,
+                        "text": result.text,
+                        "locations": [[str(p), line] for p, line in result.locations],
+                        "diffs": [[str(d.path), d.old_text, d.new_text] for d in result.diffs],
+                        "rawOutput": result.raw_output,
+                    },
+                }
+            )
+            self._journaled.add(call_id)
+            if result.plan is not None:
+                await self.sink.emit(PlanChanged(result.plan))
+        except JournalFailed as exc:  # the call ends failed; the turn ends with the journal error
+            self._unkept[call_id] = block_out
+            await self._fail(call_id, f"{result.text}\n\n{exc}")
+            raise
+        await self.sink.emit(
+            ToolCallFinished(
+                call_id,
+                status,
+                result.text,
+                result.locations,
+                result.raw_output,
+                result.diffs,
+                result.terminal_id,
+            )
+        )
+        return block_out
+
+    async def _fail(self, call_id: str, text: str) -> None:
+        """End an open tool call `failed` in the editor, even from a cancelled scope."""
+        with anyio.move_on_after(2, shield=True):
+            await self.sink.emit(ToolCallFinished(call_id, "failed", text))
+
+    async def _execute(
+        self, tool: Any, name: str, title: str, args: dict[str, Any], call_id: str
+    ) -> ToolResult:
+        """Validate, ask, run: every way this can go wrong is a result the model sees."""
+        meter = self.meter
+        if tool is None:
+            meter.tool_started()
+            known = ", ".join(self.tools.names)
+            return ToolResult(f"unknown tool {name!r}; available tools: {known}", is_error=True)
+        try:
+            args = self.tools.validate(tool, args)
+        except ToolError as exc:
+            meter.tool_started()
+            return ToolResult(str(exc), is_error=True)
+        permission = getattr(tool, "permission", None)
+        if permission == "edit" and sensitive_reason(self.ctx.roots, args.get("path", "")):
+            permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
+        if permission is not None:
+            meter.asking_permission()
+            async with self._asking:  # one question at a time, even from calls run at once
+                decision = await self.permissions.ask(
+                    call_id=call_id,
+                    tool_name=name,
+                    title=title,
+                    kind=tool.kind,
+                    permission=permission,
+                    raw_input=args,
+                    preview=lambda: self._preview(tool, args),
+                )
+            if decision.cancelled:
+                raise PermissionCancelled
+            if not decision.allowed:
+                meter.tool_denied()
+                return ToolResult(decision.message or "The user declined this tool call.", is_error=True)
+        meter.tool_started()
+        meter.running_tools()
+        await self.sink.emit(ToolCallUpdated(call_id))
+        allowance = getattr(tool, "time_allowance", None)
+        seconds = allowance(args) if allowance else self.tool_timeout
+        ctx = replace(self.ctx, report=self._reporter(call_id))
+        if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
+            self.history.note({"type": "tool_started", "toolUseId": call_id})
+            self._started.add(call_id)
+        try:
+            with anyio.fail_after(seconds):
+                result: ToolResult = await tool.run(args, ctx)
+                return result
+        except TimeoutError:
+            return ToolResult(f"{name} timed out after {seconds:g} s", is_error=True)
+        except ToolTimeout as exc:
+            text = str(exc)
+            if exc.partial and exc.partial not in text:
+                text = f"{exc.partial}\n{text}"
+            return ToolResult(text, is_error=True)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except Exception as exc:
+            log.exception("tool.crashed", tool=name, call_id=call_id)
+            return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+    async def _preview(self, tool: Any, args: dict[str, Any]) -> Preview | None:
+        """What the call would change, for the permission question; cosmetic, so never fatal."""
+        make = getattr(tool, "preview", None)
+        if make is None:
+            return None
+        try:
+            with anyio.fail_after(PREVIEW_SECONDS):
+                return await make(args, self.ctx)  # type: ignore[no-any-return]
+        except Exception as exc:
+            log.debug("tool.preview_failed", tool=tool.name, error=str(exc))
+            return None
+
+    def _reporter(self, call_id: str) -> Callable[[Progress], Awaitable[None]]:
+        sink = self.sink
+
+        async def report(progress: Progress) -> None:
+            if progress.cancelled:  # the call's last word, reported when the cancel reaches us
+                self._cancel_notes[call_id] = progress.text or CANCELLED
+                return
+            await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id))
+
+        return report
