@@ -28,6 +28,7 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.turn.driver import TurnResult, drive_turn
+from acp_agent.turn.events import Notice
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner
@@ -150,7 +151,7 @@ class Engine:
             )
         else:
             text = _status(session, runner)
-        await runner.sink.emit_text(text)
+        await runner.sink.emit(Notice(text, str(uuid.uuid4())))  # an answer outside the history
         return TurnRecord.from_meter(
             meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
         )

@@ -5,9 +5,8 @@ The official schema checks these in the tests; here they are plain dicts seriali
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from acp_agent.session.requester import Requester
 from acp_agent.turn.events import (
@@ -40,16 +39,13 @@ class Relay:
         self.journal = journal
         self._senders: dict[tuple[type, str], Callable[[str], Awaitable[None]]] = {}
 
-    async def emit_text(self, text: str) -> None:
-        """One agent message outside the model's history (slash command answers)."""
-        await self.emit(Notice(text, str(uuid.uuid4())))
-
     async def emit(self, event: TurnEvent) -> None:
         kind = type(event)
         if kind is TextChunk or kind is ThoughtChunk or kind is Notice:
             if kind is Notice and self.journal is not None:
                 self.journal(_journal_entry(event))
-            await self._chunk_sender(kind, event.message_id)(event.text)  # type: ignore[union-attr]
+            chunk = cast("TextChunk | ThoughtChunk | Notice", event)  # identity checks: the hot path
+            await self._chunk_sender(kind, chunk.message_id)(chunk.text)
             return
         if kind is PlanChanged and self.journal is not None:
             self.journal(_journal_entry(event))
@@ -128,10 +124,10 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
             ],
         }
     if isinstance(event, UsageReported):
-        update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
+        usage: dict[str, Any] = {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
         if event.cost_usd is not None:
-            update["cost"] = {"amount": round(event.cost_usd, 6), "currency": "USD"}
-        return update
+            usage["cost"] = {"amount": round(event.cost_usd, 6), "currency": "USD"}
+        return usage
     raise TypeError(f"no ACP update for {type(event).__name__}")
 
 
