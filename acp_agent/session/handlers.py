@@ -12,8 +12,7 @@ import structlog
 from pydantic import ValidationError
 
 from acp_agent import __version__
-from acp_agent.config import LimitsError
-from acp_agent.errors import RpcError
+from acp_agent.errors import LimitsError, RpcError
 from acp_agent.protocol.base import AcpModel, describe_validation_error
 from acp_agent.protocol.lifecycle import (
     AuthenticateRequest,

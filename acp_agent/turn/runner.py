@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import JournalFailed, StreamBroken, ToolError, ToolTimeout
+from acp_agent.errors import JournalFailed, PermissionCancelled, StreamBroken, ToolError, ToolTimeout
 from acp_agent.model.base import (
     MessageDone,
     ModelClient,
@@ -49,7 +49,7 @@ from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.stop import TurnStop, map_model_stop
 
-__all__ = ["AttemptOutcome", "PermissionCancelled", "RunnerSettings", "TurnRunner"]
+__all__ = ["AttemptOutcome", "RunnerSettings", "TurnRunner"]
 
 log = structlog.get_logger(__name__)
 
@@ -65,10 +65,6 @@ READ_ONLY_KINDS = frozenset({"read", "search", "think", "fetch"})
 """Tool kinds without side effects: no `tool_started` entry is journaled before they run."""
 PREVIEW_SECONDS = 10.0
 """Bound on computing a permission preview (it may read the file through the editor)."""
-
-
-class PermissionCancelled(Exception):
-    """The user cancelled a permission question: the turn ends `cancelled`."""
 
 
 @dataclass(frozen=True, slots=True)
