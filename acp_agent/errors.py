@@ -25,7 +25,7 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │                          → nobody: the abandoned thread just ends (tools/disk.in_thread)
       ├─ PermissionCancelled   the user cancelled a permission question: turn/runner, strategies/phased
       │                          → turn/driver and turn/runner end the turn `cancelled`
-      ├─ TurnFailed            terminal for the turn, raised by model/ and turn/history
+      ├─ TurnFailed            terminal for the turn: model/anthropic, turn/ (runner, judge, history)
       │    │                     → turn/driver records it; session/handlers answers with the turn record
       │    ├─ ModelUnavailable    the API refused or failed and retrying did not help
       │    ├─ StreamBroken        the reply broke off after output was relayed, or had no stop_reason
@@ -34,16 +34,17 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ CassetteError (ValueError)  model/cassette: a cassette that cannot be read, a record file
       │                          not written → cli (a clear exit), model/cassette
       ├─ ProfileError (ValueError)   model/profiles: a setting the model does not accept
-      │                          → session/manager (→ LimitsError "effort")
+      │                          → session/manager (→ LimitsError "effort"), cli (a clear exit)
       ├─ JournalCorrupt (ValueError)     session/store: a journal that is not ours → session/manager (-32010)
-      ├─ JournalWriteFailed (OSError)    session/store: an entry not written → turn/history (→ JournalFailed)
+      ├─ JournalWriteFailed (OSError)    session/store: an entry not written → turn/history (→ JournalFailed),
+      │                          session/manager (→ -32010 on session/load)
       ├─ StateDirError (OSError)         session/store: the state dir is unusable → app (serve unjournaled)
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
            ├─ AgentRpcError        harness/client: the agent answered an error → harness/smoke
            ├─ AgentExitedError     harness/client: the agent's stdout closed → harness/smoke, runner
            ├─ AgentSpawnError      harness/client: the agent could not start → harness/smoke, script
            ├─ StepFailed           harness/runner: a step did not get what it expected → runner
-           ├─ ScriptError (ValueError)   harness/steps: a script that cannot be run → harness/runner, cli
+           ├─ ScriptError (ValueError)   harness/steps: a script that cannot be run → harness/script
            ├─ PatternError (ValueError)  harness/pattern: an unbound `$name`, a bad operator → runner
            └─ FakeModelError       harness/fake_model: the fake did not start → harness/script
 
