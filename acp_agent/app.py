@@ -12,9 +12,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import anyio
 import structlog
@@ -25,10 +24,9 @@ from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
 from acp_agent.model.provider import FACTORY, ModelProvider, replay_path
 from acp_agent.model.sdk import SDK_MODULES, credentials_found, key_in_env, take_env_keys
-from acp_agent.protocol.errors import ProtocolError
 from acp_agent.rpc.endpoint import Endpoint
-from acp_agent.rpc.errors import RpcError
 from acp_agent.rpc.framing import LineReader, LineWriter
+from acp_agent.rpc.outgoing import Outgoing
 from acp_agent.session.handlers import AcpHandler
 from acp_agent.session.manager import ENGINE, SessionManager
 from acp_agent.session.store import SessionStore, StateDirError
@@ -44,54 +42,11 @@ SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
 
 
-class _RpcHandler:
-    """Adapts the ACP handler to the endpoint: ProtocolError → RpcError with the same code."""
-
-    def __init__(self, handler: AcpHandler) -> None:
-        self._handler = handler
-
-    async def handle_request(self, method: str, params: Any) -> Any:
-        try:
-            return await self._handler.handle_request(method, params)
-        except ProtocolError as exc:
-            raise RpcError(exc.code, exc.message, exc.data) from None
-
-    async def handle_notification(self, method: str, params: Any) -> None:
-        await self._handler.handle_notification(method, params)
-
-    def cancel_request(self, method: str, params: Any) -> bool:
-        return self._handler.cancel_request(method, params)
-
-
-class _EndpointRequester:
-    """The session layer's Requester, over the endpoint: RpcError → ProtocolError."""
-
-    def __init__(self, endpoint: Endpoint | None = None) -> None:
-        self.endpoint = endpoint
-
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
-        assert self.endpoint is not None
-        await self.endpoint.notify(method, params)
-
-    def notifier(
-        self, method: str, params: dict[str, Any], path: Sequence[str]
-    ) -> Callable[[str], Awaitable[None]]:
-        assert self.endpoint is not None
-        return self.endpoint.notifier(method, params, path)
-
-    async def request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
-        assert self.endpoint is not None
-        try:
-            return await self.endpoint.request(method, params, timeout=timeout)
-        except RpcError as exc:
-            raise ProtocolError(exc.code, exc.message, exc.data) from None
-
-
 async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     """Serve ACP until stdin closes or a termination signal arrives; returns the exit code."""
     writer = LineWriter(stdout_fd)
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
-    requester = _EndpointRequester()
+    to_client = Outgoing(writer)  # the session layer's Requester; the endpoint delivers the answers
     taken = take_env_keys()  # before any tool runs: no command can read the key from our env
     if taken:
         erase_initial_environ(taken)
@@ -125,7 +80,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         config = config.model_copy(update={"model": model.model_id})
     manager = SessionManager(
         config,
-        requester,
+        to_client,
         model=model,
         store=_open_store(config),
         ask_models_api=not replaying and config.record is None,
@@ -136,8 +91,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         warm_up=lambda: warm_up(WARM_UP),
         has_credentials=None if replaying or stored_key else _credentials_now,
     )
-    endpoint = Endpoint(_RpcHandler(handler), writer)
-    requester.endpoint = endpoint
+    endpoint = Endpoint(handler, to_client)
 
     async def cancel_turns() -> None:
         manager.cancel_all()

@@ -14,6 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from acp_agent.errors import LimitsError  # raised by Limits.with_overrides; importers may take it from here
+
 __all__ = ["BUILTIN_MODELS", "DEFAULT_MODEL", "Config", "Limits", "LimitsError", "user_config_dir"]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -29,14 +31,6 @@ def user_config_dir() -> Path:
     import platformdirs  # only when asked: module import stays free of work
 
     return Path(platformdirs.user_config_dir("acp-agent"))
-
-
-class LimitsError(ValueError):
-    """A per-session limit override is invalid; `field` names it for the -32602 answer."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"_meta.acp-agent.{field}: {message}")
-        self.field = field
 
 
 class Limits(BaseModel):

@@ -18,6 +18,8 @@ from typing import IO, Any, TypeVar
 import anyio
 from anyio.abc import ByteReceiveStream, Process, TaskGroup
 
+from acp_agent.errors import HarnessError
+
 __all__ = [
     "AgentClient",
     "AgentExitedError",
@@ -41,7 +43,7 @@ def id_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-class AgentRpcError(Exception):
+class AgentRpcError(HarnessError):
     """The agent answered one of our requests with a JSON-RPC error."""
 
     def __init__(self, method: str, error: Mapping[str, Any]) -> None:
@@ -52,7 +54,7 @@ class AgentRpcError(Exception):
         super().__init__(f"{method}: error {self.code}: {self.message}")
 
 
-class AgentExitedError(Exception):
+class AgentExitedError(HarnessError):
     """The agent closed its stdout (usually: it exited) while we were waiting for it."""
 
     def __init__(self, what: str, returncode: int | None, stderr_tail: str) -> None:
@@ -61,7 +63,7 @@ class AgentExitedError(Exception):
         super().__init__(f"the agent closed its stdout before {what} (it {status})")
 
 
-class AgentSpawnError(Exception):
+class AgentSpawnError(HarnessError):
     """The agent command could not be started at all."""
 
 

@@ -19,6 +19,7 @@ from subprocess import DEVNULL, PIPE
 
 import anyio
 
+from acp_agent.errors import HarnessError
 from acp_agent.harness.steps import ModelStep
 
 __all__ = ["FAKE_MODEL_ID", "FakeModelError", "fake_model"]
@@ -31,7 +32,7 @@ START_SECONDS = 30.0
 STOP_SECONDS = 5.0
 
 
-class FakeModelError(Exception):
+class FakeModelError(HarnessError):
     """The fake could not be started."""
 
 

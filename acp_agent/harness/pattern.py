@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from acp_agent.errors import HarnessError
+
 __all__ = [
     "OPERATORS",
     "Mismatch",
@@ -42,7 +44,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 _MISSING: Any = object()
 
 
-class PatternError(ValueError):
+class PatternError(HarnessError, ValueError):
     """A pattern or a substitution that cannot be used (an unbound `$name`, a bad operator)."""
 
 

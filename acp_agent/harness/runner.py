@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 import anyio
 
+from acp_agent.errors import HarnessError
 from acp_agent.harness.client import AgentClient, AgentExitedError, id_key
 from acp_agent.harness.pattern import PatternError, format_mismatches, match, substitute
 from acp_agent.harness.steps import (
@@ -35,7 +36,7 @@ _DEFAULT_RESPONSE = {"result": "*"}
 HOLD_WAIT_SECONDS = 1.0
 
 
-class StepFailed(Exception):
+class StepFailed(HarnessError):
     """A step did not get what it expected; the message is the report's detail."""
 
     def __init__(self, message: str, stderr_tail: str = "") -> None:

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from acp_agent.errors import HarnessError
+
 __all__ = [
     "AnswerStep",
     "CancelStep",
@@ -218,7 +220,7 @@ def step_adapter() -> TypeAdapter[Step]:
     return TypeAdapter(Step)
 
 
-class ScriptError(ValueError):
+class ScriptError(HarnessError, ValueError):
     """A script that cannot be run: the message names the file and line of each problem."""
 
 

@@ -40,7 +40,7 @@ from acp_agent.model.stream_events import (
 if TYPE_CHECKING:
     import anthropic
 
-__all__ = ["AnthropicModel"]
+__all__ = ["AnthropicModel", "prompt_too_long"]
 
 log = structlog.get_logger(__name__)
 
@@ -74,6 +74,7 @@ class AnthropicModel:
         self.prompt_cache = prompt_cache
         """Mark cache breakpoints (`model/caching.py`); off for gateways that reject them."""
         self.cache_ttl = cache_ttl
+        self._diagnostics = _Diagnostics()
 
     def __repr__(self) -> str:
         return (
@@ -106,13 +107,20 @@ class AnthropicModel:
 
         client = self._get_client()
         retries = 0
+        probe: Failure | None = None
+        """The 400 of a request that carried diagnostics, while it is re-sent without them."""
         while True:
-            kwargs = self._request_kwargs(request)
+            kwargs = self._request_kwargs(request, diagnostics=probe is None)
+            carried = "diagnostics" in kwargs
+            undecided = self._diagnostics.accepted is None and (carried or probe is not None)
             attempt = Attempt()
             try:
                 once = self._stream_once if self.streaming else self._create_once
                 async with aclosing(once(client, kwargs, attempt)) as events:
                     async for event in events:
+                        if undecided:  # the API took the request: that settles the field
+                            undecided = False
+                            self._diagnostics.answered(carried, probe)
                         yield event
                 return
             except StreamBroken as exc:
@@ -125,16 +133,14 @@ class AnthropicModel:
                 raise
             except (anthropic.APIError, httpx2.TransportError, TimeoutError) as exc:
                 failure = self._failure(exc)
-            except TypeError as exc:
-                if "authentication method" in str(exc):
-                    raise AuthRequired(_NO_CREDENTIALS) from None
-                raise
-            if failure.status == 400 and "prompt is too long" in failure.reason.lower():
+            if prompt_too_long(failure):
                 yield MessageDone([], "context_window_exceeded", Usage())
                 return
-            if failure.status == 400 and "diagnostics" in kwargs and "diagnostics" in failure.reason.lower():
-                _Diagnostics.refused(failure.reason)
+            if failure.status == 400 and carried and self._diagnostics.accepted is None:
+                probe = failure
                 continue  # the same request again, without the field: not a retry
+            if failure.status == 400 and probe is not None:
+                failure = probe  # refused without the field too: it was not the field's fault
             decision = self.policy.decide(
                 failure,
                 retries_taken=retries,
@@ -219,12 +225,12 @@ class AnthropicModel:
             raise StreamBroken("the reply ended without a stop_reason", partial=content)
         yield MessageDone(content, message.stop_reason, usage, message.id, cache_miss_of(message))
 
-    def _request_kwargs(self, request: ModelRequest) -> dict[str, Any]:
+    def _request_kwargs(self, request: ModelRequest, *, diagnostics: bool = True) -> dict[str, Any]:
         """The request as SDK arguments: cache breakpoints and diagnostics when the cache is on."""
         kwargs = _request_kwargs(request)
         if not self.prompt_cache:
             return kwargs
-        if _Diagnostics.wanted():
+        if diagnostics and self._diagnostics.wanted():
             kwargs["diagnostics"] = {"previous_message_id": request.previous_message_id}
         return with_breakpoints(kwargs, ttl=self.cache_ttl)
 
@@ -248,6 +254,8 @@ class AnthropicModel:
             )
         except (ValueError, anthropic.AnthropicError) as exc:  # no or a broken profile
             raise AuthRequired(f"{_NO_CREDENTIALS} ({self._redact(str(exc))})") from None
+        # What the SDK resolved, checked before any request: with none of the three, its first
+        # request would fail with a TypeError ("Could not resolve authentication method").
         if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
             raise AuthRequired(_NO_CREDENTIALS)
         self._client = client
@@ -272,6 +280,7 @@ class AnthropicModel:
                 status=exc.status_code,
                 error_type=error_type,
                 headers=dict(exc.response.headers),
+                api_message=self._redact(exc.api_message) if exc.api_message else None,
             )
         if isinstance(exc, anthropic.APITimeoutError) and _is_connect_timeout(exc):
             return Failure("could not connect to the API in time")
@@ -311,33 +320,60 @@ def _request_kwargs(request: ModelRequest) -> dict[str, Any]:
     }
 
 
+def prompt_too_long(failure: Failure) -> bool:
+    """The API refused the prompt as longer than the model's context window (D1).
+
+    The one rule that reads an error's text, because the API gives this refusal no code of its
+    own: it is a 400 `invalid_request_error` like any other bad request, told apart only by its
+    `error.message`, "prompt is too long: 212345 tokens > 200000 maximum" (no `error_code`, no
+    SDK class: `anthropic-wire.md` §5). So the match is on the body's message field, anchored at
+    its start, and only after the status and the error type agree.
+    """
+    return (
+        failure.status == 400
+        and failure.error_type == "invalid_request_error"
+        and (failure.api_message or "").lower().startswith("prompt is too long")
+    )
+
+
 class _Diagnostics:
     """Whether requests carry `diagnostics.previous_message_id` (why a cache missed).
 
-    Once per process: an SDK without the parameter, or an API or gateway that refuses it with a
-    400, turns it off for the rest of the run, with one warning.
+    On when the installed SDK has the parameter. A gateway that does not know the field answers
+    a 400 that does not say so in any field we can read; so the first 400 to a request carrying
+    it, before the API ever took one, re-sends that request once without it: if that one is
+    taken, the field is refused and left out from then on (one warning); if that one fails too,
+    the field was not the problem. Once a request carrying it is taken, a 400 is just a 400.
     """
 
-    enabled: bool | None = None
+    _sdk_has_it: bool | None = None
 
-    @classmethod
-    def wanted(cls) -> bool:
-        if cls.enabled is None:
+    def __init__(self) -> None:
+        self.accepted: bool | None = None
+        """None until a request settles it: True once one carrying the field was taken."""
+
+    def wanted(self) -> bool:
+        if self.accepted is False:
+            return False
+        if _Diagnostics._sdk_has_it is None:
             from anthropic.types import message_create_params
 
-            cls.enabled = "diagnostics" in getattr(
+            _Diagnostics._sdk_has_it = "diagnostics" in getattr(
                 message_create_params.MessageCreateParamsBase, "__annotations__", {}
             )
-        return cls.enabled
+        return _Diagnostics._sdk_has_it
 
-    @classmethod
-    def refused(cls, reason: str) -> None:
-        cls.enabled = False
-        log.warning(
-            "model.diagnostics_refused",
-            reason=reason,
-            hint="requests go on without diagnostics.previous_message_id",
-        )
+    def answered(self, carried: bool, probe: Failure | None) -> None:
+        """The API took a request: with the field (accepted), or without it after a 400 with it."""
+        if carried:
+            self.accepted = True
+        elif probe is not None:
+            self.accepted = False
+            log.warning(
+                "model.diagnostics_refused",
+                reason=probe.reason,
+                hint="requests go on without diagnostics.previous_message_id",
+            )
 
 
 def _is_connect_timeout(exc: BaseException) -> bool:

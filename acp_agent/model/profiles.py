@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from acp_agent.errors import AgentError
 from acp_agent.model.pricing import Price, price_file_entries
 
 __all__ = [
@@ -39,7 +40,7 @@ UNKNOWN_WINDOW = 200_000
 UNKNOWN_MAX_OUTPUT = 32_000
 
 
-class ProfileError(ValueError):
+class ProfileError(AgentError, ValueError):
     """A setting asks for what the model does not accept (e.g. `--thinking-budget` on a 5.x model)."""
 
 

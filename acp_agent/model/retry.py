@@ -37,13 +37,16 @@ class Failure:
 
     `status` is the HTTP status of an error response, None for a connection error, a stall, or
     a mid-stream `error` event (then `error_type` is that event's type). `reason` is a short
-    human description used in logs and error messages.
+    human description used in logs and error messages; `api_message` is the body's
+    `error.message` as the API sent it (redacted), for the one rule that needs it
+    (`model/anthropic.py:prompt_too_long`).
     """
 
     reason: str
     status: int | None = None
     error_type: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    api_message: str | None = None
 
     @property
     def is_retryable(self) -> bool:

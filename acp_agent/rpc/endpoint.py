@@ -1,4 +1,4 @@
-"""One JSON-RPC connection: concurrent dispatch of incoming calls, outgoing calls matched by id.
+"""One JSON-RPC connection: concurrent dispatch of incoming calls; answers to ours go to `Outgoing`.
 
 Each incoming request runs in its own task, so a long `session/prompt` never blocks an
 `initialize` or a `session/cancel`; notifications run inline, in arrival order. Knows nothing
@@ -7,33 +7,22 @@ of ACP: methods and params go to a `Handler` as parsed JSON.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import anyio
 import structlog
 from anyio.abc import TaskGroup
 
-from acp_agent.rpc.errors import ConnectionClosed, RpcError
-from acp_agent.rpc.framing import LineTooLong
-from acp_agent.rpc.messages import (
-    Notification,
-    Request,
-    SplicedNotification,
-    classify,
-    encode_error,
-    encode_notification,
-    encode_request,
-    encode_response,
-)
+from acp_agent.errors import LineTooLong, RpcError
+from acp_agent.rpc.messages import Notification, Request, classify, encode_error, encode_response
+from acp_agent.rpc.outgoing import CANCEL_REQUEST, CANCEL_SEND_TIMEOUT, Outgoing
 
-__all__ = ["CANCEL_REQUEST", "Endpoint", "Handler", "LineSink", "LineSource"]
+__all__ = ["Endpoint", "Handler", "LineSource"]
 
 log = structlog.get_logger(__name__)
 
-CANCEL_REQUEST = "$/cancel_request"
 DEFAULT_GRACE = 1.5
-_CANCEL_SEND_TIMEOUT = 0.25  # bound on the shielded sends made while being cancelled
 
 
 class Handler(Protocol):
@@ -53,10 +42,6 @@ class LineSource(Protocol):
     async def read_line(self) -> bytes | None: ...
 
 
-class LineSink(Protocol):
-    async def send(self, data: bytes) -> None: ...
-
-
 def _key(request_id: Any) -> tuple[type, Any]:
     # Ids match by value *and* JSON type: 1, "1" and true are three different ids.
     return (type(request_id), request_id)
@@ -71,15 +56,6 @@ class _Incoming:
         self.scope = anyio.CancelScope()
 
 
-class _Outgoing:
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: Any = None
-        self.error: RpcError | None = None
-
-
 def _unwrap(exc: BaseException) -> BaseException:
     """A handler's task group wraps a lone RpcError in an ExceptionGroup: look inside."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -88,24 +64,19 @@ def _unwrap(exc: BaseException) -> BaseException:
 
 
 class Endpoint:
-    """Serves one client: `serve(reader)` until EOF; `notify`/`request` to call the client."""
+    """Serves one client: `serve(reader)` until EOF, answering through `outgoing`'s writer.
 
-    def __init__(self, handler: Handler, writer: LineSink) -> None:
+    Our own calls to the client go through `outgoing` (built first, and handed to whoever calls
+    the client); the endpoint hands it the client's answers and closes it at EOF.
+    """
+
+    def __init__(self, handler: Handler, outgoing: Outgoing) -> None:
         self._handler = handler
-        self._writer = writer
+        self._outgoing = outgoing
+        self._writer = outgoing.writer
         self._incoming: dict[tuple[type, Any], _Incoming] = {}
-        self._outgoing: dict[int, _Outgoing] = {}
-        self._next_id = 0
         self._in_flight = 0
         self._idle: anyio.Event | None = None
-        self._closed = False
-
-    @property
-    def is_closed(self) -> bool:
-        """True once the client's input ended: outgoing requests fail at once."""
-        return self._closed
-
-    # -- incoming ---------------------------------------------------------------------------
 
     async def serve(
         self,
@@ -129,9 +100,7 @@ class Endpoint:
                     await self._writer.send(
                         encode_error(
                             None,
-                            RpcError.invalid_request(
-                                f"line of {exc.size} bytes exceeds the {exc.limit}-byte limit"
-                            ),
+                            RpcError.invalid_request(f"Invalid request: {exc}"),
                         )
                     )
                     continue
@@ -162,15 +131,7 @@ class Endpoint:
         elif isinstance(msg, Notification):
             await self._run_notification(msg)
         else:
-            pending = self._outgoing.pop(msg.id, None) if type(msg.id) is int else None
-            if pending is None:
-                log.debug("rpc.unmatched_response", id=msg.id)
-                return
-            if msg.error is not None:
-                pending.error = msg.error.to_exception()
-            else:
-                pending.result = msg.result
-            pending.done.set()
+            self._outgoing.answered(msg)
 
     async def _run_notification(self, msg: Notification) -> None:
         if msg.method == CANCEL_REQUEST:
@@ -203,7 +164,7 @@ class Endpoint:
             await self._writer.send(data)
         except anyio.get_cancelled_exc_class():
             # Shutdown after the grace period: still one answer per request while we can.
-            with anyio.move_on_after(_CANCEL_SEND_TIMEOUT, shield=True):
+            with anyio.move_on_after(CANCEL_SEND_TIMEOUT, shield=True):
                 await self._writer.send(encode_error(req.id, RpcError.request_cancelled()))
             raise
         finally:
@@ -237,11 +198,7 @@ class Endpoint:
         return encode_error(req.id, err)
 
     async def _wind_down(self, on_eof: Callable[[], Awaitable[None]] | None, grace: float) -> None:
-        self._closed = True
-        for pending in self._outgoing.values():
-            pending.error = ConnectionClosed()
-            pending.done.set()
-        self._outgoing.clear()
+        self._outgoing.close()
         with anyio.move_on_after(grace):
             if on_eof is not None:
                 try:
@@ -253,56 +210,3 @@ class Endpoint:
                 await self._idle.wait()
         if self._in_flight:
             log.info("rpc.cancelling_requests", count=self._in_flight)
-
-    # -- outgoing ---------------------------------------------------------------------------
-
-    async def notify(self, method: str, params: Any) -> None:
-        """Send a notification (dropped quietly if the client is gone)."""
-        await self._writer.send(encode_notification(method, params))
-
-    def notifier(
-        self, method: str, params: dict[str, Any], path: Sequence[str]
-    ) -> Callable[[str], Awaitable[None]]:
-        """A sender of notifications that differ only in the string value at `path` of `params`
-        (text chunks): the rest is encoded once (`SplicedNotification`)."""
-        line = SplicedNotification(method, params, path).line
-        send = self._writer.send
-
-        async def notify(value: str) -> None:
-            await send(line(value))
-
-        return notify
-
-    async def request(
-        self,
-        method: str,
-        params: Any,
-        *,
-        timeout: float | None,
-    ) -> Any:
-        """Call the client and return its result.
-
-        Raises:
-            RpcError: the client answered with an error (its code, message and data).
-            ConnectionClosed: the client's input ended before it answered.
-            TimeoutError: no answer within `timeout` seconds.
-        """
-        if self._closed:
-            raise ConnectionClosed()
-        request_id = self._next_id
-        self._next_id += 1
-        pending = _Outgoing()
-        self._outgoing[request_id] = pending
-        try:
-            await self._writer.send(encode_request(request_id, method, params))
-            with anyio.fail_after(timeout):
-                await pending.done.wait()
-        except (anyio.get_cancelled_exc_class(), TimeoutError):
-            if self._outgoing.pop(request_id, None) is not None and not self._closed:
-                # We no longer want the answer: tell the client so it can stop working on it.
-                with anyio.move_on_after(_CANCEL_SEND_TIMEOUT, shield=True):
-                    await self._writer.send(encode_notification(CANCEL_REQUEST, {"requestId": request_id}))
-            raise
-        if pending.error is not None:
-            raise pending.error
-        return pending.result

@@ -16,11 +16,12 @@ import anyio
 import structlog
 from anyio.lowlevel import checkpoint
 
+from acp_agent.errors import LineTooLong
+
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "WRITE_HIGH_WATER",
     "LineReader",
-    "LineTooLong",
     "LineWriter",
 ]
 
@@ -29,15 +30,6 @@ log = structlog.get_logger(__name__)
 DEFAULT_MAX_LINE_BYTES = 50 * 1024 * 1024
 WRITE_HIGH_WATER = 4 * 1024 * 1024
 _READ_BLOCK = 256 * 1024  # a pipe hands over at most 64 KiB per read; files may give more
-
-
-class LineTooLong(Exception):
-    """A line longer than the cap was skipped; the reader has moved on to the next line."""
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"line of {size} bytes exceeds the {limit}-byte limit")
-        self.size = size
-        self.limit = limit
 
 
 def _is_pollable(fd: int) -> bool:

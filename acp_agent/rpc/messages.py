@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
-from acp_agent.rpc.errors import INTERNAL_ERROR, RpcError
+from acp_agent.errors import INTERNAL_ERROR, RpcError
 
 __all__ = [
     "ErrorObject",
@@ -80,7 +80,7 @@ _decode = _decoder.decode
 
 
 def _invalid(detail: str, request_id: Any = None) -> RpcError:
-    err = RpcError.invalid_request(detail)
+    err = RpcError.invalid_request(f"Invalid request: {detail}")
     err.request_id = request_id
     return err
 

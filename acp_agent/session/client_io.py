@@ -10,8 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from acp_agent.errors import ToolError
-from acp_agent.protocol.errors import ProtocolError
+from acp_agent.errors import RpcError, ToolError
 from acp_agent.session.requester import Requester
 from acp_agent.tools.base import TerminalExit, TerminalOutput
 
@@ -31,7 +30,7 @@ class _ClientCalls:
             result = await self.requester.request(
                 method, {"sessionId": self.session_id, **params}, timeout=timeout
             )
-        except ProtocolError as exc:
+        except RpcError as exc:
             raise ToolError(f"the editor refused {method}: {exc.message}{_details(exc.data)}") from None
         except TimeoutError:
             raise ToolError(f"the editor did not answer {method} within {timeout:g} s") from None

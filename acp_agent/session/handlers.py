@@ -12,9 +12,8 @@ import structlog
 from pydantic import ValidationError
 
 from acp_agent import __version__
-from acp_agent.config import LimitsError
+from acp_agent.errors import LimitsError, RpcError
 from acp_agent.protocol.base import AcpModel, describe_validation_error
-from acp_agent.protocol.errors import ProtocolError
 from acp_agent.protocol.lifecycle import (
     AuthenticateRequest,
     ClientCapabilities,
@@ -63,12 +62,12 @@ _JOURNAL_METHODS = frozenset(
 def parse(model: type[M], params: Any) -> M:
     """Validate params into `model`, or raise -32602 naming the first bad field."""
     if not isinstance(params, dict):
-        raise ProtocolError.invalid_params("Invalid params: params must be an object")
+        raise RpcError.invalid_params("Invalid params: params must be an object")
     try:
         return model.model_validate(params)
     except ValidationError as exc:
         message, details = describe_validation_error(exc)
-        raise ProtocolError.invalid_params(message, {"errors": details}) from None
+        raise RpcError.invalid_params(message, {"errors": details}) from None
 
 
 async def _assume_credentials() -> bool:
@@ -111,14 +110,14 @@ class AcpHandler:
     async def handle_request(self, method: str, params: Any) -> Any:
         route = self._routes.get(method)
         if route is None or (method in _JOURNAL_METHODS and not self.journaled):
-            raise ProtocolError.method_not_found(method)
+            raise RpcError.method_not_found(method)
         return await route(params)
 
     async def handle_notification(self, method: str, params: Any) -> None:
         if method == "session/cancel":
             try:
                 request = parse(CancelNotification, params)
-            except ProtocolError:
+            except RpcError:
                 log.warning("rpc.bad_notification", method=method)
                 return
             self.manager.cancel(request.session_id)
@@ -171,28 +170,28 @@ class AcpHandler:
     async def authenticate(self, params: Any) -> dict[str, Any]:
         request = parse(AuthenticateRequest, params)
         if request.method_id != AUTH_METHOD_ID:
-            raise ProtocolError.invalid_params(
+            raise RpcError.invalid_params(
                 f"Invalid params: methodId: unknown auth method {request.method_id!r}",
                 {"methodId": request.method_id},
             )
         if not await self._has_credentials():
-            raise ProtocolError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
+            raise RpcError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
         return {}
 
     async def new_session(self, params: Any) -> dict[str, Any]:
         request = parse(NewSessionRequest, params)
         if not await self._has_credentials():
-            raise ProtocolError.auth_required(
+            raise RpcError.auth_required(
                 f"Authentication required: no Anthropic API key found. {AUTH_HELP}",
                 {"authMethods": [AUTH_METHOD_ID]},
             )
         overrides = (request.meta or {}).get("acp-agent") or {}
         if not isinstance(overrides, dict):
-            raise ProtocolError.invalid_params("Invalid params: _meta.acp-agent must be an object")
+            raise RpcError.invalid_params("Invalid params: _meta.acp-agent must be an object")
         try:
             session = self.manager.create(request.cwd, overrides, self.client_capabilities)
         except LimitsError as exc:
-            raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
+            raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
 
     async def _ready(self, session: Session, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -239,24 +238,24 @@ class AcpHandler:
         request = parse(SetConfigOptionRequest, params)
         session = self.manager.get(request.session_id)
         if request.config_id not in {"mode", "model", "effort", "loop"}:
-            raise ProtocolError.invalid_params(
+            raise RpcError.invalid_params(
                 f"Invalid params: configId: unknown config option {request.config_id!r}",
                 {"configId": request.config_id},
             )
         if not isinstance(request.value, str):
-            raise ProtocolError.invalid_params("Invalid params: value: must be a string")
+            raise RpcError.invalid_params("Invalid params: value: must be a string")
         if request.config_id == "mode":
             await self._switch_mode(session, request.value, "value")
         elif request.config_id == "effort":
             try:
                 self.manager.set_effort(session, request.value)
             except ValueError as exc:
-                raise ProtocolError.invalid_params(
+                raise RpcError.invalid_params(
                     f"Invalid params: value: {exc}", {"value": request.value}
                 ) from None
         elif request.config_id == "loop":
             if session.running is not None:
-                raise ProtocolError.invalid_request(
+                raise RpcError.invalid_request(
                     "Cannot change the loop while a prompt runs", {"sessionId": session.id}
                 )
             try:
@@ -264,14 +263,14 @@ class AcpHandler:
                     choose_loop(self.manager.config, {**session.overrides, "loop": request.value})
                 )
             except LimitsError as exc:
-                raise ProtocolError.invalid_params(
+                raise RpcError.invalid_params(
                     f"Invalid params: value: {exc}", {"value": request.value}
                 ) from None
             session.overrides = {**session.overrides, "loop": request.value}
         else:
             models = self.manager.available_models()
             if request.value not in models:
-                raise ProtocolError.invalid_params(
+                raise RpcError.invalid_params(
                     f"Invalid params: value: unknown model {request.value!r} (one of {', '.join(models)})",
                     {"value": request.value},
                 )
@@ -297,7 +296,7 @@ class AcpHandler:
                 request.session_id, request.cwd, overrides, self.client_capabilities
             )
         except LimitsError as exc:
-            raise ProtocolError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
+            raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         session.replay = updates
         return session
 
@@ -312,7 +311,7 @@ class AcpHandler:
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         request = parse(ListSessionsRequest, params if params is not None else {})
         if request.cursor is not None:
-            raise ProtocolError.invalid_params(
+            raise RpcError.invalid_params(
                 "Invalid params: cursor: unknown cursor (every session is returned in one page)"
             )
         assert self.manager.store is not None
@@ -340,7 +339,7 @@ class AcpHandler:
 
     async def _switch_mode(self, session: Session, mode_id: str, field: str) -> None:
         if mode_id not in MODES:
-            raise ProtocolError.invalid_params(
+            raise RpcError.invalid_params(
                 f"Invalid params: {field}: unknown mode {mode_id!r} (one of {', '.join(MODES)})",
                 {field: mode_id},
             )
@@ -381,10 +380,10 @@ class AcpHandler:
                 }
             }
             if failure.kind == "auth_required":
-                raise ProtocolError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}", data)
+                raise RpcError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}", data)
             if failure.kind == "journal":
-                raise ProtocolError.journal_error(f"The turn failed: {failure}", data)
-            raise ProtocolError.internal_error(f"The turn failed: {failure}", data)
+                raise RpcError.journal_error(f"The turn failed: {failure}", data)
+            raise RpcError.internal_error(f"The turn failed: {failure}", data)
         # The record already names the stop as ACP does: one mapping, so the two always agree.
         return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()
 

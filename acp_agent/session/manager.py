@@ -18,6 +18,7 @@ import anyio
 import structlog
 
 from acp_agent.config import Config, LimitsError
+from acp_agent.errors import RpcError
 from acp_agent.lazy import aload
 from acp_agent.model.profiles import (
     ModelProfile,
@@ -28,7 +29,6 @@ from acp_agent.model.profiles import (
     profile_from_api,
     thinking_param,
 )
-from acp_agent.protocol.errors import ProtocolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.models import (
     DEFAULT_EFFORT,
@@ -134,10 +134,10 @@ class SessionManager:
     ) -> tuple[Session, list[dict[str, Any]]]:
         """Rebuild a journaled session; returns it and the updates that show its conversation."""
         if self.store is None or not self.store.exists(session_id):
-            raise ProtocolError(-32002, f"Session not found: {session_id!r}", {"sessionId": session_id})
+            raise RpcError.session_not_found(session_id)
         current = self.sessions.get(session_id)
         if current is not None and current.running is not None:
-            raise ProtocolError.invalid_request(
+            raise RpcError.invalid_request(
                 "The session is running a prompt; cancel it before loading it again",
                 {"sessionId": session_id},
             )
@@ -190,7 +190,7 @@ class SessionManager:
     def _root(self, cwd: str) -> Path:
         root = Path(cwd)
         if not root.is_dir():
-            raise ProtocolError.invalid_params(
+            raise RpcError.invalid_params(
                 f"Invalid params: cwd: {cwd!r} is not an existing directory", {"cwd": cwd}
             )
         return root.resolve()
@@ -213,8 +213,12 @@ class SessionManager:
             settings = self.settings_for(config.model, effort)
         except ProfileError as exc:
             raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
-        permissions = SessionPermissions(session_id, self.requester, DEFAULT_MODE)
-        permissions.on_switch = lambda mode_id: self.switch_mode(self.sessions[session_id], mode_id)
+        permissions = SessionPermissions(
+            session_id,
+            self.requester,
+            DEFAULT_MODE,
+            on_switch=lambda mode_id: self.switch_mode(self.sessions[session_id], mode_id),
+        )
         session = Session(
             session_id,
             root,
@@ -401,7 +405,7 @@ class SessionManager:
         """session/close: cancel its work, stop its MCP servers, free it (the journal stays)."""
         session = self.sessions.get(session_id)
         if session is None:
-            raise ProtocolError.unknown_session(session_id)
+            raise RpcError.unknown_session(session_id)
         self.cancel(session_id)
         line = self._lines.get(session_id)
         if line is not None and line.turns:
@@ -450,7 +454,7 @@ class SessionManager:
     def get(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None:
-            raise ProtocolError.unknown_session(session_id)
+            raise RpcError.unknown_session(session_id)
         return session
 
     def cancel(self, session_id: str) -> bool:
@@ -496,7 +500,7 @@ class SessionManager:
         )
 
 
-def _journal_error(session_id: str, exc: Exception) -> ProtocolError:
+def _journal_error(session_id: str, exc: Exception) -> RpcError:
     log.warning("journal.unusable", session_id=session_id, problem=str(exc))
     data: dict[str, Any] = {"sessionId": session_id, "journal": str(getattr(exc, "path", ""))}
     if isinstance(exc, JournalCorrupt) and exc.line is not None:
@@ -504,4 +508,4 @@ def _journal_error(session_id: str, exc: Exception) -> ProtocolError:
     message = str(exc)
     if isinstance(exc, OSError) and not isinstance(exc, JournalWriteFailed):
         message = f"cannot read its journal: {exc.strerror or exc}"
-    return ProtocolError.journal_error(f"Cannot load session {session_id}: {message}", data)
+    return RpcError.journal_error(f"Cannot load session {session_id}: {message}", data)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from acp_agent.protocol.errors import ProtocolError
+from acp_agent.errors import RpcError
 from acp_agent.session.requester import Requester
 from acp_agent.tools.base import Preview
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
@@ -48,18 +48,25 @@ PLAN_REFUSED = (
 class SessionPermissions:
     """The session's PermissionAsker: mode first, then remembered answers, then the user."""
 
-    def __init__(self, session_id: str, requester: Requester, mode: str = "default") -> None:
+    def __init__(
+        self,
+        session_id: str,
+        requester: Requester,
+        mode: str = "default",
+        *,
+        on_switch: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.session_id = session_id
         self.requester = requester
         self.mode = mode
         self.always: dict[str, bool] = {}
-        self.on_switch: Callable[[str], Awaitable[None]] | None = None
-        """Set by the session manager: change the mode and tell the editor."""
+        self._on_switch = on_switch
+        """The session manager's: change the mode and tell the editor (None: just change it)."""
 
     async def switch_mode(self, mode_id: str) -> None:
         """For a strategy (phased: "allow always" switches to acceptEdits)."""
-        if self.on_switch is not None:
-            await self.on_switch(mode_id)
+        if self._on_switch is not None:
+            await self._on_switch(mode_id)
         else:
             self.mode = mode_id
 
@@ -79,7 +86,7 @@ class SessionPermissions:
         }
         try:
             answer = await self.requester.request("session/request_permission", params)
-        except ProtocolError as exc:
+        except RpcError as exc:
             log.warning("permission.client_error", code=exc.code)
             return "reject"
         answers = {o: a for o, _, _, a in question.options}
@@ -120,7 +127,7 @@ class SessionPermissions:
         params = {"sessionId": self.session_id, "options": OPTIONS, "toolCall": tool_call}
         try:
             answer = await self.requester.request("session/request_permission", params)
-        except ProtocolError as exc:
+        except RpcError as exc:
             log.warning("permission.client_error", code=exc.code)
             return PermissionDecision(
                 False, message=f"Could not ask the user ({exc.message}); the tool call was not run."

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_agent.protocol.errors import ProtocolError
+from acp_agent.errors import RpcError
 from acp_agent.protocol.session import (
     IMAGE_TYPES,
     AudioContent,
@@ -23,9 +23,9 @@ __all__ = ["to_model_blocks"]
 
 
 def to_model_blocks(prompt: list[Any]) -> list[dict[str, Any]]:
-    """Convert a validated prompt; raises ProtocolError (-32602) for content we cannot pass on."""
+    """Convert a validated prompt; raises RpcError (-32602) for content we cannot pass on."""
     if not prompt:
-        raise ProtocolError.invalid_params("Invalid params: prompt: must hold at least one block")
+        raise RpcError.invalid_params("Invalid params: prompt: must hold at least one block")
     blocks: list[dict[str, Any]] = []
     for index, block in enumerate(prompt):
         if isinstance(block, TextContent):
@@ -37,11 +37,11 @@ def to_model_blocks(prompt: list[Any]) -> list[dict[str, Any]]:
         elif isinstance(block, EmbeddedResource):
             blocks.append(_embedded(block, index))
         elif isinstance(block, AudioContent):
-            raise ProtocolError.invalid_params(
+            raise RpcError.invalid_params(
                 f"Invalid params: prompt.{index}: audio is not supported (promptCapabilities.audio is false)"
             )
     if not any(b.get("text") or b["type"] == "image" for b in blocks):
-        raise ProtocolError.invalid_params("Invalid params: prompt: holds no text or image")
+        raise RpcError.invalid_params("Invalid params: prompt: holds no text or image")
     return blocks
 
 
@@ -67,7 +67,7 @@ def _embedded(block: EmbeddedResource, index: int) -> dict[str, Any]:
     if isinstance(resource, BlobResource):
         if resource.mime_type in IMAGE_TYPES:
             return _image(resource.mime_type or "", resource.blob)
-        raise ProtocolError.invalid_params(
+        raise RpcError.invalid_params(
             f"Invalid params: prompt.{index}.resource: binary {resource.mime_type or 'data'} "
             "is not supported (only png, jpeg, gif and webp images)"
         )

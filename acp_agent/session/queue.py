@@ -12,15 +12,13 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from acp_agent.protocol.errors import ProtocolError
+from acp_agent.errors import RpcError
 from acp_agent.session.state import RunningTurn
 
-__all__ = ["MAX_WAITING", "QUEUE_FULL", "PromptLine"]
+__all__ = ["MAX_WAITING", "PromptLine"]
 
 MAX_WAITING = 8
 """Prompts that may wait behind the running one in a session."""
-QUEUE_FULL = -32001
-"""JSON-RPC's implementation-defined server-error range (-32000 is ACP's auth_required)."""
 
 
 class PromptLine:
@@ -39,11 +37,10 @@ class PromptLine:
         """Wait for every turn ahead to end, then hold the session until the block exits.
 
         The turn's `cancelled` flag is already set when a cancel came while it waited: the caller
-        answers `cancelled` without running it. Raises a -32001 ProtocolError when the line is full.
+        answers `cancelled` without running it. Raises `RpcError.queue_full` (-32001) when the line is full.
         """
         if self.waiting >= self.limit:
-            raise ProtocolError(
-                QUEUE_FULL,
+            raise RpcError.queue_full(
                 f"The prompt queue of this session is full: {self.limit} "
                 f"prompts are already waiting for the running turn; wait for one to "
                 f"finish or cancel them",

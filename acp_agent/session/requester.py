@@ -1,4 +1,4 @@
-"""How the session layer talks to the client: a small seam the app wires to the JSON-RPC endpoint."""
+"""How the session layer talks to the client: a small seam the app fills with `rpc.Outgoing`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ __all__ = ["Requester"]
 class Requester(Protocol):
     """Sends notifications and requests to the client.
 
-    `request` raises `ProtocolError` when the client answers with an error, and `TimeoutError`
-    when it does not answer in time.
+    `request` raises `RpcError` when the client answers with an error (`ConnectionClosed`, a
+    subclass, when the client went away first), and `TimeoutError` when it does not answer in time.
     """
 
     async def notify(self, method: str, params: dict[str, Any]) -> None: ...

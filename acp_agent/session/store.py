@@ -30,6 +30,8 @@ from typing import Any
 
 import structlog
 
+from acp_agent.errors import AgentError
+
 __all__ = [
     "Journal",
     "JournalCorrupt",
@@ -58,7 +60,7 @@ def is_session_id(session_id: str) -> bool:
     return SESSION_ID.fullmatch(session_id) is not None
 
 
-class JournalCorrupt(ValueError):
+class JournalCorrupt(AgentError, ValueError):
     """A journal that cannot be read as this agent's journal: which file, which line, what."""
 
     def __init__(self, path: Path, line: int | None, problem: str) -> None:
@@ -67,7 +69,7 @@ class JournalCorrupt(ValueError):
         self.path, self.line, self.problem = path, line, problem
 
 
-class JournalWriteFailed(OSError):
+class JournalWriteFailed(AgentError, OSError):
     """An entry could not be written (or synced) to the journal; nothing of it was kept."""
 
     def __init__(self, path: Path, exc: OSError) -> None:
@@ -77,7 +79,7 @@ class JournalWriteFailed(OSError):
         self.path = path
 
 
-class StateDirError(OSError):
+class StateDirError(AgentError, OSError):
     """The journal directory cannot be used (not a directory, not writable)."""
 
 

@@ -21,7 +21,6 @@ from acp_agent.tools.paths import display_path
 __all__ = [
     "BLOCK",
     "SNIFF_BYTES",
-    "Stopped",
     "in_thread",
     "iter_lines",
     "not_regular",
@@ -34,10 +33,6 @@ __all__ = [
 SNIFF_BYTES = 8192  # like git: a NUL in the first 8 KiB means binary
 BLOCK = 1 << 20
 T = TypeVar("T")
-
-
-class Stopped(Exception):
-    """The caller went away (cancel or timeout); the worker thread just ends."""
 
 
 async def in_thread(work: Callable[[threading.Event], T]) -> T:

@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from acp_agent.errors import ToolError
+from acp_agent.errors import Stopped, ToolError
 from acp_agent.tools.base import ToolContext, ToolResult
 from acp_agent.tools.disk import (
     BLOCK,
     SNIFF_BYTES,
-    Stopped,
     in_thread,
     iter_lines,
     open_regular,

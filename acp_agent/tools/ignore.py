@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-from acp_agent.tools.disk import Stopped
+from acp_agent.errors import Stopped
 
 __all__ = ["global_excludes_file", "names_hidden", "tree_key", "walk_files"]
 

@@ -22,9 +22,9 @@ import anyio
 import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
 import structlog
 
-from acp_agent.errors import ToolError, ToolTimeout
+from acp_agent.errors import Stopped, ToolError, ToolTimeout
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
-from acp_agent.tools.disk import Stopped, in_thread, prefix_for, time_left
+from acp_agent.tools.disk import in_thread, prefix_for, time_left
 from acp_agent.tools.files import ListFiles, ReadFile
 from acp_agent.tools.ignore import names_hidden, walk_files
 from acp_agent.tools.listing import Visibility, rg_filter_args

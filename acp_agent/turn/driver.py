@@ -14,11 +14,10 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import JournalFailed, TurnFailed
+from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.history import History, Mark
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import PermissionCancelled
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_agent.config import Limits
+from acp_agent.errors import AgentError
 from acp_agent.model.base import Usage
 from acp_agent.model.pricing import Price
 from acp_agent.turn.repeats import RepeatDetector
@@ -66,7 +67,7 @@ class Limit(enum.Enum):
 _TOKEN_LIMITS = frozenset({Limit.OUTPUT_TOKENS, Limit.INPUT_TOKENS})
 
 
-class LimitReached(Exception):
+class LimitReached(AgentError):
     """A budget ran out: raised where it is found, caught once by the turn's driver."""
 
     def __init__(self, limit: Limit) -> None:

@@ -14,11 +14,7 @@ from typing import Any, Protocol
 
 from acp_agent.tools.base import Preview
 
-__all__ = ["ALLOW", "PermissionAsker", "PermissionCancelled", "PermissionDecision"]
-
-
-class PermissionCancelled(Exception):
-    """The user cancelled a permission question: the turn ends `cancelled`."""
+__all__ = ["ALLOW", "PermissionAsker", "PermissionDecision"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import JournalFailed, ToolError, ToolTimeout
+from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
 from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.sensitive import sensitive_reason
@@ -29,7 +29,7 @@ from acp_agent.turn.events import (
 )
 from acp_agent.turn.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionAsker, PermissionCancelled
+from acp_agent.turn.permissions import PermissionAsker
 
 __all__ = ["ToolBatch", "heading"]
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from acp_agent.errors import AuthRequired, ModelUnavailable, StreamBroken
-from acp_agent.model.anthropic import AnthropicModel
+from acp_agent.model.anthropic import AnthropicModel, prompt_too_long
 from acp_agent.model.base import (
     MessageDone,
     ModelEvent,
@@ -22,6 +22,7 @@ from acp_agent.model.base import (
     ToolUseStarted,
     Usage,
 )
+from acp_agent.model.retry import Failure
 from acp_agent.model.sdk import has_credentials
 from acp_agent.testing import FakeMessagesAPI, replies
 
@@ -214,7 +215,8 @@ async def test_a_400_is_not_retried_and_names_status_and_message(
 ) -> None:
     fake.script(replies.error(400, "invalid_request_error", "messages: field required"))
     with pytest.raises(ModelUnavailable) as caught:
-        await collect(model_for(fake, streaming))
+        # The retry rule alone: without the cache there are no diagnostics to probe (tested below).
+        await collect(model_for(fake, streaming, prompt_cache=False))
     assert fake.attempts == 1
     assert "400" in str(caught.value)
     assert "messages: field required" in str(caught.value)
@@ -242,6 +244,65 @@ async def test_a_prompt_too_long_ends_with_the_context_window_stop(
     events = await collect(model_for(fake, streaming))
     assert events == [MessageDone([], "context_window_exceeded", Usage())]
     assert fake.attempts == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type", "message", "too_long"),
+    [
+        (400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", True),
+        (400, "invalid_request_error", "Prompt is too long", True),
+        (413, "request_too_large", "prompt is too long", False),
+        (400, "invalid_request_error", "messages.0.content: the prompt is too long to cache", False),
+        (400, None, "prompt is too long", False),
+    ],
+)
+def test_prompt_too_long_is_told_by_status_type_and_the_start_of_the_api_message(
+    status: int, error_type: str | None, message: str, too_long: bool
+) -> None:
+    failure = Failure("HTTP …", status=status, error_type=error_type, api_message=message)
+    assert prompt_too_long(failure) is too_long
+
+
+def diagnostics_sent(fake: FakeMessagesAPI) -> list[bool]:
+    return ["diagnostics" in r.body for r in fake.requests]
+
+
+async def test_a_400_to_a_request_with_diagnostics_is_sent_once_without_them_then_reported(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    bad = replies.error(400, "invalid_request_error", "messages.0: unexpected block xyz")
+    fake.script(bad, bad)
+    model = model_for(fake, streaming)
+    with pytest.raises(ModelUnavailable, match="unexpected block xyz") as caught:
+        await collect(model)
+    assert not caught.value.retryable
+    assert diagnostics_sent(fake) == [True, False]
+    fake.script(replies.text("fine"))
+    assert texts(await collect(model)) == "fine"
+    assert diagnostics_sent(fake) == [True, False, True]  # not the field's fault: it stays on
+
+
+async def test_a_gateway_that_refuses_diagnostics_gets_none_once_the_request_without_them_is_taken(
+    monkeypatch: pytest.MonkeyPatch, streaming: bool
+) -> None:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with FakeMessagesAPI(reject_diagnostics=True) as gateway:
+        gateway.script(replies.text("one"), replies.text("two"))
+        model = model_for(gateway, streaming)
+        assert texts(await collect(model)) == "one"
+        assert texts(await collect(model)) == "two"
+        assert diagnostics_sent(gateway) == [True, False, False]
+
+
+async def test_once_a_request_with_diagnostics_was_taken_a_400_is_reported_at_once(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    fake.script(replies.text("fine"), replies.error(400, "invalid_request_error", "bad block"))
+    model = model_for(fake, streaming)
+    await collect(model)
+    with pytest.raises(ModelUnavailable, match="bad block"):
+        await collect(model)
+    assert diagnostics_sent(fake) == [True, True]
 
 
 async def test_a_reply_without_stop_reason_is_a_broken_stream(fake: FakeMessagesAPI, streaming: bool) -> None:

@@ -14,9 +14,10 @@ import anyio
 import pytest
 import structlog
 
+from acp_agent.errors import ConnectionClosed, RpcError
 from acp_agent.rpc.endpoint import Endpoint
-from acp_agent.rpc.errors import ConnectionClosed, RpcError
 from acp_agent.rpc.framing import LineReader, LineWriter
+from acp_agent.rpc.outgoing import Outgoing
 
 TIMEOUT = 10
 
@@ -25,7 +26,7 @@ class ScriptedHandler:
     """A handler whose methods each exercise one endpoint rule."""
 
     def __init__(self) -> None:
-        self.endpoint: Endpoint | None = None
+        self.outgoing: Outgoing | None = None
         self.release_slow = anyio.Event()
         self.self_cancelled = anyio.Event()
         self.notifications: list[tuple[str, Any]] = []
@@ -54,8 +55,8 @@ class ScriptedHandler:
         if method == "not_json":
             return {"value": object()}
         if method == "ask_client":
-            assert self.endpoint is not None
-            return {"client said": await self.endpoint.request("fs/read", params, timeout=5)}
+            assert self.outgoing is not None
+            return {"client said": await self.outgoing.request("fs/read", params, timeout=5)}
         raise RpcError.method_not_found(method)
 
     async def handle_notification(self, method: str, params: Any) -> None:
@@ -73,9 +74,9 @@ class Client:
     """The client's side of the two pipes."""
 
     def __init__(
-        self, endpoint: Endpoint, to_agent: LineWriter, to_agent_fd: int, from_agent: LineReader
+        self, outgoing: Outgoing, to_agent: LineWriter, to_agent_fd: int, from_agent: LineReader
     ) -> None:
-        self.endpoint = endpoint
+        self.outgoing = outgoing
         self._to_agent = to_agent
         self._to_agent_fd: int | None = to_agent_fd
         self._from_agent = from_agent
@@ -121,10 +122,11 @@ async def connected(
     c2a_r, c2a_w = os.pipe()
     a2c_r, a2c_w = os.pipe()
     agent_out = LineWriter(a2c_w)
-    endpoint = Endpoint(handler, agent_out)
-    handler.endpoint = endpoint
+    outgoing = Outgoing(agent_out)
+    handler.outgoing = outgoing  # a test double's field: the app passes Outgoing at construction
+    endpoint = Endpoint(handler, outgoing)
     to_agent = LineWriter(c2a_w)
-    client = Client(endpoint, to_agent, c2a_w, LineReader(a2c_r))
+    client = Client(outgoing, to_agent, c2a_w, LineReader(a2c_r))
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(agent_out.run)
@@ -313,7 +315,7 @@ async def test_outgoing_requests_are_matched_by_id_in_any_order() -> None:
     async with connected(handler) as client, anyio.create_task_group() as tg:
 
         async def call(name: str) -> None:
-            results[name] = await client.endpoint.request("fs/read", {"n": name}, timeout=5)
+            results[name] = await client.outgoing.request("fs/read", {"n": name}, timeout=5)
 
         tg.start_soon(call, "a")
         first = await client.recv()
@@ -348,7 +350,7 @@ async def test_client_error_reply_raises_its_rpc_error() -> None:
 
         async def call() -> None:
             with pytest.raises(RpcError) as info:
-                await client.endpoint.request("fs/read_text_file", {}, timeout=5)
+                await client.outgoing.request("fs/read_text_file", {}, timeout=5)
             caught.append(info.value)
 
         tg.start_soon(call)
@@ -371,7 +373,7 @@ async def test_outgoing_timeout_raises_and_tells_the_client() -> None:
 
             async def call() -> None:
                 try:
-                    await client.endpoint.request("session/request_permission", {}, timeout=0.2)
+                    await client.outgoing.request("session/request_permission", {}, timeout=0.2)
                 except TimeoutError as exc:
                     outcome.append(exc)
 
@@ -394,7 +396,7 @@ async def test_cancelled_caller_forgets_the_id_and_tells_the_client() -> None:
     async with connected(ScriptedHandler()) as client:
         async with anyio.create_task_group() as tg:
             tg.start_soon(
-                functools.partial(client.endpoint.request, "terminal/wait_for_exit", {}, timeout=None)
+                functools.partial(client.outgoing.request, "terminal/wait_for_exit", {}, timeout=None)
             )
             request = await client.recv()
             tg.cancel_scope.cancel()
@@ -419,7 +421,7 @@ async def test_eof_calls_on_eof_and_winds_down_within_grace() -> None:
 
             async def call() -> None:
                 try:
-                    await client.endpoint.request("fs/read", {}, timeout=None)
+                    await client.outgoing.request("fs/read", {}, timeout=None)
                 except ConnectionClosed as exc:
                     outgoing_errors.append(exc)
 
@@ -444,4 +446,4 @@ async def test_eof_calls_on_eof_and_winds_down_within_grace() -> None:
     assert len(outgoing_errors) == 1
     assert elapsed < 5
     with pytest.raises(ConnectionClosed):
-        await client.endpoint.request("fs/read", {}, timeout=1)
+        await client.outgoing.request("fs/read", {}, timeout=1)

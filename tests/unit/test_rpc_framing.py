@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_agent.rpc.framing import LineReader, LineTooLong, LineWriter
+from acp_agent.errors import LineTooLong
+from acp_agent.rpc.framing import LineReader, LineWriter
 
 TIMEOUT = 10
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.rpc.errors import ConnectionClosed, RpcError
+from acp_agent.errors import ConnectionClosed, RpcError
 from acp_agent.rpc.messages import (
     ErrorObject,
     Notification,
@@ -179,7 +179,10 @@ def test_notification_and_request_omit_absent_params() -> None:
         (RpcError.internal_error("x"), -32603, None),
         (RpcError.request_cancelled(), -32800, None),
         (RpcError.auth_required("x", {"k": 1}), -32000, {"k": 1}),
-        (RpcError.resource_not_found("x"), -32002, None),
+        (RpcError.session_not_found("s1"), -32002, {"sessionId": "s1"}),
+        (RpcError.queue_full("x", {"waiting": 8}), -32001, {"waiting": 8}),
+        (RpcError.journal_error("x"), -32010, None),
+        (RpcError.unknown_session("s1"), -32602, {"sessionId": "s1"}),
         (ConnectionClosed(), -32603, None),
     ],
 )

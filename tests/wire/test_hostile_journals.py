@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.protocol.errors import JOURNAL_ERROR
+from acp_agent.errors import JOURNAL_ERROR
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import base_env
 from tests.support.agent import AgentProcess

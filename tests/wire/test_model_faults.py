@@ -259,6 +259,10 @@ async def test_exhausted_retries_end_the_turn_with_an_error_that_says_so(case: C
 
 
 async def test_a_400_is_not_retried_and_the_error_carries_the_api_message(case: Case) -> None:
+    # Once the API has taken a request carrying diagnostics, a 400 is never sent again; before
+    # that, it is re-sent once without them (test_anthropic_model.py has those cases).
+    await assert_agent_goes_on(case)
+    case.first_attempt = len(case.fake.api.requests)
     case.script(replies.error(400, "invalid_request_error", "messages.0: unexpected block xyz"))
     response, _ = await case.prompt()
     message, _ = assert_turn_failed(case, response, attempts=1)
