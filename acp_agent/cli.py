@@ -13,7 +13,7 @@ from typing import Any
 from acp_agent import __version__
 from acp_agent.config import GROUPS, Config, Setting, settings
 
-__all__ = ["build_parser", "main", "settings_table"]
+__all__ = ["build_parser", "flag_values", "main", "settings_table"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,7 +65,7 @@ def _flag(setting: Setting) -> dict[str, Any]:
     return keywords
 
 
-def _flags(args: argparse.Namespace) -> dict[str, Any]:
+def flag_values(args: argparse.Namespace) -> dict[str, Any]:
     """The parsed flags by setting name, each as its field takes it (`on`/`off` → bool)."""
     flags: dict[str, Any] = {s.name: getattr(args, s.name) for s in settings()}
     for setting in settings():
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return harness_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
-        config = Config.from_sources(_flags(args))
+        config = Config.from_sources(flag_values(args))
     except ValueError as exc:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2

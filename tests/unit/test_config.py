@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.cli import _flags, build_parser, settings_table
+from acp_agent.cli import build_parser, flag_values, settings_table
 from acp_agent.config import (
     BUILTIN_MODELS,
     DEFAULT_MODEL,
@@ -126,9 +126,12 @@ def test_each_flag_sets_its_field_over_the_variable(setting: Setting) -> None:
     if setting.kind == "both":
         argv = [setting.flag_name if value else "--no-" + setting.flag_name.removeprefix("--")]
     env = {setting.env: _other(setting)} if setting.env else {}
-    config = Config.from_sources(_flags(build_parser().parse_args(argv)), env)
+    config = Config.from_sources(flag_values(build_parser().parse_args(argv)), env)
     assert _value(config, setting) == value
-    assert _value(Config.from_sources(_flags(build_parser().parse_args([])), {}), setting) == setting.default
+    assert (
+        _value(Config.from_sources(flag_values(build_parser().parse_args([])), {}), setting)
+        == setting.default
+    )
 
 
 def test_the_help_shows_each_default_and_variable_from_config() -> None:
