@@ -2,21 +2,41 @@
 
 `Config` is what the process was started with; `Limits` is the per-turn allowance a session runs
 under, which a session may override through `session/new` `_meta["acp-agent"]`.
+
+Each field that can be set from outside carries one `Setting` (in its `Annotated` type): its
+environment variable and its help. With the field's own name, type and default, that is all the CLI
+(`cli.py`), the environment reading (`Config.from_sources`) and the README's table
+(`scripts/config_table.py`) need, so no flag name, variable or default is written twice.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+import types
+import typing
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from acp_agent.errors import LimitsError  # raised by Limits.with_overrides; importers may take it from here
+from acp_agent.errors import LimitsError
 
-__all__ = ["BUILTIN_MODELS", "DEFAULT_MODEL", "Config", "Limits", "LimitsError", "user_config_dir"]
+__all__ = [
+    "BUILTIN_MODELS",
+    "DEFAULT_MODEL",
+    "GROUPS",
+    "Config",
+    "Limits",
+    "Setting",
+    "how_to_set",
+    "settings",
+    "user_config_dir",
+]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The model used when none is configured (docs/decisions.md D2)."""
@@ -24,6 +44,86 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 BUILTIN_MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
 """Models offered when the Models API cannot be asked; a unit test keeps them off the SDK's
 deprecation list."""
+
+GROUPS = ("model", "per-turn limits", "turn strategy", "sessions", "protocol")
+"""The sections of `acp-agent --help` and of the README's table, in order."""
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+LOOP_IDS = ("tools", "verify", "phased")
+ON_LIMITS = ("stop", "wrap_up")
+CACHE_TTLS = ("5m", "1h")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+SettingKind = Literal["value", "on_off", "both", "set", "unset"]
+
+
+def _one_of(choices: tuple[str, ...]) -> str:
+    return f"^({'|'.join(choices)})$"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """How one field is set from outside: put in its type, `Annotated[int, Setting(...)]`.
+
+    Declared with what only it knows (help, variable, how the flag reads); `settings()` binds the
+    field's own name, type and default, which pydantic keeps, so those are never repeated.
+    """
+
+    help: str
+    """What it sets, for `--help` and the README (the default and the variable are added)."""
+    env: str | None = None
+    group: str = "model"
+    unset: str = "off"
+    """What a None default means, in words."""
+    kind: SettingKind = "value"
+    """value: `--flag VALUE`; on_off: `--flag on|off`; both: `--flag` / `--no-flag`;
+    set: `--flag` turns it on; unset: the flag (named `--no-…`) turns it off."""
+    flag: str | None = None
+    """The flag, when it is not `--field-name`."""
+    choices: tuple[str, ...] = ()
+    metavar: str | None = None
+    # bound by settings() from the field:
+    name: str = ""
+    default: Any = None
+    value_type: type = str
+    per_turn: bool = False
+    """It lives in `Limits` (a session may override it), not in `Config` itself."""
+
+    @property
+    def flag_name(self) -> str:
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    @property
+    def default_text(self) -> str:
+        """The default as `--help` and the README show it."""
+        if self.kind in ("set", "unset"):
+            return "off"  # the switch is not given
+        if self.default is None:
+            return self.unset
+        if isinstance(self.default, bool):
+            return "on" if self.default else "off"
+        if isinstance(self.default, float):
+            return format(self.default, "g")
+        return str(self.default)
+
+    def parse(self, raw: str) -> Any:
+        """An environment value as the field takes it.
+
+        Raises:
+            ValueError: it does not parse; the message names the variable.
+        """
+        if self.value_type is bool:
+            if raw.strip().lower() in {"1", "true", "yes", "on"}:
+                return True
+            if raw.strip().lower() in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(f"{self.env} must be on or off (1 or 0), not {raw!r}")
+        if self.value_type in (int, float):
+            try:
+                return self.value_type(raw)
+            except ValueError:
+                raise ValueError(f"{self.env} must be a number, not {raw!r}") from None
+        return raw
 
 
 def user_config_dir() -> Path:
@@ -33,24 +133,48 @@ def user_config_dir() -> Path:
     return Path(platformdirs.user_config_dir("acp-agent"))
 
 
+_LIMITS, _STRATEGY, _SESSIONS, _PROTOCOL = GROUPS[1:]
+
+
 class Limits(BaseModel):
     """The per-turn budgets (docs/decisions.md C4). `None` turns a budget off."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
 
-    max_turn_requests: int = Field(50, ge=1)
+    max_turn_requests: Annotated[
+        int, Setting("model requests allowed per prompt turn", "ACP_AGENT_MAX_TURN_REQUESTS", _LIMITS)
+    ] = Field(50, ge=1)
     """Model requests allowed in one prompt turn; the N+1st is never sent."""
-    max_tool_calls: int | None = Field(200, ge=0)
+    max_tool_calls: Annotated[
+        int | None, Setting("tool calls allowed per prompt turn", "ACP_AGENT_MAX_TOOL_CALLS", _LIMITS)
+    ] = Field(200, ge=0)
     """Tool calls started in one prompt turn."""
-    max_turn_seconds: float | None = Field(3600.0, gt=0)
+    max_turn_seconds: Annotated[
+        float | None, Setting("wall clock per prompt turn, in seconds", "ACP_AGENT_MAX_TURN_SECONDS", _LIMITS)
+    ] = Field(3600.0, gt=0)
     """Wall clock for one prompt turn (a backstop; the editor's cancel is the real control)."""
-    max_turn_output_tokens: int | None = Field(None, ge=1)
+    max_turn_output_tokens: Annotated[
+        int | None, Setting("output tokens per prompt turn", "ACP_AGENT_MAX_TURN_OUTPUT_TOKENS", _LIMITS)
+    ] = Field(None, ge=1)
     """Output tokens summed over the turn's requests."""
-    max_turn_input_tokens: int | None = Field(None, ge=1)
+    max_turn_input_tokens: Annotated[
+        int | None, Setting("input tokens per prompt turn", "ACP_AGENT_MAX_TURN_INPUT_TOKENS", _LIMITS)
+    ] = Field(None, ge=1)
     """Input tokens summed over the turn's requests."""
-    max_turn_cost_usd: float | None = Field(None, gt=0)
+    max_turn_cost_usd: Annotated[
+        float | None,
+        Setting("spend per prompt turn in USD (needs a known price)", "ACP_AGENT_MAX_TURN_COST_USD", _LIMITS),
+    ] = Field(None, gt=0)
     """Spend per turn in USD (needs a known price for the model; reported as costUsd)."""
-    repeat_limit: int = Field(5, ge=0)
+    repeat_limit: Annotated[
+        int,
+        Setting(
+            "the Nth identical tool call with an identical result ends the turn; a note goes to the "
+            "model at the 3rd; 0 = off",
+            "ACP_AGENT_REPEAT_LIMIT",
+            _LIMITS,
+        ),
+    ] = Field(5, ge=0)
     """The Nth identical tool call with an identical result ends the turn (nudge at 3; 0 = off)."""
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Limits:
@@ -88,65 +212,226 @@ class Config(BaseModel):
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
-    model: str = DEFAULT_MODEL
+    model: Annotated[
+        str, Setting("model id, or replay:FILE to serve a recorded cassette", "ACP_AGENT_MODEL")
+    ] = DEFAULT_MODEL
     """Model id sent to the Messages API."""
-    max_tokens: int = Field(16_000, ge=1)
+    max_tokens: Annotated[int, Setting("max_tokens per model request", "ACP_AGENT_MAX_TOKENS")] = Field(
+        16_000, ge=1
+    )
     """max_tokens of each model request (below the SDK's non-streaming guard)."""
-    streaming: bool = True
+    streaming: Annotated[
+        bool,
+        Setting(
+            "stream replies over SSE, or make one non-streaming request per model call",
+            "ACP_AGENT_STREAMING",
+            kind="both",
+            flag="--stream",
+        ),
+    ] = True
     """Stream replies (SSE) or make one non-streaming request per model call."""
-    base_url: str | None = None
+    base_url: Annotated[
+        str | None, Setting("Messages API base URL, without /v1", "ANTHROPIC_BASE_URL", unset="the SDK's")
+    ] = None
     """Messages API base URL (no /v1); None lets the SDK read ANTHROPIC_BASE_URL."""
-    max_retries: int = Field(2, ge=0)
+    max_retries: Annotated[
+        int,
+        Setting("retries per model request, only before any output was relayed", "ACP_AGENT_MAX_RETRIES"),
+    ] = Field(2, ge=0)
     """Retries of one model request, only while nothing of it was relayed."""
-    stall_seconds: float = Field(120.0, gt=0)
+    stall_seconds: Annotated[
+        float, Setting("a stream silent this many seconds has stalled", "ACP_AGENT_STALL_SECONDS")
+    ] = Field(120.0, gt=0)
     """A stream that yields no event for this long has stalled."""
-    request_timeout: float = Field(600.0, gt=0)
+    request_timeout: Annotated[
+        float,
+        Setting(
+            "read timeout of a non-streaming request in seconds; not retried", "ACP_AGENT_REQUEST_TIMEOUT"
+        ),
+    ] = Field(600.0, gt=0)
     """Read timeout of a non-streaming request (not retried)."""
-    context_window: int | None = Field(None, ge=1)
+    context_window: Annotated[
+        int | None,
+        Setting(
+            "context window for usage_update and compaction",
+            "ACP_AGENT_CONTEXT_WINDOW",
+            unset="the model's, e.g. 1000000 on the 5.x models",
+        ),
+    ] = Field(None, ge=1)
     """Context window (usage_update.size, compaction); None → the model's own (its profile)."""
-    compact_at: float = Field(0.8, ge=0, le=1)
+    compact_at: Annotated[
+        float,
+        Setting(
+            "summarise older turns when a request's context passes this fraction of the context "
+            "window; 0 = never",
+            "ACP_AGENT_COMPACT_AT",
+        ),
+    ] = Field(0.8, ge=0, le=1)
     """Compact older turns when a request's context passes this fraction of the window (0 = off)."""
-    thinking_budget: int | None = Field(None, ge=1024)
+    thinking_budget: Annotated[
+        int | None,
+        Setting(
+            "a thinking budget in tokens (≥ 1024), only for models that take one, such as "
+            "claude-haiku-4-5; the 5.x models think adaptively: use --effort",
+            "ACP_AGENT_THINKING_BUDGET",
+        ),
+    ] = Field(None, ge=1024)
     """A thinking budget in tokens, only for models that take one (Haiku 4.5); None: the model's
     own thinking (adaptive on the 5.x models)."""
-    effort: str | None = Field(None, pattern="^(low|medium|high|xhigh|max)$")
+    effort: Annotated[
+        str | None,
+        Setting(
+            "output_config.effort of every request", "ACP_AGENT_EFFORT", unset="the model's", choices=EFFORTS
+        ),
+    ] = Field(None, pattern=_one_of(EFFORTS))
     """output_config.effort of every request; None: the model's default."""
-    prompt_cache: bool = True
+    prompt_cache: Annotated[
+        bool,
+        Setting(
+            "mark prompt-cache breakpoints on every request (some gateways reject cache_control)",
+            "ACP_AGENT_PROMPT_CACHE",
+            kind="on_off",
+        ),
+    ] = True
     """Mark cache breakpoints on every request (some gateways reject cache_control)."""
-    cache_ttl: str = Field("5m", pattern="^(5m|1h)$")
+    cache_ttl: Annotated[
+        str,
+        Setting(
+            "TTL of the fixed cache breakpoints on tools and system",
+            "ACP_AGENT_CACHE_TTL",
+            choices=CACHE_TTLS,
+        ),
+    ] = Field("5m", pattern=_one_of(CACHE_TTLS))
     """TTL of the fixed breakpoints (tools, system); the sliding ones always use 5m."""
-    max_line_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    max_line_bytes: Annotated[
+        int, Setting("longest JSON-RPC line accepted, in bytes", "ACP_AGENT_MAX_LINE_BYTES", _PROTOCOL)
+    ] = Field(50 * 1024 * 1024, ge=1024)
     """Longest JSON-RPC line accepted on stdin."""
-    state_dir: Path | None = None
+    log_level: Annotated[
+        str, Setting("stderr log level", "ACP_AGENT_LOG_LEVEL", _PROTOCOL, choices=LOG_LEVELS)
+    ] = "info"
+    """Level of the stderr log (an unknown level logs at info)."""
+    state_dir: Annotated[
+        Path | None,
+        Setting(
+            "where session journals live",
+            "ACP_AGENT_STATE_DIR",
+            _SESSIONS,
+            unset="the user data dir + /sessions, e.g. ~/.local/share/acp-agent/sessions",
+        ),
+    ] = None
     """Where session journals live; None → the user data dir (XDG) + /sessions."""
-    journal: bool = True
+    journal: Annotated[
+        bool,
+        Setting(
+            "keep no session journal (session/load, list, resume, close and delete are then not offered)",
+            group=_SESSIONS,
+            kind="unset",
+            flag="--no-journal",
+        ),
+    ] = True
     """Keep a journal per session (enables session/load, list, resume, close, delete)."""
-    keep_days: float = Field(30, ge=0)
+    keep_days: Annotated[
+        float,
+        Setting(
+            "remove journals untouched this many days at start-up; 0 = keep them all",
+            "ACP_AGENT_KEEP_DAYS",
+            _SESSIONS,
+        ),
+    ] = Field(30, ge=0)
     """Journals untouched this long are removed at start-up (0 keeps them all)."""
-    loop: str = "tools"
+    loop: Annotated[
+        str,
+        Setting(
+            "tools: the plain tool loop; verify: check each finished attempt and retry on a fail; "
+            "phased: plan (read-only) → approve → act → verify",
+            "ACP_AGENT_LOOP",
+            _STRATEGY,
+            choices=LOOP_IDS,
+        ),
+    ] = "tools"
     """The turn strategy: tools (the plain loop), verify (check and retry), phased (plan → act)."""
-    verify_cmd: str | None = None
+    verify_cmd: Annotated[
+        str | None,
+        Setting(
+            'the check for verify/phased: a shell command, exit 0 = pass (e.g. "pytest -q")',
+            "ACP_AGENT_VERIFY_CMD",
+            _STRATEGY,
+            unset="none",
+            metavar="CMD",
+        ),
+    ] = None
     """verify/phased: a shell command whose exit 0 means the work passes (e.g. "pytest -q")."""
-    verify_rubric: str | None = None
+    verify_rubric: Annotated[
+        str | None,
+        Setting(
+            "without a command: the rubric a model judge scores the work against",
+            "ACP_AGENT_VERIFY_RUBRIC",
+            _STRATEGY,
+            unset="none",
+            metavar="TEXT",
+        ),
+    ] = None
     """verify/phased without a command: the rubric a model judge scores the work against."""
-    verify_threshold: float = Field(0.8, ge=0, le=1)
+    verify_threshold: Annotated[
+        float, Setting("the judge's score needed to pass", "ACP_AGENT_VERIFY_THRESHOLD", _STRATEGY)
+    ] = Field(0.8, ge=0, le=1)
     """The judge's score needed to pass (with its `passed` verdict)."""
-    max_trials: int = Field(3, ge=1)
+    max_trials: Annotated[
+        int,
+        Setting(
+            "failed verifications before the turn ends with limit maxTrials",
+            "ACP_AGENT_MAX_TRIALS",
+            _STRATEGY,
+        ),
+    ] = Field(3, ge=1)
     """Failed verifications allowed before the turn ends with limit maxTrials."""
-    on_limit: str = Field("stop", pattern="^(stop|wrap_up)$")
+    on_limit: Annotated[
+        str,
+        Setting(
+            "stop: a budget ends the turn as it is; wrap_up: the last allowed request has no tools "
+            "and asks for a summary",
+            "ACP_AGENT_ON_LIMIT",
+            _LIMITS,
+            choices=ON_LIMITS,
+        ),
+    ] = Field("stop", pattern=_one_of(ON_LIMITS))
     """stop: a budget ends the turn as it is; wrap_up: the last allowed request asks for a summary."""
-    prices: Path | None = None
+    prices: Annotated[
+        Path | None,
+        Setting(
+            "JSON price table (USD per million tokens by model) over the built-in one",
+            "ACP_AGENT_PRICES",
+            _LIMITS,
+            unset="the built-in table",
+            metavar="FILE",
+        ),
+    ] = None
     """JSON price table (USD per million tokens by model) over the built-in one."""
-    record: Path | None = None
+    record: Annotated[
+        Path | None,
+        Setting(
+            "save every Messages API exchange to this JSON-lines cassette (replay it with "
+            "--model replay:FILE)",
+            metavar="FILE",
+        ),
+    ] = None
     """Save every Messages API exchange of the run to this JSON-lines cassette."""
-    replay_strict: bool = False
+    replay_strict: Annotated[
+        bool,
+        Setting(
+            "with --model replay:FILE, fail when the model, the tool names or the last user message "
+            "differ from the recording",
+            kind="set",
+        ),
+    ] = False
     """With --model replay:FILE, also compare model, tool names and last user message."""
     limits: Limits = Limits()
     """Per-turn budgets; sessions may override them."""
 
     @classmethod
     def from_sources(cls, flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Config:
-        """Flags (None = not given) over environment over defaults.
+        """Flags (by setting name; None = not given) over environment over defaults.
 
         Raises:
             ValueError: an environment value does not parse; the message names the variable.
@@ -154,96 +439,47 @@ class Config(BaseModel):
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
         limits: dict[str, Any] = {}
-        for name, var, target in _ENV_MAP:
-            raw = flags.get(name)
-            if raw is None and env.get(var, "") != "":
-                raw = _parse_env(var, env[var], name)
+        for setting in settings():
+            raw = flags.get(setting.name)
+            if raw is None and setting.env is not None and env.get(setting.env, "") != "":
+                raw = setting.parse(env[setting.env])
             if raw is not None:
-                (limits if target == "limits" else values)[name] = raw
-        mapped = {name for name, _, _ in _ENV_MAP}
-        values.update(
-            {
-                name: value
-                for name, value in flags.items()
-                if name not in mapped and name in cls.model_fields and value is not None
-            }
-        )
+                (limits if setting.per_turn else values)[setting.name] = raw
         if limits:
             values["limits"] = Limits(**limits)
         return cls(**values)
 
 
-_ENV_MAP: tuple[tuple[str, str, str], ...] = (
-    ("model", "ACP_AGENT_MODEL", "config"),
-    ("max_tokens", "ACP_AGENT_MAX_TOKENS", "config"),
-    ("streaming", "ACP_AGENT_STREAMING", "config"),
-    ("base_url", "ANTHROPIC_BASE_URL", "config"),
-    ("max_retries", "ACP_AGENT_MAX_RETRIES", "config"),
-    ("stall_seconds", "ACP_AGENT_STALL_SECONDS", "config"),
-    ("request_timeout", "ACP_AGENT_REQUEST_TIMEOUT", "config"),
-    ("context_window", "ACP_AGENT_CONTEXT_WINDOW", "config"),
-    ("thinking_budget", "ACP_AGENT_THINKING_BUDGET", "config"),
-    ("effort", "ACP_AGENT_EFFORT", "config"),
-    ("prompt_cache", "ACP_AGENT_PROMPT_CACHE", "config"),
-    ("cache_ttl", "ACP_AGENT_CACHE_TTL", "config"),
-    ("compact_at", "ACP_AGENT_COMPACT_AT", "config"),
-    ("loop", "ACP_AGENT_LOOP", "config"),
-    ("verify_cmd", "ACP_AGENT_VERIFY_CMD", "config"),
-    ("verify_rubric", "ACP_AGENT_VERIFY_RUBRIC", "config"),
-    ("verify_threshold", "ACP_AGENT_VERIFY_THRESHOLD", "config"),
-    ("max_trials", "ACP_AGENT_MAX_TRIALS", "config"),
-    ("max_line_bytes", "ACP_AGENT_MAX_LINE_BYTES", "config"),
-    ("state_dir", "ACP_AGENT_STATE_DIR", "config"),
-    ("keep_days", "ACP_AGENT_KEEP_DAYS", "config"),
-    ("max_turn_requests", "ACP_AGENT_MAX_TURN_REQUESTS", "limits"),
-    ("max_tool_calls", "ACP_AGENT_MAX_TOOL_CALLS", "limits"),
-    ("max_turn_seconds", "ACP_AGENT_MAX_TURN_SECONDS", "limits"),
-    ("max_turn_output_tokens", "ACP_AGENT_MAX_TURN_OUTPUT_TOKENS", "limits"),
-    ("max_turn_input_tokens", "ACP_AGENT_MAX_TURN_INPUT_TOKENS", "limits"),
-    ("repeat_limit", "ACP_AGENT_REPEAT_LIMIT", "limits"),
-    ("max_turn_cost_usd", "ACP_AGENT_MAX_TURN_COST_USD", "limits"),
-    ("on_limit", "ACP_AGENT_ON_LIMIT", "config"),
-    ("prices", "ACP_AGENT_PRICES", "config"),
-)
-"""(setting, environment variable, where it lives). The CLI's flags use the same setting names."""
+@functools.cache
+def settings() -> tuple[Setting, ...]:
+    """Every setting of `Config` and `Limits`, bound to its field, by group then field order.
 
-ENV_VARS: dict[str, str] = {name: var for name, var, _ in _ENV_MAP}
-
-
-def _parse_env(var: str, raw: str, name: str) -> Any:
-    if name in {"streaming", "prompt_cache"}:
-        if raw.strip().lower() in {"1", "true", "yes", "on"}:
-            return True
-        if raw.strip().lower() in {"0", "false", "no", "off"}:
-            return False
-        raise ValueError(f"{var} must be on or off (1 or 0), not {raw!r}")
-    if name in {
-        "model",
-        "base_url",
-        "state_dir",
-        "loop",
-        "verify_cmd",
-        "verify_rubric",
-        "on_limit",
-        "prices",
-        "effort",
-        "cache_ttl",
-    }:
-        return raw
-    try:
-        return (
-            float(raw)
-            if name
-            in {
-                "stall_seconds",
-                "request_timeout",
-                "max_turn_seconds",
-                "keep_days",
-                "compact_at",
-                "verify_threshold",
-                "max_turn_cost_usd",
-            }
-            else int(raw)
+    Built on first use (the CLI's, or the environment's reading), not at import.
+    """
+    found = [
+        dataclasses.replace(
+            meta,
+            name=name,
+            default=field.default,
+            value_type=_value_type(field.annotation),
+            per_turn=model is Limits,
         )
-    except ValueError:
-        raise ValueError(f"{var} must be a number, not {raw!r}") from None
+        for model in (Limits, Config)
+        for name, field in model.model_fields.items()
+        for meta in field.metadata
+        if isinstance(meta, Setting)
+    ]
+    return tuple(sorted(found, key=lambda s: GROUPS.index(s.group)))
+
+
+def how_to_set(name: str) -> str:
+    """`--flag / ENV_VAR` of one setting, for messages that tell the user what to change."""
+    setting = next(s for s in settings() if s.name == name)
+    return f"{setting.flag_name} / {setting.env}" if setting.env else setting.flag_name
+
+
+def _value_type(annotation: Any) -> type:
+    """The type a setting's value has, without its None: `int | None` → int."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        (annotation,) = (a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation if isinstance(annotation, type) else str

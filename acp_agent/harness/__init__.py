@@ -2,7 +2,8 @@
 
 `acp-agent smoke` (`smoke.smoke_main`) runs one prompt turn against any ACP agent and shows it;
 `acp-agent harness` (`script.harness_main`) runs a JSON-lines script of JSON-RPC steps and
-reports each step. Both drive the agent through `client.spawn_agent`. Nothing here is imported
+reports each step. Both drive the agent through `client.AgentClient` (the test suite does too), which
+checks every line the agent writes with `wire.Transcript`. Nothing here is imported
 by the agent itself, and these are the only modules of the package that write to stdout.
 """
 

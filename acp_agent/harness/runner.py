@@ -199,9 +199,10 @@ class ScriptRunner:
             return ""
         assert isinstance(step, CloseStep)
         await client.close_stdin()
-        code = await client.wait_exit(timeout)
-        if code is None:
-            raise StepFailed(f"the agent was still running {timeout} s after its stdin closed")
+        try:
+            code = await client.wait_exit(timeout)
+        except TimeoutError:
+            raise StepFailed(f"the agent was still running {timeout} s after its stdin closed") from None
         if step.exit_code is not None and code != step.exit_code:
             raise StepFailed(f"the agent exited with code {code}, not {step.exit_code}")
         return f"exit code {code}"
@@ -249,7 +250,7 @@ class ScriptRunner:
             return None
 
         try:
-            found = await client.wait_for(probe, timeout, "matching the pattern")
+            found = await client.wait_until(probe, timeout, "message matching the pattern")
         except TimeoutError:
             raise StepFailed(
                 f"no message matched within {timeout} s; {self.closest(step.match, start)}"

@@ -171,7 +171,7 @@ async def _watch_interrupts(
                 await client.notify("session/cancel", {"sessionId": session_id})
             else:
                 printer.line("killing the agent", "yellow")
-                client.interrupt(signal.SIGKILL)
+                client.send_signal(signal.SIGKILL)
 
 
 def _auth_help(init: Mapping[str, Any], printer: TurnPrinter) -> None:
@@ -184,7 +184,7 @@ def _auth_help(init: Mapping[str, Any], printer: TurnPrinter) -> None:
 
 
 async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter, editor: Editor) -> int:
-    init = await client.request(
+    init = await client.call(
         "initialize",
         {
             "protocolVersion": 1,
@@ -203,7 +203,7 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
         "dim",
     )
     try:
-        new = await client.request("session/new", {"cwd": str(options.cwd), "mcpServers": []})
+        new = await client.call("session/new", {"cwd": str(options.cwd), "mcpServers": []})
     except AgentRpcError as exc:
         if exc.code != -32000:
             raise

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from acp_agent.config import Config, LimitsError
-from acp_agent.errors import RpcError
+from acp_agent.config import Config
+from acp_agent.errors import LimitsError, RpcError
 from acp_agent.lazy import aload
 from acp_agent.model.profiles import (
     ModelProfile,

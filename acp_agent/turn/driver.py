@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import structlog
 
+from acp_agent.config import how_to_set
 from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.history import History, Mark
@@ -39,15 +40,15 @@ class TurnResult:
     """The turn's final text (the partial text when a limit or cancel ended it)."""
 
 
-_HOW_TO_RAISE = {
-    "maxTurnRequests": ("model requests", "--max-turn-requests / ACP_AGENT_MAX_TURN_REQUESTS"),
-    "maxToolCalls": ("tool calls", "--max-tool-calls / ACP_AGENT_MAX_TOOL_CALLS"),
-    "maxTurnSeconds": ("seconds", "--max-turn-seconds / ACP_AGENT_MAX_TURN_SECONDS"),
-    "maxTurnOutputTokens": ("output tokens", "--max-turn-output-tokens / ACP_AGENT_MAX_TURN_OUTPUT_TOKENS"),
-    "maxTurnInputTokens": ("input tokens", "--max-turn-input-tokens / ACP_AGENT_MAX_TURN_INPUT_TOKENS"),
-    "repeatedToolCall": ("identical tool calls", "--repeat-limit / ACP_AGENT_REPEAT_LIMIT"),
-    "maxTurnCostUsd": ("USD", "--max-turn-cost-usd / ACP_AGENT_MAX_TURN_COST_USD"),
-    "maxTrials": ("failed verifications", "--max-trials / ACP_AGENT_MAX_TRIALS"),
+_HOW_TO_RAISE = {  # limit → (its unit, the setting that raises it)
+    "maxTurnRequests": ("model requests", "max_turn_requests"),
+    "maxToolCalls": ("tool calls", "max_tool_calls"),
+    "maxTurnSeconds": ("seconds", "max_turn_seconds"),
+    "maxTurnOutputTokens": ("output tokens", "max_turn_output_tokens"),
+    "maxTurnInputTokens": ("input tokens", "max_turn_input_tokens"),
+    "repeatedToolCall": ("identical tool calls", "repeat_limit"),
+    "maxTurnCostUsd": ("USD", "max_turn_cost_usd"),
+    "maxTrials": ("failed verifications", "max_trials"),
 }
 
 
@@ -56,7 +57,8 @@ def limit_notice(limit: str, meter: TurnMeter, record: Mapping[str, Any] | None 
 
     The limit's value comes from the meter's limits, else from the `_meta` record (maxTrials).
     """
-    what, how = _HOW_TO_RAISE.get(limit, ("budget", "session/new _meta"))
+    what, setting = _HOW_TO_RAISE.get(limit, ("budget", None))
+    how = how_to_set(setting) if setting else "session/new _meta"
     key = "repeatLimit" if limit == "repeatedToolCall" else limit
     value = meter.limits.model_dump(by_alias=True).get(key)
     if value is None and record is not None:

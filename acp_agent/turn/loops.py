@@ -11,12 +11,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from acp_agent.config import LimitsError
+from acp_agent.config import Config, how_to_set
+from acp_agent.errors import LimitsError
 
-__all__ = ["DEFAULT_MAX_TRIALS", "DEFAULT_THRESHOLD", "LOOPS", "NEEDS_EVALUATOR", "LoopChoice", "choose_loop"]
+__all__ = [
+    "DEFAULT_MAX_TRIALS",
+    "DEFAULT_THRESHOLD",
+    "LOOPS",
+    "LoopChoice",
+    "LoopProblem",
+    "choose_loop",
+]
 
-DEFAULT_MAX_TRIALS = 3
-DEFAULT_THRESHOLD = 0.8
+DEFAULT_MAX_TRIALS: int = Config.model_fields["max_trials"].default
+DEFAULT_THRESHOLD: float = Config.model_fields["verify_threshold"].default
 
 LOOPS: dict[str, tuple[str, str]] = {
     "tools": ("Tools", "The plain tool loop: the turn ends when the model ends its reply."),
@@ -33,12 +41,22 @@ LOOPS: dict[str, tuple[str, str]] = {
 }
 """Loop id → (name, description): the values of the `loop` config option."""
 
-NEEDS_EVALUATOR = (
-    "loop 'verify' needs something to check the work with: set a command (--verify-cmd, "
-    'ACP_AGENT_VERIFY_CMD or session/new _meta["acp-agent"]["verifyCommand"], e.g. "pytest -q") '
-    "or a rubric for a model judge (--verify-rubric, ACP_AGENT_VERIFY_RUBRIC or "
-    '_meta["acp-agent"]["verifyRubric"])'
-)
+
+def _needs_evaluator() -> str:
+    """What to set when loop `verify` has nothing to check the work with."""
+    return (
+        f"loop 'verify' needs something to check the work with: set a command ({how_to_set('verify_cmd')} "
+        'or session/new _meta["acp-agent"]["verifyCommand"], e.g. "pytest -q") or a rubric for a model '
+        f'judge ({how_to_set("verify_rubric")} or _meta["acp-agent"]["verifyRubric"])'
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LoopProblem:
+    """Why a loop choice cannot run, and the `_meta["acp-agent"]` field to blame."""
+
+    field: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +69,29 @@ class LoopChoice:
     verify_threshold: float = DEFAULT_THRESHOLD
     max_trials: int = DEFAULT_MAX_TRIALS
 
+    def problem(self) -> LoopProblem | None:
+        """What stops this choice from running (an unknown loop, `verify` with neither command nor
+        rubric, a bad number), or None when it can run."""
+        if self.loop not in LOOPS:
+            return LoopProblem("loop", f"unknown loop {self.loop!r}: one of {', '.join(LOOPS)}")
+        if not 0.0 <= self.verify_threshold <= 1.0:
+            return LoopProblem(
+                "verifyThreshold", f"the verify threshold must be within 0..1, not {self.verify_threshold!r}"
+            )
+        if self.max_trials < 1:
+            return LoopProblem("maxTrials", f"maxTrials must be at least 1, not {self.max_trials!r}")
+        if self.loop == "verify" and self.command is None and self.rubric is None:
+            return LoopProblem("loop", _needs_evaluator())
+        return None
+
     def check(self) -> LoopChoice:
         """Returns self when the choice can run.
 
         Raises:
-            ValueError: an unknown loop, `verify` with neither command nor rubric, or a bad
-                number; the message says what to set.
+            ValueError: the choice cannot run (see `problem`); the message says what to set.
         """
-        if self.loop not in LOOPS:
-            raise ValueError(f"unknown loop {self.loop!r}: one of {', '.join(LOOPS)}")
-        if not 0.0 <= self.verify_threshold <= 1.0:
-            raise ValueError(f"the verify threshold must be within 0..1, not {self.verify_threshold!r}")
-        if self.max_trials < 1:
-            raise ValueError(f"maxTrials must be at least 1, not {self.max_trials!r}")
-        if self.loop == "verify" and self.command is None and self.rubric is None:
-            raise ValueError(NEEDS_EVALUATOR)
+        if (found := self.problem()) is not None:
+            raise ValueError(found.message)
         return self
 
     @property
@@ -125,11 +151,6 @@ def choose_loop(config: Any, overrides: Mapping[str, Any]) -> LoopChoice:
         ),
         max_trials=_number(overrides, "maxTrials", max_trials or DEFAULT_MAX_TRIALS, int),
     )
-    try:
-        return choice.check()
-    except ValueError as exc:
-        message = str(exc)
-        field = (
-            "maxTrials" if "maxTrials" in message else "verifyThreshold" if "threshold" in message else "loop"
-        )
-        raise LimitsError(field, message) from None
+    if (found := choice.problem()) is not None:
+        raise LimitsError(found.field, found.message)
+    return choice

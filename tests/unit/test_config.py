@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from acp_agent.cli import build_parser
-from acp_agent.config import BUILTIN_MODELS, DEFAULT_MODEL, ENV_VARS, Config, Limits, LimitsError
+from acp_agent.cli import build_parser, flag_values, settings_table
+from acp_agent.config import (
+    BUILTIN_MODELS,
+    DEFAULT_MODEL,
+    Config,
+    Limits,
+    LimitsError,
+    Setting,
+    how_to_set,
+    settings,
+)
+from acp_agent.turn.loops import LOOPS, LoopChoice
+from scripts.config_table import README, with_table
 
 
 def test_defaults_hold_without_flags_or_environment() -> None:
@@ -56,18 +69,111 @@ def test_max_turn_requests_override_must_be_a_positive_integer(bad: object) -> N
     assert caught.value.field == "maxTurnRequests"
 
 
-def test_every_setting_has_a_flag_and_appears_in_the_readme() -> None:
-    from pathlib import Path
+def test_every_field_is_declared_once_as_a_setting() -> None:
+    declared = {s.name for s in settings()}
+    assert declared == (set(Config.model_fields) - {"limits"}) | set(Limits.model_fields)
+    assert len(declared) == len(settings())
+    envs = [s.env for s in settings() if s.env]
+    assert len(envs) == len(set(envs)) and all(e.startswith(("ACP_AGENT_", "ANTHROPIC_")) for e in envs)
+    flags = [s.flag_name for s in settings()]
+    assert len(flags) == len(set(flags))
+    assert tuple(LOOPS) == _setting("loop").choices
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    help_text = build_parser().format_help()
-    for name, var in ENV_VARS.items():
-        flag = "--" + name.replace("_", "-")
-        if name == "streaming":
-            flag = "--stream"
-        assert flag in help_text, flag
-        assert f"`{flag}" in readme, flag
-        assert var in readme, var
+
+def _setting(name: str) -> Setting:
+    return next(s for s in settings() if s.name == name)
+
+
+def _sample(setting: Setting) -> tuple[str, object]:
+    """A valid non-default value for the setting, as text and as the field holds it."""
+    if setting.value_type is bool:
+        return ("off" if setting.default else "on"), not setting.default
+    if setting.choices:
+        return setting.choices[-1], setting.choices[-1]
+    if setting.value_type is int:
+        return "2048", 2048
+    if setting.value_type is float:
+        return "0.5", 0.5
+    if setting.value_type is Path:
+        return "some/file", Path("some/file")
+    return "some-text", "some-text"
+
+
+def _other(setting: Setting) -> str:
+    """Another valid value, different from `_sample`'s, for the environment to lose with."""
+    if setting.value_type is bool:
+        return "on" if setting.default else "off"
+    if setting.choices:
+        return setting.choices[0]
+    return "1111" if setting.value_type in (int, float) else "from-env"
+
+
+def _value(config: Config, setting: Setting) -> object:
+    return getattr(config.limits if setting.per_turn else config, setting.name)
+
+
+@pytest.mark.parametrize("setting", [s for s in settings() if s.env], ids=lambda s: s.env)
+def test_each_variable_sets_its_field(setting: Setting) -> None:
+    text, value = _sample(setting)
+    assert setting.env is not None
+    assert _value(Config.from_sources({}, {setting.env: text}), setting) == value
+
+
+@pytest.mark.parametrize("setting", settings(), ids=lambda s: s.flag_name)
+def test_each_flag_sets_its_field_over_the_variable(setting: Setting) -> None:
+    text, value = _sample(setting)
+    argv = [setting.flag_name] if setting.kind in ("set", "unset") else [setting.flag_name, text]
+    if setting.kind == "both":
+        argv = [setting.flag_name if value else "--no-" + setting.flag_name.removeprefix("--")]
+    env = {setting.env: _other(setting)} if setting.env else {}
+    config = Config.from_sources(flag_values(build_parser().parse_args(argv)), env)
+    assert _value(config, setting) == value
+    assert (
+        _value(Config.from_sources(flag_values(build_parser().parse_args([])), {}), setting)
+        == setting.default
+    )
+
+
+def test_the_help_shows_each_default_and_variable_from_config() -> None:
+    help_text = " ".join(build_parser().format_help().split())
+    assert (
+        "model requests allowed per prompt turn (default: 50) [env ACP_AGENT_MAX_TURN_REQUESTS]" in help_text
+    )
+    assert f"(default: {DEFAULT_MODEL}) [env ACP_AGENT_MODEL]" in help_text
+    assert "(default: 52428800) [env ACP_AGENT_MAX_LINE_BYTES]" in help_text
+    for setting in settings():
+        assert setting.flag_name in help_text
+        assert setting.env is None or f"[env {setting.env}]" in help_text
+
+
+def test_messages_name_the_flag_and_variable_of_a_setting() -> None:
+    assert how_to_set("max_trials") == "--max-trials / ACP_AGENT_MAX_TRIALS"
+    assert how_to_set("replay_strict") == "--replay-strict"
+    with pytest.raises(ValueError, match="--verify-cmd / ACP_AGENT_VERIFY_CMD"):
+        LoopChoice("verify").check()
+
+
+@pytest.mark.parametrize(
+    ("choice", "field"),
+    [
+        (LoopChoice("loops"), "loop"),
+        (LoopChoice("verify"), "loop"),
+        (LoopChoice("tools", max_trials=0), "maxTrials"),
+        (LoopChoice("tools", verify_threshold=1.5), "verifyThreshold"),
+        (LoopChoice("maxTrials"), "loop"),  # named by the check that failed, never by the message's words
+    ],
+)
+def test_a_loop_problem_names_its_field(choice: LoopChoice, field: str) -> None:
+    problem = choice.problem()
+    assert problem is not None and problem.field == field
+    with pytest.raises(ValueError, match="^" + problem.message[:20]):
+        choice.check()
+
+
+def test_the_readme_table_is_the_generated_one() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert with_table(readme) == readme, "README.md's settings table is stale: run scripts/config_table.py"
+    assert settings_table() in readme
 
 
 def test_built_in_models_are_not_deprecated_in_the_installed_sdk() -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import os
+import signal
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.harness.client import AgentSpawnError, spawn_agent
 from tests.support.agent import AgentExitedError, AgentProcess, RpcError, base_env
 from tests.support.procs import alive
 from tests.support.schema import (
@@ -422,7 +425,7 @@ async def test_next_message_and_wait_for_see_past_and_future_messages(stand_in: 
         await agent.request("stand_in/send", {"message": {**note, "params": {"n": 2}}})
         assert (await agent.wait_for(lambda m: m["params"]["n"] == 2))["params"] == {"n": 2}
         assert (await agent.wait_for(lambda m: m["params"]["n"] == 1))["params"] == {"n": 1}
-        with pytest.raises(TimeoutError, match="no another message"):
+        with pytest.raises(TimeoutError, match="no new message"):
             await agent.next_message(timeout=0.2)
 
 
@@ -496,6 +499,44 @@ async def test_env_is_the_whole_environment_and_base_env_is_minimal(
         seen = (await agent.request("stand_in/env"))["result"]
     assert set(seen) - set(env) <= {"LC_CTYPE"}  # Python's own C-locale coercion may add LC_CTYPE
     assert seen["HOME"] == env["HOME"]
+
+
+# ---- the same client with the harness's defaults ------------------------------------------------
+
+
+async def test_the_harness_client_records_bad_lines_and_answers_with_results(stand_in: list[str]) -> None:
+    notes: list[dict[str, Any]] = []
+    async with spawn_agent(stand_in, on_notification=notes.append) as client:
+        assert await client.call("stand_in/raw", {"text": "banner\n"}) == {}
+        note = {"jsonrpc": "2.0", "method": "_x/note", "params": {"n": 1}}
+        await client.call("stand_in/send", {"message": note})
+        asked = await client.call("stand_in/ask", {"method": "fs/read_text_file", "params": {}})
+    assert client.invalid_lines == ["banner"]
+    assert client.protocol_violations == ["stdout line 1: not JSON: banner"]
+    assert notes == [note]  # and the agent's request got "method not found", the default answer
+    assert asked["client_said"]["error"]["code"] == -32601
+
+
+async def test_the_harness_client_keeps_a_tail_of_stderr_and_copies_all_of_it(stand_in: list[str]) -> None:
+    sink = io.BytesIO()
+    async with spawn_agent(stand_in, stderr=sink, stderr_keep=100) as client:
+        assert (await client.call("stand_in/stderr", {"bytes": 1000}))["written"] == 1000
+    assert client.stderr_text() == "e" * 100 and sink.getvalue() == b"e" * 1000
+
+
+async def test_the_harness_client_stops_an_agent_ignoring_eof_with_sigterm(
+    stand_in: list[str], tmp_path: Path
+) -> None:
+    env = base_env(tmp_path, STAND_IN_IGNORE_EOF="1")
+    async with spawn_agent(stand_in, env=env, grace=0.5) as client:
+        await client.call("ping")
+    assert client.returncode == -signal.SIGTERM
+
+
+async def test_the_harness_client_cannot_start_a_missing_command(tmp_path: Path) -> None:
+    with pytest.raises(AgentSpawnError, match="cannot start"):
+        async with spawn_agent([str(tmp_path / "no-such-agent")]):
+            pass
 
 
 def test_agent_env_points_the_agent_at_the_fake_api(tmp_path: Path, agent_env: dict[str, str]) -> None:
