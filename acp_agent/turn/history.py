@@ -357,9 +357,3 @@ class History:
                     changed = min(changed, index + 1)
             index += 1
         return added, changed
-
-    def last_assistant_text(self) -> str:
-        for message in reversed(self.messages):
-            if message["role"] == "assistant":
-                return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
-        return ""

@@ -74,7 +74,7 @@ def test_pause_turn_continuation_extends_the_same_assistant_message() -> None:
     history.add_assistant([{"type": "text", "text": "part one"}])
     history.add_assistant([{"type": "text", "text": "part two"}])
     assert len(history.messages) == 2
-    assert history.last_assistant_text() == "part onepart two"
+    assert [b["text"] for b in history.messages[-1]["content"]] == ["part one", "part two"]
 
 
 def test_every_block_and_journal_entry_is_made_utf8_encodable() -> None:

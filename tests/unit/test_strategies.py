@@ -27,6 +27,7 @@ from acp_agent.tools.shell import RunCommand
 from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
 from acp_agent.turn.history import History
 from acp_agent.turn.inprocess import run_turn
+from acp_agent.turn.loops import LoopChoice, choose_loop
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
@@ -36,9 +37,9 @@ from acp_agent.turn.strategies import (
     JudgeEvaluator,
     PhasedStrategy,
     PlanQuestion,
+    Strategy,
     VerifyStrategy,
-    choose_strategy,
-    strategy_from_settings,
+    build_strategy,
 )
 from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, parse_verdict, transcript
 from tests.support.procs import alive
@@ -574,12 +575,17 @@ async def test_status_and_output_of_in_process_turns(tmp_path: Path) -> None:
 # ── choosing a strategy ──────────────────────────────────────────────────────────────────────
 
 
+def _chosen(config: Any, overrides: dict[str, Any]) -> Strategy:
+    """What a session's first prompt builds: the checked choice, then its strategy."""
+    return build_strategy(choose_loop(config, overrides))
+
+
 def test_verify_without_command_or_rubric_says_what_to_set() -> None:
     with pytest.raises(ValueError, match="verify-cmd") as caught:
-        strategy_from_settings("verify", verify_cmd=None, verify_rubric=None)
+        build_strategy(LoopChoice("verify").check())
     assert "verifyRubric" in str(caught.value) and "ACP_AGENT_VERIFY_CMD" in str(caught.value)
     with pytest.raises(LimitsError) as meta:
-        choose_strategy(object(), {"loop": "verify"})
+        _chosen(object(), {"loop": "verify"})
     assert meta.value.field == "loop"
 
 
@@ -596,7 +602,7 @@ def test_verify_without_command_or_rubric_says_what_to_set() -> None:
 )
 def test_bad_meta_values_name_their_field(overrides: dict[str, Any], field: str) -> None:
     with pytest.raises(LimitsError) as caught:
-        choose_strategy(object(), overrides)
+        _chosen(object(), overrides)
     assert caught.value.field == field
 
 
@@ -609,11 +615,11 @@ def test_meta_overrides_the_config_and_a_command_wins_over_a_rubric() -> None:
         verify_threshold: float = 0.5
         max_trials: int = 4
 
-    judged = choose_strategy(Config(), {})
+    judged = _chosen(Config(), {})
     assert isinstance(judged, VerifyStrategy) and judged.max_trials == 4
     assert judged.evaluator == JudgeEvaluator("be good", 0.5)
-    command = choose_strategy(Config(), {"verifyCommand": "pytest -q", "maxTrials": 2})
+    command = _chosen(Config(), {"verifyCommand": "pytest -q", "maxTrials": 2})
     assert isinstance(command, VerifyStrategy) and command.evaluator == CommandEvaluator("pytest -q")
     assert command.max_trials == 2
-    assert choose_strategy(Config(), {"loop": "tools"}).name == "tools"
-    assert choose_strategy(object(), {"loop": "phased"}).name == "phased"
+    assert _chosen(Config(), {"loop": "tools"}).name == "tools"
+    assert _chosen(object(), {"loop": "phased"}).name == "phased"

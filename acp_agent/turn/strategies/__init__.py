@@ -21,7 +21,7 @@ from acp_agent.turn.strategies.results import (
     Trial,
     VerifyResult,
 )
-from acp_agent.turn.strategies.select import build_strategy, choose_strategy, strategy_from_settings
+from acp_agent.turn.strategies.select import build_strategy
 from acp_agent.turn.strategies.tools import ToolsStrategy
 from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, Evaluator, VerifyStrategy
 
@@ -45,7 +45,5 @@ __all__ = [
     "VerifyResult",
     "VerifyStrategy",
     "build_strategy",
-    "choose_strategy",
     "record_of",
-    "strategy_from_settings",
 ]
