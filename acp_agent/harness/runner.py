@@ -121,8 +121,10 @@ class ScriptRunner:
 
     # --- steps ---------------------------------------------------------------------------
 
-    async def run(self, steps: Sequence[Step]) -> bool:
-        """Run every step, reporting each; stop at the first failure. True when all passed."""
+    async def run(self, client: AgentClient, steps: Sequence[Step]) -> bool:
+        """Run every step against `client`, reporting each; stop at the first failure. True when all
+        passed. (The client is given here, not at construction: it is spawned with `on_request`.)"""
+        self.client = client
         for index, step in enumerate(steps, start=1):
             started = time.perf_counter()
             try:

@@ -133,8 +133,7 @@ async def run_harness(
             client = await stack.enter_async_context(
                 spawn_agent(command, env=env, stderr=stderr, on_request=runner.on_request)
             )
-            runner.client = client
-            passed = await runner.run(steps[1:] if model is not None else steps)
+            passed = await runner.run(client, steps[1:] if model is not None else steps)
     except FakeModelError as exc:
         out.write(f"cannot start the model: {exc}\n")
         return EXIT_FAILED
