@@ -11,17 +11,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acp_agent.lazy import aload, load
+from acp_agent.lazy import deferred
+from acp_agent.model.base import seconds_left_in_turn
 
 if TYPE_CHECKING:
-    from types import ModuleType
+    from collections.abc import Callable
 
     from acp_agent.model.base import ModelClient
 
-__all__ = ["FACTORY", "REPLAY_PREFIX", "ModelProvider", "replay_path"]
+    MakeModel = Callable[..., tuple[ModelClient, str]]
+    """`model.factory.make_model`: the client and the model id its requests carry."""
 
-FACTORY = "acp_agent.model.factory"
+__all__ = ["REPLAY_PREFIX", "ModelProvider", "model_factory", "replay_path"]
+
 REPLAY_PREFIX = "replay:"
+
+
+@deferred
+def model_factory() -> MakeModel:
+    """`make_model`, with the model client's own modules (`model/factory.py`), imported late."""
+    from acp_agent.model.factory import make_model
+
+    return make_model
 
 
 def replay_path(model_spec: str) -> Path | None:
@@ -48,18 +59,16 @@ class ModelProvider:
         self._kwargs = kwargs
         self._client: ModelClient | None = None
         if replay_path(spec) is not None or kwargs.get("record") is not None:
-            self._build(load(FACTORY))
+            self._build(model_factory.now())
 
     async def __call__(self) -> ModelClient:
         if self._client is None:
-            self._build(await aload(FACTORY))
+            self._build(await model_factory())
         assert self._client is not None
         return self._client
 
-    def _build(self, factory: ModuleType) -> None:
-        self._client, self.model_id = factory.make_model(
-            self.spec, deadline=factory.seconds_left_in_turn, **self._kwargs
-        )
+    def _build(self, make_model: MakeModel) -> None:
+        self._client, self.model_id = make_model(self.spec, deadline=seconds_left_in_turn, **self._kwargs)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -48,13 +48,19 @@ PLAN_REFUSED = (
 class SessionPermissions:
     """The session's PermissionAsker: mode first, then remembered answers, then the user."""
 
-    def __init__(self, session_id: str, requester: Requester, mode: str = "default") -> None:
+    def __init__(
+        self,
+        session_id: str,
+        requester: Requester,
+        mode: str = "default",
+        on_switch: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.session_id = session_id
         self.requester = requester
         self.mode = mode
         self.always: dict[str, bool] = {}
-        self.on_switch: Callable[[str], Awaitable[None]] | None = None
-        """Set by the session manager: change the mode and tell the editor."""
+        self.on_switch = on_switch
+        """From the session manager: change the mode and tell the editor."""
 
     async def switch_mode(self, mode_id: str) -> None:
         """For a strategy (phased: "allow always" switches to acceptEdits)."""
