@@ -115,10 +115,10 @@ class SessionManager:
     async def engine(self) -> Engine:
         """The turn machinery, loaded off the event loop on first use."""
         if self._engine is None:
-            engine = await engine_class()
+            engine_type = await engine_class()
             model = await self._model()
             if self._engine is None:  # another session's first prompt may have got here first
-                self._engine = engine(self.requester, model, self._tools)
+                self._engine = engine_type(self.requester, model, self._tools)
         return self._engine
 
     def create(
@@ -269,7 +269,8 @@ class SessionManager:
 
         Called by session/new and session/load before they answer, so before the first prompt.
         """
-        connections = (await mcp_connections())(self._task_group)
+        connections_class = await mcp_connections()  # under the deferred-import lock, off the loop
+        connections = connections_class(self._task_group)
         session.mcp = connections
         tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
