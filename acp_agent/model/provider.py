@@ -8,11 +8,11 @@ cannot be read or written should stop the agent at once.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp_agent.lazy import deferred
-from acp_agent.model.base import seconds_left_in_turn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,10 +29,11 @@ REPLAY_PREFIX = "replay:"
 
 @deferred
 def model_factory() -> MakeModel:
-    """`make_model`, with the model client's own modules (`model/factory.py`), imported late."""
-    from acp_agent.model.factory import make_model
+    """`make_model` with the turn's deadline wired in; imports the model client's own modules
+    (`model/factory.py`, and `model/base.py`: its dataclasses alone cost the handshake 3 ms)."""
+    from acp_agent.model.factory import make_model, seconds_left_in_turn
 
-    return make_model
+    return partial(make_model, deadline=seconds_left_in_turn)
 
 
 def replay_path(model_spec: str) -> Path | None:
@@ -68,7 +69,7 @@ class ModelProvider:
         return self._client
 
     def _build(self, make_model: MakeModel) -> None:
-        self._client, self.model_id = make_model(self.spec, deadline=seconds_left_in_turn, **self._kwargs)
+        self._client, self.model_id = make_model(self.spec, **self._kwargs)
 
     async def aclose(self) -> None:
         if self._client is not None:
