@@ -22,20 +22,20 @@ from acp_agent.config import Config
 from acp_agent.credentials import erase_initial_environ, load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
-from acp_agent.model.provider import FACTORY, ModelProvider, replay_path
-from acp_agent.model.sdk import SDK_MODULES, credentials_found, key_in_env, take_env_keys
+from acp_agent.model.provider import ModelProvider, model_factory, replay_path
+from acp_agent.model.sdk import anthropic_sdk, credentials_found, key_in_env, take_env_keys
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing
 from acp_agent.session.handlers import AcpHandler
-from acp_agent.session.manager import ENGINE, SessionManager
+from acp_agent.session.manager import SessionManager, engine_class
 from acp_agent.session.store import SessionStore, StateDirError
 
 __all__ = ["run", "serve"]
 
 log = structlog.get_logger(__name__)
 
-WARM_UP = (ENGINE, FACTORY, *SDK_MODULES)
+WARM_UP = (engine_class, model_factory, anthropic_sdk)
 """Imported in the background once `initialize` is answered, in the order a first prompt needs."""
 
 SHUTDOWN_GRACE = 1.5
@@ -98,8 +98,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
 
     log.info("agent.started", model=config.model, streaming=config.streaming)
     try:
-        async with anyio.create_task_group() as tg:
-            manager.task_group = tg
+        async with anyio.create_task_group() as tg, manager.running():
             tg.start_soon(writer.run)
             tg.start_soon(_watch_signals, manager, tg.cancel_scope)
             await endpoint.serve(reader, on_eof=cancel_turns, grace=SHUTDOWN_GRACE)

@@ -2,27 +2,40 @@
 
 An editor waits for `session/new` before it can do anything, so the turn machinery (the loop, the
 tools, the model client) and the `anthropic` SDK are imported afterwards: in a background thread
-started once `initialize` is answered (`warm_up`), or on first use (`load` / `aload`). One lock
-serialises every deferred import: two threads importing the same package tree at once can trip
-Python's import-lock deadlock detection (`_DeadlockError`).
+started once `initialize` is answered (`warm_up`), or on first use. Each late import is a plain
+`import` inside a small function marked `@deferred`, which gives what the import gives, typed:
+
+    @deferred
+    def engine_class() -> type[Engine]:
+        from acp_agent.session.engine import Engine
+        return Engine
+
+    Engine = await engine_class()       # on the event loop: the import runs in a thread
+    Engine = engine_class.now()         # anywhere else: blocks
+
+One lock serialises every deferred import: two threads importing the same package tree at once can
+trip Python's import-lock deadlock detection (`_DeadlockError`).
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
 import sys
 import threading
-from collections.abc import Sequence
-from types import ModuleType
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
 import structlog
 
-__all__ = ["aload", "load", "warm_up"]
+__all__ = ["Deferred", "deferred", "warm_up"]
 
 log = structlog.get_logger(__name__)
 
-IMPORT_LOCK = threading.Lock()
+T = TypeVar("T")
+
+IMPORT_LOCK = threading.RLock()
+"""Re-entrant: a deferred import may use another one while it runs."""
 
 WARM_UP_SWITCH_INTERVAL = 0.0005
 """Seconds a thread may hold the GIL while another waits for it, during the warm-up (Python's
@@ -31,44 +44,58 @@ syscall (a write to stdout, a journal fsync) it got the GIL back up to 5 ms late
 `session/new` about 30 ms."""
 
 
-def _imported(name: str) -> ModuleType | None:
-    """The module when its import has finished (`sys.modules` also holds modules still being
-    imported: CPython marks those with `__spec__._initializing`, the flag its own import uses)."""
-    module = sys.modules.get(name)
-    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
-        return None
-    return module
+class Deferred(Generic[T]):
+    """What a function whose body imports returns, computed once under the deferred-import lock.
+
+    Until it has returned once, every call runs it (a failed import raises again, with its
+    traceback, on the next use); afterwards both `now()` and `await` answer at once.
+    """
+
+    _value: T
+    """Set, with `_loaded`, once the loader has returned."""
+
+    def __init__(self, loader: Callable[[], T]) -> None:
+        self._loader = loader
+        self._loaded = False
+        self.name = f"{loader.__module__}.{loader.__qualname__}"
+        functools.update_wrapper(self, loader)
+
+    def now(self) -> T:
+        """The value, importing under the lock if needed (blocks while another deferred import runs)."""
+        if not self._loaded:
+            with IMPORT_LOCK:
+                if not self._loaded:
+                    self._value = self._loader()
+                    self._loaded = True
+        return self._value
+
+    async def __call__(self) -> T:
+        """`now()` off the event loop: the first prompt waits here, the loop goes on serving."""
+        if self._loaded:
+            return self._value
+        return await anyio.to_thread.run_sync(self.now)
+
+    def __repr__(self) -> str:
+        return f"<deferred {self.name}{' (loaded)' if self._loaded else ''}>"
 
 
-def load(name: str) -> ModuleType:
-    """Import `name` under the deferred-import lock (blocks while another deferred import runs)."""
-    module = _imported(name)
-    if module is None:
-        with IMPORT_LOCK:
-            module = importlib.import_module(name)
-    return module
+def deferred(loader: Callable[[], T]) -> Deferred[T]:
+    """Mark `loader`, a function whose body imports, as a deferred import (see the module doc)."""
+    return Deferred(loader)
 
 
-async def aload(name: str) -> ModuleType:
-    """`load` off the event loop: the first prompt waits here, the loop goes on serving."""
-    module = _imported(name)
-    if module is None:
-        module = await anyio.to_thread.run_sync(load, name)
-    return module
-
-
-def warm_up(names: Sequence[str]) -> threading.Thread:
-    """Import `names` in order in a daemon thread (it never holds up exit); returns the thread."""
+def warm_up(loaders: Sequence[Deferred[Any]]) -> threading.Thread:
+    """Run `loaders` in order in a daemon thread (it never holds up exit); returns the thread."""
 
     def run() -> None:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
         try:
-            for name in names:
+            for loader in loaders:
                 try:
-                    load(name)
+                    loader.now()
                 except Exception as exc:  # surfaces again, with its traceback, on first use
-                    log.warning("lazy.warm_up_failed", module=name, error=repr(exc))
+                    log.warning("lazy.warm_up_failed", loader=loader.name, error=repr(exc))
         finally:
             sys.setswitchinterval(interval)
 

@@ -11,17 +11,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from acp_agent.lazy import aload, load
+from acp_agent.lazy import deferred
 
 if TYPE_CHECKING:
-    from types import ModuleType
+    from collections.abc import Callable
 
+    from acp_agent.model.anthropic import AnthropicModel
     from acp_agent.model.base import ModelClient
 
-__all__ = ["FACTORY", "REPLAY_PREFIX", "ModelProvider", "replay_path"]
+    MakeModel = Callable[..., tuple[AnthropicModel, str]]
+    """`model.factory.make_model`: the client and the model id its requests carry."""
 
-FACTORY = "acp_agent.model.factory"
+__all__ = ["REPLAY_PREFIX", "ModelProvider", "model_factory", "replay_path"]
+
 REPLAY_PREFIX = "replay:"
+
+
+@deferred
+def model_factory() -> MakeModel:
+    """`make_model`; imports the model client's own modules late (`model/factory.py`, and
+    `model/base.py`: its dataclasses alone cost the handshake 3 ms)."""
+    from acp_agent.model.factory import make_model
+
+    return make_model
 
 
 def replay_path(model_spec: str) -> Path | None:
@@ -46,18 +58,18 @@ class ModelProvider:
         self.model_id = spec
         """The model id requests carry: the spec, or a replay cassette's recorded model."""
         self._kwargs = kwargs
-        self._client: ModelClient | None = None
+        self._client: AnthropicModel | None = None
         if replay_path(spec) is not None or kwargs.get("record") is not None:
-            self._build(load(FACTORY))
+            self._build(model_factory.now())
 
     async def __call__(self) -> ModelClient:
         if self._client is None:
-            self._build(await aload(FACTORY))
+            self._build(await model_factory())
         assert self._client is not None
         return self._client
 
-    def _build(self, factory: ModuleType) -> None:
-        self._client, self.model_id = factory.make_model(self.spec, **self._kwargs)
+    def _build(self, make_model: MakeModel) -> None:
+        self._client, self.model_id = make_model(self.spec, **self._kwargs)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -7,15 +7,21 @@ background preload need neither the SDK nor the model client's own modules.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
 import structlog
 
-from acp_agent.lazy import aload, load
+from acp_agent.lazy import deferred
+
+if TYPE_CHECKING:
+    from anthropic.lib.credentials import CredentialResult
 
 __all__ = [
     "ENV_KEYS",
-    "SDK_MODULES",
+    "anthropic_sdk",
     "credentials_found",
     "ensure_sdk",
     "env_key",
@@ -31,14 +37,28 @@ ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _TAKEN: dict[str, str] = {}
 """The keys `take_env_keys` moved out of the process environment; only the SDK client gets them."""
 
-SDK_MODULES = ("anthropic", "anthropic.types", "anthropic.resources.messages")
-"""The SDK's package plus what its client loads on the first request."""
+
+@deferred
+def anthropic_sdk() -> ModuleType:
+    """The SDK's package plus what its client loads on the first request."""
+    import anthropic
+    import anthropic.resources.messages
+    import anthropic.types
+
+    return anthropic
 
 
 async def ensure_sdk() -> None:
     """Import the SDK off the event loop, waiting for a warm-up already under way."""
-    for name in SDK_MODULES:
-        await aload(name)
+    await anthropic_sdk()
+
+
+@deferred
+def _sdk_credentials() -> Callable[[], CredentialResult | None]:
+    """The SDK's own credentials chain (profiles, federation)."""
+    from anthropic.lib.credentials import default_credentials
+
+    return default_credentials
 
 
 def take_env_keys() -> list[str]:
@@ -71,8 +91,7 @@ def has_credentials(api_key: str | None = None) -> bool:
     if api_key or key_in_env():
         return True
     try:
-        credentials = load("anthropic.lib.credentials")
-        return credentials.default_credentials() is not None
+        return _sdk_credentials.now()() is not None
     except Exception as exc:  # an SDK without profiles, or a missing or broken profile
         log.debug("model.no_profile", error=type(exc).__name__)
         return False

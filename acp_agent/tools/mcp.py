@@ -25,9 +25,8 @@ import structlog
 from anyio.abc import TaskGroup, TaskStatus
 
 from acp_agent.errors import ToolError, ToolTimeout
-from acp_agent.lazy import aload
 from acp_agent.tools.base import ToolContext, ToolResult
-from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
+from acp_agent.tools.mcp_sdk import mcp_sdk, mcp_servers_supported_http
 from acp_agent.tools.truncate import cap_text
 
 __all__ = [
@@ -299,7 +298,7 @@ class McpConnections:
                 specs.append(spec)
         found: list[list[McpTool]] = [[] for _ in specs]
         if specs:  # seconds of CPU: off the event loop, and never beside another deferred import
-            await aload("mcp")
+            await mcp_sdk()
 
         async def connect(index: int, spec: McpServerSpec) -> None:
             assert self._tg is not None

@@ -1,12 +1,23 @@
-"""What the installed `mcp` SDK can do, found on disk without importing it (it is slow to import,
-and `initialize` answers with it)."""
+"""The `mcp` SDK, slow to import: what it can do, found on disk without importing it (`initialize`
+answers with it), and its import, deferred until a session has servers (D4)."""
 
 from __future__ import annotations
 
 from importlib.util import find_spec
 from pathlib import Path
+from types import ModuleType
 
-__all__ = ["mcp_servers_supported_http"]
+from acp_agent.lazy import deferred
+
+__all__ = ["mcp_sdk", "mcp_servers_supported_http"]
+
+
+@deferred
+def mcp_sdk() -> ModuleType:
+    """The SDK's package (with the clients a connection opens)."""
+    import mcp
+
+    return mcp
 
 
 def mcp_servers_supported_http() -> bool:

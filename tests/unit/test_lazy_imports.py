@@ -7,6 +7,7 @@ the tools, the model client or the SDK).
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -14,8 +15,10 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from types import ModuleType
 
 import anyio
+import pytest
 
 from acp_agent import lazy
 
@@ -91,23 +94,25 @@ def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None
     )
 
 
-def _slow_module(tmp_path: Path, monkeypatch, name: str) -> None:
+def _slow_module(tmp_path: Path, monkeypatch, name: str) -> lazy.Deferred[ModuleType]:
+    """A module that takes 0.3 s to import, and the deferred import that loads it."""
     (tmp_path / f"{name}.py").write_text(
         "import time\nSTARTED = time.monotonic()\ntime.sleep(0.3)\nDONE = True\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    return lazy.deferred(lambda: importlib.import_module(name))
 
 
-def test_aload_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path, monkeypatch) -> None:
-    _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_a")
-    thread = lazy.warm_up(["acp_lazy_probe_a"])
+def test_a_first_use_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path, monkeypatch) -> None:
+    probe = _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_a")
+    thread = lazy.warm_up([probe])
     time.sleep(0.05)  # the warm-up is inside the module's import now
-    assert lazy._imported("acp_lazy_probe_a") is None  # in sys.modules, but not finished
+    assert not hasattr(sys.modules["acp_lazy_probe_a"], "DONE")  # in sys.modules, but not finished
 
-    async def first_use() -> tuple[object, float]:
+    async def first_use() -> tuple[ModuleType, int]:
         ticks = 0
 
-        async def tick() -> None:  # the event loop keeps running while aload waits
+        async def tick() -> None:  # the event loop keeps running while the first use waits
             nonlocal ticks
             while True:
                 ticks += 1
@@ -115,7 +120,7 @@ def test_aload_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path, monke
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(tick)
-            module = await lazy.aload("acp_lazy_probe_a")
+            module = await probe()
             tg.cancel_scope.cancel()
         return module, ticks
 
@@ -123,27 +128,43 @@ def test_aload_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path, monke
     thread.join(5)
     assert module.DONE is True
     assert ticks >= 5
-    assert lazy.load("acp_lazy_probe_a") is module
+    assert probe.now() is module
 
 
 def test_warm_up_survives_a_broken_module_and_goes_on(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "acp_lazy_probe_broken.py").write_text("raise RuntimeError('broken')\n")
-    _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_b")
-    thread = lazy.warm_up(["acp_lazy_probe_broken", "acp_lazy_probe_b"])
+    broken = lazy.deferred(lambda: importlib.import_module("acp_lazy_probe_broken"))
+    probe = _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_b")
+    thread = lazy.warm_up([broken, probe])
     thread.join(5)
     assert not thread.is_alive()
-    assert lazy._imported("acp_lazy_probe_b") is not None
+    assert getattr(sys.modules.get("acp_lazy_probe_b"), "DONE", False) is True
     assert "acp_lazy_probe_broken" not in sys.modules
+    with pytest.raises(RuntimeError, match="broken"):  # the first use raises it again
+        broken.now()
 
 
 def test_two_threads_loading_one_module_get_one_module(tmp_path: Path, monkeypatch) -> None:
-    _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_c")
+    probe = _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_c")
+    calls: list[int] = []
+    counted = lazy.deferred(lambda: calls.append(1) or probe.now())
     results: list[object] = []
-    threads = [
-        threading.Thread(target=lambda: results.append(lazy.load("acp_lazy_probe_c"))) for _ in range(3)
-    ]
+    threads = [threading.Thread(target=lambda: results.append(counted.now())) for _ in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(5)
     assert len(results) == 3 and all(r is results[0] for r in results)
+    assert len(calls) == 1  # the others waited for the first one's import, and got its result
+
+
+def test_a_loaded_import_answers_on_the_event_loop(monkeypatch) -> None:
+    """After the first load no thread is used: `ensure_sdk` is awaited before every request."""
+    loaded = lazy.deferred(object)
+    value = loaded.now()
+
+    async def no_thread(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a thread for an import already done")
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", no_thread)
+    assert anyio.run(loaded) is value

@@ -1,0 +1,117 @@
+"""The models the process knows and what each accepts: the built-in table, what the Models API said
+(asked once, in the background), and the flags that override both.
+
+A session's request settings (`RunnerSettings`: model, max_tokens, thinking, effort, context window)
+come from here, at creation and on every model or effort change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import structlog
+
+from acp_agent.config import Config
+from acp_agent.model.profiles import (
+    ModelProfile,
+    builtin_profile,
+    output_config,
+    profile_from_api,
+    thinking_param,
+)
+from acp_agent.session.models import available_models
+from acp_agent.turn.settings import RunnerSettings
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from acp_agent.model.base import ModelClient
+
+__all__ = ["MODELS_API_SECONDS", "ModelCatalog"]
+
+log = structlog.get_logger(__name__)
+
+MODELS_API_SECONDS = 15.0
+"""How long the background Models API question may take."""
+
+
+class ModelCatalog:
+    """Which models exist and what a session's requests carry on each."""
+
+    def __init__(
+        self, config: Config, model: Callable[[], Awaitable[ModelClient]], ask_models_api: bool = False
+    ) -> None:
+        self.config = config
+        self._model = model
+        self.model_info: dict[str, dict[str, Any]] = {}
+        """What the Models API said of each model (`ModelInfo` as dicts), once it answered."""
+        self._ask_models_api = ask_models_api
+        """Ask the Models API once credentials exist (never while replaying or recording: the
+        cassette holds Messages exchanges only)."""
+
+    def learn(self, task_group: TaskGroup | None) -> None:
+        """Ask the Models API, once and in the background, which models exist and what they take.
+
+        Called when a session is created (credentials exist by then). Sessions created after the
+        answer use it; a failure leaves the built-in table in charge.
+        """
+        if not self._ask_models_api or task_group is None:
+            return
+        self._ask_models_api = False
+        task_group.start_soon(self._fetch_models)
+
+    async def _fetch_models(self) -> None:
+        try:
+            with anyio.fail_after(MODELS_API_SECONDS):
+                client = await self._model()
+                listing = getattr(client, "list_models", None)
+                infos = await listing() if listing is not None else {}
+        except Exception as exc:  # the table covers every built-in model
+            log.info("models.unavailable", error=f"{type(exc).__name__}: {exc}"[:300])
+            return
+        self.model_info.update(infos)
+        log.info("models.listed", models=len(infos))
+
+    def available_models(self) -> list[str]:
+        """The model config option's choices: the Models API's active models, else the built-in
+        list; the configured model always among them."""
+        listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active") == "active"]
+        return available_models(self.config.model, listed)
+
+    def profile(self, model_id: str) -> ModelProfile:
+        """What `model_id` accepts: the built-in table, what the Models API said, the flags."""
+        profile = builtin_profile(model_id)
+        info = self.model_info.get(model_id)
+        if info is not None:
+            profile = profile_from_api(profile, info)
+        if self.config.context_window:
+            profile = replace(profile, context_window=self.config.context_window)
+        return profile
+
+    def settings_for(
+        self, model_id: str, effort: str | None, base: RunnerSettings | None = None
+    ) -> RunnerSettings:
+        """What a session's requests carry on `model_id`: thinking and effort as it accepts them.
+
+        Raises:
+            ProfileError: the effort (or the configured thinking budget) is refused by the model.
+        """
+        config = self.config
+        profile = self.profile(model_id)
+        budget = (
+            config.thinking_budget if "enabled" in profile.thinking_types or not profile.known else None
+        )  # a budget set for another model is never sent
+        values: dict[str, Any] = {
+            "model": model_id,
+            "max_tokens": min(config.max_tokens, profile.max_output),
+            "thinking": thinking_param(profile, budget=budget),
+            "output_config": output_config(profile, effort=effort),
+            "context_window": profile.context_window,
+            "profile": profile,
+        }
+        if base is not None:
+            return replace(base, **values)
+        return RunnerSettings(**values, compact_at=config.compact_at, on_limit=config.on_limit)

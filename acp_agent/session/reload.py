@@ -1,0 +1,82 @@
+"""session/load's reading half: a session's journal back into entries, history and updates.
+
+A journal that cannot be read or replayed is a clear error naming the file (and the line, when one
+is at fault); the choices it recorded (mode, model, effort) are restored unless the model now
+refuses them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from acp_agent.errors import RpcError
+from acp_agent.model.profiles import ProfileError
+from acp_agent.session.catalog import ModelCatalog
+from acp_agent.session.replay import replay_updates
+from acp_agent.session.state import Session
+from acp_agent.session.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
+from acp_agent.turn.history import History
+
+__all__ = ["read_journal", "reopen_journal", "restore_choices"]
+
+log = structlog.get_logger(__name__)
+
+
+def read_journal(
+    store: SessionStore, session_id: str
+) -> tuple[list[dict[str, Any]], History, list[dict[str, Any]]]:
+    """The journal's entries, the history and the updates they rebuild."""
+    path = store.path(session_id)
+    try:
+        entries = store.read(session_id)
+        try:
+            return entries, History.replay(entries), replay_updates(entries)
+        except Exception as exc:  # shapes the entry check let through: still this journal's fault
+            log.exception("journal.replay_failed", path=str(path))
+            raise JournalCorrupt(
+                path, None, f"cannot be replayed ({type(exc).__name__}: {str(exc)[:200]})"
+            ) from exc
+    except (JournalCorrupt, OSError) as exc:
+        raise _journal_error(session_id, exc) from None
+
+
+def reopen_journal(store: SessionStore, session_id: str) -> Journal:
+    """The journal, open for the loaded session's next entries."""
+    try:
+        return store.reopen(session_id)
+    except OSError as exc:
+        raise _journal_error(session_id, JournalWriteFailed(store.path(session_id), exc)) from None
+
+
+def restore_choices(session: Session, entries: list[dict[str, Any]], catalog: ModelCatalog) -> None:
+    """Apply the mode, model and effort choices the journal recorded, in order."""
+    for entry in entries:
+        if entry.get("type") == "mode":
+            session.permissions.mode = str(entry.get("modeId"))
+        elif entry.get("type") == "model":
+            _restore(session, catalog, str(entry.get("modelId")), session.effort)
+        elif entry.get("type") == "effort":
+            effort = entry.get("effort")
+            _restore(session, catalog, session.model, effort if isinstance(effort, str) else None)
+
+
+def _restore(session: Session, catalog: ModelCatalog, model_id: str, effort: str | None) -> None:
+    """A journaled model or effort choice, unless the model now refuses it."""
+    try:
+        session.use_settings(catalog.settings_for(model_id, effort, session.settings))
+        session.effort = effort
+    except ProfileError as exc:
+        log.warning("session.setting_dropped", session_id=session.id, reason=str(exc))
+
+
+def _journal_error(session_id: str, exc: Exception) -> RpcError:
+    log.warning("journal.unusable", session_id=session_id, problem=str(exc))
+    data: dict[str, Any] = {"sessionId": session_id, "journal": str(getattr(exc, "path", ""))}
+    if isinstance(exc, JournalCorrupt) and exc.line is not None:
+        data["line"] = exc.line
+    message = str(exc)
+    if isinstance(exc, OSError) and not isinstance(exc, JournalWriteFailed):
+        message = f"cannot read its journal: {exc.strerror or exc}"
+    return RpcError.journal_error(f"Cannot load session {session_id}: {message}", data)

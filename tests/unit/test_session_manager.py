@@ -1,0 +1,66 @@
+"""The session manager owns its task group: the sessions' services run inside `manager.running()`
+and end with it; outside it nothing is started in the background."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_agent.config import Config
+from acp_agent.model.provider import ModelProvider
+from acp_agent.session.manager import SessionManager
+
+
+class Requester:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, Any]] = []
+
+    async def notify(self, method: str, params: Any) -> None:
+        self.sent.append((method, params))
+
+    async def request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+        raise AssertionError(method)
+
+
+def _manager() -> SessionManager:
+    return SessionManager(Config(), Requester(), model=ModelProvider("claude-x", streaming=True))
+
+
+@pytest.mark.anyio
+async def test_services_run_in_the_managers_task_group_and_end_with_it() -> None:
+    manager = _manager()
+    assert manager.task_group is None
+    stopped = anyio.Event()
+
+    async def service() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.set()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as outer, manager.running():
+            group = manager.task_group
+            assert group is not None
+            group.start_soon(service)
+            await anyio.sleep(0)
+            outer.cancel_scope.cancel()  # how the app ends: its scope cancelled around the manager's
+        assert stopped.is_set()
+    assert manager.task_group is None
+
+
+@pytest.mark.anyio
+async def test_the_mode_switch_of_a_session_goes_through_the_manager(tmp_path: Path) -> None:
+    """The permissions get their switch at construction: a strategy's switch (phased, "allow
+    always") is announced like the client's own."""
+    manager = _manager()
+    session = manager.create(str(tmp_path), {})
+    await session.permissions.switch_mode("acceptEdits")
+    assert session.mode == "acceptEdits"
+    requester = manager.requester
+    assert isinstance(requester, Requester)
+    kinds = [params["update"]["sessionUpdate"] for _, params in requester.sent]
+    assert kinds == ["current_mode_update", "config_option_update"]
