@@ -22,8 +22,9 @@ from acp_agent.config import Config
 from acp_agent.credentials import erase_initial_environ, load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
-from acp_agent.model.provider import ModelProvider, model_factory, replay_path
+from acp_agent.model.provider import ModelProvider, model_factory
 from acp_agent.model.sdk import anthropic_sdk, credentials_found, key_in_env, take_env_keys
+from acp_agent.model.spec import replay_path
 from acp_agent.rpc.endpoint import Endpoint
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing

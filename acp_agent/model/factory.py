@@ -16,15 +16,13 @@ import structlog
 
 from acp_agent.model.anthropic import AnthropicModel
 from acp_agent.model.cassette import CassetteError, CassetteHeader, CassetteWriter, load_cassette
-from acp_agent.model.provider import REPLAY_PREFIX, replay_path
+from acp_agent.model.spec import replay_path
 from acp_agent.model.transports import ClientTransport, RecordingTransport, ReplayTransport
 
 __all__ = [
     "REPLAY_API_KEY",
     "REPLAY_BASE_URL",
-    "REPLAY_PREFIX",
     "make_model",
-    "replay_path",
 ]
 
 log = structlog.get_logger(__name__)

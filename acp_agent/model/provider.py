@@ -8,10 +8,10 @@ cannot be read or written should stop the agent at once.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp_agent.lazy import deferred
+from acp_agent.model.spec import replay_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,9 +22,7 @@ if TYPE_CHECKING:
     MakeModel = Callable[..., tuple[AnthropicModel, str]]
     """`model.factory.make_model`: the client and the model id its requests carry."""
 
-__all__ = ["REPLAY_PREFIX", "ModelProvider", "model_factory", "replay_path"]
-
-REPLAY_PREFIX = "replay:"
+__all__ = ["ModelProvider", "model_factory"]
 
 
 @deferred
@@ -34,13 +32,6 @@ def model_factory() -> MakeModel:
     from acp_agent.model.factory import make_model
 
     return make_model
-
-
-def replay_path(model_spec: str) -> Path | None:
-    """The cassette of a `replay:FILE` model spec, or None for a model id."""
-    if not model_spec.startswith(REPLAY_PREFIX):
-        return None
-    return Path(model_spec.removeprefix(REPLAY_PREFIX)).expanduser()
 
 
 class ModelProvider:
