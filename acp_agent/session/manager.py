@@ -132,8 +132,7 @@ class SessionManager:
         root = self._root(cwd)
         session = self._build(session_id, root, overrides, capabilities, History())
         if self.store is not None:  # only once the session is valid: no journal for a refusal
-            session.journal = self.store.create(session_id, str(root))
-            session.history.journal = session.journal.append
+            session.keep_journal(self.store.create(session_id, str(root)))
         log.info("session.created", session_id=session_id, cwd=str(root))
         self.catalog.learn(self._task_group)
         return session
@@ -157,10 +156,13 @@ class SessionManager:
         if current is not None:
             self._forget(current)
         entries, history, updates = read_journal(self.store, session_id)
-        journal = reopen_journal(self.store, session_id)
-        history.journal = journal.append
-        session = self._build(session_id, self._root(cwd), overrides, capabilities, history)
-        session.journal = journal
+        journal = reopen_journal(self.store, session_id)  # before the session is registered
+        try:
+            session = self._build(session_id, self._root(cwd), overrides, capabilities, history)
+        except BaseException:
+            journal.close()  # a refused load (bad cwd or _meta) leaves no file handle behind
+            raise
+        session.keep_journal(journal)
         restore_choices(session, entries, self.catalog)
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates

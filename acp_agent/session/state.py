@@ -21,6 +21,8 @@ from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
+    from acp_agent.tools.base import Tool
+    from acp_agent.tools.mcp import McpConnections
     from acp_agent.turn.runner import TurnRunner
     from acp_agent.turn.strategies import Strategy
 
@@ -59,9 +61,9 @@ class Session:
     """The session/new `_meta["acp-agent"]` settings, kept for later strategy changes."""
     effort: str | None = None
     """The session's effort level (config option `effort`); None: the configured one."""
-    mcp: Any = None
-    """The session's MCP connections (tools.mcp.McpConnections), when it has servers."""
-    extra_tools: list[Any] = field(default_factory=list)
+    mcp: McpConnections | None = None
+    """The session's MCP connections, when it has servers."""
+    extra_tools: list[Tool] = field(default_factory=list)
     """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
     instruction_files: tuple[str, ...] = ()
     """The instruction files in its system prompt (named for /status), read with its runner."""
@@ -73,6 +75,12 @@ class Session:
     @property
     def model(self) -> str:
         return self.settings.model
+
+    def keep_journal(self, journal: Journal) -> None:
+        """From now on every change to the history is also written to `journal` (after the session
+        was found valid: a refused session/new leaves no journal behind)."""
+        self.journal = journal
+        self.history.journal = journal.append
 
     def use_settings(self, settings: RunnerSettings) -> None:
         """New request settings (another model or effort), for the runner too if it exists."""
