@@ -129,7 +129,7 @@ class TurnRunner:
             await self._maybe_compact(history, meter)
             number = meter.start_request(self.settings.model)
             log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
-            done = await self._request(history, meter, number)
+            done = await self._send_request(history, meter, number)
             meter.model_stopped(done.stop_reason)
             if (
                 done.stop_reason == "context_window_exceeded"
@@ -198,7 +198,7 @@ class TurnRunner:
         history.messages[-1]["content"].append({"type": "text", "text": WRAP_UP_NOTE})
         return {"type": "none"}
 
-    def request(self, messages: list[dict[str, Any]], meter: TurnMeter, **fields: Any) -> ModelRequest:
+    def build_request(self, messages: list[dict[str, Any]], meter: TurnMeter, **fields: Any) -> ModelRequest:
         """The session's request for `messages` in `meter`'s turn: its model, tools, system, thinking
         and effort, and the turn's deadline.
 
@@ -242,12 +242,12 @@ class TurnRunner:
             self.session_cost_usd = (self.session_cost_usd or 0.0) + cost
         return self.session_cost_usd
 
-    async def _request(self, history: History, meter: TurnMeter, number: int) -> MessageDone:
+    async def _send_request(self, history: History, meter: TurnMeter, number: int) -> MessageDone:
         """One model request: relay its output as it arrives, and append the reply to history."""
         meter.waiting_for_model()
         settings = self.settings
         tool_choice = self._wrap_up(history, meter)
-        request = self.request(history.messages, meter, tool_choice=tool_choice)
+        request = self.build_request(history.messages, meter, tool_choice=tool_choice)
         sink = self.sink
         text_id: str | None = None
         thought_id: str | None = None

@@ -152,7 +152,7 @@ class JudgeEvaluator:
     threshold: float = 0.8
     kind: Literal["command", "judge"] = "judge"
 
-    def request(self, runner: TurnRunner, history: History, meter: TurnMeter) -> ModelRequest:
+    def build_request(self, runner: TurnRunner, history: History, meter: TurnMeter) -> ModelRequest:
         settings = runner.settings
         if settings.profile.structured_outputs:
             ask = {"type": "text", "text": f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK_IN_SESSION}"}
@@ -161,12 +161,12 @@ class JudgeEvaluator:
                 **(settings.output_config or {}),
                 "format": {"type": "json_schema", "schema": VERDICT_SCHEMA},
             }
-            return runner.request(messages, meter, output_config=output)
+            return runner.build_request(messages, meter, output_config=output)
         text = (
             f"<conversation>\n{transcript(history.messages)}\n</conversation>\n\n"
             f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK}"
         )
-        return runner.request(
+        return runner.build_request(
             [{"role": "user", "content": [{"type": "text", "text": text}]}],
             meter,
             max_tokens=min(settings.max_tokens, JUDGE_MAX_TOKENS),
@@ -192,7 +192,7 @@ class JudgeEvaluator:
             )
         )
         await sink.emit(ToolCallUpdated(call_id))
-        done = await self._ask(runner, meter, call_id, number, self.request(runner, history, meter))
+        done = await self._ask(runner, meter, call_id, number, self.build_request(runner, history, meter))
         if runner.on_step is not None:
             runner.on_step(step_of(number, done, [], [], kind="judge"))
         score, said_passed, feedback = parse_verdict(done.content)
