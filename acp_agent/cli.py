@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from acp_agent import __version__
-from acp_agent.config import GROUPS, Config, Setting, settings
+from acp_agent.config import Config, settings
+from acp_agent.settings import GROUPS, Setting
 
 __all__ = ["build_parser", "flag_values", "main", "settings_table"]
 

@@ -3,36 +3,31 @@
 `Config` is what the process was started with; `Limits` is the per-turn allowance a session runs
 under, which a session may override through `session/new` `_meta["acp-agent"]`.
 
-Each field that can be set from outside carries one `Setting` (in its `Annotated` type): its
-environment variable and its help. With the field's own name, type and default, that is all the CLI
-(`cli.py`), the environment reading (`Config.from_sources`) and the README's table
-(`scripts/config_table.py`) need, so no flag name, variable or default is written twice.
+Each field that can be set from outside carries one `Setting` (`settings.py`) in its `Annotated`
+type: its environment variable and its help. `settings()` binds them to the fields' own names, types
+and defaults, which is all the CLI, the environment reading (`Config.from_sources`) and the README's
+table need, so no flag name, variable or default is written twice.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
-import types
-import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from acp_agent.errors import LimitsError
+from acp_agent.settings import GROUPS, Setting, declared_in, in_help_order
 
 __all__ = [
     "BUILTIN_MODELS",
     "DEFAULT_MODEL",
-    "GROUPS",
     "Config",
     "Limits",
-    "Setting",
     "how_to_set",
     "settings",
     "user_config_dir",
@@ -45,85 +40,15 @@ BUILTIN_MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
 """Models offered when the Models API cannot be asked; a unit test keeps them off the SDK's
 deprecation list."""
 
-GROUPS = ("model", "per-turn limits", "turn strategy", "sessions", "protocol")
-"""The sections of `acp-agent --help` and of the README's table, in order."""
-
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 LOOP_IDS = ("tools", "verify", "phased")
 ON_LIMITS = ("stop", "wrap_up")
 CACHE_TTLS = ("5m", "1h")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-SettingKind = Literal["value", "on_off", "both", "set", "unset"]
-
 
 def _one_of(choices: tuple[str, ...]) -> str:
     return f"^({'|'.join(choices)})$"
-
-
-@dataclass(frozen=True, slots=True)
-class Setting:
-    """How one field is set from outside: put in its type, `Annotated[int, Setting(...)]`.
-
-    Declared with what only it knows (help, variable, how the flag reads); `settings()` binds the
-    field's own name, type and default, which pydantic keeps, so those are never repeated.
-    """
-
-    help: str
-    """What it sets, for `--help` and the README (the default and the variable are added)."""
-    env: str | None = None
-    group: str = "model"
-    unset: str = "off"
-    """What a None default means, in words."""
-    kind: SettingKind = "value"
-    """value: `--flag VALUE`; on_off: `--flag on|off`; both: `--flag` / `--no-flag`;
-    set: `--flag` turns it on; unset: the flag (named `--no-…`) turns it off."""
-    flag: str | None = None
-    """The flag, when it is not `--field-name`."""
-    choices: tuple[str, ...] = ()
-    metavar: str | None = None
-    # bound by settings() from the field:
-    name: str = ""
-    default: Any = None
-    value_type: type = str
-    per_turn: bool = False
-    """It lives in `Limits` (a session may override it), not in `Config` itself."""
-
-    @property
-    def flag_name(self) -> str:
-        return self.flag or "--" + self.name.replace("_", "-")
-
-    @property
-    def default_text(self) -> str:
-        """The default as `--help` and the README show it."""
-        if self.kind in ("set", "unset"):
-            return "off"  # the switch is not given
-        if self.default is None:
-            return self.unset
-        if isinstance(self.default, bool):
-            return "on" if self.default else "off"
-        if isinstance(self.default, float):
-            return format(self.default, "g")
-        return str(self.default)
-
-    def parse(self, raw: str) -> Any:
-        """An environment value as the field takes it.
-
-        Raises:
-            ValueError: it does not parse; the message names the variable.
-        """
-        if self.value_type is bool:
-            if raw.strip().lower() in {"1", "true", "yes", "on"}:
-                return True
-            if raw.strip().lower() in {"0", "false", "no", "off"}:
-                return False
-            raise ValueError(f"{self.env} must be on or off (1 or 0), not {raw!r}")
-        if self.value_type in (int, float):
-            try:
-                return self.value_type(raw)
-            except ValueError:
-                raise ValueError(f"{self.env} must be a number, not {raw!r}") from None
-        return raw
 
 
 def user_config_dir() -> Path:
@@ -456,30 +381,10 @@ def settings() -> tuple[Setting, ...]:
 
     Built on first use (the CLI's, or the environment's reading), not at import.
     """
-    found = [
-        dataclasses.replace(
-            meta,
-            name=name,
-            default=field.default,
-            value_type=_value_type(field.annotation),
-            per_turn=model is Limits,
-        )
-        for model in (Limits, Config)
-        for name, field in model.model_fields.items()
-        for meta in field.metadata
-        if isinstance(meta, Setting)
-    ]
-    return tuple(sorted(found, key=lambda s: GROUPS.index(s.group)))
+    return in_help_order([*declared_in(Limits, per_turn=True), *declared_in(Config)])
 
 
 def how_to_set(name: str) -> str:
     """`--flag / ENV_VAR` of one setting, for messages that tell the user what to change."""
     setting = next(s for s in settings() if s.name == name)
     return f"{setting.flag_name} / {setting.env}" if setting.env else setting.flag_name
-
-
-def _value_type(annotation: Any) -> type:
-    """The type a setting's value has, without its None: `int | None` → int."""
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        (annotation,) = (a for a in typing.get_args(annotation) if a is not type(None))
-    return annotation if isinstance(annotation, type) else str

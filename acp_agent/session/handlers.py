@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 import structlog
-from pydantic import ValidationError
 
 from acp_agent import __version__
 from acp_agent.errors import LimitsError, RpcError
-from acp_agent.protocol.base import AcpModel, describe_validation_error
 from acp_agent.protocol.lifecycle import (
     AuthenticateRequest,
     ClientCapabilities,
@@ -28,46 +26,26 @@ from acp_agent.protocol.session import (
     PromptRequest,
     ResumeSessionRequest,
     SessionRef,
-    SetConfigOptionRequest,
-    SetModeRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
+from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID, auth_methods, can_run_terminal_auth
 from acp_agent.session.commands import COMMANDS, command_of
 from acp_agent.session.manager import SessionManager
-from acp_agent.session.modes import MODES, modes_state
+from acp_agent.session.modes import modes_state
+from acp_agent.session.option_methods import OptionMethods
+from acp_agent.session.params import parse
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.session.state import Session
 from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
-from acp_agent.turn.loops import choose_loop
 
-__all__ = ["AUTH_METHOD_ID", "AcpHandler"]
+__all__ = ["AcpHandler"]
 
 log = structlog.get_logger(__name__)
-
-M = TypeVar("M", bound=AcpModel)
-
-AUTH_METHOD_ID = "anthropic-api-key"
-AUTH_HELP = (
-    "Set ANTHROPIC_API_KEY in the editor's agent_servers env for this agent and restart "
-    "it, or run `acp-agent login` once. To try the agent without a key, start it with "
-    "--model demo (an offline, recorded demo turn)."
-)
 
 _JOURNAL_METHODS = frozenset(
     {"session/load", "session/resume", "session/list", "session/close", "session/delete"}
 )
 """Served (and advertised) only when sessions are journaled."""
-
-
-def parse(model: type[M], params: Any) -> M:
-    """Validate params into `model`, or raise -32602 naming the first bad field."""
-    if not isinstance(params, dict):
-        raise RpcError.invalid_params("Invalid params: params must be an object")
-    try:
-        return model.model_validate(params)
-    except ValidationError as exc:
-        message, details = describe_validation_error(exc)
-        raise RpcError.invalid_params(message, {"errors": details}) from None
 
 
 async def _assume_credentials() -> bool:
@@ -89,18 +67,19 @@ class AcpHandler:
         self._terminal_auth = False
         self._has_credentials = has_credentials or _assume_credentials
         self._warm_up = warm_up
+        options = OptionMethods(manager)
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
-            "session/set_mode": self.set_mode,
+            "session/set_mode": options.set_mode,
             "session/load": self.load_session,
             "session/resume": self.resume_session,
             "session/list": self.list_sessions,
             "session/close": self.close_session,
             "session/delete": self.delete_session,
-            "session/set_config_option": self.set_config_option,
+            "session/set_config_option": options.set_config_option,
         }
 
     @property
@@ -147,25 +126,9 @@ class AcpHandler:
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": mcp_servers_supported_http(), "sse": False},
             },
-            "authMethods": self._auth_methods(),
+            "authMethods": auth_methods(terminal=self._terminal_auth),
             "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
         }
-
-    def _auth_methods(self) -> list[dict[str, Any]]:
-        methods: list[dict[str, Any]] = [
-            {"id": AUTH_METHOD_ID, "name": "Anthropic API key", "description": AUTH_HELP}
-        ]
-        if self._terminal_auth:
-            methods.append(
-                {
-                    "type": "terminal",
-                    "id": "login",
-                    "name": "Log in with an API key",
-                    "description": "Runs `acp-agent login` in a terminal to store a key.",
-                    "args": ["login"],
-                }
-            )
-        return methods
 
     async def authenticate(self, params: Any) -> dict[str, Any]:
         request = parse(AuthenticateRequest, params)
@@ -198,7 +161,7 @@ class AcpHandler:
         """Connect the session's MCP servers and build the common part of the answer."""
         answer: dict[str, Any] = {
             "modes": modes_state(session.mode),
-            "configOptions": self._config_options(session),
+            "configOptions": self.manager.config_options(session),
         }
         if mcp_servers:
             failures = await self.manager.connect_mcp(session, mcp_servers)
@@ -224,58 +187,6 @@ class AcpHandler:
             )
 
         group.start_soon(announce)
-
-    def _config_options(self, session: Session) -> list[dict[str, Any]]:
-        return self.manager.config_options(session)
-
-    async def set_mode(self, params: Any) -> dict[str, Any]:
-        request = parse(SetModeRequest, params)
-        session = self.manager.get(request.session_id)
-        await self._switch_mode(session, request.mode_id, "modeId")
-        return {}
-
-    async def set_config_option(self, params: Any) -> dict[str, Any]:
-        request = parse(SetConfigOptionRequest, params)
-        session = self.manager.get(request.session_id)
-        if request.config_id not in {"mode", "model", "effort", "loop"}:
-            raise RpcError.invalid_params(
-                f"Invalid params: configId: unknown config option {request.config_id!r}",
-                {"configId": request.config_id},
-            )
-        if not isinstance(request.value, str):
-            raise RpcError.invalid_params("Invalid params: value: must be a string")
-        if request.config_id == "mode":
-            await self._switch_mode(session, request.value, "value")
-        elif request.config_id == "effort":
-            try:
-                self.manager.set_effort(session, request.value)
-            except ValueError as exc:
-                raise RpcError.invalid_params(
-                    f"Invalid params: value: {exc}", {"value": request.value}
-                ) from None
-        elif request.config_id == "loop":
-            if session.running is not None:
-                raise RpcError.invalid_request(
-                    "Cannot change the loop while a prompt runs", {"sessionId": session.id}
-                )
-            try:
-                session.choose_loop(
-                    choose_loop(self.manager.config, {**session.overrides, "loop": request.value})
-                )
-            except LimitsError as exc:
-                raise RpcError.invalid_params(
-                    f"Invalid params: value: {exc}", {"value": request.value}
-                ) from None
-            session.overrides = {**session.overrides, "loop": request.value}
-        else:
-            models = self.manager.available_models()
-            if request.value not in models:
-                raise RpcError.invalid_params(
-                    f"Invalid params: value: unknown model {request.value!r} (one of {', '.join(models)})",
-                    {"value": request.value},
-                )
-            await self.manager.switch_model(session, request.value)
-        return {"configOptions": self._config_options(session)}
 
     async def load_session(self, params: Any) -> dict[str, Any]:
         """Rebuild the session from its journal and replay it before answering."""
@@ -337,14 +248,6 @@ class AcpHandler:
         await self.manager.delete(request.session_id)
         return {}
 
-    async def _switch_mode(self, session: Session, mode_id: str, field: str) -> None:
-        if mode_id not in MODES:
-            raise RpcError.invalid_params(
-                f"Invalid params: {field}: unknown mode {mode_id!r} (one of {', '.join(MODES)})",
-                {field: mode_id},
-            )
-        await self.manager.switch_mode(session, mode_id)
-
     async def prompt(self, params: Any) -> dict[str, Any]:
         """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
         request = parse(PromptRequest, params)
@@ -386,17 +289,6 @@ class AcpHandler:
             raise RpcError.internal_error(f"The turn failed: {failure}", data)
         # The record already names the stop as ACP does: one mapping, so the two always agree.
         return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()
-
-
-def can_run_terminal_auth(request: InitializeRequest) -> bool:
-    """Clients say so in `clientCapabilities.auth.terminal` (the auth-methods RFD) or, like the ACP
-    Registry's validator, in a `"terminal-auth": true` `_meta` key (of the capabilities or the
-    request): honour every form, so the login is offered everywhere."""
-    caps = request.client_capabilities
-    auth = caps.auth if isinstance(caps.auth, dict) else {}
-    return auth.get("terminal") is True or any(
-        isinstance(meta, dict) and meta.get("terminal-auth") is True for meta in (caps.meta, request.meta)
-    )
 
 
 def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+from pydantic import BaseModel
 
 from acp_agent.cli import build_parser, flag_values, settings_table
-from acp_agent.config import (
-    BUILTIN_MODELS,
-    DEFAULT_MODEL,
-    Config,
-    Limits,
-    LimitsError,
-    Setting,
-    how_to_set,
-    settings,
-)
+from acp_agent.config import BUILTIN_MODELS, DEFAULT_MODEL, Config, Limits, how_to_set, settings
+from acp_agent.errors import LimitsError
+from acp_agent.settings import GROUPS, Setting, declared_in, in_help_order
 from acp_agent.turn.loops import LOOPS, LoopChoice
 from scripts.config_table import README, with_table
 
@@ -78,6 +73,22 @@ def test_every_field_is_declared_once_as_a_setting() -> None:
     flags = [s.flag_name for s in settings()]
     assert len(flags) == len(set(flags))
     assert tuple(LOOPS) == _setting("loop").choices
+
+
+class _Sample(BaseModel):
+    plain: int = 1
+    late: Annotated[float | None, Setting("late help", "SAMPLE_LATE", GROUPS[-1])] = None
+    early: Annotated[bool, Setting("early help", kind="both")] = True
+
+
+def test_a_declared_setting_is_bound_to_its_field_and_ordered_by_group() -> None:
+    bound = in_help_order(declared_in(_Sample, per_turn=True))
+    assert [s.name for s in bound] == ["early", "late"]  # `plain` carries no Setting
+    early, late = bound
+    assert (early.default, early.value_type, early.flag_name, early.per_turn) == (True, bool, "--early", True)
+    assert (late.default, late.value_type, late.default_text, late.env) == (None, float, "off", "SAMPLE_LATE")
+    assert late.parse("2.5") == 2.5
+    assert not declared_in(_Sample)[0].per_turn
 
 
 def _setting(name: str) -> Setting:
