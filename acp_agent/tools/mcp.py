@@ -4,237 +4,31 @@ The official `mcp` SDK is slow to import, so it is imported only when a session 
 Its transports are async context managers that must be entered and left in one task, so every
 connection lives in its own long-lived task, in a task group the caller lends or that this object
 opens, and is stopped by an event. A server that fails to start is logged and reported, never fatal.
+What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import re
 import sys
 from collections.abc import Iterable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import structlog
 from anyio.abc import TaskGroup, TaskStatus
 
-from acp_agent.errors import ToolError, ToolTimeout
-from acp_agent.tools.base import ToolContext, ToolResult
-from acp_agent.tools.mcp_sdk import mcp_sdk, mcp_servers_supported_http
-from acp_agent.tools.truncate import cap_text
+from acp_agent.tools.mcp_sdk import mcp_sdk
+from acp_agent.tools.mcp_servers import McpFailure, McpServerSpec, failure_reason, parse_server
+from acp_agent.tools.mcp_tool import McpTool, ServerConnection, adapt_tools
 
-__all__ = [
-    "McpConnections",
-    "McpFailure",
-    "McpServerSpec",
-    "McpTool",
-    "content_text",
-    "mcp_servers_supported_http",
-    "object_schema",
-    "parse_server",
-    "tool_name",
-]
+__all__ = ["McpConnections"]
 
 log = structlog.get_logger(__name__)
 
-MAX_NAME = 64
-"""The Messages API's tool-name limit (`^[a-zA-Z0-9_-]{1,64}$`)."""
-MAX_OUTPUT_BYTES = 256 * 1024
-MAX_RAW_OUTPUT_BYTES = 64 * 1024
 _LIST_PAGES = 100
-_BAD_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
-
-
-@lru_cache(maxsize=1)
-@dataclass(frozen=True, slots=True)
-class McpServerSpec:
-    """One ACP `McpServer`: stdio (command, args, env) or http/sse (url, headers)."""
-
-    name: str
-    transport: Literal["stdio", "http", "sse"]
-    command: str = ""
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    url: str = ""
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class McpFailure:
-    """A server that could not be used, and why (for the session to tell the user)."""
-
-    server: str
-    reason: str
-
-
-def _pairs(raw: Any, field: str) -> tuple[tuple[str, str], ...]:
-    if raw is None:
-        return ()
-    if isinstance(raw, Mapping):
-        return tuple((str(k), str(v)) for k, v in raw.items())
-    if not isinstance(raw, list) or not all(
-        isinstance(p, Mapping) and isinstance(p.get("name"), str) and isinstance(p.get("value"), str)
-        for p in raw
-    ):
-        raise ValueError(f"{field} must be a list of {{name, value}} strings")
-    return tuple((p["name"], p["value"]) for p in raw)
-
-
-def parse_server(raw: Mapping[str, Any]) -> McpServerSpec:
-    """An ACP `McpServer` object (wire shape, camelCase) as a spec. Raises ValueError saying what is wrong."""
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError("name must be a non-empty string")
-    kind = raw.get("type", "stdio")
-    if kind == "stdio":
-        command, args = raw.get("command"), raw.get("args", [])
-        if not isinstance(command, str) or not command:
-            raise ValueError("command must be a non-empty string")
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise ValueError("args must be a list of strings")
-        return McpServerSpec(
-            name, "stdio", command=command, args=tuple(args), env=_pairs(raw.get("env"), "env")
-        )
-    if kind in ("http", "sse"):
-        url = raw.get("url")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError("url must be an http(s) URL")
-        return McpServerSpec(name, kind, url=url, headers=_pairs(raw.get("headers"), "headers"))
-    raise ValueError(f"unknown transport type {kind!r}")
-
-
-def tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
-    """`mcp__<server>__<tool>`, cleaned to the API's name rule, hashed when too long or taken."""
-    used = set(taken)
-    clean = [_BAD_NAME_CHARS.sub("_", part) or "_" for part in (server, tool)]
-    name = f"mcp__{clean[0]}__{clean[1]}"
-    salt = 0
-    while len(name) > MAX_NAME or name in used:
-        digest = hashlib.sha256(f"{server}\0{tool}\0{salt}".encode()).hexdigest()[:8]
-        name = f"{name[: MAX_NAME - 9]}_{digest}"
-        salt += 1
-    return name
-
-
-def object_schema(schema: Any) -> dict[str, Any]:
-    """The server's input schema as the API wants it: a JSON-schema object with `"type": "object"`."""
-    if not isinstance(schema, dict):
-        return {"type": "object", "properties": {}}
-    if schema.get("type") in (None, "object"):
-        return {**schema, "type": "object"}
-    return {"type": "object", "properties": {}}  # a non-object schema cannot take MCP's named arguments
-
-
-def content_text(blocks: Iterable[Any], structured: Any = None) -> str:
-    """MCP result content as text for the model: text joined, other blocks summarised."""
-    parts: list[str] = []
-    for block in blocks:
-        kind = getattr(block, "type", "unknown")
-        if kind == "text":
-            parts.append(block.text)
-        elif kind in ("image", "audio"):
-            size = len(block.data) * 3 // 4
-            parts.append(f"[{kind}: {block.mime_type}, about {size:,} bytes]")
-        elif kind == "resource_link":
-            parts.append(f"[resource link: {block.uri} ({block.name})]")
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if text is not None:
-                parts.append(f"[resource: {resource.uri}]\n{text}")
-            else:
-                parts.append(f"[resource: {resource.uri}, {resource.mime_type or 'binary'}]")
-        else:
-            parts.append(f"[{kind} content]")
-    if not parts and structured is not None:
-        parts.append(json.dumps(structured, ensure_ascii=False))
-    return "\n".join(parts)
-
-
-def _reason(exc: BaseException) -> str:
-    """A one-line cause, unwrapping exception groups of one."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError) and exc.filename:
-        return f"command not found: {exc.filename}"
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
-class _Connection:
-    """One running server: its SDK client while connected, and the events that stop and await it."""
-
-    def __init__(self, server: str, call_timeout: float) -> None:
-        self.server = server
-        self.call_timeout = call_timeout
-        self.client: Any = None
-        self.stop = anyio.Event()
-        self.done = anyio.Event()
-
-
-class McpTool:
-    """One tool of an MCP server, run with the same permission rules as a command.
-
-    `read_only` is the server's `readOnlyHint`: such calls may run beside other read-only ones
-    (the user is still asked, one question at a time, since the hint is the server's own claim).
-    """
-
-    kind = "other"
-    permission: Literal["edit", "execute"] | None = "execute"
-
-    def __init__(
-        self,
-        name: str,
-        description: str,
-        input_schema: dict[str, Any],
-        *,
-        remote_name: str,
-        connection: _Connection,
-        read_only: bool = False,
-    ) -> None:
-        self.name = name
-        self.read_only = read_only
-        self.description = description
-        self.input_schema = input_schema
-        self.server = connection.server
-        self.remote_name = remote_name
-        self._connection = connection
-
-    def title(self, args: dict[str, Any]) -> str:
-        return f"MCP {self.remote_name} ({self.server})"
-
-    def time_allowance(self, args: dict[str, Any]) -> float:
-        """A little past our own call timeout, so ours fires first and says which server was slow."""
-        return self._connection.call_timeout + 5.0
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Call the tool. Raises ToolTimeout past the call timeout, ToolError when the server fails."""
-        client, seconds = self._connection.client, self._connection.call_timeout
-        if client is None:
-            raise ToolError(f"the MCP server {self.server!r} is not running")
-        try:
-            with anyio.fail_after(seconds):
-                result = await client.call_tool(self.remote_name, args)
-        except TimeoutError:
-            raise ToolTimeout(
-                f"{self.name}: the MCP server {self.server!r} did not answer within {seconds:g} s"
-            ) from None
-        except Exception as exc:  # transport and protocol failures: the model hears about them
-            log.warning("mcp.call_failed", server=self.server, tool=self.remote_name, error=_reason(exc))
-            raise ToolError(f"{self.name}: the MCP server {self.server!r} failed: {_reason(exc)}") from exc
-        text = content_text(result.content, result.structured_content) or "(no output)"
-        raw: dict[str, Any] | None = None
-        if result.structured_content is not None:
-            encoded = json.dumps(result.structured_content, ensure_ascii=False)
-            if len(encoded) <= MAX_RAW_OUTPUT_BYTES:
-                raw = {"structuredContent": result.structured_content}
-        return ToolResult(cap_text(text, MAX_OUTPUT_BYTES), is_error=bool(result.is_error), raw_output=raw)
 
 
 class McpConnections:
@@ -253,7 +47,7 @@ class McpConnections:
         self.call_timeout = call_timeout
         self.close_timeout = close_timeout
         self.failures: list[McpFailure] = []
-        self._connections: list[_Connection] = []
+        self._connections: list[ServerConnection] = []
         self._names: set[str] = set()
         self._closed = False
 
@@ -305,7 +99,7 @@ class McpConnections:
             try:
                 outcome = await self._tg.start(self._serve, spec, cwd, timeout)
             except RuntimeError as exc:  # the lent task group has already ended
-                outcome = McpFailure(spec.name, _reason(exc))
+                outcome = McpFailure(spec.name, failure_reason(exc))
             if isinstance(outcome, McpFailure):
                 self._fail(outcome.server, outcome.reason)
             else:
@@ -324,14 +118,14 @@ class McpConnections:
         self, spec: McpServerSpec, cwd: Path, timeout: float, *, task_status: TaskStatus[Any]
     ) -> None:
         """Own one connection from spawn to stop; report its tools or a failure through `task_status`."""
-        connection = _Connection(spec.name, self.call_timeout)
+        connection = ServerConnection(spec.name, self.call_timeout)
         self._connections.append(connection)
         started = False
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
                 async with AsyncExitStack() as stack:
                     client = await _open_client(stack, spec, cwd)
-                    tools = self._tools_of(await _list_tools(client), connection)
+                    tools = adapt_tools(await _list_tools(client), connection, self._names)
                     scope.deadline = math.inf
                     connection.client, started = client, True
                     log.info("mcp.connected", server=spec.name, tools=len(tools))
@@ -343,33 +137,13 @@ class McpConnections:
                 task_status.started(McpFailure(spec.name, f"no answer within {timeout:g} s"))
         except Exception as exc:
             if not started:
-                task_status.started(McpFailure(spec.name, _reason(exc)))
+                task_status.started(McpFailure(spec.name, failure_reason(exc)))
             else:
-                log.warning("mcp.connection_lost", server=spec.name, error=_reason(exc))
+                log.warning("mcp.connection_lost", server=spec.name, error=failure_reason(exc))
         finally:
             connection.client = None
             connection.done.set()
             log.debug("mcp.stopped", server=spec.name)
-
-    def _tools_of(self, listed: list[Any], connection: _Connection) -> list[McpTool]:
-        tools = []
-        for tool in listed:
-            name = tool_name(connection.server, tool.name, self._names)
-            self._names.add(name)
-            description = tool.description or f"The {tool.name} tool of the MCP server {connection.server}."
-            hints = getattr(tool, "annotations", None)
-            read_only = getattr(hints, "read_only_hint", getattr(hints, "readOnlyHint", None)) is True
-            tools.append(
-                McpTool(
-                    name,
-                    description,
-                    object_schema(tool.input_schema),
-                    remote_name=tool.name,
-                    connection=connection,
-                    read_only=read_only,
-                )
-            )
-        return tools
 
     async def aclose(self) -> None:
         """Stop every server (close its stdin, then terminate it), waiting at most `close_timeout`."""

@@ -20,14 +20,10 @@ import pytest
 
 from acp_agent.errors import ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.mcp import (
-    McpConnections,
-    McpTool,
-    content_text,
-    mcp_servers_supported_http,
-    object_schema,
-    tool_name,
-)
+from acp_agent.tools.mcp import McpConnections
+from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
+from acp_agent.tools.mcp_servers import McpServerSpec, parse_server
+from acp_agent.tools.mcp_tool import McpTool, content_text, object_schema, tool_name
 from acp_agent.tools.registry import ToolRegistry
 from tests.support import REPO_ROOT
 
@@ -208,6 +204,18 @@ async def test_http_servers_connect_with_their_headers_and_a_lost_one_gives_tool
     assert [f.server for f in connections.failures] == ["anon"]
 
 
+def test_a_server_description_parses_to_a_spec_of_its_transport() -> None:
+    """The spec is a plain frozen class: two parses are equal values, and instances of it."""
+    raw = {"name": "s", "command": "python", "args": ["-m", "srv"], "env": [{"name": "K", "value": "v"}]}
+    spec = parse_server(raw)
+    assert isinstance(spec, McpServerSpec) and spec == parse_server(raw)
+    assert (spec.transport, spec.args, spec.env) == ("stdio", ("-m", "srv"), (("K", "v"),))
+    http = parse_server({"type": "http", "name": "h", "url": "https://x", "headers": []})
+    assert (http.transport, http.url) == ("http", "https://x")
+    with pytest.raises(ValueError, match="url"):
+        parse_server({"type": "http", "name": "h", "url": "ftp://x"})
+
+
 def test_tool_names_fit_the_api_rule_and_stay_unique() -> None:
     assert tool_name("github", "create_issue") == "mcp__github__create_issue"
     assert tool_name("my server", "fs/read.file") == "mcp__my_server__fs_read_file"
@@ -254,7 +262,7 @@ def test_result_content_is_text_with_other_blocks_summarised() -> None:
 
 def test_importing_the_module_does_not_import_the_sdk() -> None:
     code = (
-        "import sys, acp_agent.tools.mcp as m; m.mcp_servers_supported_http(); "
+        "import sys, acp_agent.tools.mcp, acp_agent.tools.mcp_sdk as m; m.mcp_servers_supported_http(); "
         "print(sorted(n for n in sys.modules if n == 'mcp' or n.startswith(('mcp.', 'mcp_types'))))"
     )
     out = subprocess.run(

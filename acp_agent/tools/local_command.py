@@ -1,0 +1,150 @@
+"""A shell command run here, as the leader of its own session, stopped with all it started.
+
+The command carries a mark in its environment that everything it starts inherits; on timeout, on
+cancel and when it ends, whatever is left of it is stopped (`process_group.py`) and the result says
+what was stopped. A kill -9 of the agent itself cannot do this: a command running then is orphaned.
+The editor sees at most one tail-only progress update per interval (docs/decisions.md D6).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import structlog
+
+from acp_agent.errors import ToolError
+from acp_agent.tools.base import Progress, ToolContext, ToolResult
+from acp_agent.tools.command_output import CommandOutput, exit_status, tell_cancelled
+from acp_agent.tools.process_group import stop_command, stopped_note
+from acp_agent.tools.truncate import cap_text
+
+__all__ = ["DRAIN_SECONDS", "LocalCommand"]
+
+log = structlog.get_logger(__name__)
+
+DRAIN_SECONDS = 1.0
+"""Reading what is left in the pipe once the command is over."""
+# Credentials of the agent itself are not handed to the commands the model runs.
+_SCRUBBED_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+_MARK = "ACP_AGENT_COMMAND"
+"""Set to a fresh id in each local command's environment: its descendants inherit it."""
+
+
+async def _pump(stream: anyio.abc.ByteReceiveStream, out: CommandOutput, eof: anyio.Event) -> None:
+    try:
+        async for chunk in stream:
+            out.add(chunk)
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass
+    finally:
+        eof.set()
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalCommand:
+    """How a local run is capped and reported (the fields of `RunCommand` of the same names)."""
+
+    max_output_bytes: int
+    kill_grace: float
+    progress_interval: float
+    progress_tail_bytes: int
+
+    async def run(self, shell: str, command: str, cwd: Path, timeout: float, ctx: ToolContext) -> ToolResult:
+        """Run `shell -c command` in `cwd` until it ends or `timeout`; stop all it left behind."""
+        mark_id = secrets.token_hex(8)
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id}
+        mark = f"{_MARK}={mark_id}".encode()
+        try:
+            proc = await anyio.open_process(
+                [shell, "-c", command],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
+        log.debug("shell.started", pid=proc.pid)
+        started = time.monotonic()
+        out, eof = CommandOutput(self.max_output_bytes), anyio.Event()
+        assert proc.stdout is not None
+        left: list[tuple[int, str]] = []
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_pump, proc.stdout, out, eof)
+                tg.start_soon(self._report_progress, out, ctx)
+                with anyio.move_on_after(timeout) as limit:
+                    await proc.wait()
+                left = await stop_command(proc.pid, mark, self.kill_grace)  # it, or its leftovers
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    await eof.wait()
+                tg.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
+                await stop_command(proc.pid, mark, self.kill_grace)
+                await tell_cancelled(ctx, started, "the process group was killed", out.text())
+            raise
+        finally:
+            with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
+                await stop_command(proc.pid, mark, self.kill_grace)
+                await proc.aclose()
+        if left and not limit.cancelled_caught:
+            log.info("shell.leftovers_stopped", count=len(left))
+        result = self._result(out, proc.returncode, limit.cancelled_caught, timeout)
+        if left and not limit.cancelled_caught:
+            result = replace(
+                result,
+                text=f"{result.text}\n{stopped_note(left)}",
+                raw_output={**(result.raw_output or {}), "stoppedLeftovers": len(left)},
+            )
+        return result
+
+    async def _report_progress(self, out: CommandOutput, ctx: ToolContext) -> None:
+        """At most one tail-only update per interval, and only when there is something new."""
+        while True:
+            await out.changed.wait()
+            out.changed = anyio.Event()
+            progress = Progress(text=out.recent(self.progress_tail_bytes))
+            try:
+                with anyio.move_on_after(2.0, shield=True):  # never cut a message in half
+                    await ctx.report(progress)
+            except Exception as exc:  # progress is cosmetic: the command goes on
+                log.debug("shell.progress_failed", error=str(exc))
+            await anyio.sleep(self.progress_interval)
+
+    def _result(
+        self, out: CommandOutput, returncode: int | None, timed_out: bool, timeout: float
+    ) -> ToolResult:
+        output = out.text()
+        if len(output.encode("utf-8", "replace")) > self.max_output_bytes:
+            output = cap_text(output, self.max_output_bytes)  # replacement chars can grow it
+        sig = _signal_name(returncode) if returncode is not None and returncode < 0 else None
+        if timed_out:
+            status = f"timed out after {timeout:g}s; process group killed"
+        else:
+            status = exit_status(returncode, sig)
+        raw = {
+            "exitCode": None if timed_out or sig else returncode,
+            "signal": sig,
+            "timedOut": timed_out,
+            "outputBytes": out.total,
+            "truncated": out.total > len(out.head) + len(out.tail),
+        }
+        return ToolResult(text=f"{status}\n{output or '(no output)'}", is_error=timed_out, raw_output=raw)

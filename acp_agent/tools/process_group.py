@@ -1,0 +1,114 @@
+"""Stop whatever is left of a local command: its process group, its session, and its marked processes.
+
+A command runs as the leader of a new session and carries a mark in its environment that
+everything it starts inherits. What is left of it is found by group, by session (jobs put in other
+groups) and by mark (daemons that left the session with `setsid` or a double fork), then sent
+SIGTERM and, past a grace period, SIGKILL.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import anyio
+import anyio.to_thread
+import structlog
+
+__all__ = ["stop_command", "stopped_note"]
+
+log = structlog.get_logger(__name__)
+
+_POLL_SECONDS = 0.05  # how often a dying process group is checked (no event exists for it)
+_LISTED = 5  # leftover processes named in the result
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _marked(proc_dir: str, mark: bytes) -> bool:
+    try:
+        with open(os.path.join(proc_dir, "environ"), "rb") as f:
+            return mark in f.read().split(b"\0")
+    except OSError:  # gone, or another user's process
+        return False
+
+
+def _remains(pgid: int, mark: bytes) -> list[tuple[int, str]]:
+    """(pid, name) of every live process of a command: in its group or session, or marked.
+
+    Without /proc only the group can be seen (kill 0); zombies, which no signal reaches, do not
+    count.
+    """
+    if not os.path.exists("/proc/self/stat"):
+        return [(pgid, "?")] if _signal_group(pgid, 0) else []
+    found = []
+    me = os.getpid()
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit() or int(entry.name) == me:
+                continue
+            try:
+                with open(os.path.join(entry.path, "stat"), "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) < 4 or fields[0] in (b"Z", b"X"):
+                continue
+            if pgid in (int(fields[2]), int(fields[3])) or _marked(entry.path, mark):
+                name = stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace")
+                found.append((int(entry.name), name))
+    return found
+
+
+def _signal_all(pgid: int, pids: list[tuple[int, str]], sig: int) -> None:
+    _signal_group(pgid, sig)
+    for pid, _ in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+async def _still_there(pgid: int, mark: bytes) -> list[tuple[int, str]]:
+    return await anyio.to_thread.run_sync(_remains, pgid, mark, abandon_on_cancel=True)
+
+
+async def _wait_gone(pgid: int, mark: bytes, seconds: float) -> list[tuple[int, str]]:
+    """What still runs after up to `seconds` (empty once everything is gone)."""
+    left = await _still_there(pgid, mark)
+    with anyio.move_on_after(seconds):
+        # No event tells when a set of processes is gone: polling is the only way to know.
+        while left:
+            await anyio.sleep(_POLL_SECONDS)
+            left = await _still_there(pgid, mark)
+    return left
+
+
+async def stop_command(pgid: int, mark: bytes, grace: float) -> list[tuple[int, str]]:
+    """SIGTERM what is left of a command, SIGKILL what outlives `grace`; returns what was left."""
+    left = await _still_there(pgid, mark)
+    if not left:
+        return []
+    _signal_all(pgid, left, signal.SIGTERM)
+    remaining = await _wait_gone(pgid, mark, grace)
+    if remaining:
+        log.debug("shell.sigkill", pgid=pgid, pids=[pid for pid, _ in remaining])
+        _signal_all(pgid, remaining, signal.SIGKILL)
+        await _wait_gone(pgid, mark, 1.0)
+    return left
+
+
+def stopped_note(left: list[tuple[int, str]]) -> str:
+    """The line the result gets when background processes outlived the command."""
+    named = ", ".join(f"{name} ({pid})" for pid, name in left[:_LISTED])
+    more = f" and {len(left) - _LISTED} more" if len(left) > _LISTED else ""
+    return (
+        f"[stopped {len(left)} background process(es) still running after the command ended: {named}{more}]"
+    )
