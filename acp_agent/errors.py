@@ -45,7 +45,7 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
            ├─ AgentRpcError        harness/client: the agent answered an error → harness/smoke
            ├─ AgentExitedError     harness/client: the agent's stdout closed → harness/smoke, runner
-           ├─ AgentSpawnError      harness/client: the agent could not start → harness/smoke, script
+           ├─ AgentSpawnError      harness/process: the agent could not start → harness/smoke, script
            ├─ StepFailed           harness/runner: a step did not get what it expected → runner
            ├─ ScriptError (ValueError)   harness/steps: a script that cannot be run → harness/script
            ├─ PatternError (ValueError)  harness/pattern: an unbound `$name`, a bad operator → runner

@@ -3,7 +3,9 @@ and the test suite all drive agents through it.
 
 Not the `acp` SDK's client: these tools must see exactly what any agent writes (every stdout line
 goes through a `wire.Transcript`, bad lines included), answer the agent's requests their own way,
-and keep the agent's stderr drained so it never blocks.
+and keep the agent's stderr drained so it never blocks. The process itself (spawning, stderr,
+stopping) is `process.ChildProcess`; reading stdout and matching responses is `inbox.Inbox`; what
+it raises is in `agent_errors`.
 """
 
 from __future__ import annotations
@@ -14,14 +16,22 @@ import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from subprocess import DEVNULL, PIPE
-from typing import IO, Any, Literal, Self, TypeVar
+from typing import IO, Any, Self, TypeVar
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process, TaskGroup
+from anyio.abc import Process, TaskGroup
 
-from acp_agent.errors import HarnessError
-from acp_agent.harness.wire import Transcript, id_key, message_kind
+from acp_agent.harness.agent_errors import AgentExitedError, AgentRpcError, AgentSpawnError
+from acp_agent.harness.inbox import Inbox
+from acp_agent.harness.process import (
+    IO_ERRORS,
+    STOP_SIGNALS,
+    TAIL_BYTES,
+    ChildProcess,
+    StderrMode,
+    open_agent_process,
+)
+from acp_agent.harness.wire import Transcript, id_key
 
 __all__ = [
     "STOP_SIGNALS",
@@ -38,38 +48,7 @@ __all__ = [
 
 RequestHandler = Callable[["AgentClient", dict[str, Any]], Awaitable[None]]
 NotificationHandler = Callable[[dict[str, Any]], None]
-StderrMode = Literal["pipe", "unread", "devnull"]
-"""pipe: read, kept (see `stderr_keep`) and copied to `stderr`; unread: a pipe nobody reads (it
-fills up); devnull: thrown away."""
-STOP_SIGNALS: tuple[tuple[signal.Signals, float], ...] = ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0))
-"""After EOF and the grace period: each signal, and how long to wait after it."""
-TAIL_BYTES = 16 * 1024
 _T = TypeVar("_T")
-_IO_ERRORS = (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
-
-
-class AgentRpcError(HarnessError):
-    """The agent answered one of our requests with a JSON-RPC error."""
-
-    def __init__(self, method: str, error: Mapping[str, Any]) -> None:
-        self.method = method
-        self.code: Any = error.get("code")
-        self.message = str(error.get("message", ""))
-        self.data: Any = error.get("data")
-        super().__init__(f"{method}: error {self.code}: {self.message}")
-
-
-class AgentExitedError(HarnessError):
-    """The agent closed its stdout (usually: it exited) while we were waiting for it."""
-
-    def __init__(self, when: str, returncode: int | None, stderr_tail: str, context: str = "") -> None:
-        self.returncode, self.stderr_tail = returncode, stderr_tail
-        status = "is still running" if returncode is None else f"exited with code {returncode}"
-        super().__init__(f"the agent closed its stdout {when} (it {status}){context}")
-
-
-class AgentSpawnError(HarnessError):
-    """The agent command could not be started at all."""
 
 
 async def _reply_method_not_found(client: AgentClient, message: dict[str, Any]) -> None:
@@ -102,31 +81,24 @@ class AgentClient:
         first_id: int = 0,
         verbose_errors: bool = False,
     ) -> None:
-        assert process.stdin is not None
-        self._process, self._stdin = process, process.stdin
+        self._child = ChildProcess(process, stderr_sink=stderr_sink, stderr_keep=stderr_keep)
         self.pid = process.pid
         self.transcript = transcript or Transcript()
+        self._inbox = Inbox(
+            self.transcript, on_request=self._on_request, on_notification=self._on_notification
+        )
         self.messages = self.transcript.messages  # every JSON object the agent wrote, in order
         self.stdout_lines = self.transcript.stdout_lines
         self.protocol_violations = self.transcript.protocol_violations
         self.schema_problems = self.transcript.schema_problems
-        self.invalid_lines: list[str] = []  # stdout lines that were not JSON objects
+        self.invalid_lines = self._inbox.invalid_lines  # stdout lines that were not JSON objects
         self.handler_errors: list[str] = []
         self.sent: list[dict[str, Any] | bytes] = []  # everything we wrote, in order
         self.request_handler: RequestHandler = on_request or _reply_method_not_found
         self.on_notification = on_notification
         self.verbose_errors = verbose_errors
         """Timeouts and early exits also show the last messages and the stderr tail."""
-        self.stdout_closed = False
-        self._sink, self._stderr_keep = stderr_sink, stderr_keep
-        self._stderr = bytearray()
         self._next_id = first_id
-        self._pending: dict[str, int | None] = {}  # id key → index of its response, once in
-        self._answered: set[str] = set()
-        self._consumed: set[int] = set()
-        self._cursor = 0
-        self._changed = anyio.Event()
-        self._write_lock = anyio.Lock()
         self._tg: TaskGroup | None = None
 
     @classmethod
@@ -157,18 +129,7 @@ class AgentClient:
         Raises:
             AgentSpawnError: the command could not be started.
         """
-        try:
-            process = await anyio.open_process(
-                list(command),
-                stdin=PIPE,
-                stdout=PIPE,
-                stderr=DEVNULL if stderr_mode == "devnull" else PIPE,
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-                start_new_session=True,  # Ctrl-C at the terminal reaches us, not the agent
-            )
-        except OSError as exc:
-            raise AgentSpawnError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
+        process = await open_agent_process(command, env=env, cwd=cwd, stderr_mode=stderr_mode)
         client = cls(
             process,
             on_request=on_request,
@@ -183,11 +144,10 @@ class AgentClient:
         try:
             async with anyio.create_task_group() as tg:
                 client._tg = tg
-                assert process.stdout is not None
-                tg.start_soon(client._read_stdout, process.stdout)
+                tg.start_soon(client._inbox.read, client._child.stdout)
                 if stderr_mode == "pipe":
-                    assert process.stderr is not None
-                    tg.start_soon(client._drain_stderr, process.stderr)
+                    assert client._child.stderr is not None
+                    tg.start_soon(client._child.drain_stderr, client._child.stderr)
                 try:
                     yield client
                 except anyio.get_cancelled_exc_class():
@@ -200,17 +160,21 @@ class AgentClient:
                     tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
-                await client._reap()
+                await client._child.reap()
         if failure is not None:
             raise failure
 
     @property
     def returncode(self) -> int | None:
-        return self._process.returncode
+        return self._child.returncode
+
+    @property
+    def stdout_closed(self) -> bool:
+        return self._inbox.closed
 
     def stderr_text(self) -> str:
         """All the agent's stderr that was kept."""
-        return self._stderr.decode("utf-8", "replace")
+        return self._child.stderr_text()
 
     def stderr_tail(self, limit: int = 4000) -> str:
         return self.stderr_text()[-limit:]
@@ -230,12 +194,11 @@ class AgentClient:
         else:
             data = (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         self.sent.append(payload)
-        self._answered.difference_update(self.transcript.note_sent(payload))  # asked anew
+        self._inbox.note_sent(payload)
         try:
             with anyio.fail_after(timeout):
-                async with self._write_lock:
-                    await self._stdin.send(data)
-        except _IO_ERRORS as exc:
+                await self._child.write(data)
+        except IO_ERRORS as exc:
             raise AgentExitedError(
                 "before it read our message", self.returncode, self.stderr_tail(), self._context()
             ) from exc
@@ -250,15 +213,12 @@ class AgentClient:
         """Send a request without waiting; return its id (the next integer unless given)."""
         if id is None:
             id, self._next_id = self._next_id, self._next_id + 1
-        key = id_key(id)
-        if key in self._pending:
-            raise ValueError(f"request id {id!r} is already waiting for a response")
-        self._pending[key] = None
+        self._inbox.expect(id)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
         try:
             await self.send(message if params is None else {**message, "params": params}, timeout)
         except BaseException:
-            self._pending.pop(key, None)
+            self._inbox.forget(id)
             raise
         return id
 
@@ -268,12 +228,11 @@ class AgentClient:
         Raises:
             KeyError: no request with that id is waiting.
         """
-        key = id_key(id)
-        if key not in self._pending:
+        if not self._inbox.is_waiting(id):
             raise KeyError(f"no request with id {id!r} is waiting")
         what = f"response to {self.transcript.method_for_id(id) or 'a request'} (id {id!r})"
-        index = await self.wait_until(lambda: self._pending.get(key), timeout, what)
-        del self._pending[key]
+        index = await self.wait_until(lambda: self._inbox.response_index(id), timeout, what)
+        self._inbox.forget(id)
         return self.messages[index]
 
     async def request(
@@ -284,7 +243,7 @@ class AgentClient:
         try:
             return await self.response(rid, timeout)
         finally:
-            self._pending.pop(id_key(rid), None)
+            self._inbox.forget(rid)
 
     async def call(self, method: str, params: Any = None, *, timeout: float = 30) -> Any:
         """Send a request and return its `result`.
@@ -310,12 +269,10 @@ class AgentClient:
 
     async def close_stdin(self) -> None:
         """EOF on the agent's stdin: how a client says goodbye."""
-        with contextlib.suppress(*_IO_ERRORS):
-            await self._stdin.aclose()
+        await self._child.close_stdin()
 
     def send_signal(self, signum: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self._process.send_signal(signum)
+        self._child.send_signal(signum)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
@@ -347,11 +304,11 @@ class AgentClient:
             while (found := probe()) is None:
                 if self.stdout_closed:
                     with anyio.move_on_after(1):  # so the report can give the exit code
-                        await self._process.wait()
+                        await self._child.wait()
                     raise AgentExitedError(
                         f"before any {what}", self.returncode, self.stderr_tail(), self._context()
                     )
-                await self._changed.wait()
+                await self._inbox.changed()
             return found
         raise TimeoutError(f"no {what} within {timeout} s{self._context()}")
 
@@ -362,24 +319,13 @@ class AgentClient:
             TimeoutError: it was still running after `timeout` s.
         """
         with anyio.move_on_after(timeout):
-            return await self._process.wait()
+            return await self._child.wait()
         raise TimeoutError(f"the agent was still running after {timeout} s{self._context()}")
 
     async def _take(
         self, predicate: Callable[[dict[str, Any]], bool], since: int | None, timeout: float, what: str
     ) -> dict[str, Any]:
-        def probe() -> dict[str, Any] | None:  # since=None: only messages nobody consumed yet
-            for index in range(self._cursor if since is None else since, len(self.messages)):
-                if since is None and index in self._consumed:
-                    continue
-                with contextlib.suppress(LookupError, TypeError):
-                    if predicate(self.messages[index]):
-                        self._consumed.add(index)
-                        self._cursor = index + 1 if since is None else self._cursor
-                        return self.messages[index]
-            return None
-
-        return await self.wait_until(probe, timeout, what)
+        return await self.wait_until(lambda: self._inbox.take(predicate, since), timeout, what)
 
     def _context(self) -> str:
         if not self.verbose_errors:
@@ -407,85 +353,26 @@ class AgentClient:
                 message.get("id"), error={"code": -32603, "message": f"the client's handler failed: {exc!r}"}
             )
 
-    # --- reading ---------------------------------------------------------------------------
+    # --- what the inbox hands on ------------------------------------------------------------
 
-    def _wake(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+    def _on_request(self, message: dict[str, Any]) -> None:
+        if self._tg is not None:
+            self._tg.start_soon(self._answer, message)
 
-    async def _read_stdout(self, stdout: ByteReceiveStream) -> None:
-        buffer, scan_from = bytearray(), 0
-        with contextlib.suppress(*_IO_ERRORS):
-            async for chunk in stdout:
-                buffer += chunk
-                while (end := buffer.find(b"\n", scan_from)) >= 0:
-                    line, scan_from = bytes(buffer[:end]), 0
-                    del buffer[: end + 1]
-                    self._on_line(line, terminated=True)
-                scan_from = len(buffer)
-        if buffer:
-            self._on_line(bytes(buffer), terminated=False)
-        self.stdout_closed = True
-        self._wake()
-
-    def _on_line(self, raw: bytes, *, terminated: bool) -> None:
-        index = self.transcript.feed(raw, terminated=terminated)
-        if index is None:
-            if raw.strip():
-                self.invalid_lines.append(raw.decode("utf-8", "replace")[:300])
-            self._wake()
-            return
-        message = self.messages[index]
-        kind, key, method = message_kind(message), id_key(message.get("id")), message.get("method")
-        if kind == "response" and "id" in message:
-            if self._pending.get(key, -1) is None:
-                self._pending[key] = index
-                self._consumed.add(index)
-                self._answered.add(key)
-            elif key in self._answered:
-                self.protocol_violations.append(f"message #{index}: a second response to id {key}")
-        elif kind == "request" and isinstance(method, str):
-            if self._tg is not None:
-                self._tg.start_soon(self._answer, message)
-        elif isinstance(method, str) and self.on_notification is not None:
+    def _on_notification(self, message: dict[str, Any]) -> None:
+        if self.on_notification is not None:
             try:
                 self.on_notification(message)
             except Exception as exc:  # a display bug must not stop the reader
-                self.handler_errors.append(f"on_notification({method!r}) raised {exc!r}")
-        self._wake()
-
-    async def _drain_stderr(self, stderr: ByteReceiveStream) -> None:
-        with contextlib.suppress(*_IO_ERRORS):
-            async for chunk in stderr:
-                self._stderr += chunk
-                if self._stderr_keep is not None:
-                    del self._stderr[: -self._stderr_keep]
-                if self._sink is not None:
-                    with contextlib.suppress(OSError, ValueError):
-                        self._sink.write(chunk)
-                        self._sink.flush()
+                self.handler_errors.append(f"on_notification({message.get('method')!r}) raised {exc!r}")
 
     # --- ending ----------------------------------------------------------------------------
 
     async def _shutdown(self, grace: float, stop_signals: Sequence[tuple[signal.Signals, float]]) -> None:
-        await self.close_stdin()
-        for signum, wait in ((None, grace), *stop_signals):
-            if signum is not None and self.returncode is None:
-                self.send_signal(signum)
-            with anyio.move_on_after(wait):
-                await self._process.wait()
-            if self.returncode is not None:
-                break
+        await self._child.stop(grace, stop_signals)
         with anyio.move_on_after(2):  # let the reader record the last lines
             while not self.stdout_closed:
-                await self._changed.wait()
-
-    async def _reap(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)  # whatever the agent left in its process group
-        self.kill()
-        with anyio.move_on_after(5):
-            await self._process.aclose()
+                await self._inbox.changed()
 
 
 spawn_agent = AgentClient.spawn

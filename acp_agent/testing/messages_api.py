@@ -2,80 +2,27 @@
 
 Tests and benches point `base_url` at it (the agent may run as a subprocess), script replies in
 order, and read back every attempt the SDK made. It is a real server on 127.0.0.1, so the SDK's own
-HTTP, SSE and error handling run unchanged: nothing of the SDK is mocked.
+HTTP, SSE and error handling run unchanged: nothing of the SDK is mocked. This module holds the
+fake's configuration, its script and what it received, and decides each reply; the HTTP server
+that writes it is `http_server.py`, the records tests read back are `recorded.py`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import socket
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
+from acp_agent.testing.http_server import FakeServer
 from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
-from acp_agent.testing.prompt_cache import (
-    PromptCache,
-    breakpoint_errors,
-    miss_reason,
-    strip_cache_control,
-)
-from acp_agent.testing.replies import (
-    Error,
-    Message,
-    Reply,
-    ReplyFactory,
-    ThinkingBlock,
-    error_event,
-    render_events,
-    render_json,
-)
+from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
+from acp_agent.testing.recorded import MESSAGES_PATH, RecordedRequest, Served
+from acp_agent.testing.replies import Error, Message, Reply, ReplyFactory, ThinkingBlock
 
 __all__ = ["FakeMessagesAPI", "RecordedRequest", "Served"]
-
-MESSAGES_PATH = "/v1/messages"
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
-    """One HTTP attempt as the fake received it (headers lower-cased, body parsed from JSON)."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-    @property
-    def is_stream(self) -> bool:
-        """Whether the SDK asked for an SSE stream."""
-        return self.body.get("stream") is True
-
-    @property
-    def plain_body(self) -> dict[str, Any]:
-        """The body without its `cache_control` markers: what the request says, not how to cache it."""
-        plain: dict[str, Any] = strip_cache_control(self.body)
-        return plain
-
-    def breakpoints(self) -> int:
-        """How many `cache_control` markers the request carries (the top-level one included)."""
-        return json.dumps(self.body).count('"cache_control"')
-
-
-@dataclass(frozen=True, slots=True)
-class Served:
-    """A reply as the fake sends it: the scripted message shaped by the model's rules."""
-
-    reply: Message
-    message_id: str
-    usage: dict[str, Any] | None = None
-    """The billed usage when the prompt cache is simulated; None: the script's own figures."""
-    diagnostics: dict[str, Any] | None = None
-    """The response's `diagnostics` when the request asked for them."""
 
 
 class FakeMessagesAPI:
@@ -127,9 +74,7 @@ class FakeMessagesAPI:
         self._requests: list[RecordedRequest] = []
         self._others: list[RecordedRequest] = []
         self._arrived = threading.Condition(self._lock)
-        self._released = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._server: _Server | None = None
+        self._server: FakeServer | None = None
         self._thread: threading.Thread | None = None
 
     # ── lifecycle ──────────────────────────────────────────────────────────────────────────
@@ -137,9 +82,7 @@ class FakeMessagesAPI:
         """Bind and serve in a daemon thread."""
         if self._server is not None:
             return self
-        self._released.clear()
-        server = _Server(self._address, _Handler)
-        server.fake = self
+        server = FakeServer(self._address, self)
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-messages-api", daemon=True
@@ -152,13 +95,10 @@ class FakeMessagesAPI:
         server, self._server = self._server, None
         if server is None:
             return
-        self._released.set()
+        server.release()
         server.shutdown()
         server.server_close()
-        with self._lock:
-            connections = list(self._connections)
-        for conn in connections:
-            _hard_close(conn)
+        server.close_connections()
         if self._thread is not None:
             self._thread.join(timeout=5)
 
@@ -220,9 +160,9 @@ class FakeMessagesAPI:
             if not self._arrived.wait_for(lambda: len(self._requests) >= n, timeout):
                 raise TimeoutError(f"fake saw {len(self._requests)} attempts, expected {n}")
 
-    # ── used by the handler ────────────────────────────────────────────────────────────────
-    def _record(self, request: RecordedRequest) -> Error | Served | None:
-        """Record a request; for a messages attempt return the reply it gets."""
+    # ── used by the server ─────────────────────────────────────────────────────────────────
+    def receive(self, request: RecordedRequest) -> Error | Served | None:
+        """Record a request; for a messages attempt return the reply it gets (the server calls it)."""
         with self._lock:
             if request.path.split("?", 1)[0] != MESSAGES_PATH:
                 self._others.append(request)
@@ -296,233 +236,3 @@ class FakeMessagesAPI:
                 block = ThinkingBlock(text, thinking_signature(model, body, before, text), block.chunks)
             blocks.append(block)
         return replace(reply, blocks=tuple(blocks))
-
-    def _hang(self) -> None:
-        self._released.wait(self.hang_seconds)
-
-    def _pause(self, seconds: float) -> bool:
-        """Sleep between events; True when the fake is stopping."""
-        return self._released.wait(seconds)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    fake: FakeMessagesAPI
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Connections the client or a fault closed are expected; stay quiet about them."""
-
-
-def _hard_close(conn: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        conn.shutdown(socket.SHUT_RDWR)
-    with contextlib.suppress(OSError):
-        conn.close()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-    timeout = 60  # an idle keep-alive connection frees its thread after this
-
-    def setup(self) -> None:
-        super().setup()
-        # Without it every reply waits ~40 ms for the client's delayed ACK (Nagle).
-        with contextlib.suppress(OSError):
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        fake = self.server.fake
-        with fake._lock:
-            fake._connections.add(self.connection)
-
-    def finish(self) -> None:
-        fake = self.server.fake
-        with fake._lock:
-            fake._connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log: stderr belongs to whoever runs the fake."""
-
-    def do_GET(self) -> None:
-        self._read_and_record(b"")
-        if self.path.split("?", 1)[0] == "/v1/models":
-            fake = self.server.fake
-            data = [{**_model_info(m), **fake.model_info.get(m, {})} for m in fake.models]
-            page = {
-                "data": data,
-                "has_more": False,
-                "first_id": data[0]["id"] if data else None,
-                "last_id": data[-1]["id"] if data else None,
-            }
-            self._send_json(200, page)
-        else:
-            self._send_error(Error(404, "not_found_error", f"fake: no route for GET {self.path}"))
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            reply = self._read_and_record(raw)
-        except ValueError:
-            self._send_error(
-                Error(
-                    400, "invalid_request_error", "fake: body is not valid JSON (or holds a lone surrogate)"
-                )
-            )
-            return
-        if reply is None:
-            self._send_error(Error(404, "not_found_error", f"fake: no route for POST {self.path}"))
-        elif isinstance(reply, Error):
-            self._send_error(reply)
-        else:
-            self._send_message(reply, self._body)
-
-    # ── helpers ────────────────────────────────────────────────────────────────────────────
-    def _read_and_record(self, raw: bytes) -> Error | Served | None:
-        body = json.loads(raw) if raw else {}
-        if not isinstance(body, dict):
-            raise ValueError("body is not an object")
-        # Like the real API: a lone surrogate (raw or as a \\u escape) is not valid JSON text.
-        json.dumps(body, ensure_ascii=False).encode("utf-8")
-        self._body: dict[str, Any] = body
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        return self.server.fake._record(RecordedRequest(self.command, self.path, headers, body))
-
-    @property
-    def _request_id(self) -> str:
-        return f"req_fake_{self.server.fake.attempts:06d}"
-
-    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("request-id", self._request_id)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _send_error(self, reply: Error) -> None:
-        self._send_json(reply.status, reply.body(self._request_id), reply.response_headers())
-
-    def _abort(self) -> None:
-        """Drop the connection with no further bytes (what a dying proxy does)."""
-        self.close_connection = True
-        _hard_close(self.connection)
-
-    def _send_message(self, served: Served, body: dict[str, Any]) -> None:
-        reply = served.reply
-        fake = self.server.fake
-        if reply.stall:
-            fake._hang()
-            self._abort()
-            return
-        if reply.drop:
-            self._abort()
-            return
-        model = str(body.get("model") or reply.model or "claude-test-1")
-        asked = "diagnostics" in body
-        if body.get("stream") is not True:
-            self._send_json(
-                200,
-                render_json(
-                    reply,
-                    model=model,
-                    message_id=served.message_id,
-                    usage=served.usage,
-                    diagnostics=served.diagnostics,
-                    with_diagnostics=asked,
-                ),
-            )
-            return
-        events = render_events(
-            reply,
-            model=model,
-            message_id=served.message_id,
-            usage=served.usage,
-            diagnostics=served.diagnostics,
-            with_diagnostics=asked,
-        )
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("request-id", self._request_id)
-        if not reply.has_stream_faults:
-            data = b"".join(events)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-            return
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        self._send_chunked(reply, events)
-
-    def _send_chunked(self, reply: Message, events: list[bytes]) -> None:
-        fake = self.server.fake
-        write = self.wfile.write
-        cut, fault = _first_fault(reply, len(events))
-        for sent, event in enumerate(events[:cut]):
-            if sent and reply.chunk_delay and fake._pause(reply.chunk_delay):
-                self._abort()
-                return
-            write(b"%x\r\n%s\r\n" % (len(event), event))
-        if fault == "stall":
-            fake._hang()
-            self._abort()
-        elif fault == "drop":
-            self._abort()
-        elif fault == "error":
-            event = error_event()
-            write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event))
-        else:  # complete, or truncated: the body ends cleanly either way
-            write(b"0\r\n\r\n")
-
-
-def _first_fault(reply: Message, total: int) -> tuple[int, str | None]:
-    """Where the stream is cut (events sent before it) and how; `(total, None)` when it is not."""
-    faults = [
-        (k, name)
-        for k, name in (
-            (reply.stall_after, "stall"),
-            (reply.drop_after, "drop"),
-            (reply.truncate_after, "truncate"),
-            (reply.error_event_after, "error"),
-        )
-        if k is not None and k < total
-    ]
-    return min(faults) if faults else (total, None)
-
-
-def _model_info(model: str) -> dict[str, Any]:
-    """A `ModelInfo` as the Models API lists it; capabilities for the models with rules."""
-    rules = RULES.get(model)
-    info: dict[str, Any] = {
-        "type": "model",
-        "id": model,
-        "display_name": model,
-        "lifecycle": "active",
-        "created_at": "2025-01-01T00:00:00Z",
-        "max_input_tokens": rules.window if rules else 200_000,
-        "max_tokens": rules.max_output if rules else 64_000,
-    }
-    if rules is not None:
-
-        def support(flag: bool) -> dict[str, bool]:
-            return {"supported": flag}
-
-        kinds = ("adaptive", "between_tools", "disabled", "enabled")
-        info["capabilities"] = {
-            "thinking": {"supported": True, "types": {k: support(k in rules.thinking) for k in kinds}},
-            "effort": {
-                "supported": bool(rules.efforts),
-                **{
-                    level: support(level in rules.efforts)
-                    for level in ("low", "medium", "high", "xhigh", "max")
-                },
-            },
-            "structured_outputs": support(True),
-        }
-    return info
