@@ -1,0 +1,103 @@
+"""`run_rg` streams a child's lines, stops it early, reaps it, and leaves nothing behind on cancel.
+
+Both ways of running the child are covered: the direct pipe (POSIX) and `anyio.open_process`
+(what Windows uses). The child is a small Python script, so each test controls what it prints.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_agent.tools import ripgrep
+from acp_agent.tools.ripgrep import run_rg
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the children are checked through /proc")
+
+
+@pytest.fixture(params=[True, False], ids=["pipe", "anyio"], autouse=True)
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    monkeypatch.setattr(ripgrep, "POSIX_PIPES", request.param)
+    return bool(request.param)
+
+
+def _script(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def _children() -> set[int]:
+    """Our live (or unreaped) child processes, from /proc."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            found.update(int(pid) for pid in (task / "children").read_text().split())
+        except OSError:
+            continue
+    return found
+
+
+async def test_every_line_arrives_and_the_exit_code_is_kept(tmp_path: Path) -> None:
+    code = "import sys; sys.stdout.write('a\\n' + 'b' * 200000 + '\\nlast'); sys.exit(3)"
+    lines: list[bytes] = []
+    run = await run_rg(_script(code), tmp_path, lambda line: lines.append(line) or True)
+    assert lines == [b"a", b"b" * 200000, b"last"]
+    assert run.code == 3
+    assert run.stderr == ""
+
+
+async def test_stderr_is_kept_and_the_child_runs_in_cwd(tmp_path: Path) -> None:
+    code = "import os, sys; print(os.getcwd()); sys.stderr.write('regex parse error'); sys.exit(2)"
+    lines: list[bytes] = []
+    run = await run_rg(_script(code), tmp_path, lambda line: lines.append(line) or True)
+    assert lines == [os.fsencode(tmp_path.resolve())]
+    assert (run.code, run.stderr) == (2, "regex parse error")
+
+
+async def test_a_callback_that_says_stop_kills_the_child_and_reaps_it(tmp_path: Path) -> None:
+    before = _children()
+    code = "import sys, time\nfor i in range(10**9):\n    print(i, flush=True)\n    time.sleep(0.001)"
+    seen: list[bytes] = []
+    with anyio.fail_after(10):
+        run = await run_rg(_script(code), tmp_path, lambda line: seen.append(line) or len(seen) < 3)
+    assert seen == [b"0", b"1", b"2"]
+    assert run.code is None  # stopped by the callback, not ended by itself
+    assert _children() == before  # killed and reaped: no zombie
+
+
+async def test_a_cancel_while_the_child_is_silent_kills_and_reaps_it(tmp_path: Path) -> None:
+    before = _children()
+    seen: list[bytes] = []
+    code = "import time; print('started', flush=True); time.sleep(60)"
+    with anyio.move_on_after(1) as scope:
+        await run_rg(_script(code), tmp_path, lambda line: seen.append(line) or True)
+    assert scope.cancelled_caught
+    assert seen == [b"started"]
+    assert _children() == before
+
+
+async def test_a_child_that_outlives_its_output_is_awaited_not_killed(tmp_path: Path) -> None:
+    code = "import os, sys, time; print('x', flush=True); os.close(1); time.sleep(0.3); sys.exit(5)"
+    with anyio.fail_after(10):
+        run = await run_rg(_script(code), tmp_path, lambda line: True)
+    assert run.code == 5  # it closed stdout and then ended on its own: its code is kept
+
+
+async def test_a_missing_binary_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(OSError):
+        await run_rg([str(tmp_path / "no-such-rg")], tmp_path, lambda line: True)
+
+
+async def test_without_a_pidfd_the_exit_is_polled(
+    tmp_path: Path, way: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not way:
+        pytest.skip("only the pipe way waits on a pidfd")
+    monkeypatch.setattr(ripgrep, "_pidfd", lambda pid: None)  # macOS, or a kernel before 5.3
+    code = "import os, sys, time; os.close(1); time.sleep(0.2); sys.exit(4)"
+    with anyio.fail_after(10):
+        run = await run_rg(_script(code), tmp_path, lambda line: True)
+    assert run.code == 4
