@@ -19,8 +19,9 @@ from acp_agent.tools.ripgrep import run_rg
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the children are checked through /proc")
 
 
-@pytest.fixture(params=[True, False], ids=["pipe", "anyio"], autouse=True)
+@pytest.fixture(params=[True, False], ids=["pipe", "anyio"])
 def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Run the test both ways."""
     monkeypatch.setattr(ripgrep, "POSIX_PIPES", request.param)
     return bool(request.param)
 
@@ -40,7 +41,7 @@ def _children() -> set[int]:
     return found
 
 
-async def test_every_line_arrives_and_the_exit_code_is_kept(tmp_path: Path) -> None:
+async def test_every_line_arrives_and_the_exit_code_is_kept(tmp_path: Path, way: bool) -> None:
     code = "import sys; sys.stdout.write('a\\n' + 'b' * 200000 + '\\nlast'); sys.exit(3)"
     lines: list[bytes] = []
     run = await run_rg(_script(code), tmp_path, lambda line: lines.append(line) or True)
@@ -49,7 +50,7 @@ async def test_every_line_arrives_and_the_exit_code_is_kept(tmp_path: Path) -> N
     assert run.stderr == ""
 
 
-async def test_stderr_is_kept_and_the_child_runs_in_cwd(tmp_path: Path) -> None:
+async def test_stderr_is_kept_and_the_child_runs_in_cwd(tmp_path: Path, way: bool) -> None:
     code = "import os, sys; print(os.getcwd()); sys.stderr.write('regex parse error'); sys.exit(2)"
     lines: list[bytes] = []
     run = await run_rg(_script(code), tmp_path, lambda line: lines.append(line) or True)
@@ -57,7 +58,7 @@ async def test_stderr_is_kept_and_the_child_runs_in_cwd(tmp_path: Path) -> None:
     assert (run.code, run.stderr) == (2, "regex parse error")
 
 
-async def test_a_callback_that_says_stop_kills_the_child_and_reaps_it(tmp_path: Path) -> None:
+async def test_a_callback_that_says_stop_kills_the_child_and_reaps_it(tmp_path: Path, way: bool) -> None:
     before = _children()
     code = "import sys, time\nfor i in range(10**9):\n    print(i, flush=True)\n    time.sleep(0.001)"
     seen: list[bytes] = []
@@ -68,7 +69,7 @@ async def test_a_callback_that_says_stop_kills_the_child_and_reaps_it(tmp_path: 
     assert _children() == before  # killed and reaped: no zombie
 
 
-async def test_a_cancel_while_the_child_is_silent_kills_and_reaps_it(tmp_path: Path) -> None:
+async def test_a_cancel_while_the_child_is_silent_kills_and_reaps_it(tmp_path: Path, way: bool) -> None:
     before = _children()
     seen: list[bytes] = []
     code = "import time; print('started', flush=True); time.sleep(60)"
@@ -79,23 +80,20 @@ async def test_a_cancel_while_the_child_is_silent_kills_and_reaps_it(tmp_path: P
     assert _children() == before
 
 
-async def test_a_child_that_outlives_its_output_is_awaited_not_killed(tmp_path: Path) -> None:
+async def test_a_child_that_outlives_its_output_is_awaited_not_killed(tmp_path: Path, way: bool) -> None:
     code = "import os, sys, time; print('x', flush=True); os.close(1); time.sleep(0.3); sys.exit(5)"
     with anyio.fail_after(10):
         run = await run_rg(_script(code), tmp_path, lambda line: True)
     assert run.code == 5  # it closed stdout and then ended on its own: its code is kept
 
 
-async def test_a_missing_binary_is_an_os_error(tmp_path: Path) -> None:
+async def test_a_missing_binary_is_an_os_error(tmp_path: Path, way: bool) -> None:
     with pytest.raises(OSError):
         await run_rg([str(tmp_path / "no-such-rg")], tmp_path, lambda line: True)
 
 
-async def test_without_a_pidfd_the_exit_is_polled(
-    tmp_path: Path, way: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not way:
-        pytest.skip("only the pipe way waits on a pidfd")
+async def test_without_a_pidfd_the_exit_is_polled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ripgrep, "POSIX_PIPES", True)  # only the pipe way waits on a pidfd
     monkeypatch.setattr(ripgrep, "_pidfd", lambda pid: None)  # macOS, or a kernel before 5.3
     code = "import os, sys, time; os.close(1); time.sleep(0.2); sys.exit(4)"
     with anyio.fail_after(10):
