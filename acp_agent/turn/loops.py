@@ -129,27 +129,21 @@ def _number(overrides: Mapping[str, Any], key: str, default: Any, kind: type) ->
     return kind(value)
 
 
-def choose_loop(config: Any, overrides: Mapping[str, Any]) -> LoopChoice:
-    """The loop of a session: `config` attributes, overridden by `_meta["acp-agent"]`.
+def choose_loop(config: Config, overrides: Mapping[str, Any]) -> LoopChoice:
+    """The loop of a session: the agent's `config`, overridden by `_meta["acp-agent"]`.
 
-    Reads `loop`, `verify_cmd`, `verify_rubric`, `verify_threshold` and `max_trials` from `config`
-    (each optional), and `loop`, `verifyCommand`, `verifyRubric`, `verifyThreshold` and
-    `maxTrials` from `overrides`.
+    Reads `loop`, `verifyCommand`, `verifyRubric`, `verifyThreshold` and `maxTrials` from
+    `overrides`, each optional.
 
     Raises:
         LimitsError: a `_meta` value is invalid, or the combination cannot run (names the field).
     """
-    limits = getattr(config, "limits", None)
-    max_trials = getattr(limits, "max_trials", None) or getattr(config, "max_trials", None)
-    threshold = getattr(config, "verify_threshold", None)
     choice = LoopChoice(
-        loop=_text(overrides, "loop", getattr(config, "loop", None) or "tools") or "tools",
-        verify_cmd=_text(overrides, "verifyCommand", getattr(config, "verify_cmd", None)),
-        verify_rubric=_text(overrides, "verifyRubric", getattr(config, "verify_rubric", None)),
-        verify_threshold=_number(
-            overrides, "verifyThreshold", DEFAULT_THRESHOLD if threshold is None else threshold, float
-        ),
-        max_trials=_number(overrides, "maxTrials", max_trials or DEFAULT_MAX_TRIALS, int),
+        loop=_text(overrides, "loop", config.loop) or "tools",
+        verify_cmd=_text(overrides, "verifyCommand", config.verify_cmd),
+        verify_rubric=_text(overrides, "verifyRubric", config.verify_rubric),
+        verify_threshold=_number(overrides, "verifyThreshold", config.verify_threshold, float),
+        max_trials=_number(overrides, "maxTrials", config.max_trials, int),
     )
     if (found := choice.problem()) is not None:
         raise LimitsError(found.field, found.message)

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.config import Limits
+from acp_agent.config import Config, Limits
 from acp_agent.errors import LimitsError, ModelUnavailable
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
 from acp_agent.tools.edit import WriteFile
@@ -575,7 +575,7 @@ async def test_status_and_output_of_in_process_turns(tmp_path: Path) -> None:
 # ── choosing a strategy ──────────────────────────────────────────────────────────────────────
 
 
-def _chosen(config: Any, overrides: dict[str, Any]) -> Strategy:
+def _chosen(config: Config, overrides: dict[str, Any]) -> Strategy:
     """What a session's first prompt builds: the checked choice, then its strategy."""
     return build_strategy(choose_loop(config, overrides))
 
@@ -585,7 +585,7 @@ def test_verify_without_command_or_rubric_says_what_to_set() -> None:
         build_strategy(LoopChoice("verify").check())
     assert "verifyRubric" in str(caught.value) and "ACP_AGENT_VERIFY_CMD" in str(caught.value)
     with pytest.raises(LimitsError) as meta:
-        _chosen(object(), {"loop": "verify"})
+        _chosen(Config(), {"loop": "verify"})
     assert meta.value.field == "loop"
 
 
@@ -602,24 +602,17 @@ def test_verify_without_command_or_rubric_says_what_to_set() -> None:
 )
 def test_bad_meta_values_name_their_field(overrides: dict[str, Any], field: str) -> None:
     with pytest.raises(LimitsError) as caught:
-        _chosen(object(), overrides)
+        _chosen(Config(), overrides)
     assert caught.value.field == field
 
 
 def test_meta_overrides_the_config_and_a_command_wins_over_a_rubric() -> None:
-    @dataclass
-    class Config:
-        loop: str = "verify"
-        verify_cmd: str | None = None
-        verify_rubric: str | None = "be good"
-        verify_threshold: float = 0.5
-        max_trials: int = 4
-
-    judged = _chosen(Config(), {})
+    config = Config(loop="verify", verify_rubric="be good", verify_threshold=0.5, max_trials=4)
+    judged = _chosen(config, {})
     assert isinstance(judged, VerifyStrategy) and judged.max_trials == 4
     assert judged.evaluator == JudgeEvaluator("be good", 0.5)
-    command = _chosen(Config(), {"verifyCommand": "pytest -q", "maxTrials": 2})
+    command = _chosen(config, {"verifyCommand": "pytest -q", "maxTrials": 2})
     assert isinstance(command, VerifyStrategy) and command.evaluator == CommandEvaluator("pytest -q")
     assert command.max_trials == 2
-    assert _chosen(Config(), {"loop": "tools"}).name == "tools"
-    assert _chosen(object(), {"loop": "phased"}).name == "phased"
+    assert _chosen(config, {"loop": "tools"}).name == "tools"
+    assert _chosen(Config(), {"loop": "phased"}).name == "phased"
