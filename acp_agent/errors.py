@@ -14,7 +14,7 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │    └─ ConnectionClosed   Outgoing.request after stdin EOF → caught with RpcError, as above
       ├─ LineTooLong           rpc/framing.LineReader: a line over --max-line-bytes was skipped
       │                          → Endpoint.serve answers -32600 and reads on
-      ├─ LimitsError (ValueError)  a bad per-session `_meta` value or effort: config.Limits, turn/loops,
+      ├─ LimitsError (ValueError)  a bad per-session `_meta` value or effort: limits.Limits, turn/loops,
       │                          session/manager → session/handlers answers -32602 naming the field
       ├─ ToolError             recoverable, raised by tools/* and session/client_io
       │    │                     → turn/runner makes it an is_error tool_result; the turn goes on

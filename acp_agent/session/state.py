@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from acp_agent.config import Limits
+from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.store import Journal

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Iterable
 from pathlib import Path
 
-from acp_agent.config import Limits
+from acp_agent.limits import Limits
 
 __all__ = ["build_system_prompt"]
 

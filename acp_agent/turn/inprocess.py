@@ -1,6 +1,6 @@
 """Run a turn from Python, without ACP: a model client, tools, limits and a strategy in; a result out.
 
-    from acp_agent.config import Limits
+    from acp_agent.limits import Limits
     from acp_agent.model.anthropic import AnthropicModel   # or any ModelClient
     from acp_agent.tools.registry import default_registry
     from acp_agent.turn.inprocess import run_turn
@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 import anyio
 
-from acp_agent.config import DEFAULT_MODEL, Limits
+from acp_agent.config import DEFAULT_MODEL
+from acp_agent.limits import Limits
 from acp_agent.model.base import ModelClient
 from acp_agent.model.profiles import builtin_profile, thinking_param
 from acp_agent.tools.base import Tool, ToolContext

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_agent.config import Limits
 from acp_agent.errors import AgentError
+from acp_agent.limits import Limits
 from acp_agent.model.base import Usage
 from acp_agent.model.pricing import Price
 from acp_agent.turn.repeats import RepeatDetector

@@ -9,8 +9,9 @@ import pytest
 from pydantic import BaseModel
 
 from acp_agent.cli import build_parser, flag_values, settings_table
-from acp_agent.config import BUILTIN_MODELS, DEFAULT_MODEL, Config, Limits, how_to_set, settings
+from acp_agent.config import BUILTIN_MODELS, DEFAULT_MODEL, Config, how_to_set, settings
 from acp_agent.errors import LimitsError
+from acp_agent.limits import Limits
 from acp_agent.settings import GROUPS, Setting, declared_in, in_help_order
 from acp_agent.turn.loops import LOOPS, LoopChoice
 from scripts.config_table import README, with_table
@@ -191,3 +192,12 @@ def test_built_in_models_are_not_deprecated_in_the_installed_sdk() -> None:
     deprecated = pytest.importorskip("anthropic._data").DEPRECATED_MODELS
     assert not set(BUILTIN_MODELS) & set(deprecated), "update BUILTIN_MODELS (decisions D2)"
     assert DEFAULT_MODEL in BUILTIN_MODELS
+
+
+def test_limits_are_still_importable_from_config() -> None:
+    """The README once showed `from acp_agent.config import Limits`; that import keeps working."""
+    import acp_agent.config
+    import acp_agent.limits
+
+    assert acp_agent.config.Limits is acp_agent.limits.Limits
+    assert "Limits" in acp_agent.config.__all__

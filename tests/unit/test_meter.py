@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.config import Limits
+from acp_agent.limits import Limits
 from acp_agent.model.base import ModelRequest, Usage
 from acp_agent.model.pricing import Price
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter

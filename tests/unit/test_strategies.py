@@ -16,8 +16,9 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.config import Config, Limits
+from acp_agent.config import Config
 from acp_agent.errors import LimitsError, ModelUnavailable
+from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
 from acp_agent.tools.edit import WriteFile
 from acp_agent.tools.files import ReadFile

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from acp_agent.config import Limits
+from acp_agent.limits import Limits
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.stop import TurnStop

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.config import Limits
+from acp_agent.limits import Limits
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.edit import WriteFile
 from acp_agent.tools.files import ReadFile
