@@ -19,7 +19,7 @@ from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.history import History, Mark
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.record import TurnRecord
+from acp_agent.turn.record import LIMIT_NAMES, TurnRecord
 from acp_agent.turn.runner import TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy, record_of
@@ -40,34 +40,34 @@ class TurnResult:
     """The turn's final text (the partial text when a limit or cancel ended it)."""
 
 
-_HOW_TO_RAISE = {  # limit → (its unit, the setting that raises it)
-    "maxTurnRequests": ("model requests", "max_turn_requests"),
-    "maxToolCalls": ("tool calls", "max_tool_calls"),
-    "maxTurnSeconds": ("seconds", "max_turn_seconds"),
-    "maxTurnOutputTokens": ("output tokens", "max_turn_output_tokens"),
-    "maxTurnInputTokens": ("input tokens", "max_turn_input_tokens"),
-    "repeatedToolCall": ("identical tool calls", "repeat_limit"),
-    "maxTurnCostUsd": ("USD", "max_turn_cost_usd"),
-    "maxTrials": ("failed verifications", "max_trials"),
+_HOW_TO_RAISE: dict[Limit, tuple[str, str]] = {  # limit → (its unit, the setting that raises it)
+    Limit.REQUESTS: ("model requests", "max_turn_requests"),
+    Limit.TOOL_CALLS: ("tool calls", "max_tool_calls"),
+    Limit.SECONDS: ("seconds", "max_turn_seconds"),
+    Limit.OUTPUT_TOKENS: ("output tokens", "max_turn_output_tokens"),
+    Limit.INPUT_TOKENS: ("input tokens", "max_turn_input_tokens"),
+    Limit.REPEATS: ("identical tool calls", "repeat_limit"),
+    Limit.COST: ("USD", "max_turn_cost_usd"),
+    Limit.TRIALS: ("failed verifications", "max_trials"),
 }
 
 
-def limit_notice(limit: str, meter: TurnMeter, record: Mapping[str, Any] | None = None) -> str:
+def limit_notice(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> str:
     """One short line for the user: which limit stopped the turn and how to raise it.
 
-    The limit's value comes from the meter's limits, else from the `_meta` record (maxTrials).
+    The limit's value comes from the meter's limits, else from the turn's `_meta` record
+    (`maxTrials`, which belongs to the strategy, not to `Limits`).
     """
-    what, setting = _HOW_TO_RAISE.get(limit, ("budget", None))
-    how = how_to_set(setting) if setting else "session/new _meta"
-    key = "repeatLimit" if limit == "repeatedToolCall" else limit
-    value = meter.limits.model_dump(by_alias=True).get(key)
-    if value is None and record is not None:
-        value = record.get(key)
+    what, setting = _HOW_TO_RAISE[limit]
+    name = LIMIT_NAMES[limit]
+    value = getattr(meter.limits, setting, None)
+    if value is None:
+        value = record.get(name)
     amount = f"{value:g} {what}" if isinstance(value, int | float) else what
     return (
-        f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({limit}). "
-        f"Send another prompt to continue, or raise it with {how} or "
-        f'session/new _meta {{"acp-agent": {{"{limit}": …}}}}.\n'
+        f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({name}). "
+        f"Send another prompt to continue, or raise it with {how_to_set(setting)} or "
+        f'session/new _meta {{"acp-agent": {{"{name}": …}}}}.\n'
     )
 
 
@@ -127,9 +127,9 @@ async def drive_turn(
         **fields,
     )
     meta = record.to_meta()
-    if record.limit is not None and failure is None:
+    if limit is not None and failure is None:
         with anyio.move_on_after(5, shield=True):
-            await sink.emit(Notice(limit_notice(record.limit, meter, meta), new_message_id()))
+            await sink.emit(Notice(limit_notice(limit, meter, meta), new_message_id()))
     try:
         history.note({"type": "turn", "record": meta})
     except JournalFailed as exc:
