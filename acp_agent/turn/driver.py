@@ -16,6 +16,7 @@ import structlog
 
 from acp_agent.config import how_to_set
 from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
+from acp_agent.limits import Limits, fields_by_name
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.history import History, Mark
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
@@ -60,6 +61,7 @@ def limit_notice(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> s
     """
     what, setting = _HOW_TO_RAISE[limit]
     name = LIMIT_NAMES[limit]
+    key = fields_by_name(Limits).get(setting, name)  # what session/new `_meta` calls the setting
     value = getattr(meter.limits, setting, None)
     if value is None:
         value = record.get(name)
@@ -67,7 +69,7 @@ def limit_notice(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> s
     return (
         f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({name}). "
         f"Send another prompt to continue, or raise it with {how_to_set(setting)} or "
-        f'session/new _meta {{"acp-agent": {{"{name}": …}}}}.\n'
+        f'session/new _meta {{"acp-agent": {{"{key}": …}}}}.\n'
     )
 
 

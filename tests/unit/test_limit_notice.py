@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from acp_agent.config import Config
 from acp_agent.limits import Limits
 from acp_agent.turn.driver import limit_notice
+from acp_agent.turn.loops import choose_loop
 from acp_agent.turn.meter import Limit, TurnMeter
 
 LIMITS = Limits(
@@ -53,3 +57,14 @@ def test_every_limit_names_its_amount_and_how_to_raise_it(
 def test_a_limit_whose_amount_is_unknown_is_named_without_one() -> None:
     text = limit_notice(Limit.TRIALS, TurnMeter(Limits()), {})
     assert "stopped at its limit of failed verifications (maxTrials)" in text
+
+
+@pytest.mark.parametrize("limit", list(Limit))
+def test_the_meta_key_it_advises_is_one_a_session_accepts(limit: Limit) -> None:
+    text = limit_notice(limit, TurnMeter(LIMITS), {"maxTrials": 4})
+    key = re.search(r'_meta \{"acp-agent": \{"(\w+)": …\}\}', text)
+    assert key is not None, text
+    if limit is Limit.TRIALS:  # the strategy's setting, not a Limits one
+        assert choose_loop(Config(), {"loop": "verify", "verifyCommand": "true", key[1]: 9}).max_trials == 9
+    else:
+        assert LIMITS.with_overrides({key[1]: 11}) != LIMITS
