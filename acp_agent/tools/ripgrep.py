@@ -16,7 +16,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -71,15 +71,16 @@ async def run_rg(argv: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool
         stopped = at_eof = False
         try:
             rest = b""
-            async for chunk in child.chunks():
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop()[:_LONGEST_LINE]
-                for line in lines:
-                    if not on_line(line):
-                        stopped = True
+            async with contextlib.aclosing(child.chunks()) as chunks:  # closed at once on a break
+                async for chunk in chunks:
+                    lines = (rest + chunk).split(b"\n")
+                    rest = lines.pop()[:_LONGEST_LINE]
+                    for line in lines:
+                        if not on_line(line):
+                            stopped = True
+                            break
+                    if stopped:
                         break
-                if stopped:
-                    break
             if rest and not stopped:
                 on_line(rest)
             at_eof = not stopped
@@ -115,7 +116,7 @@ class _PipeChild:
     def returncode(self) -> int | None:
         return self._process.returncode
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         fd = self._stdout.fileno()
         while True:
             try:
@@ -169,7 +170,7 @@ class _AnyioChild:
     def returncode(self) -> int | None:
         return self._process.returncode
 
-    async def chunks(self) -> AsyncIterator[bytes]:
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
         assert self._process.stdout is not None
         async for chunk in self._process.stdout:
             yield chunk
