@@ -16,16 +16,8 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from anyio.lowlevel import checkpoint
 
-from acp_agent.model.cassette import (
-    Cassette,
-    CassetteWriter,
-    Exchange,
-    RecordedResponse,
-    events_to_message,
-    message_to_events,
-    parse_sse,
-    render_sse,
-)
+from acp_agent.model.cassette import Cassette, CassetteWriter, Exchange, RecordedResponse
+from acp_agent.model.sse import events_to_message, message_to_events, parse_sse, render_sse
 
 if TYPE_CHECKING:
     import httpx2

@@ -12,6 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_agent.model import sse
+from acp_agent.model.sse import message_to_events, render_sse
+
 __all__ = [
     "Block",
     "Error",
@@ -241,7 +244,7 @@ def drop() -> Message:
     return Message(drop=True)
 
 
-# ── rendering: the exact bytes the real API would send ─────────────────────────────────────────
+# ── rendering: the exact bytes the real API would send (the codec is `model/sse.py`) ─────────
 
 
 def _split(text: str, chunks: int | None) -> list[str]:
@@ -258,14 +261,6 @@ def _split(text: str, chunks: int | None) -> list[str]:
     return pieces
 
 
-def _event(name: str, data: str) -> bytes:
-    return f"event: {name}\ndata: {data}\n\n".encode()
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
-
-
 def content_json(block: Block) -> dict[str, Any]:
     """The block as it appears in a finished message's `content`."""
     if isinstance(block, TextBlock):
@@ -275,6 +270,22 @@ def content_json(block: Block) -> dict[str, Any]:
     if isinstance(block, ThinkingBlock):
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     return {"type": "redacted_thinking", "data": block.data}
+
+
+def _pieces(block: Block) -> list[str] | None:
+    """How the block streams: text and thinking in `chunks` deltas, tool input JSON in three."""
+    if isinstance(block, TextBlock):
+        return _split(block.text, block.chunks)
+    if isinstance(block, ThinkingBlock):
+        return _split(block.thinking, block.chunks)
+    if isinstance(block, ToolUseBlock):
+        raw = block.partial_json if block.partial_json is not None else _compact(dict(block.input))
+        return _split(raw, 3)
+    return None
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _usage(reply: Message, usage: dict[str, Any] | None) -> dict[str, Any]:
@@ -324,74 +335,26 @@ def render_events(
     diagnostics: dict[str, Any] | None = None,
     with_diagnostics: bool = False,
 ) -> list[bytes]:
-    """The SSE events of a streamed reply, in the real API's order, one bytes value per event."""
-    message: dict[str, Any] = {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {**_usage(reply, usage), "output_tokens": 1},
-    }
-    if with_diagnostics:
-        message["diagnostics"] = diagnostics
-    start = {"type": "message_start", "message": message}
-    events = [_event("message_start", _json(start))]
-    for index, block in enumerate(reply.blocks):
-        events.extend(_block_events(index, block))
-    delta = {
-        "type": "message_delta",
-        "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-        "usage": {"output_tokens": reply.usage[1]},
-    }
-    events.append(_event("message_delta", _json(delta)))
-    events.append(_event("message_stop", '{"type":"message_stop"}'))
-    return events
+    """The SSE events of a streamed reply, in the real API's order, one bytes value per event.
 
-
-def _delta(index: int, delta: dict[str, Any]) -> bytes:
-    return _event(
-        "content_block_delta", _json({"type": "content_block_delta", "index": index, "delta": delta})
+    The same message as `render_json`, streamed: `message_delta` carries the output tokens only.
+    """
+    body = render_json(
+        reply,
+        model=model,
+        message_id=message_id,
+        usage=usage,
+        diagnostics=diagnostics,
+        with_diagnostics=with_diagnostics,
     )
-
-
-def _block_events(index: int, block: Block) -> list[bytes]:
-    first: dict[str, Any]
-    if isinstance(block, TextBlock):
-        first = {"type": "text", "text": ""}
-        head = f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
-        deltas = [
-            f'{head}"delta":{{"type":"text_delta","text":{_json(piece)}}}}}\n\n'.encode()
-            for piece in _split(block.text, block.chunks)
-        ]
-    elif isinstance(block, ToolUseBlock):
-        first = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
-        deltas = [
-            _delta(index, {"type": "input_json_delta", "partial_json": piece})
-            for piece in [
-                "",
-                *_split(
-                    block.partial_json if block.partial_json is not None else _json(dict(block.input)), 3
-                ),
-            ]
-        ]
-    elif isinstance(block, ThinkingBlock):
-        first = {"type": "thinking", "thinking": "", "signature": ""}
-        deltas = [
-            _delta(index, {"type": "thinking_delta", "thinking": piece})
-            for piece in _split(block.thinking, block.chunks)
-        ]
-        deltas.append(_delta(index, {"type": "signature_delta", "signature": block.signature}))
-    else:
-        first = content_json(block)
-        deltas = []
-    start = {"type": "content_block_start", "index": index, "content_block": first}
-    stop = {"type": "content_block_stop", "index": index}
-    return [_event("content_block_start", _json(start)), *deltas, _event("content_block_stop", _json(stop))]
+    events = message_to_events(
+        body,
+        pieces=[_pieces(block) for block in reply.blocks],
+        delta_usage={"output_tokens": reply.usage[1]},
+    )
+    return [render_sse(event) for event in events]
 
 
 def error_event(type: str = "overloaded_error", message: str = "Overloaded") -> bytes:
     """The SSE `error` event the API sends when it fails mid-stream."""
-    return _event("error", _json({"type": "error", "error": {"type": type, "message": message}}))
+    return render_sse(sse.error_event(type, message))
