@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from acp_agent.jsonrpc import envelope_problems, loads, message_kind
+
 __all__ = [
     "PayloadCheck",
     "Transcript",
@@ -36,13 +38,6 @@ def id_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def message_kind(msg: dict[str, Any]) -> str:
-    """'request', 'notification' or 'response', by shape (a method with an id is a request)."""
-    if "method" in msg:
-        return "request" if "id" in msg else "notification"
-    return "response"
-
-
 def shorten(value: Any, limit: int = 120) -> str:
     """`value` (a string as is, anything else as JSON) cut to `limit` characters for a report."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
@@ -66,51 +61,15 @@ def parse_line(raw: bytes, *, terminated: bool = True) -> tuple[str, Any, list[s
     if not text.strip():
         return text, None, [*problems, "blank line"]
     try:
-        parsed = json.loads(text, parse_constant=_reject_constant)
+        parsed = loads(text)
     except ValueError:
         return text, None, [*problems, f"not JSON: {shorten(text)}"]
     return text, parsed, problems + check_envelope(parsed)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def check_envelope(msg: Any) -> list[str]:
-    """JSON-RPC 2.0 envelope problems of one message."""
-    if not isinstance(msg, dict):
-        return [f"not a JSON object: {shorten(msg)}"]
-    problems = []
-    if msg.get("jsonrpc") != "2.0":
-        problems.append(f'"jsonrpc" must be "2.0", got {shorten(msg.get("jsonrpc", "nothing"))}')
-    if "id" in msg and not (msg["id"] is None or _is_int(msg["id"]) or isinstance(msg["id"], str)):
-        problems.append(f"id must be a string, an integer or null, got {shorten(msg['id'])}")
-    if "method" in msg:
-        if not isinstance(msg["method"], str):
-            problems.append(f"method must be a string, got {shorten(msg['method'])}")
-        if "params" in msg and not isinstance(msg["params"], dict | list):
-            problems.append(f"params must be an object, got {shorten(msg['params'])}")
-        if "result" in msg or "error" in msg:
-            problems.append("a request or notification must not carry result or error")
-        return problems
-    if "id" not in msg:
-        problems.append("a response must carry an id (null when the request's id is unknown)")
-    if ("result" in msg) == ("error" in msg):
-        problems.append("a response must carry exactly one of result and error")
-    elif "error" in msg:
-        error = msg["error"]
-        if not isinstance(error, dict):
-            problems.append(f"error must be an object, got {shorten(error)}")
-        else:
-            if not _is_int(error.get("code")):
-                problems.append(f"error.code must be an integer, got {shorten(error.get('code'))}")
-            if not isinstance(error.get("message"), str):
-                problems.append(f"error.message must be a string, got {shorten(error.get('message'))}")
-    return problems
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """JSON-RPC 2.0 envelope problems of one message: the strict rules (`acp_agent/jsonrpc.py`)."""
+    return envelope_problems(msg)
 
 
 class Transcript:

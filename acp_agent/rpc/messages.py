@@ -1,7 +1,8 @@
 """JSON-RPC 2.0 envelopes: classify one raw line, and encode the four kinds of outgoing line.
 
 Kept free of pydantic: every streamed chunk goes through an encoder here, so they are plain
-`json` calls on pre-built encoders. Params and results pass through as parsed JSON.
+`json` calls on pre-built encoders. Params and results pass through as parsed JSON. The rules
+a line is held to are the leaf `acp_agent/jsonrpc.py`'s, shared with the harness.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from acp_agent.errors import INTERNAL_ERROR, RpcError
+from acp_agent.jsonrpc import envelope_problems, is_id, loads
 
 __all__ = [
     "ErrorObject",
@@ -70,24 +72,10 @@ class Response:
 Message = Request | Notification | Response
 
 
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON; accepting them would let us echo invalid JSON later.
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
-_decode = _decoder.decode
-
-
 def _invalid(detail: str, request_id: Any = None) -> RpcError:
     err = RpcError.invalid_request(f"Invalid request: {detail}")
     err.request_id = request_id
     return err
-
-
-def _is_valid_id(value: Any) -> bool:
-    kind = type(value)
-    return kind is str or kind is int or value is None  # bool is not an id
 
 
 def classify(line: bytes) -> Message:
@@ -95,59 +83,43 @@ def classify(line: bytes) -> Message:
 
     Raises:
         RpcError: -32700 for bytes that are not UTF-8 JSON, -32600 for JSON that is not one
-            message object; `request_id` holds the message's id when it could be read.
+            message object (the first lenient envelope rule it breaks); `request_id` holds the
+            message's id when it could be read.
     """
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RpcError.parse_error(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        obj = _decode(text)
+        obj = loads(text)
     except (ValueError, RecursionError) as exc:
         raise RpcError.parse_error(str(exc) or type(exc).__name__) from None
 
-    if type(obj) is not dict:
-        if type(obj) is list:
-            raise _invalid("batches are not supported; send one JSON object per line")
-        raise _invalid("a message must be a JSON object")
-
-    has_id = "id" in obj
+    if type(obj) is list:
+        raise _invalid("batches are not supported; send one JSON object per line")
+    problems = envelope_problems(obj, lenient=True)
+    if problems:
+        rid = obj.get("id") if type(obj) is dict and is_id(obj.get("id")) else None
+        raise _invalid(problems[0], rid)
     rid = obj.get("id")
-    if not _is_valid_id(rid):
-        raise _invalid('"id" must be a string, an integer or null')
-    if obj.get("jsonrpc") != "2.0":
-        raise _invalid('"jsonrpc" must be "2.0"', rid)
-
     if "method" in obj:
-        method = obj["method"]
-        if type(method) is not str:
-            raise _invalid('"method" must be a string', rid)
-        params = obj.get("params")
-        # An explicit `"params": null` is tolerated: the official Python SDK sends it.
-        if params is not None and type(params) is not dict and type(params) is not list:
-            raise _invalid('"params" must be an object or an array', rid)
-        if has_id:
-            return Request(rid, method, params)
-        return Notification(method, params)
-
-    if has_id and ("result" in obj or "error" in obj):
-        error = obj.get("error")
-        if error is None:
-            return Response(rid, obj.get("result"), None)
-        if type(error) is not dict:
-            raise _invalid('"error" must be an object', rid)
-        code = error.get("code")
-        message = error.get("message")
-        return Response(
-            rid,
-            None,
-            ErrorObject(
-                code if type(code) is int else INTERNAL_ERROR,
-                message if type(message) is str else "",
-                error.get("data"),
-            ),
-        )
-    raise _invalid('a message needs a "method", or an "id" with a "result" or an "error"', rid)
+        if "id" in obj:
+            return Request(rid, obj["method"], obj.get("params"))
+        return Notification(obj["method"], obj.get("params"))
+    error = obj.get("error")
+    if error is None:
+        return Response(rid, obj.get("result"), None)
+    code = error.get("code")
+    message = error.get("message")
+    return Response(
+        rid,
+        None,
+        ErrorObject(
+            code if type(code) is int else INTERNAL_ERROR,
+            message if type(message) is str else "",
+            error.get("data"),
+        ),
+    )
 
 
 # Pre-built encoders: json.dumps() with keyword arguments builds a new encoder on every call.

@@ -19,7 +19,7 @@ ALLOWED = {
     "harness": set(),
     "demo": set(),
 }
-LEAVES = {"errors", "config", "limits", "settings", "__init__", "logs", "demo", "schemas", "lazy"}
+LEAVES = {"errors", "config", "limits", "settings", "__init__", "logs", "demo", "schemas", "lazy", "jsonrpc"}
 
 
 def room_of(module: str) -> str | None:

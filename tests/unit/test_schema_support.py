@@ -240,9 +240,9 @@ def test_wrong_direction_and_wrong_kind_are_flagged(acp_schema: AcpSchema) -> No
             "error.code must be an integer",
         ),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}, "error.message must be a string"),
-        ({"jsonrpc": "2.0", "id": 1.5, "result": {}}, "id must be"),
+        ({"jsonrpc": "2.0", "id": 1.5, "result": {}}, "\"id\" must be"),
         ({"jsonrpc": "2.0", "result": {}}, "must carry an id"),
-        ([1, 2], "not a JSON object"),
+        ([1, 2], "must be a JSON object"),
     ],
 )
 def test_broken_envelopes_are_reported(message: Any, fragment: str) -> None:
@@ -256,7 +256,7 @@ def test_broken_envelopes_are_reported(message: Any, fragment: str) -> None:
         (b"  ", True, "blank line"),
         (b"hello", True, "not JSON"),
         (b'{"jsonrpc":"2.0","id":1,"result":NaN}', True, "not JSON"),
-        (b"42", True, "not a JSON object"),
+        (b"42", True, "must be a JSON object"),
         (b'{"jsonrpc":"2.0","id":1,"result":"\xff"}', True, "not valid UTF-8"),
         (b'{"jsonrpc":"2.0","id":1,"result":{}}', False, "no newline"),
     ],
