@@ -150,7 +150,14 @@ class AnthropicModel:
             if isinstance(decision, GiveUp):
                 raise self._give_up(decision, failure, attempt)
             retries += 1
-            log.info("model.retry", attempt=retries, delay=round(decision.delay, 3), reason=decision.reason)
+            log.info(  # the one log line per retry (the runner only tells the editor)
+                "model.retry",
+                attempt=retries,
+                max_retries=self.policy.max_retries,
+                delay=round(decision.delay, 3),
+                status=failure.status,
+                reason=decision.reason,
+            )
             yield RetryScheduled(retries, decision.delay, decision.reason)
             await anyio.sleep(decision.delay)
 

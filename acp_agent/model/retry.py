@@ -22,6 +22,7 @@ __all__ = [
     "RetryDecision",
     "RetryPolicy",
     "asked_delay",
+    "should_retry",
 ]
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -50,7 +51,12 @@ class Failure:
 
     @property
     def is_retryable(self) -> bool:
-        """Transient: 408/409/429/5xx, a connection error or stall, or a retryable error event."""
+        """What the API's `x-should-retry` says, when it says `true` or `false` (the SDK obeys it
+        for any status); else transient: 408/409/429/5xx, a connection error or stall, or a
+        retryable error event."""
+        asked = should_retry(self.headers)
+        if asked is not None:
+            return asked
         if self.status is not None:
             return self.status in RETRYABLE_STATUSES or self.status >= 500
         if self.error_type is not None:
@@ -75,6 +81,19 @@ class GiveUp:
 
 
 RetryDecision = Retry | GiveUp
+
+
+def should_retry(headers: Mapping[str, str]) -> bool | None:
+    """The API's own verdict in `x-should-retry`: True for `true`, False for `false`, else None.
+
+    It overrides the status rules either way, as in the SDK's `_should_retry`; the house rules
+    still bound it (nothing relayed, `--max-retries`, the turn's time).
+    """
+    for name, value in headers.items():
+        if name.lower() == "x-should-retry":
+            verdict = value.strip().lower()
+            return verdict == "true" if verdict in ("true", "false") else None
+    return None
 
 
 def asked_delay(headers: Mapping[str, str], *, now: Callable[[], float] = time.time) -> float | None:
@@ -129,8 +148,6 @@ class RetryPolicy:
                 f"{failure.reason} (after output was relayed, so not retried)", failure.is_retryable
             )
         if not failure.is_retryable:
-            return GiveUp(failure.reason, transient=False)
-        if str(failure.headers.get("x-should-retry", "")).lower() == "false":
             return GiveUp(failure.reason, transient=False)
         if retries_taken >= self.max_retries:
             tries = "retry" if self.max_retries == 1 else "retries"

@@ -229,9 +229,11 @@ def error(
     *,
     retry_after_ms: float | None = None,
     retry_after: float | str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Error:
-    """An API error such as `error(529, "overloaded_error", "Overloaded", retry_after_ms=10)`."""
-    return Error(status, type, message, retry_after_ms, retry_after)
+    """An API error such as `error(529, "overloaded_error", "Overloaded", retry_after_ms=10)`;
+    `headers` adds response headers, e.g. `{"x-should-retry": "true"}`."""
+    return Error(status, type, message, retry_after_ms, retry_after, dict(headers or {}))
 
 
 def stall() -> Message:

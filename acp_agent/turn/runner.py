@@ -325,7 +325,7 @@ class TurnRunner:
         return replaced
 
     async def _tell_retry(self, event: RetryScheduled) -> None:
-        log.info("model.retry", attempt=event.attempt, delay=round(event.delay, 2), reason=event.reason)
+        # The model client logged `model.retry` when it decided; the editor hears it here.
         await self.sink.emit(
             ThoughtChunk(
                 f"The API is busy ({event.reason}); retrying in {event.delay:.1f} s.\n", self.new_id()

@@ -151,3 +151,30 @@ def test_the_default_jitter_stays_within_three_quarters_and_one() -> None:
     policy = RetryPolicy(max_retries=100)
     delays = [policy.decide(fail(500), retries_taken=0, relayed=False) for _ in range(200)]
     assert all(isinstance(d, Retry) and 0.375 <= d.delay <= 0.5 for d in delays)
+
+
+@pytest.mark.parametrize(
+    ("status", "header", "retried"),
+    [
+        (400, "true", True),  # the API's verdict wins over the status, as in the SDK
+        (404, "TRUE", True),
+        (529, "false", False),
+        (500, " False ", False),
+        (429, "maybe", True),  # neither true nor false: the status rules decide
+        (400, "maybe", False),
+    ],
+)
+def test_x_should_retry_overrides_the_status_rules(status: int, header: str, retried: bool) -> None:
+    decision = NO_JITTER.decide(fail(status, x_should_retry=header), retries_taken=0, relayed=False)
+    assert isinstance(decision, Retry) is retried
+    if not retried:
+        assert decision == GiveUp("boom", transient=False)
+
+
+def test_x_should_retry_true_is_still_bounded_by_the_house_rules() -> None:
+    asked = fail(400, x_should_retry="true")
+    assert isinstance(NO_JITTER.decide(asked, retries_taken=0, relayed=True), GiveUp)
+    spent = NO_JITTER.decide(asked, retries_taken=2, relayed=False)
+    assert isinstance(spent, GiveUp) and "gave up after 2 retries" in spent.reason
+    late = NO_JITTER.decide(asked, retries_taken=0, relayed=False, time_left=0)
+    assert isinstance(late, GiveUp) and "no time left" in late.reason

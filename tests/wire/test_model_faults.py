@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
@@ -290,6 +291,51 @@ async def test_401_and_403_end_the_turn_auth_required(case: Case, status: int, k
     response, _ = await case.prompt()
     assert_turn_failed(case, response, code=-32000, attempts=1)
     assert response["error"]["data"]["acp-agent"]["kind"] == "auth_required"
+    await assert_agent_goes_on(case)
+
+
+# ── the API's own verdict: x-should-retry ─────────────────────────────────────────────────────
+
+
+async def stderr_since(agent: AgentProcess, start: int, until: str, timeout: float = 10) -> str:
+    """The agent's stderr from `start` on, once a line holding `until` has arrived (it comes
+    after every line the test counts: stderr is one ordered stream, read in the background)."""
+    with anyio.fail_after(timeout):
+        while until not in (text := agent.stderr_text()[start:]):
+            await anyio.sleep(0.02)
+    return text
+
+
+async def test_x_should_retry_true_retries_even_a_400_and_the_retry_is_logged_once(case: Case) -> None:
+    # Once the API has taken a request, a 400 is no longer re-sent without diagnostics (the 400
+    # test above): what follows is the header's doing alone.
+    await assert_agent_goes_on(case)
+    case.first_attempt = len(case.fake.api.requests)
+    logged = len(case.agent.stderr_text())
+    asked = {"x-should-retry": "true"}
+    case.script(
+        replies.error(400, "invalid_request_error", "try again", headers=asked), replies.text(OK_TEXT)
+    )
+    response, _ = await case.prompt()
+    assert response.get("result", {}).get("stopReason") == "end_turn", response
+    record = turn_record(response)
+    assert record["retries"] == 1 and record["modelRequests"] == 1, record
+    assert len(case.attempts) == 2 and case.attempts[0].body == case.attempts[1].body
+    stderr = await stderr_since(case.agent, logged, '"turn.ended"')
+    retries = [line for line in stderr.splitlines() if '"model.retry"' in line]
+    assert len(retries) == 1, f"one log line per retry, got {len(retries)}:\n" + "\n".join(retries)
+    assert "HTTP 400" in retries[0] and '"attempt": 1' in retries[0], retries[0]
+    notes = case.updates("agent_thought_chunk")
+    assert sum("retrying in" in n["content"]["text"] for n in notes) == 1, notes
+    await assert_agent_goes_on(case)
+
+
+async def test_x_should_retry_false_is_not_retried_even_for_a_529(case: Case) -> None:
+    case.script(replies.error(529, "overloaded_error", "Overloaded", headers={"x-should-retry": "false"}))
+    response, _ = await case.prompt()
+    message, _ = assert_turn_failed(case, response, attempts=1)
+    assert "529" in message, message
+    assert response["error"]["data"]["acp-agent"]["retryable"] is False
     await assert_agent_goes_on(case)
 
 
