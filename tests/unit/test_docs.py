@@ -3,7 +3,8 @@
 - Every decision the code cites (`decisions D4`, `turn-semantics C2.7`, a bare `(C8)`) is defined in
   `docs/decisions.md`, as a heading `## D4.` or `### C2.7.`.
 - Every hop of the prompt's route in `docs/architecture.md` names a file that exists and a function,
-  class or `Class.method` defined in it; the route has at most 15 hops.
+  class or `Class.method` defined in it; the main route has at most 15 hops, and its side routes (the
+  permission round trip, the second prompt path) keep the hops they must name.
 - Every package and top-level module of `acp_agent/` has its line among the rooms.
 
 Files are read by path and parsed with `ast`/`tokenize`; nothing of `acp_agent` is imported.
@@ -25,6 +26,22 @@ ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 MAX_HOPS = 15
 ROUTE_HEADING = "## The route of one prompt"
+SIDE_ROUTES = {
+    "The permission round trip": [
+        "acp_agent/turn/tool_batch.py:ToolBatch._execute",
+        "acp_agent/session/permissions.py:SessionPermissions.ask",
+        "acp_agent/rpc/outgoing.py:Outgoing.request",
+        "acp_agent/rpc/endpoint.py:Endpoint._dispatch",
+        "acp_agent/rpc/outgoing.py:Outgoing.answered",
+    ],
+    "The second prompt path": [
+        "acp_agent/session/handlers.py:AcpHandler.prompt",
+        "acp_agent/session/manager.py:SessionManager.engine",
+        "acp_agent/session/engine.py:Engine.quiet_turn",
+        "acp_agent/session/engine.py:Engine.run_command",
+    ],
+}
+"""Side route (a `### ` heading inside the route section) → the hops it names, in order."""
 
 CITATION = re.compile(r"\b[DC]\d+(?:\.\d+)?\b")
 DEFINITION = re.compile(r"^#{2,4} ([DC]\d+(?:\.\d+)?)\. \S", re.MULTILINE)
@@ -95,18 +112,28 @@ def test_every_decision_the_code_cites_is_defined() -> None:
 # ── the route ────────────────────────────────────────────────────────────────────────────────
 
 
-def route_hops(text: str) -> list[re.Match[str]]:
-    """The numbered `file:function` lines of the route section, in order."""
+def route_parts(text: str) -> dict[str, list[re.Match[str]]]:
+    """The numbered `file:function` lines of the route section, by part: "" for the main route,
+    then each `### ` side route under its title, in order."""
     start = text.index(ROUTE_HEADING)
     end = text.find("\n## ", start + len(ROUTE_HEADING))
     section = text[start:] if end == -1 else text[start:end]
-    hops = []
+    parts: dict[str, list[re.Match[str]]] = {"": []}
+    part = ""
     for line in section.splitlines():
-        if re.match(r"^\d+\. ", line):
+        if line.startswith("### "):
+            part = line.removeprefix("### ").strip()
+            parts[part] = []
+        elif re.match(r"^\d+\. ", line):
             match = HOP.match(line)
             assert match is not None, f"a hop must start with `path/to/file.py:function`: {line!r}"
-            hops.append(match)
-    return hops
+            parts[part].append(match)
+    return parts
+
+
+def route_hops(text: str) -> list[re.Match[str]]:
+    """Every hop of the route section, the side routes' included."""
+    return [hop for hops in route_parts(text).values() for hop in hops]
 
 
 def defines(tree: ast.Module, dotted: str) -> bool:
@@ -163,8 +190,26 @@ def test_every_hop_of_the_route_exists() -> None:
 
 
 def test_the_route_has_at_most_15_hops() -> None:
-    hops = route_hops(ARCHITECTURE.read_text(encoding="utf-8"))
+    hops = route_parts(ARCHITECTURE.read_text(encoding="utf-8"))[""]
     assert 1 <= len(hops) <= MAX_HOPS, f"{len(hops)} hops"
+
+
+def test_the_side_routes_name_their_hops_in_order() -> None:
+    parts = route_parts(ARCHITECTURE.read_text(encoding="utf-8"))
+    named = {title: [f"{h['path']}:{h['name']}" for h in parts.get(title, [])] for title in SIDE_ROUTES}
+    assert named == SIDE_ROUTES
+
+
+def test_side_routes_are_split_from_the_main_route() -> None:
+    text = (
+        f"{ROUTE_HEADING}\n\n1. `acp_agent/app.py:serve` main.\n\n### Aside\n\n"
+        "1. `acp_agent/rpc/outgoing.py:Outgoing.request` side.\n\n## Next\n"
+    )
+    parts = route_parts(text)
+    assert {title: [h["name"] for h in hops] for title, hops in parts.items()} == {
+        "": ["serve"],
+        "Aside": ["Outgoing.request"],
+    }
 
 
 # ── the rooms ────────────────────────────────────────────────────────────────────────────────
