@@ -1,10 +1,7 @@
 """Run a turn from Python, without ACP: a model client, tools, limits and a strategy in; a result out.
 
-    from acp_agent.limits import Limits
-    from acp_agent.model.anthropic import AnthropicModel   # or any ModelClient
-    from acp_agent.tools.registry import default_registry
-    from acp_agent.turn.inprocess import run_turn
-    from acp_agent.turn.strategies import CommandEvaluator, VerifyStrategy
+    from acp_agent.api import AnthropicModel, CommandEvaluator, Limits, VerifyStrategy
+    from acp_agent.api import default_registry, run_turn   # the public names (acp_agent/api.py)
 
     result = await run_turn(
         "Make the tests pass", model=AnthropicModel(streaming=True), tools=default_registry(),

@@ -1,0 +1,121 @@
+"""The public API: the names code that embeds acp-agent may import, and the only ones it needs.
+
+    from acp_agent.api import AnthropicModel, Limits, VerifyStrategy, CommandEvaluator
+    from acp_agent.api import default_registry, run_turn
+
+What it names: one turn run in-process (`run_turn`, with the same driver, runner and meter as a
+session, and its `TurnOutcome`, `TurnRecord`, `History`, `Limits`); the model (`AnthropicModel`,
+and the `ModelClient` seam with the request and events a client of your own deals in); tools
+(`ToolRegistry`, `default_registry`, the `Tool` protocol); the strategies and their records; and
+what a turn tells and asks its caller (`EventSink` and the `TurnEvent`s, `PermissionAsker`).
+
+Everything else under `acp_agent/` is internal: modules move and names change between releases
+without notice, while these keep their meaning (`tests/unit/test_public_api.py` pins the list).
+`acp_agent.testing`, the loopback Messages API, is public in its own right (decisions D8), and the
+ACP server is the `acp-agent` command, not an import.
+
+Importing this module loads the turn machinery, not the SDK (`AnthropicModel` loads `anthropic`
+at its first request); `import acp_agent` alone loads nothing of it, since the editor's cold start
+begins there (D4).
+"""
+
+from __future__ import annotations
+
+from acp_agent import __version__
+from acp_agent.limits import Limits
+from acp_agent.model.anthropic import AnthropicModel
+from acp_agent.model.base import (
+    MessageDone,
+    ModelClient,
+    ModelEvent,
+    ModelRequest,
+    RetryScheduled,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseStarted,
+    Usage,
+)
+from acp_agent.tools.base import Tool, ToolContext, ToolResult
+from acp_agent.tools.registry import ToolRegistry, coding_tools, default_registry
+from acp_agent.turn.events import (
+    EventSink,
+    Notice,
+    PlanChanged,
+    TextChunk,
+    ThoughtChunk,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    ToolCallUpdated,
+    TurnEvent,
+    UsageReported,
+)
+from acp_agent.turn.history import History
+from acp_agent.turn.inprocess import Status, TurnOutcome, run_turn
+from acp_agent.turn.permissions import PermissionAsker, PermissionDecision
+from acp_agent.turn.record import TurnRecord
+from acp_agent.turn.strategies import (
+    CommandEvaluator,
+    Evaluation,
+    Evaluator,
+    JudgeEvaluator,
+    PhasedResult,
+    PhasedStrategy,
+    Strategy,
+    ToolsStrategy,
+    Transition,
+    Trial,
+    VerifyResult,
+    VerifyStrategy,
+)
+
+__all__ = [
+    "AnthropicModel",
+    "CommandEvaluator",
+    "Evaluation",
+    "Evaluator",
+    "EventSink",
+    "History",
+    "JudgeEvaluator",
+    "Limits",
+    "MessageDone",
+    "ModelClient",
+    "ModelEvent",
+    "ModelRequest",
+    "Notice",
+    "PermissionAsker",
+    "PermissionDecision",
+    "PhasedResult",
+    "PhasedStrategy",
+    "PlanChanged",
+    "RetryScheduled",
+    "Status",
+    "Strategy",
+    "TextChunk",
+    "TextDelta",
+    "ThinkingDelta",
+    "ThoughtChunk",
+    "Tool",
+    "ToolCallFinished",
+    "ToolCallProgress",
+    "ToolCallStarted",
+    "ToolCallUpdated",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolUseStarted",
+    "ToolsStrategy",
+    "Transition",
+    "Trial",
+    "TurnEvent",
+    "TurnOutcome",
+    "TurnRecord",
+    "Usage",
+    "UsageReported",
+    "VerifyResult",
+    "VerifyStrategy",
+    "__version__",
+    "coding_tools",
+    "default_registry",
+    "run_turn",
+]
