@@ -19,14 +19,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from acp_agent.limits import Limits
+from acp_agent.limits import Limits as _Limits  # not re-exported: its home is limits.py
 from acp_agent.settings import GROUPS, Setting, declared_in, in_help_order
 
 __all__ = [
     "BUILTIN_MODELS",
     "DEFAULT_MODEL",
     "Config",
-    "Limits",  # its home is limits.py; still importable from here, as the README once showed
     "how_to_set",
     "settings",
     "user_config_dir",
@@ -279,7 +278,7 @@ class Config(BaseModel):
         ),
     ] = False
     """With --model replay:FILE, also compare model, tool names and last user message."""
-    limits: Limits = Limits()
+    limits: _Limits = _Limits()
     """Per-turn budgets; sessions may override them."""
 
     @classmethod
@@ -299,7 +298,7 @@ class Config(BaseModel):
             if raw is not None:
                 (limits if setting.per_turn else values)[setting.name] = raw
         if limits:
-            values["limits"] = Limits(**limits)
+            values["limits"] = _Limits(**limits)
         return cls(**values)
 
 
@@ -309,7 +308,7 @@ def settings() -> tuple[Setting, ...]:
 
     Built on first use (the CLI's, or the environment's reading), not at import.
     """
-    return in_help_order([*declared_in(Limits, per_turn=True), *declared_in(Config)])
+    return in_help_order([*declared_in(_Limits, per_turn=True), *declared_in(Config)])
 
 
 def how_to_set(name: str) -> str:

@@ -166,10 +166,6 @@ class CloseStep(_Base):
     timeout: Timeout | None = None
 
 
-FAKE_MODEL = "acp_agent.testing"
-"""The packaged loopback fake of the Messages API (`python -m acp_agent.testing`)."""
-
-
 class ModelStep(_Base):
     """The model the script needs (first step only): the harness starts the packaged fake with
     this reply mode, points the agent at it (API key, base URL, model id) and stops it at the end.

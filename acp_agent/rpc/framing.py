@@ -176,17 +176,6 @@ class LineWriter:
         self._stopped = False
         self._broken = False
         self._scope: anyio.CancelScope | None = None
-        self.write_calls = 0  # successful write(2) calls, for tests and benches
-
-    @property
-    def is_broken(self) -> bool:
-        """True once the peer closed its end: nothing more can be delivered."""
-        return self._broken
-
-    @property
-    def buffered(self) -> int:
-        """Bytes accepted by `send` and not yet written."""
-        return len(self._buf)
 
     async def send(self, data: bytes) -> None:
         """Queue bytes for writing; waits only while more than `high_water` is buffered."""
@@ -227,7 +216,6 @@ class LineWriter:
             log.warning("rpc.write_failed", error=str(exc), dropped_bytes=len(self._buf))
             self._stop(broken=True)
             return
-        self.write_calls += 1
         del self._buf[:written]
         if self._room is not None and len(self._buf) <= self._high_water:
             self._room.set()

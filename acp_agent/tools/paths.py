@@ -10,26 +10,20 @@ from __future__ import annotations
 
 import os
 import re
-import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from acp_agent.errors import PathOutsideCwd, ToolError
 from acp_agent.tools.shown import has_escape, unshown
 
 __all__ = [
-    "SKIPPED_DIRS",
     "Roots",
     "display_path",
     "glob_to_regex",
     "resolve_inside",
-    "walk_tree",
 ]
 
 Roots = Path | Sequence[Path]
-
-# Directories no listing or search descends into: tooling noise the model never needs.
-SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
 
 
 def _given_roots(roots: Roots) -> tuple[Path, ...]:
@@ -141,33 +135,3 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
         return re.compile("(?s:" + "".join(out) + r")\Z")
     except re.error as exc:
         raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
-
-
-def walk_tree(top: Path, roots: Roots) -> Iterator[tuple[Path, str, str]]:
-    """Yield (path, relative, kind) under `top`; `relative` is POSIX and relative to `top`,
-    kind is "dir", "file" or "link". Never follows links.
-
-    Skips SKIPPED_DIRS below `top`, symlinks whose target leaves the roots, and FIFOs, sockets
-    and devices; a symlink that stays inside is yielded as "link" but never descended into. Each
-    directory is sorted.
-    """
-    real_roots = _real_roots(roots)
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        base = Path(dirpath)
-        rel_base = Path(os.path.relpath(dirpath, top)).as_posix()
-        prefix = "" if rel_base == "." else rel_base + "/"
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-        entries = [(name, "dir") for name in dirnames] + [(name, "file") for name in filenames]
-        for name, kind in sorted(entries):
-            path = base / name
-            try:
-                mode = os.lstat(path).st_mode
-            except OSError:
-                continue  # gone since the directory was read
-            if stat.S_ISLNK(mode):
-                if not _inside(Path(os.path.realpath(path)), real_roots):
-                    continue
-                kind = "link"
-            elif kind == "file" and not stat.S_ISREG(mode):
-                continue  # a FIFO, socket or device: reading one can block forever
-            yield path, prefix + name, kind

@@ -6,7 +6,7 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
-__all__ = ["MIN_CAP_BYTES", "cap_lines", "cap_text", "clip_line"]
+__all__ = ["MIN_CAP_BYTES", "cap_text", "clip_line"]
 
 # The smallest byte cap that still leaves room for the note and a little text.
 MIN_CAP_BYTES = 64
@@ -14,10 +14,6 @@ MIN_CAP_BYTES = 64
 
 def _byte_note(cut: int) -> str:
     return f"\n[… {cut:,} bytes cut …]\n"
-
-
-def _line_note(cut: int) -> str:
-    return f"[… {cut:,} lines cut …]\n"
 
 
 def _is_continuation(byte: int) -> bool:
@@ -48,26 +44,6 @@ def cap_text(text: str, max_bytes: int, *, head_ratio: float = 0.5) -> str:
     head = data[:head_end].decode("utf-8", errors="surrogatepass")
     tail = data[tail_start:].decode("utf-8", errors="surrogatepass")
     return head + _byte_note(tail_start - head_end) + tail
-
-
-def cap_lines(text: str, max_lines: int, *, head_ratio: float = 0.5) -> str:
-    """Return `text` unchanged if it has at most `max_lines` lines; else head + note + tail.
-
-    Lines are split on "\n" only and keep their endings; the note is one extra line.
-    """
-    if max_lines < 1:
-        raise ValueError(f"max_lines must be at least 1, got {max_lines}")
-    if not 0.0 <= head_ratio <= 1.0:
-        raise ValueError(f"head_ratio must be within [0, 1], got {head_ratio}")
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
-    if len(lines) <= max_lines:
-        return text
-    keep_head = int(max_lines * head_ratio)
-    keep_tail = max_lines - keep_head
-    head = "".join(lines[:keep_head])  # every line but the last ends in "\n"
-    tail = "".join(lines[len(lines) - keep_tail :]) if keep_tail else ""
-    return head + _line_note(len(lines) - max_lines) + tail
 
 
 def clip_line(text: str, max_chars: int) -> str:

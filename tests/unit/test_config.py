@@ -192,12 +192,3 @@ def test_built_in_models_are_not_deprecated_in_the_installed_sdk() -> None:
     deprecated = pytest.importorskip("anthropic._data").DEPRECATED_MODELS
     assert not set(BUILTIN_MODELS) & set(deprecated), "update BUILTIN_MODELS (decisions D2)"
     assert DEFAULT_MODEL in BUILTIN_MODELS
-
-
-def test_limits_are_still_importable_from_config() -> None:
-    """The README once showed `from acp_agent.config import Limits`; that import keeps working."""
-    import acp_agent.config
-    import acp_agent.limits
-
-    assert acp_agent.config.Limits is acp_agent.limits.Limits
-    assert "Limits" in acp_agent.config.__all__

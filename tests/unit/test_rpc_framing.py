@@ -31,6 +31,33 @@ class Pipe:
             self.close(fd)
 
 
+# What the writer keeps to itself, read by the tests alone (the package has no use for it).
+
+
+def buffered(writer: LineWriter) -> int:
+    """Bytes accepted by `send` and not yet written."""
+    return len(writer._buf)
+
+
+def is_broken(writer: LineWriter) -> bool:
+    """True once the peer closed its end: nothing more can be delivered."""
+    return writer._broken
+
+
+class CountingWriter(LineWriter):
+    """A `LineWriter` that counts its successful write(2) calls."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd)
+        self.write_calls = 0
+
+    async def _write_some(self, pollable: bool) -> None:
+        before = len(self._buf)
+        await super()._write_some(pollable)
+        if len(self._buf) < before and not self._stopped:
+            self.write_calls += 1
+
+
 @pytest.fixture
 def pipe() -> Iterator[Pipe]:
     p = Pipe()
@@ -165,7 +192,7 @@ async def test_writer_sends_the_first_line_at_once(pipe: Pipe) -> None:
 
 async def test_writer_coalesces_lines_sent_within_one_tick(pipe: Pipe) -> None:
     read_fd, write_fd = pipe.r, pipe.w
-    writer = LineWriter(write_fd)
+    writer = CountingWriter(write_fd)
     reader = LineReader(read_fd)
     with anyio.fail_after(TIMEOUT):
         async with anyio.create_task_group() as tg:
@@ -202,7 +229,7 @@ async def test_writer_applies_back_pressure_while_nobody_reads(pipe: Pipe) -> No
             # Pipe full, writer parked in wait_writable, sender parked waiting for room.
             assert not sender_done.is_set()
             assert sent < total_chunks
-            assert high_water < writer.buffered <= high_water + len(chunk)
+            assert high_water < buffered(writer) <= high_water + len(chunk)
             assert not await writer.flush(0.05)  # a flush gives up at its timeout
 
             reader = LineReader(read_fd)
@@ -223,9 +250,9 @@ async def test_writer_stops_quietly_when_the_reader_is_gone(pipe: Pipe) -> None:
             tg.start_soon(writer.run)
             await writer.send(b"nobody hears this\n")
         # run() returned by itself: the task group could exit.
-    assert writer.is_broken
+    assert is_broken(writer)
     await writer.send(b"dropped\n")
-    assert writer.buffered == 0
+    assert buffered(writer) == 0
     assert not await writer.flush(TIMEOUT)
 
 
@@ -247,7 +274,7 @@ async def test_writer_blocked_on_a_full_pipe_is_released_by_epipe(pipe: Pipe) ->
             assert not blocked_send_returned.is_set()
             pipe.close(read_fd)  # the client exits with our output unread
             await blocked_send_returned.wait()
-    assert writer.is_broken
+    assert is_broken(writer)
 
 
 async def test_writer_close_restores_blocking_mode_and_drops_later_sends(
@@ -264,7 +291,7 @@ async def test_writer_close_restores_blocking_mode_and_drops_later_sends(
             await writer.aclose()
     assert os.get_blocking(write_fd)
     await writer.send(b"dropped\n")
-    assert writer.buffered == 0
-    assert not writer.is_broken
+    assert buffered(writer) == 0
+    assert not is_broken(writer)
     pipe.close(write_fd)
     assert os.read(read_fd, 100) == b"kept\n"

@@ -240,7 +240,7 @@ def test_wrong_direction_and_wrong_kind_are_flagged(acp_schema: AcpSchema) -> No
             "error.code must be an integer",
         ),
         ({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}}, "error.message must be a string"),
-        ({"jsonrpc": "2.0", "id": 1.5, "result": {}}, "\"id\" must be"),
+        ({"jsonrpc": "2.0", "id": 1.5, "result": {}}, '"id" must be'),
         ({"jsonrpc": "2.0", "result": {}}, "must carry an id"),
         ([1, 2], "must be a JSON object"),
     ],

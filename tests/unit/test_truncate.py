@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_agent.tools.truncate import MIN_CAP_BYTES, cap_lines, cap_text, clip_line
+from acp_agent.tools.truncate import MIN_CAP_BYTES, cap_text, clip_line
 
 _NOTE = re.compile(r"\n\[… ([\d,]+) bytes cut …\]\n")
 
@@ -69,24 +69,6 @@ def test_capped_text_never_exceeds_the_cap_and_accounts_for_every_byte(text: str
     head, cut, tail = _split(result)
     assert text.startswith(head) and text.endswith(tail)
     assert len(head.encode()) + cut + len(tail.encode()) == size
-
-
-def test_cap_lines_keeps_head_and_tail_lines_with_a_note() -> None:
-    text = "".join(f"{i}\n" for i in range(100))
-    result = cap_lines(text, 10)
-    lines = result.splitlines()
-    assert lines[:5] == ["0", "1", "2", "3", "4"]
-    assert lines[5] == "[… 90 lines cut …]"
-    assert lines[6:] == ["95", "96", "97", "98", "99"]
-
-
-def test_cap_lines_leaves_short_text_alone() -> None:
-    assert cap_lines("a\nb\nc", 3) == "a\nb\nc"
-    assert cap_lines("a\nb\n", 2) == "a\nb\n"
-
-
-def test_cap_lines_keeps_a_last_line_without_newline() -> None:
-    assert cap_lines("1\n2\n3\n4", 2) == "1\n[… 2 lines cut …]\n4"
 
 
 def test_clip_line_marks_the_cut() -> None:

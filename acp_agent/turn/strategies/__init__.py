@@ -5,7 +5,7 @@ plan → act → verify. A new strategy is a new module: a class with `name` and
 fields of its own in the turn record, a `TurnRecord` subclass (`record_type`, `record_fields()`).
 """
 
-from acp_agent.turn.strategies.base import RecordingStrategy, Strategy, record_of
+from acp_agent.turn.strategies.base import Strategy, record_of
 from acp_agent.turn.strategies.judge import JudgeEvaluator
 from acp_agent.turn.strategies.phased import (
     ModeSwitcher,
@@ -36,7 +36,6 @@ __all__ = [
     "PhasedStrategy",
     "PlanApprover",
     "PlanQuestion",
-    "RecordingStrategy",
     "Strategy",
     "ToolsResult",
     "ToolsStrategy",

@@ -16,7 +16,7 @@ from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 
-__all__ = ["RecordingStrategy", "Strategy", "record_of"]
+__all__ = ["Strategy", "record_of"]
 
 
 class Strategy(Protocol):
@@ -27,18 +27,12 @@ class Strategy(Protocol):
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome: ...
 
 
-class RecordingStrategy(Strategy, Protocol):
-    """A strategy with fields of its own in the turn record (a `TurnRecord` subclass)."""
-
-    record_type: type[TurnRecord]
-
-    def record_fields(self) -> dict[str, Any]:
-        """This turn's own fields (snake_case), read once the turn is over, even if cancelled."""
-        ...
-
-
 def record_of(strategy: Strategy) -> tuple[type[TurnRecord], dict[str, Any]]:
-    """The record type to build for `strategy`'s turn, and the fields it adds (with `loop`)."""
+    """The record type to build for `strategy`'s turn, and the fields it adds (with `loop`).
+
+    A strategy with fields of its own has a `record_type` (a `TurnRecord` subclass) and a
+    `record_fields()` returning them (snake_case), read once the turn is over, even if cancelled.
+    """
     fields: dict[str, Any] = {"loop": strategy.name}
     record_fields = getattr(strategy, "record_fields", None)
     if record_fields is not None:
