@@ -19,13 +19,13 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
-from acp_agent.credentials import erase_initial_environ, load_key
+from acp_agent.credentials import AgentKeys, erase_initial_environ, load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lazy import warm_up
 from acp_agent.model.provider import ModelProvider, model_factory
-from acp_agent.model.sdk import anthropic_sdk, credentials_found, key_in_env, take_env_keys
+from acp_agent.model.sdk import anthropic_sdk, key_in_env, take_env_keys
 from acp_agent.model.spec import replay_path
-from acp_agent.rpc.endpoint import Endpoint
+from acp_agent.rpc.endpoint import Endpoint, current_request_id
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing
 from acp_agent.session.handlers import AcpHandler
@@ -86,11 +86,11 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         store=_open_store(config),
         ask_models_api=not replaying and config.record is None,
     )
-    # A replay needs no key: every request is answered from the cassette.
     handler = AcpHandler(
         manager,
         warm_up=lambda: warm_up(WARM_UP),
-        has_credentials=None if replaying or stored_key else _credentials_now,
+        keys=AgentKeys(model, replaying=replaying),  # a replay needs no key: the cassette answers
+        request_id=current_request_id,
     )
     endpoint = Endpoint(handler, to_client)
 
@@ -126,11 +126,6 @@ async def _watch_signals(manager: SessionManager, scope: anyio.CancelScope) -> N
                     await turn.done.wait()
             scope.cancel()
             return
-
-
-async def _credentials_now() -> bool:
-    """The environment (and SDK profiles), or a key stored by `acp-agent login` since start-up."""
-    return await credentials_found() or load_key() is not None
 
 
 def _open_store(config: Config) -> SessionStore | None:

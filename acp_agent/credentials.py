@@ -1,4 +1,5 @@
-"""`acp-agent login`: an Anthropic API key kept in the user's config dir, for when the env has none.
+"""The agent's Anthropic API key: kept in the user's config dir by `acp-agent login` or by the
+editor's `authenticate`, removed by `logout`, and used when the environment has none.
 
 The file is mode 0600 in a 0700 directory; the key is never logged or echoed.
 """
@@ -10,8 +11,20 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["credentials_path", "erase_initial_environ", "load_key", "login_main", "save_key"]
+if TYPE_CHECKING:
+    from acp_agent.model.provider import ModelProvider
+
+__all__ = [
+    "AgentKeys",
+    "credentials_path",
+    "erase_initial_environ",
+    "erase_key",
+    "load_key",
+    "login_main",
+    "save_key",
+]
 
 
 def credentials_path() -> Path:
@@ -65,6 +78,60 @@ def save_key(key: str) -> Path:
         json.dump({"anthropicApiKey": key.strip()}, f)
     os.chmod(path, 0o600)
     return path
+
+
+def erase_key() -> bool:
+    """Remove the stored key; True if there was one."""
+    try:
+        credentials_path().unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+class AgentKeys:
+    """The process's key, for `authenticate`, `logout` and the `auth_required` check (the session
+    layer's `KeyStore`): a key given by the editor, else the environment's, else the stored one,
+    else the SDK's profiles. What is found is handed to the model client, so a key stored since
+    start-up (by `acp-agent login` in a terminal) or given by `authenticate` works at once."""
+
+    def __init__(self, model: ModelProvider, *, replaying: bool = False) -> None:
+        self._model = model
+        self._replaying = replaying
+        """A replay answers every request from its cassette: no key is ever needed."""
+        self._given: str | None = None
+
+    async def found(self) -> bool:
+        """Whether a request would carry credentials now."""
+        from acp_agent.model.sdk import credentials_found, key_in_env
+
+        if self._replaying or self._given is not None or key_in_env():
+            return True
+        stored = load_key()
+        self._model.use_key(stored)
+        return stored is not None or await credentials_found()
+
+    def keep(self, key: str) -> Path:
+        """Store `key` (mode 0600) and send it from the next request on; returns the file.
+
+        Raises:
+            OSError: the key file cannot be written.
+        """
+        path = save_key(key)
+        self._given = key.strip()
+        self._model.use_key(self._given)
+        return path
+
+    def forget(self) -> bool:
+        """`logout`: remove the stored key and stop using any key this process holds, the
+        environment's included (it comes back when the editor starts the agent again). True if a
+        stored key was removed."""
+        from acp_agent.model.sdk import forget_env_keys
+
+        self._given = None
+        forget_env_keys()
+        self._model.use_key(None)
+        return erase_key()
 
 
 def login_main(argv: list[str] | None = None) -> int:

@@ -71,6 +71,8 @@ class AnthropicModel:
         self._http_client_factory = http_client_factory
         """Builds the SDK's `httpx2.AsyncClient` (record/replay transports); None: the SDK's own."""
         self._client: anthropic.AsyncAnthropic | None = None
+        self._retired: list[anthropic.AsyncAnthropic] = []
+        """Clients replaced by `use_key`, closed at `aclose` (a request may still be using one)."""
         self.prompt_cache = prompt_cache
         """Mark cache breakpoints (`model/caching.py`); off for gateways that reject them."""
         self.cache_ttl = cache_ttl
@@ -83,11 +85,21 @@ class AnthropicModel:
         )
 
     async def aclose(self) -> None:
-        """Close the HTTP client, if one was built."""
-        client, self._client = self._client, None
-        if client is not None:
+        """Close the HTTP clients built so far."""
+        clients = [*self._retired, *([self._client] if self._client is not None else [])]
+        self._retired, self._client = [], None
+        for client in clients:
             with anyio.move_on_after(2, shield=True):
                 await client.close()
+
+    def use_key(self, api_key: str | None) -> None:
+        """Send `api_key` from the next request on (None: the environment's, if any): a key given
+        through `authenticate`, or none after `logout`."""
+        if api_key != self._api_key:
+            self._api_key = api_key
+            if self._client is not None:
+                self._retired.append(self._client)
+                self._client = None
 
     async def list_models(self) -> dict[str, dict[str, Any]]:
         """What the Models API says of each model (`ModelInfo` as dicts), by id. No retries."""

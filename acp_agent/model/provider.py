@@ -59,6 +59,16 @@ class ModelProvider:
         assert self._client is not None
         return self._client
 
+    def use_key(self, api_key: str | None) -> None:
+        """The key requests carry from now on (None: the environment's); a client already built
+        switches too (`AnthropicModel.use_key`)."""
+        if api_key is None:
+            self._kwargs.pop("api_key", None)
+        else:
+            self._kwargs["api_key"] = api_key
+        if self._client is not None and replay_path(self.spec) is None:
+            self._client.use_key(api_key)
+
     def _build(self, make_model: MakeModel) -> None:
         self._client, self.model_id = make_model(self.spec, **self._kwargs)
 

@@ -25,6 +25,7 @@ __all__ = [
     "credentials_found",
     "ensure_sdk",
     "env_key",
+    "forget_env_keys",
     "has_credentials",
     "key_in_env",
     "take_env_keys",
@@ -70,6 +71,14 @@ def take_env_keys() -> list[str]:
         if value:
             _TAKEN[name] = value
     return sorted(_TAKEN)
+
+
+def forget_env_keys() -> None:
+    """`logout`: stop using the keys the process was started with, until it is started again (the
+    editor's env setting is not ours to change)."""
+    _TAKEN.clear()
+    for name in ENV_KEYS:
+        os.environ.pop(name, None)
 
 
 def env_key(name: str) -> str | None:

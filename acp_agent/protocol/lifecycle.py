@@ -32,6 +32,19 @@ class ClientCapabilities(AcpModel):
     fs: FileSystemCapability = Field(default_factory=FileSystemCapability)
     terminal: bool = False
     auth: dict[str, Any] | None = None
+    elicitation: dict[str, Any] | None = None
+
+    @field_validator("elicitation", mode="before")
+    @classmethod
+    def _elicitation_or_nothing(cls, value: Any) -> Any:
+        """The schema deserialises a bad value as "not advertised" rather than refusing `initialize`."""
+        return value if isinstance(value, dict) else None
+
+    @property
+    def elicitation_modes(self) -> frozenset[str]:
+        """The elicitation modes the client advertised (`form`, `url`): `{}` means supported."""
+        caps = self.elicitation or {}
+        return frozenset(mode for mode in ("form", "url") if isinstance(caps.get(mode), dict))
 
 
 class InitializeRequest(AcpModel):

@@ -8,6 +8,7 @@ of ACP: methods and params go to a `Handler` as parsed JSON.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 import anyio
@@ -18,11 +19,19 @@ from acp_agent.errors import LineTooLong, RpcError
 from acp_agent.rpc.messages import Notification, Request, classify, encode_error, encode_response
 from acp_agent.rpc.outgoing import CANCEL_REQUEST, CANCEL_SEND_TIMEOUT, Outgoing
 
-__all__ = ["Endpoint", "Handler", "LineSource"]
+__all__ = ["Endpoint", "Handler", "LineSource", "current_request_id"]
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_GRACE = 1.5
+
+_REQUEST_ID: ContextVar[Any] = ContextVar("acp_agent_request_id", default=None)
+
+
+def current_request_id() -> Any:
+    """The id of the incoming request whose handler is running in this task (None outside one):
+    a call made on its behalf can name it (ACP's request-scoped elicitation, during `authenticate`)."""
+    return _REQUEST_ID.get()
 
 
 class Handler(Protocol):
@@ -175,6 +184,7 @@ class Endpoint:
                 self._idle.set()
 
     async def _answer(self, req: Request, entry: _Incoming) -> bytes:
+        _REQUEST_ID.set(req.id)  # this request's own task: its context ends with it
         with entry.scope:
             try:
                 result = await self._handler.handle_request(req.method, req.params)

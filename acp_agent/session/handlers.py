@@ -13,7 +13,6 @@ import structlog
 from acp_agent import __version__
 from acp_agent.errors import LimitsError, RpcError
 from acp_agent.protocol.lifecycle import (
-    AuthenticateRequest,
     ClientCapabilities,
     InitializeRequest,
     negotiate_version,
@@ -30,6 +29,7 @@ from acp_agent.protocol.session import (
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID, auth_methods, can_run_terminal_auth
 from acp_agent.session.commands import COMMANDS, command_of
+from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.manager import SessionManager
 from acp_agent.session.modes import modes_state
 from acp_agent.session.option_methods import OptionMethods
@@ -48,10 +48,6 @@ _JOURNAL_METHODS = frozenset(
 """Served (and advertised) only when sessions are journaled."""
 
 
-async def _assume_credentials() -> bool:
-    return True
-
-
 class AcpHandler:
     """Routes each ACP method to its handler; unknown requests are -32601, unknown notifications ignored."""
 
@@ -59,18 +55,21 @@ class AcpHandler:
         self,
         manager: SessionManager,
         *,
-        has_credentials: Callable[[], Awaitable[bool]] | None = None,
+        keys: KeyStore | None = None,
+        request_id: Callable[[], Any] = lambda: None,
         warm_up: Callable[[], object] | None = None,
     ) -> None:
         self.manager = manager
         self.client_capabilities = ClientCapabilities()
         self._terminal_auth = False
-        self._has_credentials = has_credentials or _assume_credentials
+        self._keys = keys or NoKeyNeeded()
+        self._login = Login(self._keys, manager.requester, request_id)
         self._warm_up = warm_up
         options = OptionMethods(manager)
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
+            "logout": self._login.logout,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
             "session/set_mode": options.set_mode,
@@ -124,26 +123,23 @@ class AcpHandler:
                     {"list": {}, "resume": {}, "close": {}, "delete": {}} if self.journaled else {}
                 ),
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": mcp_servers_supported_http(), "sse": False},
+                "mcpCapabilities": {
+                    "http": mcp_servers_supported_http(),
+                    "sse": False,
+                },
+                "auth": {"logout": {}},
             },
             "authMethods": auth_methods(terminal=self._terminal_auth),
             "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
         }
 
     async def authenticate(self, params: Any) -> dict[str, Any]:
-        request = parse(AuthenticateRequest, params)
-        if request.method_id != AUTH_METHOD_ID:
-            raise RpcError.invalid_params(
-                f"Invalid params: methodId: unknown auth method {request.method_id!r}",
-                {"methodId": request.method_id},
-            )
-        if not await self._has_credentials():
-            raise RpcError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
-        return {}
+        """Log in with the key the editor gives, or a form, or say how (`session/login.py`)."""
+        return await self._login.authenticate(params, self.client_capabilities)
 
     async def new_session(self, params: Any) -> dict[str, Any]:
         request = parse(NewSessionRequest, params)
-        if not await self._has_credentials():
+        if not await self._keys.found():
             raise RpcError.auth_required(
                 f"Authentication required: no Anthropic API key found. {AUTH_HELP}",
                 {"authMethods": [AUTH_METHOD_ID]},

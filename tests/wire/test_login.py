@@ -10,6 +10,7 @@ from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, base_env
+from tests.support.zed import zed_initialize
 
 
 def test_login_stores_the_key_privately(tmp_path: Path) -> None:
@@ -62,8 +63,52 @@ async def test_the_agent_uses_a_stored_key_when_the_environment_has_none(
             "name": "Log in with an API key",
             "description": "Runs `acp-agent login` in a terminal to store a key.",
             "args": ["login"],
+            "_meta": {
+                "terminal-auth": {
+                    "command": sys.executable,
+                    "args": ["-m", "acp_agent", "login"],
+                    "label": "acp-agent login",
+                }
+            },
         }
     ]
+
+
+async def test_the_terminal_auth_command_logs_in_and_the_running_agent_uses_the_key(
+    tmp_path: Path, acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI, streaming: bool
+) -> None:
+    """What Zed does with `_meta["terminal-auth"]`: run that command line in a terminal, then call
+    `authenticate` on the agent it already has running, which must pick the key up (no restart)."""
+    env = base_env(
+        tmp_path,
+        ANTHROPIC_BASE_URL=fake_api.base_url,
+        ACP_AGENT_MODEL="claude-test-1",
+        ACP_AGENT_STREAMING="1" if streaming else "0",
+        ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
+    )
+    fake_api.script(replies.text("authenticated"))
+    async with AgentProcess.start(env=env, schema=acp_schema) as agent:
+        init = await zed_initialize(agent)
+        method = next(m for m in init["authMethods"] if "terminal-auth" in m.get("_meta", {}))
+        launch = method["_meta"]["terminal-auth"]
+        done = subprocess.run(
+            [launch["command"], *launch["args"]],
+            input="sk-ant-from-terminal\n",
+            env={**env, **launch.get("env", {})},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        answer = await agent.request("authenticate", {"methodId": method["id"]})
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "hi")
+    assert done.returncode == 0, done.stderr
+    assert answer["result"] == {}
+    assert response["result"]["stopReason"] == "end_turn"
+    sent = fake_api.requests[0].headers
+    assert "sk-ant-from-terminal" in sent.get("x-api-key", "") + sent.get("authorization", "")
 
 
 async def test_terminal_auth_is_not_offered_to_a_client_that_cannot_run_it(agent: AgentProcess) -> None:
