@@ -36,7 +36,7 @@ from acp_agent.session.option_methods import OptionMethods
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.session.state import Session
-from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
+from acp_agent.tools.mcp_sdk import mcp_servers_supported_http, mcp_servers_supported_sse
 
 __all__ = ["AcpHandler"]
 
@@ -125,7 +125,7 @@ class AcpHandler:
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {
                     "http": mcp_servers_supported_http(),
-                    "sse": False,
+                    "sse": mcp_servers_supported_sse(),
                 },
                 "auth": {"logout": {}},
             },

@@ -74,7 +74,7 @@ class McpConnections:
         """Connect every server at once (each within `timeout`) and return their tools.
 
         Stdio servers run in `cwd` with their `env` over a minimal inherited one (PATH, HOME, …);
-        http servers are used only when `allow_http`. Failures land in `self.failures`.
+        http and sse servers are used only when `allow_http`. Failures land in `self.failures`.
         """
         specs: list[McpServerSpec] = []
         for raw in servers:
@@ -84,7 +84,7 @@ class McpConnections:
             except (ValueError, AttributeError) as exc:
                 self._fail(name, f"invalid server: {exc}")
                 continue
-            if spec.transport == "sse" or (spec.transport == "http" and not allow_http):
+            if spec.transport != "stdio" and not allow_http:
                 self._fail(spec.name, f"{spec.transport} MCP servers are not supported")
             elif self._closed or self._tg is None:
                 self._fail(spec.name, "the session's MCP connections are closed or not entered")
@@ -169,6 +169,10 @@ async def _open_client(stack: AsyncExitStack, spec: McpServerSpec, cwd: Path) ->
             command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=str(cwd)
         )
         transport = stdio_client(params, errlog=sys.stderr)
+    elif spec.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        transport = sse_client(spec.url, headers=dict(spec.headers), timeout=30.0, sse_read_timeout=300.0)
     else:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client

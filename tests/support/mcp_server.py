@@ -1,8 +1,9 @@
 """A tiny MCP server for the tests, built with the official SDK's `MCPServer`.
 
 Run as a script: `python mcp_server.py` serves stdio; `python mcp_server.py --http TOKEN` serves
-Streamable HTTP on a free 127.0.0.1 port, prints that port as its first stdout line, and answers
-401 unless the request carries `Authorization: Bearer TOKEN`.
+Streamable HTTP (at `/mcp`) on a free 127.0.0.1 port, prints that port as its first stdout line, and
+answers 401 unless the request carries `Authorization: Bearer TOKEN`; `--sse TOKEN` does the same
+over the older HTTP+SSE transport (at `/sse`).
 """
 
 from __future__ import annotations
@@ -62,10 +63,10 @@ async def nap(seconds: float) -> str:
     return "rested"
 
 
-async def _serve_http(token: str) -> None:
+async def _serve_http(token: str, transport: str) -> None:
     import uvicorn
 
-    inner = app.streamable_http_app()
+    inner = app.sse_app() if transport == "--sse" else app.streamable_http_app()
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         headers = dict(scope.get("headers") or [])
@@ -84,7 +85,7 @@ async def _serve_http(token: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:
-        anyio.run(_serve_http, sys.argv[2])
+    if sys.argv[1:2] in (["--http"], ["--sse"]):
+        anyio.run(_serve_http, sys.argv[2], sys.argv[1])
     else:
         app.run()

@@ -21,11 +21,12 @@ import pytest
 from acp_agent.errors import ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.mcp import McpConnections
-from acp_agent.tools.mcp_sdk import mcp_servers_supported_http
+from acp_agent.tools.mcp_sdk import mcp_servers_supported_http, mcp_servers_supported_sse
 from acp_agent.tools.mcp_servers import McpServerSpec, parse_server
 from acp_agent.tools.mcp_tool import McpTool, content_text, object_schema, tool_name
 from acp_agent.tools.registry import ToolRegistry
 from tests.support import REPO_ROOT
+from tests.support.mcp_remote import remote_mcp_server
 
 SERVER = REPO_ROOT / "tests" / "support" / "mcp_server.py"
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -163,18 +164,8 @@ async def test_aclose_stops_the_server_process_from_another_task(tmp_path: Path)
 @pytest.fixture
 def http_server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """The test server over Streamable HTTP on 127.0.0.1, requiring `Bearer secret`: (URL, process)."""
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--http", "secret"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp", proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    with remote_mcp_server("http") as server:
+        yield server
 
 
 async def test_http_servers_connect_with_their_headers_and_a_lost_one_gives_tool_errors(
@@ -201,6 +192,26 @@ async def test_http_servers_connect_with_their_headers_and_a_lost_one_gives_tool
         proc.wait(timeout=10)
         with anyio.fail_after(15), pytest.raises(ToolError, match="'web' failed"):
             await tools["mcp__web__echo"].run({"text": "anyone?"}, ctx)
+    assert [f.server for f in connections.failures] == ["anon"]
+
+
+async def test_sse_servers_connect_with_their_headers(tmp_path: Path) -> None:
+    assert mcp_servers_supported_sse()
+    with remote_mcp_server("sse") as (url, _):
+        servers: list[dict[str, Any]] = [
+            {
+                "type": "sse",
+                "name": "old",
+                "url": url,
+                "headers": [{"name": "Authorization", "value": "Bearer secret"}],
+            },
+            {"type": "sse", "name": "anon", "url": url, "headers": []},
+        ]
+        async with McpConnections(call_timeout=20) as connections:
+            found = await connections.start(servers, cwd=tmp_path, timeout=50, allow_http=True)
+            tools = {t.name: t for t in found}
+            result = await tools["mcp__old__add"].run({"a": 2, "b": 3}, ToolContext(cwd=tmp_path))
+    assert result.text == "5"
     assert [f.server for f in connections.failures] == ["anon"]
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.client import allow
+from tests.support.mcp_remote import remote_mcp_server
 
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 
@@ -86,3 +88,30 @@ async def test_read_only_mcp_calls_run_together_and_ask_one_question_at_a_time(
     ]
     assert [r["tool_use_id"] for r in results] == ["toolu_add0", "toolu_add1", "toolu_add2", "toolu_read"]
     assert [str(r["content"]) for r in results[:3]] == ["10", "11", "12"]
+
+
+async def test_an_sse_mcp_servers_tool_is_called_through_the_loop(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        replies.tool_use("mcp__legacy__add", {"a": 20, "b": 22}, id="toolu_sse"), replies.text("42")
+    )
+    with remote_mcp_server("sse", token="sse-token") as (url, _):
+        server = {
+            "type": "sse",
+            "name": "legacy",
+            "url": url,
+            "headers": [{"name": "Authorization", "value": "Bearer sse-token"}],
+        }
+        async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
+            init = await agent.initialize()
+            answer = await agent.request(
+                "session/new", {"cwd": str(workspace), "mcpServers": [server]}, timeout=60
+            )
+            session = answer["result"]["sessionId"]
+            response = await agent.prompt(session, "add", timeout=60)
+    assert init["agentCapabilities"]["mcpCapabilities"]["sse"] is True
+    assert "_meta" not in answer["result"]  # no MCP failure reported
+    assert response["result"]["stopReason"] == "end_turn"
+    result = fake_api.requests[-1].body["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_sse" and str(result["content"]) == "42"
