@@ -20,10 +20,12 @@ from acp_agent.config import user_config_dir
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
+from acp_agent.session.elicitation import editor_elicitation
 from acp_agent.session.instructions import Instructions, read_instructions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
 from acp_agent.session.system_prompt import build_system_prompt
+from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
@@ -58,6 +60,9 @@ class Engine:
         """The session's runner, built on first use with the tools it has by then (MCP included)."""
         if session.runner is None:
             registry = self._tools()
+            elicitation = editor_elicitation(session.id, self.requester, session.capabilities)
+            if elicitation is not None and "form" in elicitation.modes:
+                registry.add(AskUser())  # for the whole session: the tool list is a cached prefix
             for tool in session.extra_tools:
                 registry.add(tool)
             instructions = session_instructions(session.cwd)
@@ -89,6 +94,7 @@ class Engine:
                 terminal=(
                     EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None
                 ),
+                elicitation=elicitation,
             )
             relay = Relay(session.id, self.requester, journal=session.history.note)
             session.runner = TurnRunner(

@@ -2,9 +2,9 @@
 
 A tool raises `ToolError` (or a subclass) for anything the model should hear about and retry;
 the runner turns any other exception into a failed tool call as well, so a tool never ends a turn.
-Tools reach the editor only through the small Protocols here (`FileSystem`, `Terminal`), which the
-session implements over ACP and injects (docs/decisions.md D6); with none injected they use the local disk
-and local processes.
+Tools reach the editor only through the small Protocols here (`FileSystem`, `Terminal`,
+`Elicitation`), which the session implements over ACP and injects (docs/decisions.md D6); with none
+injected they use the local disk and local processes, and ask the user nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 __all__ = [
     "Diff",
+    "Elicitation",
     "FileSystem",
     "PlanEntry",
     "Preview",
@@ -73,6 +74,30 @@ class TerminalHost(Protocol):
     async def release(self, terminal_id: str) -> None: ...
 
 
+class Elicitation(Protocol):
+    """The editor's forms and links (ACP `elicitation/create`), for a client that advertised them.
+
+    `modes` are the ones it advertised ("form", "url"); no other may be used. `request` is an
+    elicitation as MCP and ACP share it, without its scope: `{"mode": "form", "message",
+    "requestedSchema"}` or `{"mode": "url", "message", "url", "elicitationId"}`. The answer is
+    `{"action": "accept" | "decline" | "cancel", "content"?: {...}}`; anything else the editor says
+    comes back as "cancel". Cancelling the caller abandons the question (`$/cancel_request`).
+
+    Raises:
+        ToolError: the editor answered an error, or nothing within `timeout` seconds.
+    """
+
+    modes: frozenset[str]
+
+    async def elicit(
+        self, request: dict[str, Any], *, call_id: str | None, timeout: float
+    ) -> dict[str, Any]: ...
+
+    async def complete(self, elicitation_id: str) -> None:
+        """A url elicitation is done (the MCP server said so): the editor may close its prompt."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     """Something a running tool wants the editor to see now.
@@ -94,13 +119,16 @@ async def _no_report(progress: Progress) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a tool may touch: the session's roots (the first is the cwd), files and terminals."""
+    """What a tool may touch: the session's roots (the first is the cwd), files, terminals and the
+    user's attention; `call_id` names the tool call being run (None outside one)."""
 
     cwd: Path
     fs: FileSystem | None = None
     terminal: TerminalHost | None = None
     report: Callable[[Progress], Awaitable[None]] = _no_report
     extra_roots: tuple[Path, ...] = ()
+    elicitation: Elicitation | None = None
+    call_id: str | None = None
 
     @property
     def roots(self) -> tuple[Path, ...]:

@@ -298,7 +298,7 @@ class ToolBatch:
         await self.sink.emit(ToolCallUpdated(call_id))
         allowance = getattr(tool, "time_allowance", None)
         seconds = allowance(args) if allowance else self.tool_timeout
-        ctx = replace(self.ctx, report=self._reporter(call_id))
+        ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
             self.history.note({"type": "tool_started", "toolUseId": call_id})
             self._started.add(call_id)
