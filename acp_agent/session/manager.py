@@ -26,6 +26,7 @@ from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.catalog import ModelCatalog
+from acp_agent.session.elicitation import editor_elicitation
 from acp_agent.session.modes import DEFAULT_MODE
 from acp_agent.session.options import SessionOptions
 from acp_agent.session.permissions import SessionPermissions
@@ -272,7 +273,10 @@ class SessionManager:
         Called by session/new and session/load before they answer, so before the first prompt.
         """
         connections_class = await mcp_connections()  # under the deferred-import lock, off the loop
-        connections = connections_class(self._task_group)
+        connections = connections_class(
+            self._task_group,
+            elicitation=editor_elicitation(session.id, self.requester, session.capabilities),
+        )
         session.mcp = connections
         tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them

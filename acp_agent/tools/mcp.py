@@ -4,7 +4,8 @@ The official `mcp` SDK is slow to import, so it is imported only when a session 
 Its transports are async context managers that must be entered and left in one task, so every
 connection lives in its own long-lived task, in a task group the caller lends or that this object
 opens, and is stopped by an event. A server that fails to start is logged and reported, never fatal.
-What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`.
+What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`; its questions
+to the user, relayed to the editor, in `mcp_elicit.py`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup, TaskStatus
 
+from acp_agent.tools.base import Elicitation
+from acp_agent.tools.mcp_elicit import completion_handler, elicitation_callback
 from acp_agent.tools.mcp_sdk import mcp_sdk
 from acp_agent.tools.mcp_servers import McpFailure, McpServerSpec, failure_reason, parse_server
 from acp_agent.tools.mcp_tool import McpTool, ServerConnection, adapt_tools
@@ -40,9 +43,16 @@ class McpConnections:
     """
 
     def __init__(
-        self, task_group: TaskGroup | None = None, *, call_timeout: float = 120.0, close_timeout: float = 10.0
+        self,
+        task_group: TaskGroup | None = None,
+        *,
+        call_timeout: float = 120.0,
+        close_timeout: float = 10.0,
+        elicitation: Elicitation | None = None,
     ) -> None:
         self._tg = task_group
+        self.elicitation = elicitation
+        """The editor's forms and links, for servers that ask the user (None: servers cannot)."""
         self._own_tg: TaskGroup | None = None
         self.call_timeout = call_timeout
         self.close_timeout = close_timeout
@@ -124,7 +134,7 @@ class McpConnections:
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
                 async with AsyncExitStack() as stack:
-                    client = await _open_client(stack, spec, cwd)
+                    client = await _open_client(stack, spec, cwd, self._callbacks(connection))
                     tools = adapt_tools(await _list_tools(client), connection, self._names)
                     scope.deadline = math.inf
                     connection.client, started = client, True
@@ -145,6 +155,15 @@ class McpConnections:
             connection.done.set()
             log.debug("mcp.stopped", server=spec.name)
 
+    def _callbacks(self, connection: ServerConnection) -> dict[str, Any]:
+        """What the SDK client calls when the server asks the user something (elicitation)."""
+        if self.elicitation is None:
+            return {}
+        return {
+            "elicitation_callback": elicitation_callback(connection, self.elicitation),
+            "message_handler": completion_handler(connection, self.elicitation),
+        }
+
     async def aclose(self) -> None:
         """Stop every server (close its stdin, then terminate it), waiting at most `close_timeout`."""
         self._closed = True
@@ -157,7 +176,9 @@ class McpConnections:
             log.warning("mcp.close_timed_out", seconds=self.close_timeout)
 
 
-async def _open_client(stack: AsyncExitStack, spec: McpServerSpec, cwd: Path) -> Any:
+async def _open_client(
+    stack: AsyncExitStack, spec: McpServerSpec, cwd: Path, callbacks: dict[str, Any]
+) -> Any:
     """Enter the SDK client for `spec` on `stack` (the handshake included) and return it."""
     from mcp import Client, Implementation, StdioServerParameters, stdio_client
 
@@ -182,7 +203,7 @@ async def _open_client(stack: AsyncExitStack, spec: McpServerSpec, cwd: Path) ->
         )
         transport = streamable_http_client(spec.url, http_client=http)
     info = Implementation(name="acp-agent", version=__version__)
-    return await stack.enter_async_context(Client(transport, client_info=info))
+    return await stack.enter_async_context(Client(transport, client_info=info, **callbacks))
 
 
 async def _list_tools(client: Any) -> list[Any]:

@@ -80,7 +80,8 @@ def content_text(blocks: Iterable[Any], structured: Any = None) -> str:
 
 
 class ServerConnection:
-    """One running server: its SDK client while connected, and the events that stop and await it."""
+    """One running server: its SDK client while connected, the events that stop and await it, and
+    the tool calls under way (a question the server asks meanwhile belongs to the call)."""
 
     def __init__(self, server: str, call_timeout: float) -> None:
         self.server = server
@@ -88,6 +89,20 @@ class ServerConnection:
         self.client: Any = None
         self.stop = anyio.Event()
         self.done = anyio.Event()
+        self.calls: list[str | None] = []
+        """The ids of this server's tool calls under way, oldest first."""
+        self.questions: dict[str | None, set[anyio.CancelScope]] = {}
+        """The questions relayed for each call, abandoned when the call ends."""
+
+    def current_call(self) -> str | None:
+        """The call a question from the server belongs to: the one under way, if only one is."""
+        return self.calls[0] if len(self.calls) == 1 else None
+
+    def call_ended(self, call_id: str | None) -> None:
+        self.calls.remove(call_id)
+        if call_id not in self.calls:
+            for scope in self.questions.pop(call_id, set()):
+                scope.cancel()
 
 
 class McpTool:
@@ -130,6 +145,7 @@ class McpTool:
         client, seconds = self._connection.client, self._connection.call_timeout
         if client is None:
             raise ToolError(f"the MCP server {self.server!r} is not running")
+        self._connection.calls.append(ctx.call_id)
         try:
             with anyio.fail_after(seconds):
                 result = await client.call_tool(self.remote_name, args)
@@ -144,6 +160,8 @@ class McpTool:
             raise ToolError(
                 f"{self.name}: the MCP server {self.server!r} failed: {failure_reason(exc)}"
             ) from exc
+        finally:
+            self._connection.call_ended(ctx.call_id)
         text = content_text(result.content, result.structured_content) or "(no output)"
         raw: dict[str, Any] | None = None
         if result.structured_content is not None:

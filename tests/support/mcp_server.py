@@ -3,7 +3,8 @@
 Run as a script: `python mcp_server.py` serves stdio; `python mcp_server.py --http TOKEN` serves
 Streamable HTTP (at `/mcp`) on a free 127.0.0.1 port, prints that port as its first stdout line, and
 answers 401 unless the request carries `Authorization: Bearer TOKEN`; `--sse TOKEN` does the same
-over the older HTTP+SSE transport (at `/sse`).
+over the older HTTP+SSE transport (at `/sse`); `--legacy` serves stdio speaking only the 2025
+protocol (where a server may send requests mid-call, such as a url elicitation).
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import ToolAnnotations
+from pydantic import BaseModel
 
 app = MCPServer("tests")
 
@@ -63,6 +67,45 @@ async def nap(seconds: float) -> str:
     return "rested"
 
 
+class Name(BaseModel):
+    name: str
+
+
+def ask_name() -> Elicit[Name]:
+    return Elicit("What is your name?", Name)
+
+
+@app.tool()
+def greet_me(answer: Annotated[ElicitationResult[Name], Resolve(ask_name)]) -> str:
+    """Ask the user's name (a form, on either protocol generation), then greet them."""
+    return f"hello, {answer.data.name}" if answer.action == "accept" else f"no name ({answer.action})"
+
+
+@app.tool()
+async def sign_in(ctx: Context) -> str:
+    """Send the user to a sign-in page (a url elicitation: only `--legacy` can send it), then report
+    it complete."""
+    try:
+        answer = await ctx.elicit_url("Sign in to the demo service", "https://example.com/login", "login-1")
+    except Exception as exc:
+        return f"could not ask: {exc}"
+    if answer.action == "accept":
+        await ctx.request_context.session.send_elicit_complete("login-1")
+    return f"sign-in {answer.action}"
+
+
+async def _serve_legacy_stdio() -> None:
+    """Speak only the 2025 handshake protocol, as servers written before 2026-07-28 do: the
+    modern probe is refused, the client falls back to `initialize`, and servers may send requests."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    server = app._lowlevel_server
+    async with stdio_server() as (read, write), server.lifespan(server) as state:
+        options = server.create_initialization_options()
+        await serve_loop(server, read, write, lifespan_state=state, init_options=options)
+
+
 async def _serve_http(token: str, transport: str) -> None:
     import uvicorn
 
@@ -87,5 +130,7 @@ async def _serve_http(token: str, transport: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] in (["--http"], ["--sse"]):
         anyio.run(_serve_http, sys.argv[2], sys.argv[1])
+    elif sys.argv[1:2] == ["--legacy"]:
+        anyio.run(_serve_legacy_stdio)
     else:
         app.run()

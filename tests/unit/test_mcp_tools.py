@@ -68,7 +68,8 @@ async def call(demo: Demo, tool: str, /, **args: Any) -> Any:
 async def test_tools_are_offered_as_mcp__server__tool_with_object_schemas(demo: Demo) -> None:
     _, tools, _ = demo
     assert set(tools) == {
-        f"mcp__demo__{n}" for n in ("echo", "add", "fail", "env_get", "where", "pid", "nap")
+        f"mcp__demo__{n}"
+        for n in ("echo", "add", "fail", "env_get", "where", "pid", "nap", "greet_me", "sign_in")
     }
     echo = tools["mcp__demo__echo"]
     assert echo.input_schema["type"] == "object"
