@@ -279,6 +279,7 @@ class AcpHandler:
                 }
             }
             if failure.kind == "auth_required":
+                self._login.key_refused()
                 raise RpcError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}", data)
             if failure.kind == "journal":
                 raise RpcError.journal_error(f"The turn failed: {failure}", data)

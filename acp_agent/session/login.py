@@ -101,6 +101,12 @@ class Login:
         self._requester = requester
         self._request_id = request_id
         """The id of the incoming request being handled (`rpc.endpoint.current_request_id`)."""
+        self._refused = False
+        """The API refused the key in use (401/403): having one is not enough, a new one is needed."""
+
+    def key_refused(self) -> None:
+        """A turn ended `auth_required`: the next `authenticate` asks for another key."""
+        self._refused = True
 
     async def authenticate(self, params: Any, capabilities: ClientCapabilities) -> dict[str, Any]:
         request = parse(AuthenticateRequest, params)
@@ -113,7 +119,7 @@ class Login:
         if key is not None:
             self._keep(key, "meta")
             return {}
-        if await self._keys.found():
+        if not self._refused and await self._keys.found():
             return {}
         if "form" in capabilities.elicitation_modes:
             key = await self._ask_for_key()
@@ -121,13 +127,15 @@ class Login:
                 self._keep(key, "form")
                 return {}
             raise RpcError.auth_required(f"No usable API key was given in the form. {AUTH_HELP}")
-        raise RpcError.auth_required(f"No Anthropic API key found. {AUTH_HELP}")
+        problem = "The API refused the key in use." if self._refused else "No Anthropic API key found."
+        raise RpcError.auth_required(f"{problem} {AUTH_HELP}")
 
     async def logout(self, params: Any) -> dict[str, Any]:
         """Forget the key: later sessions answer `auth_required` until one is given again."""
         if params is not None and not isinstance(params, dict):
             raise RpcError.invalid_params("Invalid params: logout takes an object (or none)")
         removed = self._keys.forget()
+        self._refused = False
         log.info("auth.logged_out", stored_key_removed=removed)
         return {}
 
@@ -138,6 +146,7 @@ class Login:
             raise RpcError.internal_error(
                 f"The key could not be stored: {exc.strerror or type(exc).__name__}"
             ) from None
+        self._refused = False
         log.info("auth.key_stored", source=source, path=str(path))
 
     async def _ask_for_key(self) -> str | None:

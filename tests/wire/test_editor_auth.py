@@ -133,3 +133,21 @@ async def test_logout_also_forgets_the_key_the_agent_was_started_with(
         after = await new_session(agent, workspace)
     assert "result" in before
     assert after["error"]["code"] == -32000
+
+
+async def test_a_key_the_api_refuses_makes_the_next_authenticate_ask_for_another(
+    keyless_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Zed answers a turn's `auth_required` with `authenticate`: having a key is then not enough."""
+    editor = Editor({"action": "accept", "content": {"apiKey": KEY}})
+    fake_api.script(replies.error(401, "authentication_error", "invalid x-api-key"), replies.text("better"))
+    env = {**keyless_env, "ANTHROPIC_API_KEY": "sk-ant-revoked"}
+    async with AgentProcess.start(env=env, schema=acp_schema, on_request=editor) as agent:
+        await zed_initialize(agent)
+        session = await agent.new_session(workspace)
+        refused = await agent.prompt(session, "hi")
+        login = await agent.request("authenticate", {"methodId": "login"})
+        again = await agent.prompt(session, "hi again")
+    assert refused["error"]["code"] == -32000
+    assert login["result"] == {} and len(editor.forms) == 1
+    assert again["result"]["stopReason"] == "end_turn" and KEY in sent_key(fake_api)
