@@ -10,6 +10,7 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
 from tests.support.client import allow
 from tests.support.mcp_remote import remote_mcp_server
+from tests.support.zed import zed_initialize
 
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 
@@ -104,7 +105,7 @@ async def test_an_sse_mcp_servers_tool_is_called_through_the_loop(
             "headers": [{"name": "Authorization", "value": "Bearer sse-token"}],
         }
         async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
-            init = await agent.initialize()
+            init = await zed_initialize(agent)
             answer = await agent.request(
                 "session/new", {"cwd": str(workspace), "mcpServers": [server]}, timeout=60
             )
