@@ -71,8 +71,8 @@ class AnthropicModel:
         self._http_client_factory = http_client_factory
         """Builds the SDK's `httpx2.AsyncClient` (record/replay transports); None: the SDK's own."""
         self._client: anthropic.AsyncAnthropic | None = None
-        self._retired: list[anthropic.AsyncAnthropic] = []
-        """Clients replaced by `use_key`, closed at `aclose` (a request may still be using one)."""
+        self._clients: list[anthropic.AsyncAnthropic] = []
+        """Every client built (`use_key` starts another: a request may still use the old one)."""
         self.prompt_cache = prompt_cache
         """Mark cache breakpoints (`model/caching.py`); off for gateways that reject them."""
         self.cache_ttl = cache_ttl
@@ -86,8 +86,7 @@ class AnthropicModel:
 
     async def aclose(self) -> None:
         """Close the HTTP clients built so far."""
-        clients = [*self._retired, *([self._client] if self._client is not None else [])]
-        self._retired, self._client = [], None
+        clients, self._clients, self._client = self._clients, [], None
         for client in clients:
             with anyio.move_on_after(2, shield=True):
                 await client.close()
@@ -96,10 +95,7 @@ class AnthropicModel:
         """Send `api_key` from the next request on (None: the environment's, if any): a key given
         through `authenticate`, or none after `logout`."""
         if api_key != self._api_key:
-            self._api_key = api_key
-            if self._client is not None:
-                self._retired.append(self._client)
-                self._client = None
+            self._api_key, self._client = api_key, None
 
     async def list_models(self) -> dict[str, dict[str, Any]]:
         """What the Models API says of each model (`ModelInfo` as dicts), by id. No retries."""
@@ -278,6 +274,7 @@ class AnthropicModel:
         if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
             raise AuthRequired(_NO_CREDENTIALS)
         self._client = client
+        self._clients.append(client)
         return client
 
     def _failure(self, exc: BaseException) -> Failure:
