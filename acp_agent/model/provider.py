@@ -55,7 +55,9 @@ class ModelProvider:
 
     async def __call__(self) -> ModelClient:
         if self._client is None:
-            self._build(await model_factory())
+            make_model = await model_factory()
+            if self._client is None:  # the Models API question may have built it meanwhile:
+                self._build(make_model)  # one client, so a key given later reaches every user
         assert self._client is not None
         return self._client
 
