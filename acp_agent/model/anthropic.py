@@ -26,6 +26,7 @@ from acp_agent.model.base import (
     Usage,
 )
 from acp_agent.model.caching import with_breakpoints
+from acp_agent.model.models_listing import read_models
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
 from acp_agent.model.sdk import ENV_KEYS, ensure_sdk, env_key
 from acp_agent.model.stream_events import (
@@ -98,13 +99,10 @@ class AnthropicModel:
             self._api_key, self._client = api_key, None
 
     async def list_models(self) -> dict[str, dict[str, Any]]:
-        """What the Models API says of each model (`ModelInfo` as dicts), by id. No retries."""
+        """What the Models API says of each model (`ModelInfo` as dicts), by id: at most a few
+        pages and megabytes of it (`models_listing.py`). No retries."""
         await ensure_sdk()
-        client = self._get_client()
-        models: dict[str, dict[str, Any]] = {}
-        async for info in client.models.list(limit=1000):
-            models[info.id] = info.model_dump(mode="json", exclude_none=True)
-        return models
+        return await read_models(self._get_client())
 
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

@@ -23,10 +23,14 @@ from acp_agent.model.pricing import Price, price_file_entries
 
 __all__ = [
     "EFFORTS",
+    "FIGURE_BOUNDS",
     "ModelProfile",
     "ProfileError",
+    "api_figure",
     "builtin_prices",
     "builtin_profile",
+    "doubtful_figures",
+    "is_builtin",
     "load_prices",
     "output_config",
     "profile_from_api",
@@ -225,6 +229,11 @@ def builtin_profile(model_id: str) -> ModelProfile:
     return ModelProfile(model_id) if found is None else replace(found, id=model_id)
 
 
+def is_builtin(model_id: str) -> bool:
+    """Whether `model_id` (or its family) is in the built-in table."""
+    return _family(model_id) in _TABLE
+
+
 def builtin_prices() -> dict[str, Price]:
     """Model id → price, for every model of the built-in table."""
     return {model_id: p.price for model_id, p in _TABLE.items() if p.price is not None}
@@ -242,17 +251,40 @@ def load_prices(path: Path | None) -> dict[str, Price]:
     return prices
 
 
+FIGURE_BOUNDS: dict[str, tuple[int, int]] = {
+    "max_input_tokens": (1_024, 100 * M),
+    "max_tokens": (1, 10 * M),
+}
+"""The Models API figures believed, and the range they must be in. `max_tokens: 0` or `-1` taken
+as the model's max output would be sent on every request (the API's 400)."""
+
+
+def api_figure(info: Mapping[str, Any], name: str) -> int | None:
+    """The figure `name` of a `ModelInfo` when it is an integer in its sane range, else None."""
+    value = info.get(name)
+    low, high = FIGURE_BOUNDS[name]
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    return None
+
+
+def doubtful_figures(info: Mapping[str, Any]) -> list[str]:
+    """The figures of a `ModelInfo` given (not null) but not believed: `profile_from_api` ignores them."""
+    return [name for name in FIGURE_BOUNDS if info.get(name) is not None and api_figure(info, name) is None]
+
+
 def profile_from_api(base: ModelProfile, info: Mapping[str, Any]) -> ModelProfile:
     """`base` updated with what the Models API says of the model (a `ModelInfo` as a dict).
 
     The API knows window, max output and capabilities; it does not say prices, defaults, forced
-    tool choice or the cache minimum, which stay as the table has them.
+    tool choice or the cache minimum, which stay as the table has them. A figure out of its
+    range (`FIGURE_BOUNDS`) is ignored: the table's (or the default) stays.
     """
     changes: dict[str, Any] = {"known": True}
-    if isinstance(info.get("max_input_tokens"), int):
-        changes["context_window"] = info["max_input_tokens"]
-    if isinstance(info.get("max_tokens"), int):
-        changes["max_output"] = info["max_tokens"]
+    if (window := api_figure(info, "max_input_tokens")) is not None:
+        changes["context_window"] = window
+    if (max_output := api_figure(info, "max_tokens")) is not None:
+        changes["max_output"] = max_output
     caps = info.get("capabilities")
     if isinstance(caps, Mapping):
         thinking = caps.get("thinking")

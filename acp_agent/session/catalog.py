@@ -18,6 +18,7 @@ from acp_agent.config import Config
 from acp_agent.model.profiles import (
     ModelProfile,
     builtin_profile,
+    doubtful_figures,
     output_config,
     profile_from_api,
     thinking_param,
@@ -72,6 +73,7 @@ class ModelCatalog:
         except Exception as exc:  # the table covers every built-in model
             log.info("models.unavailable", error=f"{type(exc).__name__}: {exc}"[:300])
             return
+        _log_doubtful_figures(infos)
         self.model_info.update(infos)
         log.info("models.listed", models=len(infos))
 
@@ -115,3 +117,12 @@ class ModelCatalog:
         if base is not None:
             return replace(base, **values)
         return RunnerSettings(**values, compact_at=config.compact_at, on_limit=config.on_limit)
+
+
+def _log_doubtful_figures(infos: dict[str, dict[str, Any]]) -> None:
+    """One log line for the figures the Models API gave that are not believed (`profile_from_api`
+    ignores them), with a few examples: a hostile listing must not flood stderr."""
+    doubtful = [(m, name, info[name]) for m, info in infos.items() for name in doubtful_figures(info)]
+    if doubtful:
+        examples = [f"{m}: {name}={value!r}"[:120] for m, name, value in doubtful[:3]]
+        log.warning("models.figures_ignored", count=len(doubtful), examples=examples)

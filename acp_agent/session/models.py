@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from acp_agent.config import BUILTIN_MODELS
-from acp_agent.model.profiles import EFFORTS, ModelProfile
+from acp_agent.model.profiles import EFFORTS, ModelProfile, is_builtin
 from acp_agent.turn.loops import LOOPS
 
 __all__ = [
     "DEFAULT_EFFORT",
+    "MAX_MODEL_CHOICES",
     "available_models",
     "effort_config_option",
     "loop_config_option",
@@ -21,14 +22,29 @@ DEFAULT_EFFORT = "default"
 """The effort option's value for "the model's own default" (no `output_config.effort` sent)."""
 
 
+MAX_MODEL_CHOICES = 50
+"""At most this many model choices are shown: a listing of 100,000 models made every
+`session/new` answer 6 MB."""
+
+
 def available_models(configured: str, listed: Sequence[str] = ()) -> list[str]:
-    """The models the API listed (else the built-in list), the configured one first if missing."""
-    models = list(listed) or list(BUILTIN_MODELS)
-    return models if configured in models else [configured, *models]
+    """The model choices: the models the API listed (else the built-in list), the ones this agent
+    knows first (each group in the API's order, newest first), at most `MAX_MODEL_CHOICES`, the
+    configured one always among them (first, when it is not listed)."""
+    models = list(dict.fromkeys(listed)) or list(BUILTIN_MODELS)
+    models.sort(key=lambda m: not is_builtin(m))  # stable: keeps the API's order
+    return _capped(configured, models)
+
+
+def _capped(kept: str, models: Sequence[str]) -> list[str]:
+    """`models` cut to `MAX_MODEL_CHOICES`, with `kept` among them (first, when it was not)."""
+    if kept in models[:MAX_MODEL_CHOICES]:
+        return list(models[:MAX_MODEL_CHOICES])
+    return [kept, *(m for m in models[: MAX_MODEL_CHOICES - 1] if m != kept)]
 
 
 def model_config_option(current: str, models: Sequence[str]) -> dict[str, Any]:
-    choices = list(models) if current in models else [current, *models]
+    choices = _capped(current, models)
     return {
         "id": "model",
         "name": "Model",

@@ -13,5 +13,6 @@ from __future__ import annotations
 
 from acp_agent.testing import replies
 from acp_agent.testing.messages_api import FakeMessagesAPI, RecordedRequest
+from acp_agent.testing.models_listing import ModelsListing
 
-__all__ = ["FakeMessagesAPI", "RecordedRequest", "replies"]
+__all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "replies"]

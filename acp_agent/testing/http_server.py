@@ -11,14 +11,18 @@ import contextlib
 import json
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from acp_agent.testing.model_rules import RULES
+from acp_agent.testing.models_listing import ModelsListing
 from acp_agent.testing.recorded import RecordedRequest, Served
 from acp_agent.testing.replies import Error, Message, error_event, render_events, render_json
 
 __all__ = ["Backend", "FakeServer"]
+
+_PIECE = 65_536
+"""Bytes per write of a `/v1/models` page, so what a client took can be counted."""
 
 
 class Backend(Protocol):
@@ -27,6 +31,7 @@ class Backend(Protocol):
     hang_seconds: float
     models: tuple[str, ...]
     model_info: dict[str, dict[str, Any]]
+    models_listing: ModelsListing
 
     @property
     def attempts(self) -> int: ...
@@ -109,16 +114,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._read_and_record(b"")
-        if self.path.split("?", 1)[0] == "/v1/models":
+        path, _, query = self.path.partition("?")
+        if path == "/v1/models":
             backend = self.server.backend
-            data = [{**_model_info(m), **backend.model_info.get(m, {})} for m in backend.models]
-            page = {
-                "data": data,
-                "has_more": False,
-                "first_id": data[0]["id"] if data else None,
-                "last_id": data[-1]["id"] if data else None,
-            }
-            self._send_json(200, page)
+            listing = backend.models_listing
+            page = listing.page(query, backend.models, backend.model_info)
+            self._send_json(200, page, sent=listing.sent)
         else:
             self._send_error(Error(404, "not_found_error", f"fake: no route for GET {self.path}"))
 
@@ -156,7 +157,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _request_id(self) -> str:
         return f"req_fake_{self.server.backend.attempts:06d}"
 
-    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+    def _send_json(
+        self,
+        status: int,
+        payload: dict[str, Any],
+        headers: dict[str, str] | None = None,
+        sent: Callable[[int], None] | None = None,
+    ) -> None:
+        """Write a JSON answer; `sent` is told how many body bytes the client took, piece by piece."""
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -165,7 +173,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        if sent is None:
+            self.wfile.write(data)
+            return
+        for start in range(0, len(data), _PIECE):
+            piece = data[start : start + _PIECE]
+            self.wfile.write(piece)
+            sent(len(piece))
 
     def _send_error(self, reply: Error) -> None:
         self._send_json(reply.status, reply.body(self._request_id), reply.response_headers())
@@ -242,35 +256,3 @@ def _first_fault(reply: Message, total: int) -> tuple[int, str | None]:
         if k is not None and k < total
     ]
     return min(faults) if faults else (total, None)
-
-
-def _model_info(model: str) -> dict[str, Any]:
-    """A `ModelInfo` as the Models API lists it; capabilities for the models with rules."""
-    rules = RULES.get(model)
-    info: dict[str, Any] = {
-        "type": "model",
-        "id": model,
-        "display_name": model,
-        "lifecycle": "active",
-        "created_at": "2025-01-01T00:00:00Z",
-        "max_input_tokens": rules.window if rules else 200_000,
-        "max_tokens": rules.max_output if rules else 64_000,
-    }
-    if rules is not None:
-
-        def support(flag: bool) -> dict[str, bool]:
-            return {"supported": flag}
-
-        kinds = ("adaptive", "between_tools", "disabled", "enabled")
-        info["capabilities"] = {
-            "thinking": {"supported": True, "types": {k: support(k in rules.thinking) for k in kinds}},
-            "effort": {
-                "supported": bool(rules.efforts),
-                **{
-                    level: support(level in rules.efforts)
-                    for level in ("low", "medium", "high", "xhigh", "max")
-                },
-            },
-            "structured_outputs": support(True),
-        }
-    return info

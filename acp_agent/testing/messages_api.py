@@ -18,11 +18,12 @@ from typing import Any
 
 from acp_agent.testing.http_server import FakeServer
 from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
+from acp_agent.testing.models_listing import ModelsListing
 from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
 from acp_agent.testing.recorded import MESSAGES_PATH, RecordedRequest, Served
 from acp_agent.testing.replies import Error, Message, Reply, ReplyFactory, ThinkingBlock
 
-__all__ = ["FakeMessagesAPI", "RecordedRequest", "Served"]
+__all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "Served"]
 
 
 class FakeMessagesAPI:
@@ -53,12 +54,15 @@ class FakeMessagesAPI:
         caching: bool | None = None,
         min_cache_tokens: int = 1024,
         reject_diagnostics: bool = False,
+        models_listing: ModelsListing | None = None,
     ) -> None:
         self.hang_seconds = hang_seconds
         self.models = tuple(models) if models is not None else ("claude-test-1", *RULES)
         """What `GET /v1/models` lists (by default the test model and every model with rules)."""
         self.model_info = {k: dict(v) for k, v in (model_info or {}).items()}
         """Fields that replace the listed `ModelInfo` of a model (e.g. its `max_input_tokens`)."""
+        self.models_listing = models_listing or ModelsListing()
+        """How `GET /v1/models` pages (endless, padded) and what it sent."""
         self.strict = strict
         self.caching = caching
         self.min_cache_tokens = min_cache_tokens

@@ -202,10 +202,12 @@ def _replayed_thinking(model: str, rules: ModelRules, body: Mapping[str, Any]) -
 def check_request(body: Mapping[str, Any]) -> tuple[int, str, str] | None:
     """(status, error type, message) of the 400 the API gives this request; None: accepted."""
     model = str(body.get("model") or "")
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens < 1:  # every model
+        return _error("max_tokens: Input should be greater than or equal to 1")
     rules = RULES.get(model)
     if rules is None:
         return None
-    max_tokens = body.get("max_tokens")
     if isinstance(max_tokens, int) and max_tokens > rules.max_output:
         return _error(
             f"max_tokens: {max_tokens} > {rules.max_output}, which is the maximum "

@@ -195,6 +195,13 @@ def test_models_are_listed_with_the_capabilities_of_the_ruled_ones(
     assert not sonnet.capabilities.thinking.types.enabled.supported
 
 
+def test_models_are_paged_by_limit_and_after_id(fake: FakeMessagesAPI, client: anthropic.Anthropic) -> None:
+    ids = [m.id for m in client.models.list(limit=3)]  # the SDK follows has_more / last_id
+    assert ids == list(fake.models)
+    pages = [r for r in fake.other_requests if r.path.startswith("/v1/models")]
+    assert len(pages) == fake.models_listing.pages_served == -(-len(ids) // 3)
+
+
 def test_sse_framing_has_event_lines_and_typed_data_in_order(fake: FakeMessagesAPI) -> None:
     fake.script(replies.tool_use("f", {"a": 1}, text="hi"))
     response, body = raw_post(fake, {"model": MODEL, "max_tokens": 5, "messages": USER, "stream": True})

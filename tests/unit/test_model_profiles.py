@@ -19,6 +19,7 @@ from acp_agent.model.profiles import (
     EFFORTS,
     ProfileError,
     builtin_profile,
+    doubtful_figures,
     load_prices,
     output_config,
     profile_from_api,
@@ -228,6 +229,22 @@ def test_what_the_models_api_says_overrides_the_table() -> None:
     assert profile.known and profile.context_window == 500_000 and profile.max_output == 50_000
     assert profile.thinking_types == {"adaptive"} and profile.efforts == ("low", "medium")
     assert profile.structured_outputs and profile.price is None
+
+
+@pytest.mark.parametrize("bad", [0, -1, 10**15, "64000", True, 1.5, [1]])
+def test_a_figure_of_the_models_api_out_of_range_is_ignored(bad: object) -> None:
+    sonnet = builtin_profile("claude-sonnet-5-5")
+    info = {"max_tokens": bad, "max_input_tokens": bad}
+    profile = profile_from_api(sonnet, info)
+    assert (profile.max_output, profile.context_window) == (sonnet.max_output, sonnet.context_window)
+    assert doubtful_figures(info) == ["max_input_tokens", "max_tokens"]
+
+
+def test_figures_at_the_edges_of_their_range_are_taken() -> None:
+    info = {"max_tokens": 1, "max_input_tokens": 1_024}
+    profile = profile_from_api(builtin_profile("gw-model"), info)
+    assert (profile.max_output, profile.context_window) == (1, 1_024)
+    assert doubtful_figures(info) == [] and doubtful_figures({"max_tokens": None}) == []
 
 
 def test_who_reads_whose_thinking() -> None:
