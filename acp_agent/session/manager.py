@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from acp_agent.session.queue import PromptLine
 from acp_agent.session.reload import read_journal, reopen_journal, restore_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import RunningTurn, Session
-from acp_agent.session.store import SessionStore
+from acp_agent.session.store import JournalWriteFailed, SessionStore
 from acp_agent.turn.history import History
 from acp_agent.turn.loops import choose_loop
 
@@ -133,7 +133,13 @@ class SessionManager:
         root = self._root(cwd)
         session = self._build(session_id, root, overrides, capabilities, History())
         if self.store is not None:  # only once the session is valid: no journal for a refusal
-            session.keep_journal(self.store.create(session_id, str(root)))
+            try:
+                session.keep_journal(self.store.create(session_id, str(root)))
+            except OSError as exc:  # a full or read-only disk: keep nothing (the id is fresh)
+                del self.sessions[session_id]
+                with suppress(OSError):
+                    self.store.delete(session_id)
+                raise _no_journal(self.store, session_id, exc) from None
         log.info("session.created", session_id=session_id, cwd=str(root))
         self.catalog.learn(self._task_group)
         return session
@@ -341,3 +347,14 @@ class SessionManager:
         return await engine.run_turn(
             session, blocks, scope=turn.scope, shown=shown, price=self.prices.get(session.model)
         )
+
+
+def _no_journal(store: SessionStore, session_id: str, exc: OSError) -> RpcError:
+    """-32010 for a session whose journal cannot be created, naming the state dir and the way out."""
+    failed = exc if isinstance(exc, JournalWriteFailed) else JournalWriteFailed(store.path(session_id), exc)
+    state = str(store.directory)
+    return RpcError.journal_error(
+        f"Cannot create the session: {failed} (state dir {state}: free space there, "
+        "point --state-dir elsewhere, or run with --no-journal)",
+        {"stateDir": state, "journal": str(failed.path)},
+    )

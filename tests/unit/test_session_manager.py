@@ -10,8 +10,10 @@ import anyio
 import pytest
 
 from acp_agent.config import Config
+from acp_agent.errors import JOURNAL_ERROR, RpcError
 from acp_agent.model.provider import ModelProvider
 from acp_agent.session.manager import SessionManager
+from acp_agent.session.store import SessionStore
 
 
 class Requester:
@@ -64,3 +66,23 @@ async def test_the_mode_switch_of_a_session_goes_through_the_manager(tmp_path: P
     assert isinstance(requester, Requester)
     kinds = [params["update"]["sessionUpdate"] for _, params in requester.sent]
     assert kinds == ["current_mode_update", "config_option_update"]
+
+
+@pytest.mark.anyio
+async def test_a_session_whose_journal_cannot_be_created_is_not_kept(tmp_path: Path) -> None:
+    """The state dir went away after start-up (a regular file in its place): -32010, nothing kept."""
+    state = tmp_path / "state"
+    store = SessionStore.open(state, keep_days=None)
+    manager = SessionManager(
+        Config(), Requester(), model=ModelProvider("claude-x", streaming=True), store=store
+    )
+    state.rmdir()
+    state.write_text("not a directory")
+    with pytest.raises(RpcError) as refused:
+        manager.create(str(tmp_path), {})
+    assert refused.value.code == JOURNAL_ERROR and str(state) in refused.value.message
+    assert manager.sessions == {}
+    state.unlink()
+    state.mkdir()
+    session = manager.create(str(tmp_path), {})
+    assert list(manager.sessions) == [session.id]
