@@ -44,6 +44,8 @@ class NewSessionRequest(AcpModel):
     cwd: str
     mcp_servers: list[dict[str, Any]]
     additional_directories: list[str] | None = None
+    system_prompt: Any = None
+    """ACP's unstable `{mode, content}`; checked by `session/client_options.py`."""
 
     @field_validator("cwd")
     @classmethod

@@ -65,6 +65,9 @@ class Engine:
                 registry.add(AskUser())  # for the whole session: the tool list is a cached prefix
             for tool in session.extra_tools:
                 registry.add(tool)
+            if session.client.allowed_tools is not None:  # the client's tool set (acpx --allowed-tools)
+                offered = [registry.get(name) for name in registry.names if session.client.offers(name)]
+                registry = ToolRegistry(t for t in offered if t is not None)
             instructions = session_instructions(session.cwd)
             session.instruction_files = tuple(f.note for f in instructions.files)
             settings = replace(
@@ -74,6 +77,7 @@ class Engine:
                     limits=session.limits,
                     tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
                     instructions=instructions.prompt_section(),
+                    appended=session.client.system_append,
                 ),
             )
             fs = session.capabilities.fs

@@ -28,6 +28,7 @@ from acp_agent.protocol.session import (
 )
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID, auth_methods, can_run_terminal_auth
+from acp_agent.session.client_options import ClientOptions, read_client_options
 from acp_agent.session.commands import COMMANDS, command_of
 from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.manager import SessionManager
@@ -119,9 +120,10 @@ class AcpHandler:
             "protocolVersion": negotiate_version(request.protocol_version),
             "agentCapabilities": {
                 "loadSession": self.journaled,
-                "sessionCapabilities": (
-                    {"list": {}, "resume": {}, "close": {}, "delete": {}} if self.journaled else {}
-                ),
+                "sessionCapabilities": {
+                    **({"list": {}, "resume": {}, "close": {}, "delete": {}} if self.journaled else {}),
+                    "systemPrompt": {},  # ACP's unstable systemPrompt, append mode only
+                },
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {
                     "http": mcp_servers_supported_http(),
@@ -144,13 +146,12 @@ class AcpHandler:
                 f"Authentication required: no Anthropic API key found. {AUTH_HELP}",
                 {"authMethods": [AUTH_METHOD_ID]},
             )
-        overrides = (request.meta or {}).get("acp-agent") or {}
-        if not isinstance(overrides, dict):
-            raise RpcError.invalid_params("Invalid params: _meta.acp-agent must be an object")
+        overrides, client = session_options(request)
         try:
             session = self.manager.create(request.cwd, overrides, self.client_capabilities)
         except LimitsError as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
+        session.client = client
         return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
 
     async def _ready(self, session: Session, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -196,8 +197,8 @@ class AcpHandler:
         session = await self._restore(request)
         return await self._restored(session, request, replay=False)
 
-    async def _restore(self, request: Any) -> Any:
-        overrides = (request.meta or {}).get("acp-agent") or {}
+    async def _restore(self, request: LoadSessionRequest) -> Any:
+        overrides, client = session_options(request)
         try:
             session, updates = self.manager.load(
                 request.session_id, request.cwd, overrides, self.client_capabilities
@@ -205,6 +206,7 @@ class AcpHandler:
         except LimitsError as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         session.replay = updates
+        session.client = client
         return session
 
     async def _restored(self, session: Any, request: Any, *, replay: bool) -> dict[str, Any]:
@@ -286,6 +288,20 @@ class AcpHandler:
             raise RpcError.internal_error(f"The turn failed: {failure}", data)
         # The record already names the stop as ACP does: one mapping, so the two always agree.
         return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()
+
+
+def session_options(request: NewSessionRequest) -> tuple[dict[str, Any], ClientOptions]:
+    """A session request's `_meta["acp-agent"]` overrides and the client's options (acpx's
+    `_meta`, ACP's `systemPrompt`); acpx's `maxTurns` is `maxTurnRequests` unless the overrides
+    name it. Raises RpcError -32602 naming a malformed field."""
+    meta = request.meta or {}
+    overrides = meta.get("acp-agent") or {}
+    if not isinstance(overrides, dict):
+        raise RpcError.invalid_params("Invalid params: _meta.acp-agent must be an object")
+    client = read_client_options(meta, request.system_prompt)
+    if client.max_turns is not None:
+        overrides = {"maxTurnRequests": client.max_turns, **overrides}
+    return overrides, client
 
 
 def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:

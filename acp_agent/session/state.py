@@ -14,6 +14,7 @@ import anyio
 
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.client_options import ClientOptions
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.store import Journal
 from acp_agent.turn.history import History
@@ -67,6 +68,8 @@ class Session:
     """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
     instruction_files: tuple[str, ...] = ()
     """The instruction files in its system prompt (named for /status), read with its runner."""
+    client: ClientOptions = field(default_factory=ClientOptions)
+    """The client's appended system text and tool set (acpx's `_meta`), used when the runner is built."""
 
     @property
     def mode(self) -> str:

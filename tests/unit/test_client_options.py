@@ -1,0 +1,26 @@
+"""The client's options (acpx's `_meta`): the tool names they map to, and which tools they offer."""
+
+from __future__ import annotations
+
+from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS, read_client_options
+from acp_agent.tools.registry import coding_tools
+
+
+def test_own_tools_are_the_registrys_and_every_claude_name_maps_to_one() -> None:
+    assert {tool.name for tool in coding_tools()} == OWN_TOOLS
+    assert set(CLAUDE_TOOLS.values()) <= OWN_TOOLS
+
+
+def offered(*names: str) -> set[str]:
+    options = read_client_options({"claudeCode": {"options": {"allowedTools": list(names)}}})
+    candidates = [*OWN_TOOLS, "mcp__docs__search", "mcp__docs__fetch", "mcp__git__log"]
+    return {name for name in candidates if options.offers(name)}
+
+
+def test_claude_names_rules_and_mcp_names_map_to_what_is_offered() -> None:
+    assert offered("Read", "LS", "glob", "MultiEdit") == {"read_file", "list_files", "edit_file"}
+    assert offered("Bash(git status:*)", "TodoWrite") == {"run_command", "update_plan"}
+    assert offered("mcp__docs__search") == {"mcp__docs__search"}
+    assert offered("mcp__docs") == offered("mcp__docs__*") == {"mcp__docs__search", "mcp__docs__fetch"}
+    assert offered("WebFetch", "Task") == set()
+    assert read_client_options({}).offers("anything")  # no allowedTools: every tool
