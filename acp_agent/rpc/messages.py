@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
-from acp_agent.errors import INTERNAL_ERROR, RpcError
+from acp_agent.errors import INTERNAL_ERROR, PARSE_ERROR, RpcError
 from acp_agent.jsonrpc import envelope_problems, is_id, loads
+from acp_agent.rpc.deep_json import TOO_DEEP, read_deep_object
 
 __all__ = [
     "ErrorObject",
@@ -83,29 +84,43 @@ def classify(line: bytes) -> Message:
 
     Raises:
         RpcError: -32700 for bytes that are not UTF-8 JSON, -32600 for JSON that is not one
-            message object (the first lenient envelope rule it breaks); `request_id` holds the
-            message's id when it could be read.
+            message object (the first lenient envelope rule it breaks), -32602 for params nested
+            too deeply to parse; `request_id` holds the message's id when it could be read.
     """
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RpcError.parse_error(f"invalid UTF-8 at byte {exc.start}") from None
+    deep: set[str] = set()
+    """Members too deep to parse (only on the slow path below)."""
     try:
         obj = loads(text)
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         raise RpcError.parse_error(str(exc) or type(exc).__name__) from None
+    except RecursionError:  # valid JSON may still be too deep for `json`: read its envelope
+        obj = read_deep_object(text)
+        if obj is None:
+            raise RpcError.parse_error("not JSON, or nested too deeply to check") from None
+        deep = {k for k, v in obj.items() if v is TOO_DEEP}
 
     if type(obj) is list:
         raise _invalid("batches are not supported; send one JSON object per line")
-    problems = envelope_problems(obj, lenient=True)
+    checked = {**obj, **{key: {} for key in deep}} if deep else obj  # stand-ins the rules judge
+    problems = envelope_problems(checked, lenient=True)
     if problems:
         rid = obj.get("id") if type(obj) is dict and is_id(obj.get("id")) else None
         raise _invalid(problems[0], rid)
     rid = obj.get("id")
     if "method" in obj:
+        if "params" in deep:
+            err = RpcError.invalid_params("Invalid params: nested too deeply (about 990 levels is the limit)")
+            err.request_id = rid
+            raise err
         if "id" in obj:
             return Request(rid, obj["method"], obj.get("params"))
         return Notification(obj["method"], obj.get("params"))
+    if deep & {"result", "error"}:  # an answer we cannot read is a failed call
+        return Response(rid, None, ErrorObject(PARSE_ERROR, "the answer was nested too deeply to parse"))
     error = obj.get("error")
     if error is None:
         return Response(rid, obj.get("result"), None)
