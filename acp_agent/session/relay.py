@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from acp_agent.session.requester import Requester
+from acp_agent.tools.shown import shown_value
 from acp_agent.turn.events import (
     Notice,
     PlanChanged,
@@ -83,7 +84,7 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
             "title": event.title,
             "kind": event.kind,
             "status": "pending",
-            "rawInput": event.raw_input,
+            "rawInput": shown_value(event.raw_input),  # as the model sent it: not yet checked
         }
     if isinstance(event, ToolCallUpdated):
         return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id, "status": event.status}

@@ -7,6 +7,7 @@ back to the model as one readable sentence naming the field instead of a stack t
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -139,15 +140,47 @@ class ToolRegistry:
 
     def validate(self, tool: Tool, args: Any) -> dict[str, Any]:
         """Check `args` against the tool's input schema; return them (integral floats as ints).
+        Checked before anything is asked or done.
 
         Defaults are not filled in: tools handle their missing optionals.
 
         Raises:
-            InvalidToolInput: naming the field and what is wrong with it.
+            InvalidToolInput: naming the field and what is wrong with it (a lone surrogate too).
         """
         if not isinstance(args, dict):
             raise InvalidToolInput(f"{tool.name}: arguments must be a JSON object")
-        return _check_object(tool.name, "", args, tool.input_schema)
+        checked = _check_object(tool.name, "", args, tool.input_schema)
+        return {key: _unicode(tool.name, key, value) for key, value in checked.items()}
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unicode(tool: str, where: str, value: Any) -> Any:
+    """`value` with every string valid Unicode text.
+
+    A lone surrogate (`"\\ud800"` in the model's JSON) cannot be encoded as UTF-8: written as
+    it is, the editor would get invalid text (or the disk write fail after the user allowed it).
+    It is refused, so the model can write the text again, rather than replaced with U+FFFD in
+    the user's file without a word.
+    """
+    if isinstance(value, str):
+        lone = _SURROGATE.search(value)  # JSON joins a pair's escapes: any one left is lone
+        if lone is None:
+            return value
+        raise InvalidToolInput(
+            f"{tool}: '{where}' holds a lone surrogate (U+{ord(lone.group()):04X}) at character "
+            f"{lone.start():,}, which is not valid Unicode text; nothing was done. Send the text "
+            "again without it (a character beyond U+FFFF is one character, not two halves)"
+        )
+    if isinstance(value, list):
+        return [_unicode(tool, f"{where}[{i}]", item) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {
+            _unicode(tool, f"{where} (a key)", key): _unicode(tool, f"{where}.{key}", item)
+            for key, item in value.items()
+        }
+    return value
 
 
 def coding_tools() -> list[Tool]:

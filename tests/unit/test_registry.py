@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,3 +208,17 @@ def test_checker_agrees_with_jsonschema_on_our_subset(args: dict[str, Any]) -> N
     else:
         accepted = True
     assert accepted is expected
+
+
+def test_a_lone_surrogate_anywhere_in_the_arguments_is_refused_naming_the_field() -> None:
+    registry = ToolRegistry([Echo()])
+    tool = registry.get("echo")
+    assert tool is not None
+    assert registry.validate(tool, {"text": "caf\u00e9 \U0001f600"})["text"] == "caf\u00e9 \U0001f600"
+    for args, field in (
+        ({"text": "a\udc80b"}, "'text'"),
+        ({"text": "ok", "edits": [{"old": "x", "new": "\ud800"}]}, "'edits[0].new'"),
+        ({"text": "ok", "meta": {"\udfff": 1}}, "'meta (a key)'"),
+    ):
+        with pytest.raises(InvalidToolInput, match=f"echo: {re.escape(field)} holds a lone surrogate"):
+            registry.validate(tool, args)
