@@ -30,9 +30,19 @@ __all__ = ["CLAUDE_TOOLS", "MAX_SYSTEM_CHARS", "OWN_TOOLS", "ClientOptions", "re
 log = structlog.get_logger(__name__)
 
 OWN_TOOLS = frozenset(
-    {"read_file", "list_files", "search_text", "write_file", "edit_file", "run_command", "update_plan"}
+    {
+        "read_file",
+        "list_files",
+        "search_text",
+        "write_file",
+        "edit_file",
+        "run_command",
+        "update_plan",
+        "ask_user",
+    }
 )
-"""This agent's built-in tools (a unit test keeps the set equal to the registry's)."""
+"""This agent's built-in tools (a unit test keeps the set equal to the registry's and `ask_user`,
+which is offered when the client has elicitation forms)."""
 CLAUDE_TOOLS: dict[str, str] = {
     "Read": "read_file",
     "Write": "write_file",
@@ -43,6 +53,7 @@ CLAUDE_TOOLS: dict[str, str] = {
     "Glob": "list_files",
     "LS": "list_files",
     "TodoWrite": "update_plan",
+    "AskUserQuestion": "ask_user",
 }
 """Claude Code's tool names (any case) → this agent's tool that does the same."""
 _CLAUDE_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
