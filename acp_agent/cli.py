@@ -12,6 +12,7 @@ from typing import Any
 
 from acp_agent import __version__
 from acp_agent.config import Config, settings
+from acp_agent.hardening import make_undumpable
 from acp_agent.settings import GROUPS, Setting
 
 __all__ = ["build_parser", "flag_values", "main", "settings_table"]
@@ -96,6 +97,7 @@ def settings_table() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    make_undumpable()  # first: no other process of this user may read our memory or our stdin
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "smoke":
         from acp_agent.harness.smoke import smoke_main
