@@ -43,6 +43,7 @@ LOOP_IDS = ("tools", "verify", "phased")
 ON_LIMITS = ("stop", "wrap_up")
 CACHE_TTLS = ("5m", "1h")
 LOG_LEVELS = ("debug", "info", "warning", "error")
+SANDBOX_MODES = ("auto", "off")
 
 
 def _one_of(choices: tuple[str, ...]) -> str:
@@ -192,6 +193,24 @@ class Config(BaseModel):
         ),
     ] = Field(30, ge=0)
     """Journals untouched this long are removed at start-up (0 keeps them all)."""
+    sandbox: Annotated[
+        str,
+        Setting(
+            "auto: run commands in a bubblewrap sandbox where it works (Linux), else unsandboxed "
+            "with a notice; off: never (see the README's Sandbox section)",
+            "ACP_AGENT_SANDBOX",
+            _SESSIONS,
+            choices=SANDBOX_MODES,
+        ),
+    ] = Field("auto", pattern=_one_of(SANDBOX_MODES))
+    """auto: commands run under bubblewrap where it works, else unsandboxed (said once); off: never."""
+    sandbox_network: Annotated[
+        bool,
+        Setting(
+            "network access of sandboxed commands", "ACP_AGENT_SANDBOX_NETWORK", _SESSIONS, kind="on_off"
+        ),
+    ] = True
+    """Sandboxed commands may use the network (off: a network namespace with only its own loopback)."""
     loop: Annotated[
         str,
         Setting(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from acp_agent.config import user_config_dir
+from acp_agent.config import Config, user_config_dir
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
@@ -24,11 +24,13 @@ from acp_agent.session.elicitation import editor_elicitation
 from acp_agent.session.instructions import Instructions, read_instructions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
+from acp_agent.session.sandboxing import sandbox_policy
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
+from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.turn.driver import TurnResult, drive_turn
 from acp_agent.turn.events import Notice
 from acp_agent.turn.meter import TurnMeter
@@ -50,11 +52,17 @@ class Engine:
     """Builds each session's runner and strategy when a turn first needs them, and runs turns."""
 
     def __init__(
-        self, requester: Requester, model: ModelClient, tools: Callable[[], ToolRegistry] | None = None
+        self,
+        requester: Requester,
+        model: ModelClient,
+        tools: Callable[[], ToolRegistry] | None = None,
+        config: Config | None = None,
     ) -> None:
         self.requester = requester
         self.model = model
         self._tools = tools or default_registry
+        self.sandbox: SandboxPolicy | None = sandbox_policy(config) if config is not None else None
+        """The policy every session's commands run under (None: no sandbox, and nobody told)."""
 
     def runner(self, session: Session) -> TurnRunner:
         """The session's runner, built on first use with the tools it has by then (MCP included)."""
@@ -81,6 +89,7 @@ class Engine:
                 ),
             )
             fs = session.capabilities.fs
+            relay = Relay(session.id, self.requester, journal=session.history.note)
             ctx = ToolContext(
                 cwd=session.cwd,
                 # None means the local disk; tools stream large local files themselves.
@@ -99,8 +108,14 @@ class Engine:
                     EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None
                 ),
                 elicitation=elicitation,
+                sandbox=(
+                    CommandSandbox(
+                        self.sandbox, tell=lambda text: relay.emit(Notice(text, str(uuid.uuid4())))
+                    )
+                    if self.sandbox is not None
+                    else None
+                ),
             )
-            relay = Relay(session.id, self.requester, journal=session.history.note)
             session.runner = TurnRunner(
                 self.model, registry, relay, ctx, settings, permissions=session.permissions
             )
@@ -160,7 +175,8 @@ class Engine:
                 else "Nothing to compact yet (or no request allowance left for it)."
             )
         else:
-            text = _status(session, runner)
+            sandbox = runner.ctx.sandbox
+            text = _status(session, runner, await sandbox.status_line() if sandbox else "none configured")
         await runner.sink.emit(Notice(text, str(uuid.uuid4())))  # an answer outside the history
         return TurnRecord.from_meter(
             meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
@@ -180,7 +196,7 @@ def new_turn_id() -> str:
     return f"t_{uuid.uuid4().hex[:16]}"
 
 
-def _status(session: Session, runner: TurnRunner) -> str:
+def _status(session: Session, runner: TurnRunner, sandbox: str) -> str:
     settings = runner.settings
     limits = session.limits.model_dump(by_alias=True)
     used = runner.last_context_tokens
@@ -202,6 +218,7 @@ def _status(session: Session, runner: TurnRunner) -> str:
         f"Context used: {used:,} of {window:,} tokens ({used / window:.0%})\n"
         f"Prompt cache: {cache}\nCost so far: {cost}\n"
         f"Messages in history: {len(session.history)}\n"
+        f"Sandbox for commands: {sandbox}\n"
         f"Instructions: {_listed(session.instruction_files)}"
     )
 

@@ -119,7 +119,7 @@ class SessionManager:
             engine_type = await engine_class()
             model = await self._model()
             if self._engine is None:  # another session's first prompt may have got here first
-                self._engine = engine_type(self.requester, model, self._tools)
+                self._engine = engine_type(self.requester, model, self._tools, self.config)
         return self._engine
 
     def create(

@@ -122,9 +122,18 @@ class SessionPermissions:
             "status": "pending",
             "rawInput": raw_input,
         }
+        options, grants = OPTIONS, {}
         if preview is not None:  # shown before approval: the diff, or the command and its cwd
-            tool_call |= preview_fields(await preview())
-        params = {"sessionId": self.session_id, "options": OPTIONS, "toolCall": tool_call}
+            shown = await preview()
+            tool_call |= preview_fields(shown)
+            if shown is not None and shown.grants:  # e.g. "Allow once, with .git hooks writable"
+                grants = {f"allow_once:{g.id}": g.id for g in shown.grants}
+                extra = [
+                    {"optionId": f"allow_once:{g.id}", "name": g.label, "kind": "allow_once"}
+                    for g in shown.grants
+                ]
+                options = [OPTIONS[0], *extra, *OPTIONS[1:]]
+        params = {"sessionId": self.session_id, "options": options, "toolCall": tool_call}
         try:
             answer = await self.requester.request("session/request_permission", params)
         except RpcError as exc:
@@ -132,14 +141,17 @@ class SessionPermissions:
             return PermissionDecision(
                 False, message=f"Could not ask the user ({exc.message}); the tool call was not run."
             )
-        return self._decide(tool_name, answer)
+        return self._decide(tool_name, answer, grants)
 
-    def _decide(self, tool_name: str, answer: Any) -> PermissionDecision:
-        kind, option = read_answer(answer, OPTION_IDS)
+    def _decide(self, tool_name: str, answer: Any, grants: dict[str, str]) -> PermissionDecision:
+        """`grants`: the offered grant options (option id → grant id), never remembered."""
+        kind, option = read_answer(answer, OPTION_IDS | grants.keys())
         if kind == "cancelled":
             return PermissionDecision(False, cancelled=True)
         if kind != "selected":
             return PermissionDecision(False, message=UNREADABLE)
+        if option in grants:
+            return PermissionDecision(True, grants=frozenset({grants[option]}))
         if option == "allow_always":
             self.always[tool_name] = True
         elif option == "reject_always":

@@ -12,12 +12,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from acp_agent.tools.sandbox import CommandSandbox
 
 __all__ = [
     "Diff",
     "Elicitation",
     "FileSystem",
+    "Grant",
     "PlanEntry",
     "Preview",
     "Progress",
@@ -120,7 +124,11 @@ async def _no_report(progress: Progress) -> None:
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may touch: the session's roots (the first is the cwd), files, terminals and the
-    user's attention; `call_id` names the tool call being run (None outside one)."""
+    user's attention; `call_id` names the tool call being run (None outside one).
+
+    `sandbox` confines the commands the session runs (None: they run unconfined, as in unit tests);
+    `grants` are what the user allowed for this one call beyond the usual (a `Grant` id).
+    """
 
     cwd: Path
     fs: FileSystem | None = None
@@ -129,6 +137,8 @@ class ToolContext:
     extra_roots: tuple[Path, ...] = ()
     elicitation: Elicitation | None = None
     call_id: str | None = None
+    sandbox: CommandSandbox | None = None
+    grants: frozenset[str] = frozenset()
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -145,16 +155,26 @@ class Diff:
 
 
 @dataclass(frozen=True, slots=True)
+class Grant:
+    """More than a plain "allow" that a call may be given: offered as one more choice, once only."""
+
+    id: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
 class Preview:
     """What a call would do, shown to the user before they approve it (a tool's `preview`).
 
     `diffs` and `locations` as in ToolResult; `text` for anything else (a command line and where
-    it runs). Cosmetic: a tool that cannot tell returns an empty one.
+    it runs); `grants` are extra choices for this call (they reach `run` as `ToolContext.grants`).
+    Cosmetic: a tool that cannot tell returns an empty one.
     """
 
     diffs: tuple[Diff, ...] = ()
     locations: tuple[tuple[Path, int | None], ...] = ()
     text: str | None = None
+    grants: tuple[Grant, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 The command carries a mark in its environment that everything it starts inherits; on timeout, on
 cancel and when it ends, whatever is left of it is stopped (`process_group.py`) and the result says
 what was stopped. A kill -9 of the agent itself cannot do this: a command running then is orphaned.
+A sandboxed command (`sandbox.py`) is started the same way, its argv beginning with bwrap.
 The editor sees at most one tail-only progress update per interval (docs/decisions.md D6).
 """
 
@@ -64,14 +65,20 @@ class LocalCommand:
     progress_interval: float
     progress_tail_bytes: int
 
-    async def run(self, shell: str, command: str, cwd: Path, timeout: float, ctx: ToolContext) -> ToolResult:
-        """Run `shell -c command` in `cwd` until it ends or `timeout`; stop all it left behind."""
+    async def run(
+        self, argv: list[str], cwd: Path, timeout: float, ctx: ToolContext, *, sandboxed: bool = False
+    ) -> ToolResult:
+        """Run `argv` in `cwd` until it ends or `timeout`; stop all it left behind.
+
+        `sandboxed`: argv starts bwrap, whose own process (the PID namespace's init) waits for
+        the leftovers; it is stopped with them but is not one of the command's own.
+        """
         mark_id = secrets.token_hex(8)
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id}
         mark = f"{_MARK}={mark_id}".encode()
         try:
             proc = await anyio.open_process(
-                [shell, "-c", command],
+                argv,
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -105,6 +112,8 @@ class LocalCommand:
             with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
                 await stop_command(proc.pid, mark, self.kill_grace)
                 await proc.aclose()
+        if sandboxed:
+            left = [(pid, name) for pid, name in left if name != "bwrap"]
         if left and not limit.cancelled_caught:
             log.info("shell.leftovers_stopped", count=len(left))
         result = self._result(out, proc.returncode, limit.cancelled_caught, timeout)

@@ -1,5 +1,9 @@
 """run_command: a shell command in the editor's terminal, or locally in its own session.
 
+Either way it runs in the session's sandbox when there is one (`sandbox.py`); in the editor's
+terminal the command the editor starts is bwrap itself. Should bwrap fail there (an editor in a
+container of its own), the session's later commands run locally, still sandboxed.
+
 Locally (`local_command.py`) the command leads a new session and whatever is left of it is
 stopped on timeout, on cancel and when it ends (`process_group.py`); the result says what was
 stopped. With the client's `terminal` capability the editor runs and streams the command
@@ -17,6 +21,7 @@ from acp_agent.errors import ToolError
 from acp_agent.tools.base import Permission, Preview, ToolContext, ToolResult
 from acp_agent.tools.local_command import DRAIN_SECONDS, LocalCommand
 from acp_agent.tools.paths import resolve_inside
+from acp_agent.tools.sandbox import Wrapped
 from acp_agent.tools.terminal_command import HOST_SECONDS, TerminalCommand
 from acp_agent.tools.truncate import clip_line
 
@@ -82,13 +87,18 @@ class RunCommand:
         return f"Run `{shown}`"
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
-        """The command line and the directory it would run in, for the permission question."""
+        """The command line, the directory it would run in and what the sandbox lets it reach, for
+        the permission question (with the choice to let it write the git hooks and config)."""
         shown_cwd = str(args.get("cwd") or ".")
         try:
             cwd = str(resolve_inside(ctx.roots, shown_cwd))
         except ToolError:
             cwd = shown_cwd  # the run will refuse it and say why
-        return Preview(text=f"{args.get('command', '')}\n\nin {cwd}")
+        text = f"{args.get('command', '')}\n\nin {cwd}"
+        if ctx.sandbox is None:
+            return Preview(text=text)
+        reach, grants = await ctx.sandbox.question(ctx.roots)
+        return Preview(text=f"{text}\n\n{reach}", grants=grants)
 
     def time_allowance(self, args: dict[str, Any]) -> float:
         """How long a caller should let `run` take: the command's timeout plus its cleanup."""
@@ -113,10 +123,39 @@ class RunCommand:
                 else f"no such directory: {shown_cwd!r}"
             )
         timeout = self._timeout(args)
-        if ctx.terminal is not None:
+        sandbox, argv = ctx.sandbox, [_shell(), "-c", command]
+        terminal = ctx.terminal if sandbox is None or sandbox.editor_refused is None else None
+        wrapped = (
+            await sandbox.wrap(argv, cwd=cwd, roots=ctx.roots, grants=ctx.grants, in_editor=bool(terminal))
+            if sandbox is not None
+            else Wrapped(argv, None)
+        )
+        if terminal is not None:
             in_terminal = TerminalCommand(self.max_output_bytes, self.terminal_output_limit)
-            return await in_terminal.run(ctx.terminal, _shell(), command, cwd, timeout, ctx)
+            result = await in_terminal.run(terminal, wrapped.argv, cwd, timeout, ctx)
+            failed = _bwrap_failure(result) if sandbox is not None and wrapped.confinement else None
+            if failed is None:
+                return result
+            await sandbox.editor_failed(failed)  # type: ignore[union-attr]
+            return ToolResult(
+                f"not run: the sandbox could not start in the editor's terminal ({failed}); "
+                "run it again to run it inside the agent, sandboxed",
+                is_error=True,
+                raw_output=result.raw_output,
+                terminal_id=result.terminal_id,
+            )
         locally = LocalCommand(
             self.max_output_bytes, self.kill_grace, self.progress_interval, self.progress_tail_bytes
         )
-        return await locally.run(_shell(), command, cwd, timeout, ctx)
+        return await locally.run(wrapped.argv, cwd, timeout, ctx, sandboxed=wrapped.confinement is not None)
+
+
+def _bwrap_failure(result: ToolResult) -> str | None:
+    """bwrap's own error when it could not set the sandbox up (exit 1, its one line), else None.
+
+    Then the command never started: bwrap fails before it runs anything.
+    """
+    lines = result.text.splitlines()
+    if (result.raw_output or {}).get("exitCode") != 1 or len(lines) != 2:
+        return None
+    return lines[1] if lines[1].startswith("bwrap: ") else None

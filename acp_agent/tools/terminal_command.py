@@ -47,10 +47,10 @@ class TerminalCommand:
     terminal_output_limit: int
 
     async def run(
-        self, term: TerminalHost, shell: str, command: str, cwd: Path, timeout: float, ctx: ToolContext
+        self, term: TerminalHost, argv: list[str], cwd: Path, timeout: float, ctx: ToolContext
     ) -> ToolResult:
-        """Run `shell -c command` in an editor terminal shown in the tool call; kill it at `timeout`."""
-        terminal_id = await term.create(shell, ["-c", command], cwd, self.terminal_output_limit)
+        """Run `argv` in an editor terminal shown in the tool call; kill it at `timeout`."""
+        terminal_id = await term.create(argv[0], argv[1:], cwd, self.terminal_output_limit)
         log.debug("shell.terminal_created", terminal_id=terminal_id)
         started = time.monotonic()
         finished = False

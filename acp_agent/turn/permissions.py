@@ -19,11 +19,15 @@ __all__ = ["ALLOW", "PermissionAsker", "PermissionDecision"]
 
 @dataclass(frozen=True, slots=True)
 class PermissionDecision:
-    """`allowed` runs the tool; `cancelled` ends the turn; otherwise `message` tells the model why not."""
+    """`allowed` runs the tool; `cancelled` ends the turn; otherwise `message` tells the model why not.
+
+    `grants`: the ids of the preview's `Grant`s the user chose for this one call.
+    """
 
     allowed: bool
     cancelled: bool = False
     message: str = ""
+    grants: frozenset[str] = frozenset()
 
 
 ALLOW = PermissionDecision(True)

@@ -29,7 +29,7 @@ from acp_agent.turn.events import (
 )
 from acp_agent.turn.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionAsker
+from acp_agent.turn.permissions import ALLOW, PermissionAsker
 
 __all__ = ["ToolBatch", "heading"]
 
@@ -276,6 +276,7 @@ class ToolBatch:
         permission = getattr(tool, "permission", None)
         if permission == "edit" and sensitive_reason(self.ctx.roots, args.get("path", "")):
             permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
+        decision = ALLOW
         if permission is not None:
             meter.asking_permission()
             async with self._asking:  # one question at a time, even from calls run at once
@@ -298,7 +299,7 @@ class ToolBatch:
         await self.sink.emit(ToolCallUpdated(call_id))
         allowance = getattr(tool, "time_allowance", None)
         seconds = allowance(args) if allowance else self.tool_timeout
-        ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id)
+        ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
             self.history.note({"type": "tool_started", "toolUseId": call_id})
             self._started.add(call_id)

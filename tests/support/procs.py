@@ -1,10 +1,17 @@
-"""Processes as /proc shows them: the one check the tests make of a pid they started."""
+"""Processes as /proc shows them: the checks the tests make of processes they started.
+
+A sandboxed command runs in a PID namespace of its own, so the pid it prints (`$!`, `$$`) is not
+the pid the test sees. Such tests start their processes with a command line of their own
+(`marked_sleep`) and look for it (`running`).
+"""
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 
-__all__ = ["alive"]
+__all__ = ["alive", "marked_sleep", "running"]
 
 
 def alive(pid: int) -> bool:
@@ -14,3 +21,24 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def marked_sleep(seconds: int = 300) -> str:
+    """`sleep N.<random digits>`: a command line no other process on the machine has."""
+    return f"sleep {seconds}.{secrets.randbelow(10**9):09d}"
+
+
+def running(command_line: str) -> list[int]:
+    """The pids of live processes whose argv, joined by spaces, is `command_line`."""
+    wanted = command_line.split()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")[:-1]
+        except OSError:
+            continue
+        if [a.decode("utf-8", "replace") for a in argv] == wanted and alive(int(name)):
+            found.append(int(name))
+    return found

@@ -10,7 +10,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
-from tests.support.procs import alive
+from tests.support.procs import marked_sleep, running
 from tests.wire.conftest import chunks, turn_record
 
 
@@ -235,16 +235,15 @@ async def test_a_command_timeout_leaves_no_process_behind(
     agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
 ) -> None:
     agent.on_request = choose("allow_once")
-    pidfile = workspace / "child.pid"
-    command = f"sleep 300 & echo $! > {pidfile}; echo started; wait"
+    sleep = marked_sleep()  # sandboxed, `$!` is a pid of the command's own PID namespace
+    command = f"{sleep} & echo started; wait"
     fake_api.script(replies.tool_use("run_command", {"command": command, "timeout": 1}), replies.text("done"))
     response = await agent.prompt(session, "run it")
     assert response["result"]["stopReason"] == "end_turn"
     result = last_results(fake_api)[0]
     assert "timed out" in str(result["content"]) and "started" in str(result["content"])
-    child = int(pidfile.read_text())
     with anyio.fail_after(5):
-        while alive(child):
+        while running(sleep):
             await anyio.sleep(0.05)
 
 

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/p
 async def test_the_key_is_gone_from_proc_environ_and_still_reaches_the_api(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
-    env = {**agent_env, "ANTHROPIC_API_KEY": MARKER}
+    # Unsandboxed: a sandboxed command sees no agent process at all (tests/wire/test_sandbox.py).
+    env = {**agent_env, "ANTHROPIC_API_KEY": MARKER, "ACP_AGENT_SANDBOX": "off"}
     fake_api.script(
         replies.tool_use(
             "run_command", {"command": "cat /proc/$PPID/environ | tr '\\0' '\\n'; echo; env"}, id="toolu_env"
@@ -34,12 +35,16 @@ async def test_the_key_is_gone_from_proc_environ_and_still_reaches_the_api(
     async with AgentProcess.start(env=env, schema=acp_schema, on_request=allow) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
-        with open(f"/proc/{agent.pid}/environ", "rb") as f:
-            environ = f.read()
+        try:
+            with open(f"/proc/{agent.pid}/environ", "rb") as f:
+                environ: bytes | None = f.read()
+        except PermissionError:  # not root: the agent is non-dumpable, closed to us as to any command
+            environ = None
         response = await agent.prompt(session, "show me your environment")
         shown = [p["update"] for p in agent.updates(session)]
     assert response["result"]["stopReason"] == "end_turn", response
-    assert MARKER.encode() not in environ and b"ANTHROPIC_BASE_URL=" in environ
+    if environ is not None:
+        assert MARKER.encode() not in environ and b"ANTHROPIC_BASE_URL=" in environ
     sent = fake_api.requests[0].headers  # the SDK client kept its copy (as a Bearer token)
     assert MARKER in sent.get("x-api-key", "") + sent.get("authorization", "")
     result = next(

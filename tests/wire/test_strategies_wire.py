@@ -14,7 +14,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
-from tests.support.procs import alive
+from tests.support.procs import marked_sleep, running
 from tests.wire.conftest import chunks, turn_record
 
 COUNTER_CHECK = (
@@ -174,8 +174,9 @@ async def test_verify_with_neither_command_nor_rubric_is_refused_saying_what_to_
 async def test_cancel_during_a_verify_command_ends_cancelled_during_verify_and_kills_it(
     agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
+    sleep = marked_sleep(60)  # sandboxed, `$!` is a pid of the command's own PID namespace
     session = await agent.new_session(
-        workspace, meta={"acp-agent": {"loop": "verify", "verifyCommand": "sleep 60 & echo $!; wait"}}
+        workspace, meta={"acp-agent": {"loop": "verify", "verifyCommand": f"{sleep} & echo $!; wait"}}
     )
     fake_api.script(replies.text("done"))
     results: dict[str, Any] = {}
@@ -193,15 +194,14 @@ async def test_cancel_during_a_verify_command_ends_cancelled_during_verify_and_k
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
         shown = await agent.wait_for(progress_pid, timeout=15)
-        pid = int(shown["params"]["update"]["content"][0]["content"]["text"].strip())
-        assert alive(pid)
+        assert running(sleep)
         started = time.monotonic()
         await agent.notify("session/cancel", {"sessionId": session})
     assert time.monotonic() - started < 5.0
     response = results["response"]
     assert response["result"]["stopReason"] == "cancelled"
     assert turn_record(response)["abortedDuring"] == "verify"
-    assert not alive(pid)
+    assert not running(sleep)
     call_id = shown["params"]["update"]["toolCallId"]
     final = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == call_id][-1]
     assert final["status"] == "failed"

@@ -1,0 +1,41 @@
+"""The sandbox a session's commands run under: the user's settings and the paths to keep hidden.
+
+Hidden from every sandboxed command: the agent's state dir (session journals hold file contents
+and command output), its config dir (the key `acp-agent login` stores, user instructions) and the
+Anthropic SDK's profile dir (keys too). `tools/sandbox.py` does the confining.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from acp_agent.config import Config, user_config_dir
+from acp_agent.tools.sandbox import SandboxPolicy
+
+__all__ = ["hidden_paths", "sandbox_policy"]
+
+
+def sandbox_policy(config: Config) -> SandboxPolicy:
+    """`--sandbox` and `--sandbox-network` as a policy, with the agent's own paths to hide."""
+    return SandboxPolicy(
+        enabled=config.sandbox != "off", network=config.sandbox_network, hidden=hidden_paths(config)
+    )
+
+
+def hidden_paths(config: Config) -> tuple[Path, ...]:
+    """The agent's state dir, its config dir (the stored key) and the SDK's profiles, resolved."""
+    import platformdirs  # only when a session first runs a turn
+
+    paths = [
+        config.state_dir or Path(platformdirs.user_data_dir("acp-agent")),
+        user_config_dir(),
+    ]
+    sdk = os.environ.get("ANTHROPIC_CONFIG_DIR")
+    if sdk:
+        paths.append(Path(sdk))
+    else:
+        with contextlib.suppress(RuntimeError):  # no home directory to speak of
+            paths.append(Path.home() / ".config" / "anthropic")
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))

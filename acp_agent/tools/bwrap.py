@@ -1,0 +1,141 @@
+"""Bubblewrap: the argv that confines one command, and whether bwrap can start here at all.
+
+The view a command gets, mount by mount (later mounts cover earlier ones):
+- the whole filesystem read-only, a fresh `/dev` and a `/proc` of its own PID namespace, in which
+  no process of the agent exists (so no `/proc/<agent>/{fd/0,mem,environ}` to reach);
+- private, empty `/tmp` (and `$TMPDIR`) and an empty `$XDG_RUNTIME_DIR`, so the user's sockets there
+  (tmux, ssh-agent, the session bus, `systemd-run --user`) are out of reach; the Docker socket is
+  covered by `/dev/null`;
+- the session's roots writable; the repository's git dirs writable, each its own mount point, with
+  what git runs (hooks, config: `git_dirs.py`) read-only unless the user allowed it for this call;
+- the hidden paths (the agent's state dir, its stored key, the SDK's profiles) covered by an empty
+  read-only tmpfs;
+- no capabilities, a new session (no terminal to push keystrokes into), its own IPC namespace, and
+  with networking off its own network namespace (only a loopback of its own).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from acp_agent.tools.git_dirs import GitDirs
+
+__all__ = ["Confinement", "bwrap_argv", "find_bwrap", "probe_bwrap"]
+
+_SYSTEM_BWRAP = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
+"""Looked at before PATH: a workspace's own bin directory on PATH cannot stand in for bwrap."""
+_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock")
+"""Sockets that hand out a root shell on the host (to their group): covered with /dev/null."""
+PROBE_SECONDS = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """What one sandboxed command may touch."""
+
+    cwd: Path
+    writable: tuple[Path, ...]
+    """The session's roots (the cwd first), resolved."""
+    git: tuple[GitDirs, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    network: bool = True
+    git_writable: bool = False
+    """The user allowed this call to write the git hooks and config."""
+    die_with_parent: bool = False
+    """For a command the editor runs: its whole PID namespace dies with the bwrap it started."""
+
+
+def find_bwrap() -> str | None:
+    """The bwrap executable: a system one first, then an absolute PATH entry."""
+    for path in _SYSTEM_BWRAP:
+        if os.access(path, os.X_OK):
+            return path
+    entries = [p for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p)]
+    return shutil.which("bwrap", path=os.pathsep.join(entries)) if entries else None
+
+
+def probe_bwrap(bwrap: str, *, network: bool) -> str | None:
+    """None when bwrap can build a sandbox like a command's here, else why not (one line).
+
+    It fails where user namespaces are off for unprivileged users, inside some containers, and
+    under AppArmor rules that forbid them (Ubuntu 24.04 without a bwrap profile).
+    """
+    true = shutil.which("true") or "/bin/true"
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES]
+    argv += [] if network else ["--unshare-net"]
+    try:
+        done = subprocess.run(
+            [*argv, "--", true], capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{bwrap} cannot be run: {exc}"
+    if done.returncode == 0:
+        return None
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"bwrap cannot start here: {said[-1] if said else f'exit code {done.returncode}'}"
+
+
+_NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--new-session", "--cap-drop", "ALL")
+
+
+def _inside(path: Path, parents: Sequence[Path]) -> bool:
+    return any(path == p or p in path.parents for p in parents)
+
+
+def _private_dirs(writable: Sequence[Path]) -> list[Path]:
+    """Directories given an empty tmpfs of their own: /tmp, $TMPDIR, the user's runtime dir."""
+    found = [Path("/tmp")]
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+    for name in (os.environ.get("TMPDIR"), runtime):
+        if name and os.path.isabs(name) and os.path.isdir(name):
+            path = Path(name).resolve()
+            if not _inside(path, found) and not _inside(path, writable) and path != Path("/"):
+                found.append(path)
+    return found
+
+
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def bwrap_argv(bwrap: str, command: Sequence[str], c: Confinement) -> list[str]:
+    """`command` (an argv) confined by bwrap as the module docstring describes."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    private = _private_dirs(c.writable)
+    for path in private:
+        argv += ["--tmpfs", str(path)]
+    for name in {os.path.realpath(s) for s in _SOCKETS if _is_socket(s)}:
+        argv += ["--ro-bind", "/dev/null", name]
+    for root in c.writable:
+        argv += ["--bind", str(root), str(root)]
+    for repo in c.git:
+        for directory in repo.writable:
+            argv += ["--bind", str(directory), str(directory)]
+        if not c.git_writable:
+            for path in repo.runs_code:
+                argv += ["--ro-bind", str(path), str(path)]
+    for path in c.hidden:
+        argv += _cover(path, c.writable, private)
+    argv += [*_NAMESPACES, *([] if c.network else ["--unshare-net"])]
+    argv += ["--die-with-parent"] if c.die_with_parent else []
+    return [*argv, "--chdir", str(c.cwd), "--", *command]
+
+
+def _cover(path: Path, writable: Sequence[Path], private: Sequence[Path]) -> list[str]:
+    """Mounts that make `path` empty, if the command would otherwise see it."""
+    if not os.path.lexists(path) or any(_inside(root, [path]) for root in writable):
+        return []  # nothing there, or it holds a root (which must stay reachable)
+    if _inside(path, private) and not _inside(path, writable):
+        return []  # already behind an empty tmpfs
+    if path.is_dir():
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return ["--ro-bind", "/dev/null", str(path)]

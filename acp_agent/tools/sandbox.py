@@ -1,0 +1,203 @@
+"""Commands in a sandbox: one session's policy, and the one function that wraps a command for it.
+
+`CommandSandbox.wrap` turns a command's argv into the argv to start: under bubblewrap (`bwrap.py`)
+where it works, else unchanged. Every command the agent starts for a session goes through it:
+`run_command` (locally or in the editor's terminal), the verify strategy's check, and later the
+`!` lines of custom slash commands. Where no sandbox can be had (no bwrap, bwrap refused by the
+kernel, another OS, or `--sandbox off`) the command runs as before, and the session is told once,
+through the `tell` callback the session gives (a notice to the user), and in `/status`.
+
+Whether bwrap works is probed once per process (one `bwrap … true`, ~10 ms), off the event loop.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import structlog
+
+from acp_agent.config import how_to_set
+from acp_agent.tools.base import Grant
+from acp_agent.tools.bwrap import Confinement, bwrap_argv, find_bwrap, probe_bwrap
+from acp_agent.tools.git_dirs import GitDirs, find_git_dirs
+
+__all__ = ["GIT_GRANT", "GIT_WRITE", "CommandSandbox", "SandboxPolicy", "SandboxState", "Wrapped"]
+
+log = structlog.get_logger(__name__)
+
+GIT_GRANT = "git"
+"""The per-call permission to write the repository's hooks and config."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """The user's settings for commands (`--sandbox`, `--sandbox-network`) and what to hide."""
+
+    enabled: bool = True
+    network: bool = True
+    hidden: tuple[Path, ...] = ()
+    """The agent's state dir, its stored key, the SDK's profiles: covered in the sandbox."""
+    program: str | None = None
+    """The bwrap to use; None: find it (`bwrap.find_bwrap`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxState:
+    """Whether commands run sandboxed here: `program` is bwrap's path, or None and `why` says why not."""
+
+    program: str | None
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapped:
+    """A command's argv as it is to be started, and the confinement it got (None: unsandboxed)."""
+
+    argv: list[str]
+    confinement: Confinement | None
+
+
+GIT_WRITE = Grant(GIT_GRANT, "Allow once, and let it change .git hooks and config")
+
+
+def _existing(roots: Sequence[Path]) -> tuple[Path, ...]:
+    return tuple(dict.fromkeys(r.resolve() for r in roots if r.is_dir()))
+
+
+def _repos(roots: Sequence[Path]) -> tuple[GitDirs, ...]:
+    """The repositories the roots are in, each once."""
+    repos: dict[tuple[Path, ...], GitDirs] = {}
+    for root in _existing(roots):
+        found = find_git_dirs(root)
+        if found is not None:
+            repos.setdefault(found.writable, found)
+    return tuple(repos.values())
+
+
+_probed: dict[tuple[str | None, bool], SandboxState] = {}
+
+
+def _state_now(policy: SandboxPolicy) -> SandboxState:
+    key = (policy.program, policy.network)
+    if key not in _probed:
+        _probed[key] = _probe(policy)
+    return _probed[key]
+
+
+def _probe(policy: SandboxPolicy) -> SandboxState:
+    if not sys.platform.startswith("linux"):
+        return SandboxState(None, f"no sandbox is available on {sys.platform} (only Linux, with bubblewrap)")
+    program = policy.program or find_bwrap()
+    if program is None:
+        return SandboxState(None, "bubblewrap (bwrap) is not installed")
+    why = probe_bwrap(program, network=policy.network)
+    if why is not None:
+        log.warning("sandbox.unavailable", why=why)
+        return SandboxState(None, why)
+    return SandboxState(program)
+
+
+async def _nothing(text: str) -> None:
+    return None
+
+
+class CommandSandbox:
+    """One session's sandbox for the commands it runs; tells the session once when there is none."""
+
+    def __init__(self, policy: SandboxPolicy, tell: Callable[[str], Awaitable[None]] = _nothing) -> None:
+        self.policy = policy
+        self._tell = tell
+        self._told = False
+        self.editor_refused: str | None = None
+        """Why bwrap failed in the editor's terminal: later commands then run here, sandboxed."""
+
+    async def state(self) -> SandboxState:
+        if not self.policy.enabled:
+            return SandboxState(None, f"the sandbox is turned off ({how_to_set('sandbox')})")
+        key = (self.policy.program, self.policy.network)
+        if key in _probed:
+            return _probed[key]
+        return await anyio.to_thread.run_sync(_state_now, self.policy)
+
+    async def wrap(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        roots: Sequence[Path],
+        grants: frozenset[str] = frozenset(),
+        in_editor: bool = False,
+    ) -> Wrapped:
+        """The argv that runs `command` in `cwd`, sandboxed when possible (see the module doc)."""
+        state = await self.state()
+        if state.program is None:
+            await self._tell_once(state.why)
+            return Wrapped(list(command), None)
+        confinement = await anyio.to_thread.run_sync(self._confinement, cwd, roots, grants, in_editor)
+        return Wrapped(bwrap_argv(state.program, command, confinement), confinement)
+
+    def _confinement(
+        self, cwd: Path, roots: Sequence[Path], grants: frozenset[str], in_editor: bool
+    ) -> Confinement:
+        writable = _existing(roots)
+        return Confinement(
+            cwd=cwd,
+            writable=writable,
+            git=_repos(writable),
+            hidden=self.policy.hidden,
+            network=self.policy.network,
+            git_writable=GIT_GRANT in grants,
+            die_with_parent=in_editor,
+        )
+
+    async def _tell_once(self, why: str) -> None:
+        if self._told:
+            return
+        self._told = True
+        log.warning("sandbox.commands_unsandboxed", why=why)
+        await self._tell(
+            f"Commands run without a sandbox: {why}. They can read and change everything you can, "
+            "including this agent's session journals and stored key. "
+            "See the README's “Sandbox” section."
+        )
+
+    async def question(self, roots: Sequence[Path]) -> tuple[str, tuple[Grant, ...]]:
+        """What a command will be able to reach, for the permission question, and the extra
+        choice to offer: writing the git hooks and config for this one call."""
+        state = await self.state()
+        if state.program is None:
+            return f"No sandbox ({state.why}): it can read and change everything you can.", ()
+        repos = await anyio.to_thread.run_sync(_repos, roots)
+        guarded = any(repo.runs_code for repo in repos)
+        git = "; .git hooks and config read-only" if guarded else ""
+        text = (
+            f"Sandbox: it can write only in {', '.join(str(r) for r in roots)}{git}; the rest of the "
+            f"disk is read-only; network {'on' if self.policy.network else 'off'}; the agent, its "
+            "session journals and its stored key are out of reach."
+        )
+        return text, (GIT_WRITE,) if guarded else ()
+
+    async def editor_failed(self, why: str) -> None:
+        """bwrap could not start in the editor's terminal: later commands run here instead."""
+        if self.editor_refused is None:
+            self.editor_refused = why
+            log.warning("sandbox.editor_terminal_failed", why=why)
+            await self._tell(
+                f"The sandbox could not start in the editor's terminal ({why}), so that command did "
+                "not run. Later commands run inside the agent, sandboxed, with their output shown in "
+                "the tool call instead of a terminal."
+            )
+
+    async def status_line(self) -> str:
+        """The `/status` line."""
+        state = await self.state()
+        if state.program is None:
+            return f"none ({state.why}); commands run unsandboxed"
+        net = "on" if self.policy.network else f"off ({how_to_set('sandbox_network')})"
+        editor = f"; the editor's terminal refused it ({self.editor_refused})" if self.editor_refused else ""
+        return f"bubblewrap; writes only in the workspace; network {net}{editor}"
