@@ -18,6 +18,7 @@ from acp_agent.tools.bwrap import Confinement, bwrap_argv
 from acp_agent.tools.git_dirs import find_git_dirs, hooks_path_setting
 from acp_agent.tools.sandbox import GIT_GRANT, CommandSandbox, SandboxPolicy
 from acp_agent.tools.shell import RunCommand
+from tests.support.procs import marked_sleep, running
 from tests.support.sandbox import require_bwrap, require_git
 
 
@@ -272,3 +273,16 @@ async def test_git_commit_works_in_a_worktree_whose_common_dir_is_outside_the_wo
     assert result.text.count("Read-only file system") == 2, result.text
     assert not (main / ".git" / "hooks" / "pre-commit").exists() and not (main / "README").exists()
     assert (tree / ".git").read_text().startswith("gitdir: ") and "evil" not in (tree / ".git").read_text()
+
+
+async def test_a_daemon_that_clears_its_environment_and_leaves_the_session_dies_with_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """Unsandboxed it escapes (README, "Daemons do not outlive run_command"); sandboxed it does not."""
+    require_bwrap()
+    sleep = marked_sleep()
+    ctx = ToolContext(cwd=tmp_path.resolve(), sandbox=CommandSandbox(SandboxPolicy()))
+    command = f"(setsid env -i {sleep} > /dev/null 2>&1 < /dev/null &); sleep 0.3; echo started"
+    result = await RunCommand(kill_grace=0.5).run({"command": command}, ctx)
+    assert "started" in result.text and "bwrap" not in result.text
+    assert running(sleep) == []
