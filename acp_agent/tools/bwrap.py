@@ -122,7 +122,8 @@ def bwrap_argv(bwrap: str, command: Sequence[str], c: Confinement) -> list[str]:
             argv += ["--bind", str(directory), str(directory)]
         if not c.git_writable:
             for path in repo.runs_code:
-                argv += ["--ro-bind", str(path), str(path)]
+                if not any(_inside(root, [path]) for root in c.writable):  # hooksPath = "." stays writable
+                    argv += ["--ro-bind", str(path), str(path)]
     for path in c.hidden:
         argv += _cover(path, c.writable, private)
     argv += [*_NAMESPACES, *([] if c.network else ["--unshare-net"])]

@@ -6,8 +6,9 @@ merge…) and `config` (`core.fsmonitor` at every `git status`, `core.pager`, al
 `core.hooksPath`). So the sandbox (`sandbox.py`) binds the git dir writable, as its own mount point
 (a mount point cannot be renamed away and rebuilt), and the parts listed here read-only over it.
 
-Found the way git finds them: the nearest `.git` from the root upwards, a `gitdir:` file followed
-(worktrees, submodules), its `commondir`, the `hooks` and `config` of that common dir, a worktree's
+Found the way git finds them: the nearest `.git` from the root upwards (only if this user owns it
+and the git dirs it names, as git requires), a `gitdir:` file followed (worktrees, submodules), its
+`commondir`, the `hooks` and `config` of that common dir, a worktree's
 own `config.worktree`, the git dirs of submodules under `modules/`, and an existing directory named
 by `core.hooksPath` in the repository's or the user's git config (`[include]` files are not read).
 """
@@ -135,6 +136,17 @@ def _module_git_dirs(common: Path) -> list[Path]:
     return found
 
 
+def _ours(path: Path, *, lstat: bool = False) -> bool:
+    """Owned by this user, as git itself requires (`safe.directory`): a `.git` another user planted
+    in a shared parent (`/tmp/.git: gitdir: /home/you`) must not open a directory for writing."""
+    if not hasattr(os, "getuid"):
+        return True
+    try:
+        return (path.lstat() if lstat else path.stat()).st_uid == os.getuid()
+    except OSError:
+        return False
+
+
 def find_git_dirs(root: Path) -> GitDirs | None:
     """The repository `root` is in (its nearest `.git` upwards), or None outside any repository."""
     for directory in (root, *root.parents):
@@ -144,9 +156,11 @@ def find_git_dirs(root: Path) -> GitDirs | None:
     else:
         return None
     git_dir = _gitdir_of(dot_git)
-    if git_dir is None:
+    if git_dir is None or not _ours(dot_git, lstat=True) or not _ours(git_dir):
         return None
     common = _common_dir(git_dir)
+    if not _ours(common):
+        return None
     runs_code: list[Path] = [] if dot_git.is_dir() else [dot_git.resolve()]  # a `gitdir:` file
     candidates = [common / "hooks", common / "config", git_dir / "config", git_dir / "config.worktree"]
     for module in _module_git_dirs(common):

@@ -31,6 +31,7 @@ from acp_agent.model.base import ModelClient
 from acp_agent.model.profiles import builtin_profile, thinking_param
 from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.events import EventSink, TurnEvent
 from acp_agent.turn.history import History
@@ -96,8 +97,12 @@ async def run_turn(
     permissions: PermissionAsker | None = None,
     sink: EventSink | None = None,
     cancel: anyio.CancelScope | None = None,
+    sandbox: SandboxPolicy | None = None,
 ) -> TurnOutcome:
     """Run one prompt turn with `strategy` (default: the plain tool loop) and return its result.
+
+    `sandbox`: the commands of the turn (`run_command`, a verify check) run under it, as in a
+    session (`SandboxPolicy()`: bubblewrap where it works); None runs them unconfined.
 
     Requests follow `model_id`'s profile (adaptive thinking where the model has it); an explicit
     `thinking` is sent as given.
@@ -122,7 +127,7 @@ async def run_turn(
         model,
         registry,
         sink or _Discard(),
-        ToolContext(cwd=root),
+        ToolContext(cwd=root, sandbox=CommandSandbox(sandbox) if sandbox is not None else None),
         settings,
         permissions=permissions,
         on_step=steps.append,

@@ -18,8 +18,11 @@ from acp_agent.tools.bwrap import Confinement, bwrap_argv
 from acp_agent.tools.git_dirs import find_git_dirs, hooks_path_setting
 from acp_agent.tools.sandbox import GIT_GRANT, CommandSandbox, SandboxPolicy
 from acp_agent.tools.shell import RunCommand
+from acp_agent.turn.inprocess import run_turn
+from acp_agent.turn.strategies import CommandEvaluator, VerifyStrategy
 from tests.support.procs import marked_sleep, running
 from tests.support.sandbox import require_bwrap, require_git
+from tests.unit.test_strategies import ScriptedModel, text
 
 
 def mounts(argv: list[str]) -> list[tuple[str, ...]]:
@@ -286,3 +289,40 @@ async def test_a_daemon_that_clears_its_environment_and_leaves_the_session_dies_
     result = await RunCommand(kill_grace=0.5).run({"command": command}, ctx)
     assert "started" in result.text and "bwrap" not in result.text
     assert running(sleep) == []
+
+
+async def test_an_in_process_turn_runs_its_verify_check_in_the_sandbox_it_is_given(tmp_path: Path) -> None:
+    require_bwrap()
+    check = CommandEvaluator(f"test ! -e /proc/{os.getpid()}")  # passes only where we are not seen
+    outcomes = []
+    for policy in (SandboxPolicy(), None):
+        result = await run_turn(
+            "go",
+            model=ScriptedModel(text("done")),
+            cwd=tmp_path,
+            strategy=VerifyStrategy(check, max_trials=1),
+            sandbox=policy,
+        )
+        outcomes.append([t.passed for t in result.record.trials])
+    assert outcomes == [[True], [False]]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user owns needs root")
+def test_a_git_dir_another_user_owns_is_not_opened_for_writing(tmp_path: Path) -> None:
+    victim = make_git_dir(tmp_path / "victim" / ".git")
+    (tmp_path / "shared").mkdir()
+    planted = tmp_path / "shared" / ".git"
+    planted.write_text(f"gitdir: {victim}\n")
+    os.chown(planted, 65534, 65534)  # planted by someone else in a shared parent
+    assert find_git_dirs(tmp_path / "shared") is None
+    os.chown(planted, os.getuid(), os.getgid())
+    found = find_git_dirs(tmp_path / "shared")
+    assert found is not None and found.writable == (victim,)
+
+
+def test_a_hooks_path_that_is_the_workspace_itself_does_not_make_it_read_only(tmp_path: Path) -> None:
+    make_git_dir(tmp_path / ".git", "[core]\n\thooksPath = .\n")
+    found = find_git_dirs(tmp_path)
+    assert found is not None and tmp_path in found.runs_code
+    argv = bwrap_argv("bwrap", ["true"], Confinement(cwd=tmp_path, writable=(tmp_path,), git=(found,)))
+    assert ("--ro-bind", str(tmp_path), str(tmp_path)) not in mounts(argv)
