@@ -6,7 +6,8 @@
 What it names: one turn run in-process (`run_turn`, with the same driver, runner and meter as a
 session, and its `TurnOutcome`, `TurnRecord`, `History`, `Limits`); the model (`AnthropicModel`,
 and the `ModelClient` seam with the request and events a client of your own deals in); tools
-(`ToolRegistry`, `default_registry`, the `Tool` protocol); the strategies and their records; and
+(`ToolRegistry`, `default_registry`, the `Tool` protocol, and `SandboxPolicy` for the commands
+they run); the strategies and their records; and
 what a turn tells and asks its caller (`EventSink` and the `TurnEvent`s, `PermissionAsker`).
 
 Everything else under `acp_agent/` is internal: modules move and names change between releases
@@ -37,6 +38,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry, coding_tools, default_registry
+from acp_agent.tools.sandbox import SandboxPolicy
 from acp_agent.turn.events import (
     EventSink,
     Notice,
@@ -89,6 +91,7 @@ __all__ = [
     "PhasedStrategy",
     "PlanChanged",
     "RetryScheduled",
+    "SandboxPolicy",
     "Status",
     "Strategy",
     "TextChunk",

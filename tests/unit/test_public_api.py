@@ -36,6 +36,7 @@ PUBLIC = [
     "PhasedStrategy",
     "PlanChanged",
     "RetryScheduled",
+    "SandboxPolicy",
     "Status",
     "Strategy",
     "TextChunk",
