@@ -77,15 +77,18 @@ class LocalCommand:
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id}
         mark = f"{_MARK}={mark_id}".encode()
         try:
-            proc = await anyio.open_process(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            # Shielded: a cancel mid-spawn would leave a started process and its pipe behind. The
+            # cancel then lands at the next await, where the process is stopped like any other.
+            with anyio.CancelScope(shield=True):
+                proc = await anyio.open_process(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
         except OSError as exc:
             raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
         log.debug("shell.started", pid=proc.pid)

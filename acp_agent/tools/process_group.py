@@ -80,12 +80,22 @@ async def _still_there(pgid: int, mark: bytes) -> list[tuple[int, str]]:
     return await anyio.to_thread.run_sync(_remains, pgid, mark, abandon_on_cancel=True)
 
 
-async def _wait_gone(pgid: int, mark: bytes, seconds: float) -> list[tuple[int, str]]:
-    """What still runs after up to `seconds` (empty once everything is gone)."""
+async def _wait_gone(
+    pgid: int, mark: bytes, seconds: float, *, seen: dict[int, str] | None = None
+) -> list[tuple[int, str]]:
+    """What still runs after up to `seconds` (empty once everything is gone).
+
+    With `seen` (pid → name of what was sent SIGTERM already), a process that appears meanwhile
+    (started by a dying parent, or by a sandbox still setting up) is sent SIGTERM too and added.
+    """
     left = await _still_there(pgid, mark)
     with anyio.move_on_after(seconds):
         # No event tells when a set of processes is gone: polling is the only way to know.
         while left:
+            if seen is not None:
+                new = [(pid, name) for pid, name in left if pid not in seen]
+                _signal_all(pgid, new, signal.SIGTERM)
+                seen.update(new)
             await anyio.sleep(_POLL_SECONDS)
             left = await _still_there(pgid, mark)
     return left
@@ -97,12 +107,13 @@ async def stop_command(pgid: int, mark: bytes, grace: float) -> list[tuple[int, 
     if not left:
         return []
     _signal_all(pgid, left, signal.SIGTERM)
-    remaining = await _wait_gone(pgid, mark, grace)
+    seen = dict(left)
+    remaining = await _wait_gone(pgid, mark, grace, seen=seen)
     if remaining:
         log.debug("shell.sigkill", pgid=pgid, pids=[pid for pid, _ in remaining])
         _signal_all(pgid, remaining, signal.SIGKILL)
         await _wait_gone(pgid, mark, 1.0)
-    return left
+    return list(seen.items())
 
 
 def stopped_note(left: list[tuple[int, str]]) -> str:

@@ -13,6 +13,7 @@ Whether bwrap works is probed once per process (one `bwrap … true`, ~10 ms), o
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,10 +96,13 @@ def _probe(policy: SandboxPolicy) -> SandboxState:
     program = policy.program or find_bwrap()
     if program is None:
         return SandboxState(None, "bubblewrap (bwrap) is not installed")
+    started = time.perf_counter()
     why = probe_bwrap(program, network=policy.network)
+    took_ms = round((time.perf_counter() - started) * 1000, 1)
     if why is not None:
-        log.warning("sandbox.unavailable", why=why)
+        log.warning("sandbox.unavailable", why=why, took_ms=took_ms)
         return SandboxState(None, why)
+    log.debug("sandbox.probed", program=program, took_ms=took_ms)
     return SandboxState(program)
 
 

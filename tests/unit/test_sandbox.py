@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from acp_agent.session.permissions import SessionPermissions
@@ -326,3 +328,22 @@ def test_a_hooks_path_that_is_the_workspace_itself_does_not_make_it_read_only(tm
     assert found is not None and tmp_path in found.runs_code
     argv = bwrap_argv("bwrap", ["true"], Confinement(cwd=tmp_path, writable=(tmp_path,), git=(found,)))
     assert ("--ro-bind", str(tmp_path), str(tmp_path)) not in mounts(argv)
+
+
+async def test_a_cancel_while_bwrap_sets_up_still_stops_what_it_starts_without_waiting_for_sigkill(
+    tmp_path: Path,
+) -> None:
+    """Processes that appear after the SIGTERM (bwrap's init starting the shell) get one too."""
+    require_bwrap()
+    ctx = ToolContext(cwd=tmp_path.resolve(), sandbox=CommandSandbox(SandboxPolicy()))
+    await ctx.sandbox.state()  # type: ignore[union-attr]  # the one-time probe, out of the timing
+    for delay in (0.0, 0.002, 0.005, 0.01, 0.02, 0.05):  # one of them lands inside the setup
+        sleep = marked_sleep()
+        started = time.monotonic()
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(RunCommand(kill_grace=10).run, {"command": sleep}, ctx)
+                await anyio.sleep(delay)
+                scope.cancel()
+        assert time.monotonic() - started < 5, delay  # not the 10 s SIGKILL grace
+        assert running(sleep) == [], delay
