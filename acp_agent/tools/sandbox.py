@@ -142,14 +142,23 @@ class CommandSandbox:
         if state.program is None:
             await self._tell_once(state.why)
             return Wrapped(list(command), None)
-        confinement = await anyio.to_thread.run_sync(self._confinement, cwd, roots, grants, in_editor)
-        return Wrapped(bwrap_argv(state.program, command, confinement), confinement)
+        program = state.program
+        return await anyio.to_thread.run_sync(
+            lambda: self._wrapped(program, list(command), cwd, roots, grants, in_editor)
+        )
 
-    def _confinement(
-        self, cwd: Path, roots: Sequence[Path], grants: frozenset[str], in_editor: bool
-    ) -> Confinement:
+    def _wrapped(
+        self,
+        program: str,
+        command: list[str],
+        cwd: Path,
+        roots: Sequence[Path],
+        grants: frozenset[str],
+        in_editor: bool,
+    ) -> Wrapped:
+        """Off the event loop: finding the git dirs and building the mounts stat the disk."""
         writable = _existing(roots)
-        return Confinement(
+        confinement = Confinement(
             cwd=cwd,
             writable=writable,
             git=_repos(writable),
@@ -158,6 +167,7 @@ class CommandSandbox:
             git_writable=GIT_GRANT in grants,
             die_with_parent=in_editor,
         )
+        return Wrapped(bwrap_argv(program, command, confinement), confinement)
 
     async def _tell_once(self, why: str) -> None:
         if self._told:
@@ -167,7 +177,7 @@ class CommandSandbox:
         await self._tell(
             f"Commands run without a sandbox: {why}. They can read and change everything you can, "
             "including this agent's session journals and stored key. "
-            "See the README's “Sandbox” section."
+            "See the README's “Sandbox for commands”."
         )
 
     async def question(self, roots: Sequence[Path]) -> tuple[str, tuple[Grant, ...]]:
