@@ -168,13 +168,16 @@ class Preview:
 
     `diffs` and `locations` as in ToolResult; `text` for anything else (a command line and where
     it runs); `grants` are extra choices for this call (they reach `run` as `ToolContext.grants`).
-    Cosmetic: a tool that cannot tell returns an empty one.
+    Cosmetic: a tool that cannot tell returns an empty one. `error` says the call cannot succeed
+    (an edit whose text is not in the file): the question is then not asked, and the model gets
+    `error` at once as the call's result.
     """
 
     diffs: tuple[Diff, ...] = ()
     locations: tuple[tuple[Path, int | None], ...] = ()
     text: str | None = None
     grants: tuple[Grant, ...] = ()
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

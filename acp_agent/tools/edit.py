@@ -115,8 +115,12 @@ class WriteFile:
         return f"Write {path}" if isinstance(path, str) and path else "Write file"
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
-        """The whole-file diff the write would make, and where it starts."""
-        path, _ = _target(ctx, args["path"])
+        """The whole-file diff the write would make, and where it starts; the error when the path
+        cannot be written (outside the roots, a directory)."""
+        try:
+            path, _ = _target(ctx, args["path"])
+        except ToolError as exc:
+            return Preview(error=str(exc))
         content = str(args["content"])
         old, unreadable = await _current(path, _fs(ctx))
         if unreadable:
@@ -188,11 +192,12 @@ class EditFile:
         return f"Edit {path}" if isinstance(path, str) and path else "Edit file"
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
-        """The diff the edit would make; none when it would fail (the run says why)."""
+        """The diff the edit would make, or the error that makes it fail (the text is not in the
+        file, or is there more than once): then nobody is asked to allow it."""
         try:
             path, _, text, new_text = await self._change(args, ctx)
-        except ToolError:
-            return Preview()
+        except ToolError as exc:
+            return Preview(error=str(exc))
         diffs, _ = _diffs(path, text, new_text)
         return Preview(diffs, ((path, changed_lines(text, new_text)[0]),))
 

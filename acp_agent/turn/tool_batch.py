@@ -44,6 +44,10 @@ PREVIEW_SECONDS = 10.0
 """Bound on computing a permission preview (it may read the file through the editor)."""
 
 
+class _CannotSucceed(Exception):
+    """A preview found that the call would fail: the question is not sent (issue 29)."""
+
+
 def _first_failure(group: BaseExceptionGroup) -> BaseException:
     """The exception a task group's failure stands for: the first one that is not a cancellation."""
     cancelled = anyio.get_cancelled_exc_class()
@@ -279,16 +283,20 @@ class ToolBatch:
         decision = ALLOW
         if permission is not None:
             meter.asking_permission()
-            async with self._asking:  # one question at a time, even from calls run at once
-                decision = await self.permissions.ask(
-                    call_id=call_id,
-                    tool_name=name,
-                    title=title,
-                    kind=tool.kind,
-                    permission=permission,
-                    raw_input=args,
-                    preview=lambda: self._preview(tool, args),
-                )
+            try:
+                async with self._asking:  # one question at a time, even from calls run at once
+                    decision = await self.permissions.ask(
+                        call_id=call_id,
+                        tool_name=name,
+                        title=title,
+                        kind=tool.kind,
+                        permission=permission,
+                        raw_input=args,
+                        preview=lambda: self._preview(tool, args),
+                    )
+            except _CannotSucceed as exc:  # found while preparing the question: nobody is asked
+                meter.tool_started()
+                return ToolResult(str(exc), is_error=True)
             if decision.cancelled:
                 raise PermissionCancelled
             if not decision.allowed:
@@ -327,10 +335,13 @@ class ToolBatch:
             return None
         try:
             with anyio.fail_after(PREVIEW_SECONDS):
-                return await make(args, self.ctx)  # type: ignore[no-any-return]
+                preview: Preview = await make(args, self.ctx)
         except Exception as exc:
             log.debug("tool.preview_failed", tool=tool.name, error=str(exc))
             return None
+        if preview.error is not None:
+            raise _CannotSucceed(preview.error)
+        return preview
 
     def _reporter(self, call_id: str) -> Callable[[Progress], Awaitable[None]]:
         sink = self.sink

@@ -14,6 +14,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.wire.conftest import turn_record
 
 
 def asking(answer: str, asked: list[dict[str, Any]], workspace: Path):  # type: ignore[no-untyped-def]
@@ -81,20 +82,58 @@ async def test_a_write_is_previewed_for_a_new_file_and_for_an_existing_one(
     assert (workspace / "notes.txt").read_text() == "alpha\n"
 
 
-@pytest.mark.parametrize("streaming", [True], ids=["stream"])
-async def test_an_edit_that_would_fail_is_asked_without_a_diff(
-    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
+@pytest.mark.parametrize(
+    ("edit", "error"),
+    [
+        ({"old_string": "delta", "new_string": "x"}, "old_string was not found"),
+        ({"old_string": "a\n", "new_string": "x\n"}, "occurs 3 times"),
+    ],
+    ids=["missing", "ambiguous"],
+)
+async def test_an_edit_that_would_fail_is_answered_at_once_without_asking(
+    agent: AgentProcess,
+    session: str,
+    fake_api: FakeMessagesAPI,
+    workspace: Path,
+    edit: dict[str, str],
+    error: str,
 ) -> None:
+    """Issue 29 item 15: the user is never asked to allow an edit that cannot be made."""
     asked: list[dict[str, Any]] = []
     agent.on_request = asking("allow_once", asked, workspace)
     fake_api.script(
-        replies.tool_use("edit_file", {"path": "notes.txt", "old_string": "delta", "new_string": "x"}),
+        replies.tool_use("edit_file", {"path": "notes.txt", **edit}, id="toolu_bad"),
         replies.text("ok"),
     )
-    await agent.prompt(session, "edit")
-    assert "content" not in asked[0]["params"]["toolCall"]
+    response = await agent.prompt(session, "edit")
+    assert response["result"]["stopReason"] == "end_turn"
+    assert asked == []
     result = fake_api.requests[-1].body["messages"][-1]["content"][0]
-    assert result["is_error"] and "not found" in str(result["content"])
+    assert result["tool_use_id"] == "toolu_bad" and result["is_error"]
+    assert error in str(result["content"])
+    final = [
+        u
+        for u in (p["update"] for p in agent.updates(session))
+        if u["sessionUpdate"] == "tool_call_update" and u.get("status") == "failed"
+    ]
+    assert [u["toolCallId"] for u in final] == ["toolu_bad"]
+    assert (workspace / "notes.txt").read_text() == "alpha\nbeta\ngamma\n"
+    assert turn_record(response)["toolCalls"] == 1
+
+
+async def test_a_write_outside_the_workspace_is_refused_without_asking(
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    asked: list[dict[str, Any]] = []
+    agent.on_request = asking("allow_once", asked, workspace)
+    outside = tmp_path / "elsewhere.txt"
+    fake_api.script(
+        replies.tool_use("write_file", {"path": str(outside), "content": "x"}), replies.text("ok")
+    )
+    await agent.prompt(session, "write")
+    assert asked == [] and not outside.exists()
+    result = fake_api.requests[-1].body["messages"][-1]["content"][0]
+    assert result["is_error"] and "outside the working directory" in str(result["content"])
 
 
 async def test_a_command_is_previewed_with_its_command_line_and_working_directory(
