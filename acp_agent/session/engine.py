@@ -21,7 +21,7 @@ from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.elicitation import editor_elicitation
-from acp_agent.session.instructions import Instructions, read_instructions
+from acp_agent.session.instructions import Instructions, load_instructions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
 from acp_agent.session.sandboxing import sandbox_policy
@@ -64,62 +64,62 @@ class Engine:
         self.sandbox: SandboxPolicy | None = sandbox_policy(config) if config is not None else None
         """The policy every session's commands run under (None: no sandbox, and nobody told)."""
 
-    def runner(self, session: Session) -> TurnRunner:
-        """The session's runner, built on first use with the tools it has by then (MCP included)."""
+    async def runner(self, session: Session) -> TurnRunner:
+        """The session's runner, built on first use with the tools it has by then (MCP included);
+        its instruction files are read in a worker thread first."""
         if session.runner is None:
-            registry = self._tools()
-            elicitation = editor_elicitation(session.id, self.requester, session.capabilities)
-            if elicitation is not None and "form" in elicitation.modes:
-                registry.add(AskUser())  # for the whole session: the tool list is a cached prefix
-            for tool in session.extra_tools:
-                registry.add(tool)
-            if session.client.allowed_tools is not None:  # the client's tool set (acpx --allowed-tools)
-                offered = [registry.get(name) for name in registry.names if session.client.offers(name)]
-                registry = ToolRegistry(t for t in offered if t is not None)
-            instructions = session_instructions(session.cwd)
-            session.instruction_files = tuple(f.note for f in instructions.files)
-            settings = replace(
-                session.settings,
-                system=build_system_prompt(
-                    cwd=session.cwd,
-                    limits=session.limits,
-                    tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
-                    instructions=instructions.prompt_section(),
-                    appended=session.client.system_append,
-                ),
-            )
-            fs = session.capabilities.fs
-            relay = Relay(session.id, self.requester, journal=session.history.note)
-            ctx = ToolContext(
-                cwd=session.cwd,
-                # None means the local disk; tools stream large local files themselves.
-                fs=(
-                    EditorFileSystem(
-                        session.id,
-                        self.requester,
-                        can_read=fs.read_text_file,
-                        can_write=fs.write_text_file,
-                        local=LocalFileSystem(),
-                    )
-                    if fs.read_text_file or fs.write_text_file
-                    else None
-                ),
-                terminal=(
-                    EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None
-                ),
-                elicitation=elicitation,
-                sandbox=(
-                    CommandSandbox(
-                        self.sandbox, tell=lambda text: relay.emit(Notice(text, str(uuid.uuid4())))
-                    )
-                    if self.sandbox is not None
-                    else None
-                ),
-            )
-            session.runner = TurnRunner(
-                self.model, registry, relay, ctx, settings, permissions=session.permissions
-            )
+            instructions = await session_instructions(session.cwd)
+            if session.runner is None:  # nobody built it while the files were read
+                session.runner = self._build(session, instructions)
         return session.runner
+
+    def _build(self, session: Session, instructions: Instructions) -> TurnRunner:
+        """The runner itself: its tools, system prompt (with `instructions`), context and relay."""
+        registry = self._tools()
+        elicitation = editor_elicitation(session.id, self.requester, session.capabilities)
+        if elicitation is not None and "form" in elicitation.modes:
+            registry.add(AskUser())  # for the whole session: the tool list is a cached prefix
+        for tool in session.extra_tools:
+            registry.add(tool)
+        if session.client.allowed_tools is not None:  # the client's tool set (acpx --allowed-tools)
+            offered = [registry.get(name) for name in registry.names if session.client.offers(name)]
+            registry = ToolRegistry(t for t in offered if t is not None)
+        session.instruction_files = instructions.notes
+        settings = replace(
+            session.settings,
+            system=build_system_prompt(
+                cwd=session.cwd,
+                limits=session.limits,
+                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
+                instructions=instructions.prompt_section(),
+                appended=session.client.system_append,
+            ),
+        )
+        fs = session.capabilities.fs
+        relay = Relay(session.id, self.requester, journal=session.history.note)
+        ctx = ToolContext(
+            cwd=session.cwd,
+            # None means the local disk; tools stream large local files themselves.
+            fs=(
+                EditorFileSystem(
+                    session.id,
+                    self.requester,
+                    can_read=fs.read_text_file,
+                    can_write=fs.write_text_file,
+                    local=LocalFileSystem(),
+                )
+                if fs.read_text_file or fs.write_text_file
+                else None
+            ),
+            terminal=(EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None),
+            elicitation=elicitation,
+            sandbox=(
+                CommandSandbox(self.sandbox, tell=lambda text: relay.emit(Notice(text, str(uuid.uuid4()))))
+                if self.sandbox is not None
+                else None
+            ),
+        )
+        return TurnRunner(self.model, registry, relay, ctx, settings, permissions=session.permissions)
 
     def strategy(self, session: Session) -> Strategy:
         """The session's strategy, rebuilt after its loop changed."""
@@ -136,7 +136,7 @@ class Engine:
         price: Price | None,
         shown: list[dict[str, Any]] | None,
     ) -> TurnResult:
-        runner = self.runner(session)
+        runner = await self.runner(session)
         return await drive_turn(
             strategy=self.strategy(session),
             runner=runner,
@@ -165,7 +165,7 @@ class Engine:
 
     async def run_command(self, name: str, session: Session, price: Price | None = None) -> TurnRecord:
         """Run a slash command in `session`; its answer goes to the editor as an agent message."""
-        runner = self.runner(session)
+        runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
         if name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
@@ -183,13 +183,13 @@ class Engine:
         )
 
 
-def session_instructions(cwd: Path) -> Instructions:
+async def session_instructions(cwd: Path) -> Instructions:
     """The AGENTS.md files for a session at `cwd`, read once when its runner is built."""
     try:
         home: Path | None = Path.home().resolve()
     except (RuntimeError, OSError):
         home = None
-    return read_instructions(cwd, home=home, config_dir=user_config_dir())
+    return await load_instructions(cwd, home=home, config_dir=user_config_dir())
 
 
 def new_turn_id() -> str:

@@ -27,6 +27,7 @@ __all__ = [
     "open_regular",
     "os_error",
     "prefix_for",
+    "special_kind",
     "time_left",
 ]
 
@@ -54,18 +55,20 @@ def os_error(exc: OSError, shown: str) -> ToolError:
     return ToolError(f"cannot read {shown!r}: {exc.strerror or exc}")
 
 
+def special_kind(mode: int) -> str:
+    """What a file that is not a regular one is: "a FIFO", "a socket", "a device"..."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+
+
 def not_regular(mode: int, shown: str) -> ToolError:
     """The refusal for a FIFO, socket or device: opening or reading one can block forever."""
-    kind = (
-        "a FIFO"
-        if stat.S_ISFIFO(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "a device"
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "not a regular file"
-    )
-    return ToolError(f"{shown!r} is {kind}; the file tools only read and write regular files")
+    return ToolError(f"{shown!r} is {special_kind(mode)}; the file tools only read and write regular files")
 
 
 def open_regular(path: Path, shown: str) -> BinaryIO:

@@ -24,7 +24,7 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.edit import WriteFile
 from acp_agent.tools.files import ReadFile
 
-__all__ = ["RaceCounts", "renameat2_available", "run_race"]
+__all__ = ["RaceCounts", "Swapper", "renameat2_available", "run_race"]
 
 AT_FDCWD = -100
 RENAME_EXCHANGE = 2
@@ -56,7 +56,9 @@ class RaceCounts:
         return self.outside_reads + self.outside_created + self.outside_overwritten + self.outside_tmp
 
 
-class _Swapper(threading.Thread):
+class Swapper(threading.Thread):
+    """Exchanges two names again and again (atomically, with renameat2) until `stop` is set."""
+
     def __init__(self, a: Path, b: Path) -> None:
         super().__init__(daemon=True, name="swapper")
         self.a, self.b = os.fsencode(a), os.fsencode(b)
@@ -87,7 +89,7 @@ def run_race(tmp: Path, operations: int) -> RaceCounts:
     (outside / "secret.txt").write_text(OUTSIDE)
     (cwd / "swap").symlink_to(outside)
     counts = RaceCounts()
-    swapper = _Swapper(cwd / "inner", cwd / "swap")
+    swapper = Swapper(cwd / "inner", cwd / "swap")
     swapper.start()
     try:
         anyio.run(_operations, ToolContext(cwd=cwd.resolve()), operations, counts)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
+from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.race import Swapper
 from tests.wire.conftest import chunks
 
 
@@ -75,3 +79,72 @@ async def test_instructions_are_capped_and_the_cut_is_noted(
     assert "\ufffd" not in system
     assert f"{(workspace / 'AGENTS.md').resolve()} (left out: the 32,768-byte cap" in system
     assert len(system.encode()) < 32_768 + 6_000  # the rest of the prompt is a few KB
+
+
+# ── issue 29 item 3: a hostile checkout's instruction files ───────────────────────────────────
+
+
+async def test_links_out_fifos_and_other_users_files_never_reach_the_prompt_and_are_named(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    (workspace / ".git").mkdir()
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"  # HOME is tmp_path/home in the agent's env
+    secret.parent.mkdir(parents=True, exist_ok=True)
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- SECRET\n")
+    (workspace / "AGENTS.md").symlink_to(secret)
+    (workspace / "CLAUDE.md").symlink_to("/proc/self/environ")
+    src = workspace / "src"
+    os.mkfifo(src / "AGENTS.md")  # opening it without O_NONBLOCK would wait for a writer forever
+    (src / "CLAUDE.md").write_text("PLANTED RULE\n")
+    os.chown(src / "CLAUDE.md", 12345, 12345)
+    fake_api.set_fallback(replies.text("ok"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(src)
+        response = await agent.prompt(session, "hello", timeout=20)
+        assert response["result"]["stopReason"] == "end_turn"
+        system = system_of(fake_api)
+        assert "SECRET" not in system and "PLANTED" not in system and "ANTHROPIC_API_KEY" not in system
+        await agent.prompt(session, "/status")
+        status = "".join(c["content"]["text"] for c in chunks(agent, session))
+        assert await agent.new_session(workspace)  # the agent answers what comes next
+        agent.send_signal(signal.SIGTERM)
+        assert await agent.wait_exit(timeout=10) == 0
+        log = agent.stderr_text()
+    for path, reason in [
+        (workspace / "AGENTS.md", f"it resolves to {secret.resolve()}, outside {workspace.resolve()}"),
+        (workspace / "CLAUDE.md", "it resolves to /proc/"),
+        (src / "AGENTS.md", "it is a FIFO, not a regular file"),
+        (src / "CLAUDE.md", "it is owned by uid 12345"),
+    ]:
+        assert f"{path} (refused: {reason}" in status, status
+        assert str(path) in log and "instructions.refused" in log
+
+
+async def test_a_fifo_swapped_in_while_the_files_are_read_never_stalls_the_agent(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """AGENTS.md and a FIFO exchange names again and again while sessions read it: each read is a
+    refusal or the file, never a wait; later requests are answered and SIGTERM still exits."""
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").write_text("REAL RULE\n")
+    os.mkfifo(workspace / "pipe")
+    fake_api.set_fallback(replies.text("ok"))
+    swapper = Swapper(workspace / "AGENTS.md", workspace / "pipe")
+    swapper.start()
+    try:
+        async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+            await agent.initialize()
+            session = await agent.new_session(workspace)
+            await agent.prompt(session, "first", timeout=20)
+            for _ in range(20):  # each resume reads the instructions again, at its first command
+                params = {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+                assert "result" in await agent.request("session/resume", params, timeout=10)
+                response = await agent.prompt(session, "/status", timeout=10)
+                assert response["result"]["stopReason"] == "end_turn"
+            agent.send_signal(signal.SIGTERM)
+            assert await agent.wait_exit(timeout=10) == 0
+    finally:
+        swapper.stop.set()
+        swapper.join(5)
+    assert swapper.swaps > 100
