@@ -122,9 +122,10 @@ def race(operations: int) -> None:
         c = run_race(Path(tmp), operations)
     how = "renameat2 RENAME_EXCHANGE" if c.exchange else "os.rename swaps"
     print(
-        f"cwd race ({how}, {c.swaps:,} swaps): {c.reads + c.writes} operations "
-        f"({c.reads} reads, {c.writes} writes), {c.refused} refused; escapes {c.escapes}: "
-        f"{c.outside_reads} outside reads, {c.outside_created} files created outside, "
+        f"cwd race ({how}, {c.swaps:,} swaps): {c.reads + c.writes + c.image_reads} operations "
+        f"({c.reads} reads, {c.writes} writes, {c.image_reads} image reads), {c.refused} refused; "
+        f"escapes {c.escapes}: {c.outside_reads} outside reads, "
+        f"{c.outside_image_reads} outside image reads, {c.outside_created} files created outside, "
         f"{c.outside_overwritten} outside file overwritten, {c.outside_tmp} .tmp left outside; "
         f"{time.monotonic() - started:.1f} s"
     )

@@ -14,6 +14,7 @@ from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolResult
+from acp_agent.tools.disk import open_regular
 
 __all__ = ["MAX_IMAGE_BASE64", "image_type", "read_image"]
 
@@ -40,9 +41,13 @@ def read_image(path: Path, shown: str, stop: threading.Event) -> ToolResult | No
     """The image at `path` as a tool result, or None when it is not one (or cannot be opened:
     the text path reports that)."""
     try:
-        if not path.is_file():  # a directory, a FIFO (opening it could block): the text path says
-            return None
-        with path.open("rb") as f:
+        # Through directory fds, following no symlink planted since `path` was checked, as text
+        # is opened; a FIFO or a directory is refused before anything blocks (the text path says).
+        opened = open_regular(path, shown)
+    except (ToolError, OSError):
+        return None
+    try:
+        with opened as f:
             media_type = image_type(f.read(12))
             if media_type is None:
                 return None
