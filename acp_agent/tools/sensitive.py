@@ -4,17 +4,27 @@
 commit; `.envrc` runs when direnv enters the directory; an editor's task or settings file runs
 when the editor opens the folder. So a write to one of them is asked for in every mode but
 bypassPermissions, whatever acceptEdits or an "always allow" answer says (issue 19).
+
+Names are not enough (issue 29): git runs what its real git dir holds, wherever a `.git` file
+points (`gitdir:`), and the hooks wherever `core.hooksPath` puts them (`tools/gitdir.py`); and a
+hard link to `.git/config` under another name, written in place by the editor, changes the config.
+So the file's repository is asked where git looks, and an existing file with more than one name
+(a hard link: compared by device and inode, not by name) counts too.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path, PurePosixPath
 
+import anyio.to_thread
+
 from acp_agent.errors import ToolError
+from acp_agent.tools.gitdir import Repository, find_repository, looks_like_git_dir
 from acp_agent.tools.paths import Roots, display_path, resolve_inside
 
-__all__ = ["SENSITIVE_DIRS", "SENSITIVE_FILES", "sensitive_reason"]
+__all__ = ["SENSITIVE_DIRS", "SENSITIVE_FILES", "SENSITIVE_SUFFIXES", "sensitive_reason", "sensitive_write"]
 
 SENSITIVE_DIRS = {
     ".git": "git runs what its config and hooks name",
@@ -24,16 +34,43 @@ SENSITIVE_DIRS = {
 }
 """Any file below a directory of this name (at any depth: a submodule has its own `.git`)."""
 
+_VSCODE = "VS Code runs its tasks and the programs its settings name (some on folder open)"
 SENSITIVE_FILES = {
     ".envrc": "direnv runs it when the shell enters the directory",
+    ".envrc.local": "direnv setups source it from .envrc",
     ".pre-commit-config.yaml": "pre-commit runs the hooks it names at each commit",
-    ".vscode/tasks.json": "VS Code runs its tasks (some on folder open)",
-    ".vscode/settings.json": "VS Code settings can name programs to run",
+    "lefthook.yml": "lefthook runs the hooks it names at each commit",
+    "lefthook.yaml": "lefthook runs the hooks it names at each commit",
+    ".lefthook.yml": "lefthook runs the hooks it names at each commit",
+    "lefthook-local.yml": "lefthook runs the hooks it names at each commit",
+    ".vscode/tasks.json": _VSCODE,
+    ".vscode/settings.json": _VSCODE,
     ".vscode/launch.json": "VS Code runs its launch configurations",
+    ".vscode/mcp.json": "VS Code starts the MCP servers it names",
+    ".devcontainer.json": "a dev container runs the commands it names",
     ".zed/tasks.json": "Zed runs its tasks",
     ".zed/settings.json": "Zed settings can name programs to run",
+    ".helix/languages.toml": "Helix starts the language servers it names",
+    ".nvim.lua": "Neovim runs it on start (with 'exrc')",
+    ".nvimrc": "Neovim runs it on start (with 'exrc')",
+    ".exrc": "Vim runs it on start (with 'exrc')",
+    ".claude/settings.json": "Claude Code runs the hooks and MCP servers it names",
+    ".claude/settings.local.json": "Claude Code runs the hooks and MCP servers it names",
+    ".mcp.json": "MCP clients start the servers it names",
+    ".cursor/mcp.json": "Cursor starts the MCP servers it names",
+    "mise.toml": "mise runs the tasks and hooks it names on entering the directory",
+    ".mise.toml": "mise runs the tasks and hooks it names on entering the directory",
+    "mise.local.toml": "mise runs the tasks and hooks it names on entering the directory",
+    ".mise/config.toml": "mise runs the tasks and hooks it names on entering the directory",
+    ".npmrc": "npm runs what it names (script-shell, git) at the next install",
+    ".yarnrc": "yarn runs what it names at the next install",
+    ".yarnrc.yml": "yarn runs the yarnPath and plugins it names",
+    ".pnpmfile.cjs": "pnpm runs it at the next install",
 }
 """A file of this name (or these last components) anywhere in the tree."""
+
+SENSITIVE_SUFFIXES = {".code-workspace": "VS Code runs the tasks and settings of a workspace file"}
+"""A file whose name ends so."""
 
 
 def _reason(relative: str) -> str | None:
@@ -44,12 +81,88 @@ def _reason(relative: str) -> str | None:
     if parts and parts[-1] in SENSITIVE_DIRS:  # the directory itself (write_file ".git" fails)
         return SENSITIVE_DIRS[parts[-1]]
     tail = "/".join(parts[-2:])
-    return SENSITIVE_FILES.get(tail) or SENSITIVE_FILES.get(parts[-1] if parts else "")
+    name = parts[-1] if parts else ""
+    if reason := SENSITIVE_FILES.get(tail) or SENSITIVE_FILES.get(name):
+        return reason
+    return next((why for suffix, why in SENSITIVE_SUFFIXES.items() if name.endswith(suffix)), None)
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return path == directory or path.is_relative_to(directory)
+
+
+def _repositories(roots: Roots, resolved: Path) -> list[Repository]:
+    """The repository holding the file, and those of the session's roots (the user runs git
+    there: their `.git` may be a file naming a git dir elsewhere in the tree)."""
+    found: dict[Path, Repository] = {}
+    for directory in (resolved.parent, *(Path(os.path.realpath(r)) for r in _as_tuple(roots))):
+        repository = find_repository(directory)
+        if repository is not None:
+            found.setdefault(repository.git_dir, repository)
+    return list(found.values())
+
+
+def _as_tuple(roots: Roots) -> tuple[Path, ...]:
+    return (roots,) if isinstance(roots, Path) else tuple(roots)
+
+
+def _git_reason(repositories: list[Repository], resolved: Path) -> str | None:
+    """Why git may run `resolved`'s contents, or None."""
+    for repository in repositories:
+        for directory in (repository.git_dir, repository.common_dir):
+            if _inside(resolved, directory):
+                return f"it is in the git dir {directory}, whose config and hooks git runs"
+        for hooks in repository.hooks_paths:
+            if _inside(resolved, hooks):
+                return f"git runs the hooks in {hooks} (core.hooksPath)"
+    for directory in resolved.parents:
+        if looks_like_git_dir(directory):
+            return f"it is in {directory}, a git dir, whose config and hooks git runs"
+    return None
+
+
+def _link_reason(repositories: list[Repository], resolved: Path) -> str | None:
+    """Why an existing file with several names (hard links) is sensitive, or None."""
+    try:
+        info = os.stat(resolved)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        return None
+    for repository in repositories:
+        for known in (repository.common_dir / "config", repository.git_dir / "config"):
+            if _same_file(known, info):
+                return f"it is a hard link to {known}: writing it in place changes git's config"
+        for hooks in repository.hook_dirs:
+            for hook in _entries(hooks):
+                if _same_file(hook, info):
+                    return f"it is a hard link to the git hook {hook}"
+    return (
+        f"it has {info.st_nlink} names (hard links): an in-place write changes every one, and "
+        f"another may be a file that runs code"
+    )
+
+
+def _same_file(path: Path, info: os.stat_result) -> bool:
+    try:
+        other = os.stat(path)
+    except OSError:
+        return False
+    return (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino)
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        with os.scandir(directory) as found:
+            return [Path(entry.path) for entry in found][:1000]
+    except OSError:
+        return []
 
 
 def sensitive_reason(roots: Roots, path: str) -> str | None:
-    """Why writing `path` can make code run, or None; checks the path as written and where it
-    resolves (a symlink into `.git/` counts)."""
+    """Why writing `path` can make code run, or None; checks the path as written, where it
+    resolves (a symlink into `.git/` counts), where git looks for that file's repository, and
+    whether the file has other names. Blocking (small reads): `sensitive_write` runs it in a thread."""
     if not isinstance(path, str) or not path:
         return None
     lexical = os.path.normpath(path.replace("\\", "/"))
@@ -61,4 +174,12 @@ def sensitive_reason(roots: Roots, path: str) -> str | None:
     except ToolError:
         return None  # the tool refuses it anyway
     shown = display_path(roots, Path(resolved))
-    return _reason(shown) if shown != "." else None
+    if shown != "." and (reason := _reason(shown)):
+        return reason
+    repositories = _repositories(roots, resolved)
+    return _git_reason(repositories, resolved) or _link_reason(repositories, resolved)
+
+
+async def sensitive_write(roots: Roots, path: str) -> str | None:
+    """`sensitive_reason` in a worker thread: it reads git's files, never on the event loop."""
+    return await anyio.to_thread.run_sync(sensitive_reason, roots, path, abandon_on_cancel=True)

@@ -18,7 +18,7 @@ import structlog
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
 from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.tools.sensitive import sensitive_reason
+from acp_agent.tools.sensitive import sensitive_write
 from acp_agent.turn.events import (
     EventSink,
     PlanChanged,
@@ -278,7 +278,7 @@ class ToolBatch:
             meter.tool_started()
             return ToolResult(str(exc), is_error=True)
         permission = getattr(tool, "permission", None)
-        if permission == "edit" and sensitive_reason(self.ctx.roots, args.get("path", "")):
+        if permission == "edit" and await sensitive_write(self.ctx.roots, args.get("path", "")):
             permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
         decision = ALLOW
         if permission is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,23 @@ from acp_agent.tools.sensitive import sensitive_reason
         ".pre-commit-config.yaml",
         ".devcontainer/devcontainer.json",
         "src/../.git/config",
+        # issue 29: code-running paths that were not listed
+        ".envrc.local",
+        ".devcontainer.json",
+        "team.code-workspace",
+        "sub/All.Code-Workspace",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".helix/languages.toml",
+        ".nvim.lua",
+        "mise.toml",
+        ".mise.toml",
+        "lefthook.yml",
+        ".npmrc",
+        ".yarnrc.yml",
+        ".mcp.json",
+        ".vscode/mcp.json",
+        ".vscode/launch.json",
     ],
 )
 def test_files_that_make_tools_run_code(tmp_path: Path, path: str) -> None:
@@ -43,6 +62,10 @@ def test_files_that_make_tools_run_code(tmp_path: Path, path: str) -> None:
         ".envrc.example",
         "",
         "docs/.git-notes",
+        "settings.json",
+        "languages.toml",
+        "code-workspace.md",
+        "docs/mise.toml.md",
     ],
 )
 def test_ordinary_files(tmp_path: Path, path: str) -> None:
@@ -56,3 +79,102 @@ def test_a_symlink_into_git_counts(tmp_path: Path) -> None:
     (tmp_path / "hooks").symlink_to(tmp_path / ".git")
     assert sensitive_reason(tmp_path, "innocent.txt")
     assert sensitive_reason(tmp_path, "hooks/new-hook")
+
+
+def make_git_dir(path: Path, config: str = "[core]\n") -> Path:
+    """A git dir as `git init --separate-git-dir` leaves it."""
+    for sub in ("hooks", "refs/heads", "objects"):
+        (path / sub).mkdir(parents=True)
+    (path / "HEAD").write_text("ref: refs/heads/main\n")
+    (path / "config").write_text(config)
+    return path
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "[core]\n\thooksPath = .githooks\n",
+        '[Core]\n  HooksPath = ".githooks" # team hooks\n',
+        "[user]\n\tname = x\n[core] hookspath=.githooks\n",
+    ],
+)
+def test_core_hooks_path_makes_its_directory_sensitive(tmp_path: Path, config: str) -> None:
+    make_git_dir(tmp_path / ".git", config)
+    assert "core.hooksPath" in (sensitive_reason(tmp_path, ".githooks/pre-commit") or "")
+    assert sensitive_reason(tmp_path, "githooks/pre-commit") is None
+    # A session in a sub-directory of the repository: the hooks path is relative to its top.
+    (tmp_path / ".git" / "config").write_text(config.replace(".githooks", "src/.githooks"))
+    (tmp_path / "src").mkdir()
+    assert "core.hooksPath" in (sensitive_reason(tmp_path / "src", ".githooks/new") or "")
+
+
+def test_a_hooks_path_in_the_users_own_git_config_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[core]\n\thooksPath = tools/hooks\n")  # relative: per repository
+    monkeypatch.setenv("HOME", str(home))
+    repo = tmp_path / "repo"
+    make_git_dir(repo / ".git")
+    assert sensitive_reason(repo, "tools/hooks/pre-push")
+    assert sensitive_reason(repo, "tools/other/pre-push") is None
+
+
+def test_a_git_file_makes_the_git_dir_it_names_sensitive(tmp_path: Path) -> None:
+    real = make_git_dir(tmp_path / "meta" / "realgit", "[core]\n\thooksPath = hooks-here\n")
+    (tmp_path / ".git").write_text("gitdir: meta/realgit\n")
+    for path in ("meta/realgit/config", "meta/realgit/hooks/pre-commit", "hooks-here/pre-commit"):
+        assert sensitive_reason(tmp_path, path), path
+    # Even when only git's own test finds it: a git dir nobody points at yet (a bare repository).
+    bare = make_git_dir(tmp_path / "spare.git")
+    assert "a git dir" in (sensitive_reason(tmp_path, "spare.git/hooks/post-merge") or "")
+    assert real.exists() and bare.exists()
+    assert sensitive_reason(tmp_path, "meta/notes.txt") is None
+
+
+def test_a_worktree_sees_the_common_dir_of_its_main_repository(tmp_path: Path) -> None:
+    main = make_git_dir(tmp_path / "main" / ".git")
+    worktree_git = main / "worktrees" / "wt"
+    worktree_git.mkdir(parents=True)
+    (worktree_git / "commondir").write_text("../..\n")
+    (worktree_git / "HEAD").write_text("ref: refs/heads/wt\n")
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {worktree_git}\n")
+    (main / "config").write_text("[core]\n\thooksPath = ../shared-hooks\n")
+    # The session's cwd is the worktree; the main repository's files are extra roots.
+    roots = (wt, tmp_path)
+    assert sensitive_reason(roots, str(main / "config"))
+    assert sensitive_reason(roots, str(worktree_git / "HEAD"))
+    assert "core.hooksPath" in (sensitive_reason(roots, "../shared-hooks/pre-commit") or "")
+
+
+def test_a_hard_link_to_git_config_or_a_hook_counts_whatever_its_name(tmp_path: Path) -> None:
+    git = make_git_dir(tmp_path / ".git")
+    (git / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    os.link(git / "config", tmp_path / "innocent.txt")
+    os.link(git / "hooks" / "pre-commit", tmp_path / "notes.md")
+    assert "hard link to" in (sensitive_reason(tmp_path, "innocent.txt") or "")
+    assert "git hook" in (sensitive_reason(tmp_path, "notes.md") or "")
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-bashrc"  # outside the workspace
+    elsewhere.write_text("alias ls=ls\n")
+    os.link(elsewhere, tmp_path / "readme.txt")
+    assert "2 names (hard links)" in (sensitive_reason(tmp_path, "readme.txt") or "")
+    (tmp_path / "plain.txt").write_text("x\n")
+    assert sensitive_reason(tmp_path, "plain.txt") is None
+
+
+def test_fifos_where_git_keeps_its_files_never_block_the_check(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / ".git")  # a `.git` "file" that is a FIFO
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    make_git_dir(sub / ".gitdir")
+    (sub / ".git").write_text("gitdir: .gitdir\n")
+    (sub / ".gitdir" / "config").unlink()
+    os.mkfifo(sub / ".gitdir" / "config")
+    os.mkfifo(sub / ".gitdir" / "commondir")
+    started = time.monotonic()
+    assert sensitive_reason(tmp_path, "sub/src/app.py") is None
+    assert sensitive_reason(tmp_path, "app.py") is None
+    assert time.monotonic() - started < 5

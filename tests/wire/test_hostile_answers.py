@@ -3,6 +3,7 @@ breaks the turn (issue 19, item 6)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,72 @@ async def test_writes_that_make_tools_run_code_are_asked_in_accept_edits(
     assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
     assert (workspace / "notes.md").read_text() == fsmonitor  # acceptEdits: ordinary files unasked
     assert (workspace / ".envrc").read_text() == "x\n"  # bypassPermissions never asks
+
+
+GIT_RUNS = [
+    ".githooks/pre-commit",  # core.hooksPath, set in the real git dir's config
+    "meta/realgit/config",  # .git is a file: gitdir: meta/realgit
+    "meta/realgit/hooks/post-checkout",
+    "meta/modules/lib/config",  # a submodule's git dir, named by vendor/lib/.git
+    "innocent.txt",  # a hard link to the real config, written in place through the editor
+    ".envrc.local",
+    ".devcontainer.json",
+    "team.code-workspace",
+    ".claude/settings.json",
+    ".helix/languages.toml",
+    ".nvim.lua",
+    "mise.toml",
+    "lefthook.yml",
+    ".npmrc",
+]
+
+
+def git_dir(path: Path, config: str) -> Path:
+    """A git dir as `git init --separate-git-dir` leaves it."""
+    for sub in ("hooks", "refs/heads", "objects"):
+        (path / sub).mkdir(parents=True)
+    (path / "HEAD").write_text("ref: refs/heads/main\n")
+    (path / "config").write_text(config)
+    return path
+
+
+async def test_what_git_and_tools_really_run_is_asked_in_accept_edits(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Issue 29 item 5: 18 of 84 such writes went unasked, matched by name only."""
+    real = git_dir(workspace / "meta" / "realgit", "[core]\n\thooksPath = .githooks\n")
+    (workspace / ".git").write_text("gitdir: meta/realgit\n")
+    git_dir(workspace / "meta" / "modules" / "lib", "[core]\n")
+    (workspace / "vendor" / "lib").mkdir(parents=True)
+    (workspace / "vendor" / "lib" / ".git").write_text("gitdir: ../../meta/modules/lib\n")
+    os.link(real / "config", workspace / "innocent.txt")
+    asked: list[str] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            asked.append(params["toolCall"]["rawInput"]["path"])
+            return {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
+        if method == "fs/read_text_file":
+            return {"content": Path(params["path"]).read_text()}
+        if method == "fs/write_text_file":  # in place, as editors save a buffer
+            with open(params["path"], "r+" if os.path.exists(params["path"]) else "w") as f:
+                f.truncate(0)
+                f.write(params["content"])
+            return {}
+        return RpcError(-32601, method)
+
+    writes = [*GIT_RUNS, "notes.md"]
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize(fs={"readTextFile": True, "writeTextFile": True})
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
+        for number, path in enumerate(writes):
+            fake_api.script(
+                replies.tool_use("write_file", {"path": path, "content": "[core]\n\tfsmonitor = x\n"}),
+                replies.text("ok"),
+            )
+            response = await agent.prompt(session, f"write {number}")
+            assert response["result"]["stopReason"] == "end_turn", response
+    assert asked == GIT_RUNS
+    assert (real / "config").read_text() == "[core]\n\thooksPath = .githooks\n"
+    assert (workspace / "notes.md").read_text() == "[core]\n\tfsmonitor = x\n"  # ordinary: unasked
