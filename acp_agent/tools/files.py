@@ -30,6 +30,7 @@ from acp_agent.tools.images import read_image
 from acp_agent.tools.listing import Visibility, list_files
 from acp_agent.tools.paths import glob_to_regex, resolve_inside
 from acp_agent.tools.ripgrep import find_rg
+from acp_agent.tools.shown import shown_path
 
 __all__ = ["ListFiles", "ReadFile"]
 
@@ -254,7 +255,7 @@ class ListFiles:
         if not found.total:
             return ToolResult(text=f"No entries match {pattern!r} under {shown!r}.")
         prefix = prefix_for(ctx.cwd, top)
-        text = "\n".join(prefix + rel for rel in found.first())
+        text = "\n".join(shown_path(prefix + rel) for rel in found.first())
         omitted = found.total - self.max_entries
         if omitted > 0:
             text += (

@@ -94,7 +94,8 @@ async def list_files(
                 found.add(relative)
             return True
 
-        run = await run_rg([rg, "--files", *rg_filter_args(seen, name_glob)], top, take)
+        # NUL-ended: a name may hold a newline ("x\ninnocent.txt" is one file, not two).
+        run = await run_rg([rg, "--files", "--null", *rg_filter_args(seen, name_glob)], top, take, "nul")
         if run.code in (0, 1):
             return found
         found = Capped(cap)  # rg failed (a glob it rejects, say): walk instead

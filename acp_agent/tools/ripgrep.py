@@ -11,27 +11,29 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Literal
 
 import anyio
 
 if TYPE_CHECKING:
     import anyio.abc
 
-__all__ = ["COMMON_ARGS", "RgRun", "find_rg", "run_rg"]
+__all__ = ["COMMON_ARGS", "Records", "RgRun", "find_rg", "run_rg"]
 
 # Ignore rules as git applies them everywhere (also outside a repository), no user config, no
 # colours, `.git` never shown, and no per-file error chatter on stderr.
 COMMON_ARGS = ("--no-config", "--no-require-git", "--color=never", "--no-messages", "--glob=!.git")
 _LONGEST_LINE = 1 << 20  # a line longer than this (rg caps its own with --max-columns) is cut
+_LONGEST_RECORD = 1 << 22  # an unfinished NUL record this long is not rg's: the run stops
 _CHUNK = 1 << 16
 
 
@@ -58,14 +60,58 @@ def find_rg() -> str | None:
 
 @dataclass(slots=True)
 class RgRun:
-    """How a run ended: rg's exit code (None when the callback stopped it) and its stderr head."""
+    """How a run ended: rg's exit code (None when the callback stopped it), its stderr head, and
+    the files it skipped for their size (path, bytes), read from its `--debug` lines."""
 
     code: int | None
     stderr: str
+    skipped: list[tuple[str, int]] = field(default_factory=list)
 
 
-async def run_rg(argv: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool]) -> RgRun:
-    """Run rg in `cwd`, calling `on_line` with each stdout line (no newline) until it returns False."""
+Records = Literal["lines", "nul", "path-nul-line"]
+"""How rg's output splits into records: newline-ended lines; NUL-ended paths (`--files --null`,
+`--files-with-matches --null`); or `path NUL rest newline` (`--null` with matches or counts),
+where the path may itself hold a newline."""
+
+
+def _split(buffer: bytes, records: Records) -> tuple[list[bytes], bytes]:
+    """The complete records at the head of `buffer`, and the rest (an incomplete record)."""
+    if records != "path-nul-line":
+        parts = buffer.split(b"\n" if records == "lines" else b"\0")
+        return parts, parts.pop()
+    found, start = [], 0
+    while (nul := buffer.find(b"\0", start)) >= 0 and (end := buffer.find(b"\n", nul + 1)) >= 0:
+        found.append(buffer[start:end])
+        start = end + 1
+    return found, buffer[start:]
+
+
+_SKIPPED = re.compile(rb"^rg: DEBUG\|ignore::walk\|[^|\n]*: ignoring (.+): (\d+) bytes$", re.MULTILINE)
+
+
+def _skipped(err: IO[bytes]) -> list[tuple[str, int]]:
+    """The files rg's `--debug` says it skipped as larger than `--max-filesize`."""
+    err.seek(0)
+    found = []
+    for match in _SKIPPED.finditer(err.read()):
+        path = os.fsdecode(match.group(1)).removeprefix("./").replace(os.sep, "/")
+        found.append((path, int(match.group(2))))
+    return found
+
+
+def _message(err: IO[bytes]) -> str:
+    """The head of stderr without `--debug` chatter: what rg said went wrong."""
+    err.seek(0)
+    lines = [line for line in err.read(1 << 16).splitlines() if not line.startswith(b"rg: DEBUG|")]
+    return b"\n".join(lines)[:4096].decode("utf-8", errors="replace").strip()
+
+
+async def run_rg(
+    argv: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool], records: Records = "lines"
+) -> RgRun:
+    """Run rg in `cwd`, calling `on_line` with each record (no separator) until it returns False.
+
+    With `--debug` in `argv`, the files rg skipped for their size are collected from stderr."""
     with tempfile.TemporaryFile() as err:
         child = await _spawn(list(argv), cwd, err)
         stopped = at_eof = False
@@ -73,15 +119,18 @@ async def run_rg(argv: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool
             rest = b""
             async with contextlib.aclosing(child.chunks()) as chunks:  # closed at once on a break
                 async for chunk in chunks:
-                    lines = (rest + chunk).split(b"\n")
-                    rest = lines.pop()[:_LONGEST_LINE]
+                    lines, rest = _split(rest + chunk, records)
+                    rest = rest[:_LONGEST_LINE] if records == "lines" else rest
+                    if len(rest) > _LONGEST_RECORD:  # rg caps lines (--max-columns): not rg's output
+                        stopped = True
+                        break
                     for line in lines:
                         if not on_line(line):
                             stopped = True
                             break
                     if stopped:
                         break
-            if rest and not stopped:
+            if rest and not stopped and (records != "path-nul-line" or b"\0" in rest):
                 on_line(rest)
             at_eof = not stopped
         finally:
@@ -89,9 +138,9 @@ async def run_rg(argv: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool
                 child.kill()
             with anyio.move_on_after(5, shield=True):
                 await child.reap()
-        err.seek(0)
-        message = err.read(4096).decode("utf-8", errors="replace").strip()
-    return RgRun(None if stopped else child.returncode, message)
+        skipped = _skipped(err) if "--debug" in argv and at_eof else []
+        message = _message(err)
+    return RgRun(None if stopped else child.returncode, message, skipped)
 
 
 class _PipeChild:

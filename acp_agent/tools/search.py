@@ -30,6 +30,7 @@ __all__ = ["SearchText", "read_only_tools"]
 
 _MODES = ("content", "files_with_matches", "count")
 _MAX_CONTEXT = 20
+_NAMED_SKIPS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,7 @@ class SearchText:
         "the paths only; 'count' gives 'path:N' (matching lines per file); at most 1000 files. "
         "Skips binary files, .git, hidden files (unless `glob` or `path` names them) and files "
         "ignored by .gitignore/.ignore rules; set `include_ignored: true` to search those too. "
+        "Files over 32 MiB are not searched (the answer names them). "
         "The search has a 10 s budget and stops with what it found by then."
     )
     input_schema = {
@@ -163,10 +165,13 @@ class SearchText:
         if found.full:
             what = "matches" if query.mode == "content" else "files"
             notes.append(f"[stopped at {found.cap} {what}; more may exist: narrow the pattern, path or glob]")
-        if found.skipped_large:
+        if skipped := found.skipped_large:
+            named = ", ".join(skipped[:_NAMED_SKIPS]) + (
+                f" and {len(skipped) - _NAMED_SKIPS:,} more" if len(skipped) > _NAMED_SKIPS else ""
+            )
             notes.append(
-                f"[skipped {found.skipped_large} file(s) larger than "
-                f"{self.max_file_bytes // (1024 * 1024)} MiB]"
+                f"[not searched: {len(skipped):,} file(s) larger than "
+                f"{self.max_file_bytes // (1024 * 1024)} MiB: {named}]"
             )
         if found.binary_target:
             notes.append(f"[{shown!r} is a binary file and was not searched]")

@@ -23,6 +23,7 @@ from acp_agent.tools.disk import prefix_for, time_left
 from acp_agent.tools.ignore import walk_files
 from acp_agent.tools.paths import display_path
 from acp_agent.tools.search_query import LINE_CONTEXT, Found, Query, budget_spent
+from acp_agent.tools.shown import shown_path
 
 __all__ = ["search_in_python"]
 
@@ -55,11 +56,11 @@ def search_in_python(
     except regex.error as exc:
         raise ToolError(f"invalid regex {pattern!r}: {exc}") from exc
     if target.is_file():
-        files: Iterator[tuple[str, str]] = iter(((str(target), display_path(cwd, target)),))
+        files: Iterator[tuple[str, str]] = iter(((str(target), shown_path(display_path(cwd, target))),))
     else:
         prefix = prefix_for(cwd, target)
         files = (
-            (p, prefix + rel)
+            (p, shown_path(prefix + rel))
             for p, rel in walk_files(
                 target,
                 include_ignored=query.seen.include_ignored,
@@ -81,7 +82,7 @@ def search_in_python(
                 if not stat.S_ISREG(info.st_mode):
                     continue
                 if info.st_size > max_file_bytes:
-                    found.skipped_large += 1
+                    found.skipped_large.append(where)
                     continue
                 if b"\0" in (data := f.read(_BINARY_SNIFF)):
                     found.binary_target = target.is_file()

@@ -30,7 +30,8 @@ class Found:
     grouped: bool = False
     lines: list[str] = field(default_factory=list)
     hits: int = 0
-    skipped_large: int = 0
+    skipped_large: list[str] = field(default_factory=list)
+    """The files left unsearched for their size, as shown."""
     binary_target: bool = False
     _last: tuple[str, int] | None = None
 

@@ -14,11 +14,12 @@ import json
 import re
 from typing import TypeVar
 
-__all__ = ["has_escape", "shown", "shown_value", "unshown"]
+__all__ = ["has_escape", "shown", "shown_path", "shown_value", "unshown"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR_OR_LONE = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
-_SHOWN_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+_SHOWN_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F]|1[0-9a-fA-F]|7[fF])")
+_CONTROL = re.compile("[\x01-\x1f\x7f]")
 _T = TypeVar("_T")
 
 
@@ -74,10 +75,24 @@ def _shown_value(value: _T) -> _T:
     return value
 
 
+def shown_path(path: str) -> str:
+    """A file name as listed to the model: `shown()`, and a control character (a newline in a
+    name would read as two lines: "x\\ninnocent.txt") as a visible `\\xNN` too."""
+    if _CONTROL.search(path) is not None:
+        path = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", path)
+    return shown(path)
+
+
 def has_escape(path: str) -> bool:
     return "\\x" in path and _SHOWN_BYTE.search(path) is not None
 
 
 def unshown(path: str) -> str:
-    """The real name behind a shown one: each `\\xNN` (80-ff) back to the byte it stands for."""
-    return _SHOWN_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path)
+    """The real name behind a shown one: each `\\xNN` back to the byte it stands for (80-ff, as
+    `os.fsdecode` keeps an undecodable byte; a control character as itself)."""
+    return _SHOWN_BYTE.sub(_byte, path)
+
+
+def _byte(match: re.Match[str]) -> str:
+    code = int(match.group(1), 16)
+    return chr(0xDC00 + code if code >= 0x80 else code)

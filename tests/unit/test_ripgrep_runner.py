@@ -99,3 +99,36 @@ async def test_without_a_pidfd_the_exit_is_polled(tmp_path: Path, monkeypatch: p
     with anyio.fail_after(10):
         run = await run_rg(_script(code), tmp_path, lambda line: True)
     assert run.code == 4
+
+
+async def test_nul_records_keep_newlines_inside_paths_across_chunk_boundaries(
+    tmp_path: Path, way: bool
+) -> None:
+    """`--null` output: a path ends at a NUL, never at a newline it holds (issue 29 item 10)."""
+    code = (
+        "import sys, time\n"
+        "out = sys.stdout.buffer\n"
+        "parts = [b'x\\ninno', b'cent.txt\\x001:the ', b'needle\\ninnocent.txt\\x002:', b'b\\n']\n"
+        "for part in [*parts, b'y\\x003:c']:\n"
+        "    out.write(part); out.flush(); time.sleep(0.02)\n"
+    )
+    records: list[bytes] = []
+    await run_rg(_script(code), tmp_path, lambda r: records.append(r) or True, "path-nul-line")
+    assert records == [b"x\ninnocent.txt\x001:the needle", b"innocent.txt\x002:b", b"y\x003:c"]
+    names: list[bytes] = []
+    code = "import sys; sys.stdout.buffer.write(b'a\\nb\\x00c\\x00')"
+    await run_rg(_script(code), tmp_path, lambda r: names.append(r) or True, "nul")
+    assert names == [b"a\nb", b"c"]
+
+
+async def test_files_skipped_for_their_size_are_read_from_debug_lines(tmp_path: Path, way: bool) -> None:
+    lines = [
+        "rg: DEBUG|rg::flags::hiargs|crates/core/flags/hiargs.rs:175: using 2 thread(s)",
+        "rg: DEBUG|ignore::walk|crates/ignore/src/walk.rs:2011: ignoring ./.git: Ignore(IgnoreMatch(Hidden))",
+        "rg: DEBUG|ignore::walk|crates/ignore/src/walk.rs:1998: ignoring ./logs/big.log: 40000000 bytes",
+        "rg: regex parse error: something",
+    ]
+    code = f"import sys; sys.stderr.write({chr(10).join(lines)!r} + chr(10))"
+    run = await run_rg([*_script(code), "--debug"], tmp_path, lambda r: True)
+    assert run.skipped == [("logs/big.log", 40_000_000)]
+    assert run.stderr == "rg: regex parse error: something"  # the debug chatter is left out

@@ -22,3 +22,12 @@ def test_clean_values_are_returned_as_they_are() -> None:
     assert shown_value(value) is value
     dirty = {"k\udce9": ["x", {"b": "\ud800"}], "n": None}
     assert shown_value(dirty) == {"k\\xe9": ["x", {"b": "\ufffd"}], "n": None}
+
+
+def test_a_control_character_in_a_path_is_shown_escaped_and_comes_back() -> None:
+    from acp_agent.tools.shown import shown_path
+
+    name = "x\ninnocent\t\x7f.txt"
+    assert shown_path(name) == "x\\x0ainnocent\\x09\\x7f.txt"
+    assert unshown(shown_path(name)) == name
+    assert shown_path("plain/é.txt") == "plain/é.txt"
