@@ -75,12 +75,14 @@ class Query:
         return self.matcher.match(relative if "/" in self.glob else relative.rsplit("/", 1)[-1]) is not None
 
 
-def budget_spent(found: Found, at: str, budget_seconds: float) -> ToolTimeout:
-    """The error a search ends with when its budget runs out at `at`: the matches so far, and why."""
+def budget_spent(found: Found, at: str, budget_seconds: float, *, slow_call: bool = False) -> ToolTimeout:
+    """The error a search ends with when its budget runs out at `at` (or, `slow_call`, when one
+    regex call alone ran too long there): the matches so far, and why."""
     shown = found.lines
     what = f"the {found.hits} match(es) above" if found.hits else "no matches"
+    why = "one regex call ran too long" if slow_call else f"its {budget_seconds:g} s budget"
     note = (
-        f"[search stopped after its {budget_seconds:g} s budget at {at}; the pattern "
+        f"[search stopped after {why} at {at}; the pattern "
         f"may backtrack catastrophically: simplify it or narrow path/glob; {what} were "
         f"found before stopping]"
     )
