@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from acp_agent.testing.http_server import FakeServer
+from acp_agent.testing.image_rules import image_error
 from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
 from acp_agent.testing.models_listing import ModelsListing
 from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
@@ -174,7 +175,7 @@ class FakeMessagesAPI:
             self._requests.append(request)
             n = len(self._requests)
             self._arrived.notify_all()
-            refused = self._refusal(request.body)
+            refused = self._refusal(request)
             if refused is not None:  # the real API refuses before any reply is made
                 return refused
             planned = self._queue.popleft() if self._queue else self._fallback
@@ -187,8 +188,12 @@ class FakeMessagesAPI:
             return planned
         return self._serve(request.body, planned, n)
 
-    def _refusal(self, body: dict[str, Any]) -> Error | None:
-        """The 400 the API gives this request, if any."""
+    def _refusal(self, request: RecordedRequest) -> Error | None:
+        """The 400 (or 413) the API gives this request, if any."""
+        body = request.body
+        size = int(request.headers.get("content-length") or 0)
+        if (images := image_error(body, size)) is not None:  # size and images: checked first
+            return Error(*images)
         problem = breakpoint_errors(body)
         if problem is None and self.reject_diagnostics and "diagnostics" in body:
             problem = "diagnostics: Extra inputs are not permitted"

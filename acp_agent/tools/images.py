@@ -1,8 +1,10 @@
 """Images for `read_file`: png, jpeg, gif and webp go to the model as image blocks.
 
 Recognised by their first bytes, not their name (a `.png` holding text is read as text, a logo
-without an extension is still an image). The Messages API takes at most 5 MB of base64 per
-image; a larger one is refused with a sentence that says so, before anything is encoded.
+without an extension is still an image), then checked as a decoder would begin
+(`image_headers.py`): a file that only starts like an image is refused, never sent, since the
+API's 400 for it would fail the session's later requests. The Messages API takes at most 5 MB of
+base64 per image; a larger one is refused with a sentence that says so, before anything is encoded.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolResult
 from acp_agent.tools.disk import open_regular
+from acp_agent.tools.image_headers import image_size
 
 __all__ = ["MAX_IMAGE_BASE64", "image_type", "read_image"]
 
@@ -58,9 +61,17 @@ def read_image(path: Path, shown: str, stop: threading.Event) -> ToolResult | No
                     f"up to {MAX_IMAGE_BYTES:,} bytes (5 MB as base64), so it cannot be shown"
                 )
             f.seek(0)
-            data = f.read()
+            data = f.read(MAX_IMAGE_BYTES + 1)
     except OSError:
         return None
+    try:
+        width, height = image_size(data, media_type)
+    except ValueError as exc:
+        raise ToolError(
+            f"{shown!r} starts like a {media_type.removeprefix('image/').upper()} image but is not "
+            f"one the API can take "
+            f"({exc}); it was not attached"
+        ) from None
     block: dict[str, Any] = {
         "type": "image",
         "source": {
@@ -70,8 +81,14 @@ def read_image(path: Path, shown: str, stop: threading.Event) -> ToolResult | No
         },
     }
     return ToolResult(
-        f"Image {shown} ({media_type}, {len(data):,} bytes), attached for the model.",
+        f"Image {shown} ({media_type}, {width}x{height}, {len(data):,} bytes), attached for the model.",
         locations=((path, None),),
         media=(block,),
-        raw_output={"path": str(path), "mediaType": media_type, "bytes": len(data)},
+        raw_output={
+            "path": str(path),
+            "mediaType": media_type,
+            "bytes": len(data),
+            "width": width,
+            "height": height,
+        },
     )

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.errors import StreamBroken
+from acp_agent.errors import ModelUnavailable, StreamBroken
 from acp_agent.model.base import (
     MessageDone,
     ModelClient,
@@ -31,7 +31,8 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.compaction import compact
 from acp_agent.turn.events import EventSink, TextChunk, ThoughtChunk, UsageReported
-from acp_agent.turn.history import History
+from acp_agent.turn.history import History, Mark
+from acp_agent.turn.media_budget import fit_media, replace_refused
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
@@ -93,6 +94,8 @@ class TurnRunner:
         self.sink = sink
         self.ctx = ctx
         self.settings = settings
+        self._accepted_media: Mark | None = None
+        """Where the history stood at the latest request the API answered (`media_budget.py`)."""
         self.new_id = new_id
         self.on_step = on_step
         """Called once per model request of a turn (in-process callers keep the steps)."""
@@ -124,12 +127,23 @@ class TurnRunner:
     async def _loop(
         self, history: History, meter: TurnMeter, stop_when: Callable[[], bool] | None
     ) -> AttemptOutcome:
-        compacted_for_overflow = False
+        compacted_for_overflow = media_refused = False
         while True:
             await self._maybe_compact(history, meter)
+            fit_media(history)  # within what one request may carry (rarely rewrites anything)
             number = meter.start_request(self.settings.model)
             log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
-            done = await self._send_request(history, meter, number)
+            mark = history.mark()
+            try:
+                done = await self._send_request(history, meter, number)
+            except ModelUnavailable as exc:
+                # An image the API refused (or a request too large) is taken out, once; the
+                # request is then sent again, so the session never stays stuck on it.
+                if media_refused or not replace_refused(history, exc.detail, self._accepted_media):
+                    raise
+                media_refused = True
+                continue
+            self._accepted_media = mark  # the media before it were taken
             meter.model_stopped(done.stop_reason)
             if (
                 done.stop_reason == "context_window_exceeded"

@@ -15,6 +15,7 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files import ListFiles, ReadFile
 from acp_agent.tools.ripgrep import find_rg
 from acp_agent.tools.search import SearchText, read_only_tools
+from tests.support.images import gif, jpeg, png, webp
 
 
 @pytest.fixture
@@ -380,21 +381,23 @@ class _TextOnlyEditor:
 
 
 @pytest.mark.parametrize(
-    ("head", "media_type"),
+    ("image", "media_type"),
     [
-        (b"\x89PNG\r\n\x1a\n", "image/png"),
-        (b"\xff\xd8\xff\xe0", "image/jpeg"),
-        (b"GIF89a", "image/gif"),
-        (b"RIFF\x10\x00\x00\x00WEBPVP8 ", "image/webp"),
+        (png(3, 2), "image/png"),
+        (jpeg(3, 2), "image/jpeg"),
+        (gif(3, 2), "image/gif"),
+        (webp(3, 2), "image/webp"),
     ],
 )
-async def test_images_are_known_by_their_bytes_on_both_paths(cwd: Path, head: bytes, media_type: str) -> None:
-    (cwd / "picture.dat").write_bytes(head + b"\0" * 64)
+async def test_images_are_known_by_their_bytes_on_both_paths(
+    cwd: Path, image: bytes, media_type: str
+) -> None:
+    (cwd / "picture.dat").write_bytes(image)
     (cwd / "text.png").write_text("not really a png\n")
     for ctx in (ToolContext(cwd=cwd), ToolContext(cwd=cwd, fs=_TextOnlyEditor())):
         result = await ReadFile().run({"path": "picture.dat"}, ctx)
         [block] = result.media
-        assert block["source"]["media_type"] == media_type and media_type in result.text
+        assert block["source"]["media_type"] == media_type and f"{media_type}, 3x2," in result.text
         assert block["source"]["data"] not in result.text
         named = await ReadFile().run({"path": "text.png"}, ctx)
         assert named.media == () and named.text in ("not really a png\n", "buffer text\n")

@@ -9,6 +9,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.images import png as real_png
 from tests.wire.conftest import chunks, turn_record
 
 TEXT = 'Hello there! Here is a longer answer, streamed in pieces: ünïcødé ✓ and "quotes"\nnewline.'
@@ -112,7 +113,7 @@ async def test_links_resources_and_images_reach_the_model(
     agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
 ) -> None:
     fake_api.script(replies.text("seen"))
-    png = base64.b64encode(b"\x89PNG\r\n\x1a\n fake").decode()
+    png = base64.b64encode(real_png(2, 2)).decode()
     response = await agent.prompt(
         session,
         [
@@ -137,6 +138,26 @@ async def test_links_resources_and_images_reach_the_model(
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": png},
     }
+
+
+async def test_a_prompt_image_that_is_not_a_valid_image_is_refused_before_any_request(
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
+    """Issue 29 item 8: sent on, the API's 400 would fail this prompt and every later one."""
+    cases = [
+        base64.b64encode(b"\x89PNG\r\n\x1a\n but then text").decode(),
+        "not base64 at all!",
+        base64.b64encode(real_png(9000, 1)).decode(),
+    ]
+    for data in cases:
+        response = await agent.prompt(
+            session, [{"type": "text", "text": "x"}, {"type": "image", "mimeType": "image/png", "data": data}]
+        )
+        assert response["error"]["code"] == -32602, response
+        assert response["error"]["message"].startswith("Invalid params: prompt.1")
+    assert fake_api.attempts == 0
+    fake_api.script(replies.text("fine"))
+    assert (await agent.prompt(session, "and now"))["result"]["stopReason"] == "end_turn"
 
 
 async def test_unsupported_prompt_content_is_refused_before_any_request(
