@@ -172,9 +172,8 @@ class AnthropicModel:
         if attempt.relayed:
             return StreamBroken(reason, partial=attempt.content(partial=True), retryable=decision.transient)
         error = ModelUnavailable(reason, retryable=decision.transient)
-        error.detail.update(
-            {"status": failure.status, "errorType": failure.error_type, "apiMessage": failure.api_message}
-        )
+        error.detail.update({"status": failure.status, "errorType": failure.error_type})
+        error.detail["apiMessage"] = failure.api_message  # read by turn/media_budget.py
         return error
 
     # ── one attempt on each path ───────────────────────────────────────────────────────────
