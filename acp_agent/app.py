@@ -37,7 +37,8 @@ __all__ = ["run", "serve"]
 log = structlog.get_logger(__name__)
 
 WARM_UP = (engine_class, model_factory, anthropic_sdk)
-"""Imported in the background once `initialize` is answered, in the order a first prompt needs."""
+"""Imported in the background once `initialize` is answered, in the order a first prompt needs;
+then the model client is built (`ModelProvider.warm`)."""
 
 SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
@@ -88,7 +89,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     )
     handler = AcpHandler(
         manager,
-        warm_up=lambda: warm_up(WARM_UP),
+        warm_up=lambda: warm_up((*WARM_UP, model.warm)),
         keys=AgentKeys(model, replaying=replaying),  # a replay needs no key: the cassette answers
         request_id=current_request_id,
     )

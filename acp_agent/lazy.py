@@ -84,18 +84,21 @@ def deferred(loader: Callable[[], T]) -> Deferred[T]:
     return Deferred(loader)
 
 
-def warm_up(loaders: Sequence[Deferred[Any]]) -> threading.Thread:
-    """Run `loaders` in order in a daemon thread (it never holds up exit); returns the thread."""
+def warm_up(steps: Sequence[Deferred[Any] | Callable[[], object]]) -> threading.Thread:
+    """Run `steps` in order in a daemon thread (it never holds up exit); returns the thread.
+
+    A step is a deferred import (its `now()` runs) or a plain callable (building a client)."""
 
     def run() -> None:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
         try:
-            for loader in loaders:
+            for step in steps:
                 try:
-                    loader.now()
+                    step.now() if isinstance(step, Deferred) else step()
                 except Exception as exc:  # surfaces again, with its traceback, on first use
-                    log.warning("lazy.warm_up_failed", loader=loader.name, error=repr(exc))
+                    name = step.name if isinstance(step, Deferred) else getattr(step, "__qualname__", "?")
+                    log.warning("lazy.warm_up_failed", step=name, error=repr(exc))
         finally:
             sys.setswitchinterval(interval)
 

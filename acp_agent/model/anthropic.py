@@ -7,8 +7,9 @@ was already relayed (docs/decisions.md D1). `anthropic` is imported lazily (`mod
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -26,9 +27,10 @@ from acp_agent.model.base import (
     Usage,
 )
 from acp_agent.model.caching import with_breakpoints
+from acp_agent.model.diagnostics import DiagnosticsField
 from acp_agent.model.models_listing import read_models
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
-from acp_agent.model.sdk import ENV_KEYS, ensure_sdk, env_key
+from acp_agent.model.sdk import ENV_KEYS, anthropic_sdk, env_key
 from acp_agent.model.stream_events import (
     EMPTY_TEXT,
     Attempt,
@@ -77,7 +79,11 @@ class AnthropicModel:
         self.prompt_cache = prompt_cache
         """Mark cache breakpoints (`model/caching.py`); off for gateways that reject them."""
         self.cache_ttl = cache_ttl
-        self._diagnostics = _Diagnostics()
+        self._diagnostics = DiagnosticsField()
+        self._building = threading.Lock()
+        """Held while the SDK client is built (by the warm-up thread or a first request's)."""
+        self._answered = False
+        self._answered_event: anyio.Event | None = None
 
     def __repr__(self) -> str:
         return (
@@ -95,23 +101,53 @@ class AnthropicModel:
     def use_key(self, api_key: str | None) -> None:
         """Send `api_key` from the next request on (None: the environment's, if any): a key given
         through `authenticate`, or none after `logout`."""
-        if api_key != self._api_key:
-            self._api_key, self._client = api_key, None
+        with self._building:  # not while the warm-up builds a client with the old key
+            if api_key != self._api_key:
+                self._api_key, self._client = api_key, None
+
+    def prepare(self) -> None:
+        """Import the SDK and build its client now, blocking: the warm-up thread's last step, so
+        the first request finds both ready. Without credentials nothing is built: the first
+        request says so."""
+        anthropic_sdk.now()
+        with self._building:
+            if self._client is None:
+                with suppress(AuthRequired):
+                    self._get_client()
+
+    async def _ready_client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client; built in a worker thread (or waited for, from the warm-up) if need be."""
+        if self._client is None:
+            await anyio.to_thread.run_sync(self.prepare)
+        return self._get_client()
+
+    async def answered_once(self) -> None:
+        """Returns once the API has begun to answer a Messages request of this client (the Models
+        API question waits for that: `session/catalog.py`)."""
+        if self._answered:
+            return
+        if self._answered_event is None:
+            self._answered_event = anyio.Event()
+        await self._answered_event.wait()
+
+    def _note_answered(self) -> None:
+        if not self._answered:
+            self._answered = True
+            if self._answered_event is not None:
+                self._answered_event.set()
 
     async def list_models(self) -> dict[str, dict[str, Any]]:
         """What the Models API says of each model (`ModelInfo` as dicts), by id: at most a few
         pages and megabytes of it (`models_listing.py`). No retries."""
-        await ensure_sdk()
-        return await read_models(self._get_client())
+        return await read_models(await self._ready_client())
 
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
-        await ensure_sdk()
+        client = await self._ready_client()
         import anthropic
         import httpx2
 
-        client = self._get_client()
         retries = 0
         probe: Failure | None = None
         """The 400 of a request that carried diagnostics, while it is re-sent without them."""
@@ -187,6 +223,7 @@ class AnthropicModel:
         timeout = httpx2.Timeout(self.stall_seconds, connect=min(self.stall_seconds, 10.0))
         with anyio.fail_after(self.stall_seconds + 1):
             stream = await client.messages.create(stream=True, timeout=timeout, **kwargs)
+        self._note_answered()
         try:
             async for event in relay_events(stream, attempt):
                 yield event
@@ -221,6 +258,7 @@ class AnthropicModel:
                 "may have processed (and billed) the request",
                 retryable=True,
             ) from None
+        self._note_answered()
         if not isinstance(message, anthropic.types.Message):
             raise ModelUnavailable("the API answered with a body that is not a message")
         attempt.relayed = True  # nothing after this point is retried
@@ -349,46 +387,6 @@ def prompt_too_long(failure: Failure) -> bool:
         and failure.error_type == "invalid_request_error"
         and (failure.api_message or "").lower().startswith("prompt is too long")
     )
-
-
-class _Diagnostics:
-    """Whether requests carry `diagnostics.previous_message_id` (why a cache missed).
-
-    On when the installed SDK has the parameter. A gateway that does not know the field answers
-    a 400 that does not say so in any field we can read; so the first 400 to a request carrying
-    it, before the API ever took one, re-sends that request once without it: if that one is
-    taken, the field is refused and left out from then on (one warning); if that one fails too,
-    the field was not the problem. Once a request carrying it is taken, a 400 is just a 400.
-    """
-
-    _sdk_has_it: bool | None = None
-
-    def __init__(self) -> None:
-        self.accepted: bool | None = None
-        """None until a request settles it: True once one carrying the field was taken."""
-
-    def wanted(self) -> bool:
-        if self.accepted is False:
-            return False
-        if _Diagnostics._sdk_has_it is None:
-            from anthropic.types import message_create_params
-
-            _Diagnostics._sdk_has_it = "diagnostics" in getattr(
-                message_create_params.MessageCreateParamsBase, "__annotations__", {}
-            )
-        return _Diagnostics._sdk_has_it
-
-    def answered(self, carried: bool, probe: Failure | None) -> None:
-        """The API took a request: with the field (accepted), or without it after a 400 with it."""
-        if carried:
-            self.accepted = True
-        elif probe is not None:
-            self.accepted = False
-            log.warning(
-                "model.diagnostics_refused",
-                reason=probe.reason,
-                hint="requests go on without diagnostics.previous_message_id",
-            )
 
 
 def _is_connect_timeout(exc: BaseException) -> bool:

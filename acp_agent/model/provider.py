@@ -1,14 +1,17 @@
-"""The process's one model client, built when the first turn needs it.
+"""The process's one model client, built by the warm-up thread (`warm`) or when the first turn needs it.
 
-Building it imports the model client's own modules (`model/factory.py`), which the handshake must
-not wait for (docs/decisions.md D4). Replaying or recording a cassette is the exception: the client is
-built at start-up, because a replay's model id is shown from `session/new` on, and a cassette that
-cannot be read or written should stop the agent at once.
+Building it imports the model client's own modules (`model/factory.py`) and the SDK, which the
+handshake must not wait for (docs/decisions.md D4). Replaying or recording a cassette is the
+exception: the client is built at start-up, because a replay's model id is shown from
+`session/new` on, and a cassette that cannot be read or written should stop the agent at once.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
 
 from acp_agent.lazy import deferred
 from acp_agent.model.spec import replay_path
@@ -50,29 +53,37 @@ class ModelProvider:
         """The model id requests carry: the spec, or a replay cassette's recorded model."""
         self._kwargs = kwargs
         self._client: AnthropicModel | None = None
+        self._building = threading.Lock()
         if replay_path(spec) is not None or kwargs.get("record") is not None:
-            self._build(model_factory.now())
+            self._build()
 
     async def __call__(self) -> ModelClient:
         if self._client is None:
-            make_model = await model_factory()
-            if self._client is None:  # the Models API question may have built it meanwhile:
-                self._build(make_model)  # one client, so a key given later reaches every user
+            await anyio.to_thread.run_sync(self._build)  # or waits for the warm-up's
         assert self._client is not None
         return self._client
+
+    def warm(self) -> None:
+        """Build the model client and its SDK client now (blocking): the warm-up's last step."""
+        self._build()
+        assert self._client is not None
+        self._client.prepare()
 
     def use_key(self, api_key: str | None) -> None:
         """The key requests carry from now on (None: the environment's); a client already built
         switches too (`AnthropicModel.use_key`)."""
-        if api_key is None:
-            self._kwargs.pop("api_key", None)
-        else:
-            self._kwargs["api_key"] = api_key
-        if self._client is not None and replay_path(self.spec) is None:
-            self._client.use_key(api_key)
+        with self._building:  # one client, so a key given now reaches every user
+            if api_key is None:
+                self._kwargs.pop("api_key", None)
+            else:
+                self._kwargs["api_key"] = api_key
+            if self._client is not None and replay_path(self.spec) is None:
+                self._client.use_key(api_key)
 
-    def _build(self, make_model: MakeModel) -> None:
-        self._client, self.model_id = make_model(self.spec, **self._kwargs)
+    def _build(self) -> None:
+        with self._building:
+            if self._client is None:
+                self._client, self.model_id = model_factory.now()(self.spec, **self._kwargs)
 
     async def aclose(self) -> None:
         if self._client is not None:

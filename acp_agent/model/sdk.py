@@ -15,15 +15,16 @@ import anyio.to_thread
 import structlog
 
 from acp_agent.lazy import deferred
+from acp_agent.model import sdk_import
 
 if TYPE_CHECKING:
     from anthropic.lib.credentials import CredentialResult
 
 __all__ = [
     "ENV_KEYS",
+    "SDK_NAMES",
     "anthropic_sdk",
     "credentials_found",
-    "ensure_sdk",
     "env_key",
     "forget_env_keys",
     "has_credentials",
@@ -39,19 +40,48 @@ _TAKEN: dict[str, str] = {}
 """The keys `take_env_keys` moved out of the process environment; only the SDK client gets them."""
 
 
+SDK_NAMES = (
+    "AsyncAnthropic",
+    "AnthropicError",
+    "APIError",
+    "APIStatusError",
+    "APITimeoutError",
+    "APIConnectionError",
+    "DefaultAsyncHttpxClient",
+)
+"""What the model client takes from the SDK's top level: loaded by the warm-up, not by a request."""
+
+
 @deferred
 def anthropic_sdk() -> ModuleType:
-    """The SDK's package plus what its client loads on the first request."""
-    import anthropic
-    import anthropic.resources.messages
-    import anthropic.types
+    """The SDK, loaded for what the agent uses (`model/sdk_import.py`), with what its client loads
+    on the first request; a plain import when the SDK is imported already or the lean one fails."""
+    hook = sdk_import.install("anthropic")
+    try:
+        import anthropic
+        import anthropic.lib.streaming
+        import anthropic.resources.messages
+        import anthropic.resources.models
+        import anthropic.types
 
+        for name in SDK_NAMES:
+            getattr(anthropic, name)
+        anthropic.types.Message  # noqa: B018 (resolves the lazy name: the import is the point)
+    except Exception as exc:
+        if hook is None:
+            raise
+        log.warning("model.sdk_lean_import_failed", error=repr(exc)[:300], action="importing it whole")
+        sdk_import.uninstall(hook)
+        import anthropic
+        import anthropic.resources.messages
+        import anthropic.types
+
+        return anthropic
+    if hook is not None:  # ANTHROPIC_LOG, as the SDK's own `__init__` would have read it
+        from anthropic._utils._logs import setup_logging
+
+        setup_logging()
     return anthropic
-
-
-async def ensure_sdk() -> None:
-    """Import the SDK off the event loop, waiting for a warm-up already under way."""
-    await anthropic_sdk()
 
 
 @deferred

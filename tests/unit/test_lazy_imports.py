@@ -159,7 +159,7 @@ def test_two_threads_loading_one_module_get_one_module(tmp_path: Path, monkeypat
 
 
 def test_a_loaded_import_answers_on_the_event_loop(monkeypatch) -> None:
-    """After the first load no thread is used: `ensure_sdk` is awaited before every request."""
+    """After the first load no thread is used: deferred imports are awaited on the hot path."""
     loaded = lazy.deferred(object)
     value = loaded.now()
 

@@ -1,0 +1,82 @@
+"""The warm-up builds the model client before the first prompt, and the client says when the API
+first answered (the Models API question waits for that: `session/catalog.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from acp_agent.model.base import TextDelta
+from acp_agent.model.provider import ModelProvider
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.unit.test_anthropic_model import KEY, REQUEST
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeMessagesAPI]:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with FakeMessagesAPI() as api:
+        yield api
+
+
+def test_after_the_warm_up_the_first_request_builds_nothing_in_a_thread(
+    fake: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = ModelProvider("claude-test-1", streaming=True, api_key=KEY, base_url=fake.base_url)
+    provider.warm()  # what the warm-up thread runs once `initialize` is answered
+    fake.script(replies.text("Hello."))
+
+    async def no_thread(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the first request waited for a worker thread")
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", no_thread)
+
+    async def first_request() -> str:
+        model = await provider()
+        try:
+            return "".join([e.text async for e in model.respond(REQUEST) if isinstance(e, TextDelta)])
+        finally:
+            await provider.aclose()
+
+    assert anyio.run(first_request) == "Hello."
+
+
+def test_without_the_warm_up_the_first_request_builds_the_client_itself(fake: FakeMessagesAPI) -> None:
+    provider = ModelProvider("claude-test-1", streaming=False, api_key=KEY, base_url=fake.base_url)
+    fake.script(replies.text("Hi."))
+
+    async def first_request() -> str:
+        model = await provider()
+        try:
+            return "".join([e.text async for e in model.respond(REQUEST) if isinstance(e, TextDelta)])
+        finally:
+            await provider.aclose()
+
+    assert anyio.run(first_request) == "Hi."
+
+
+async def test_answered_once_returns_when_the_api_begins_to_answer(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    provider = ModelProvider("claude-test-1", streaming=streaming, api_key=KEY, base_url=fake.base_url)
+    model = await provider()
+    fake.script(replies.text("One."), replies.text("Two."))
+    answered_after: list[int] = []
+
+    async def wait() -> None:
+        await model.answered_once()  # type: ignore[attr-defined]
+        answered_after.append(len(fake.requests))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait)
+            await anyio.sleep(0.05)
+            assert answered_after == []  # nothing sent yet: it waits
+            async for _ in model.respond(REQUEST):
+                pass
+        await model.answered_once()  # type: ignore[attr-defined]  # answered already: at once
+    finally:
+        await provider.aclose()
+    assert answered_after == [1]
