@@ -1,5 +1,6 @@
 """The models the process knows and what each accepts: the built-in table, what the Models API said
-(asked once, in the background), and the flags that override both.
+(asked once, in the background, never ahead of a prompt's first request), and the flags that
+override both.
 
 A session's request settings (`RunnerSettings`: model, max_tokens, thinking, effort, context window)
 come from here, at creation and on every model or effort change.
@@ -43,10 +44,17 @@ class ModelCatalog:
     """Which models exist and what a session's requests carry on each."""
 
     def __init__(
-        self, config: Config, model: Callable[[], Awaitable[ModelClient]], ask_models_api: bool = False
+        self,
+        config: Config,
+        model: Callable[[], Awaitable[ModelClient]],
+        ask_models_api: bool = False,
+        before_asking: Callable[[ModelClient], Awaitable[None]] | None = None,
     ) -> None:
         self.config = config
         self._model = model
+        self._before_asking = before_asking
+        """Waited for once the client is built: the question goes out when no prompt waits for
+        its first request (`SessionManager.after_first_answer`)."""
         self.model_info: dict[str, dict[str, Any]] = {}
         """What the Models API said of each model (`ModelInfo` as dicts), once it answered."""
         self._ask_models_api = ask_models_api
@@ -66,8 +74,10 @@ class ModelCatalog:
 
     async def _fetch_models(self) -> None:
         try:
+            client = await self._model()
+            if self._before_asking is not None:
+                await self._before_asking(client)
             with anyio.fail_after(MODELS_API_SECONDS):
-                client = await self._model()
                 listing = getattr(client, "list_models", None)
                 infos = await listing() if listing is not None else {}
         except Exception as exc:  # the table covers every built-in model

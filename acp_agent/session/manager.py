@@ -54,6 +54,9 @@ log = structlog.get_logger(__name__)
 MCP_START_SECONDS = 15.0
 """How long session/new waits for its MCP servers (editors give up at about 20 s)."""
 
+FIRST_ANSWER_WAIT = 120.0
+"""How long the Models API question waits, at most, for a prompt's first answer to begin."""
+
 
 @deferred
 def engine_class() -> type[Engine]:
@@ -87,7 +90,7 @@ class SessionManager:
         self.store = store
         self.prices = load_prices(config.prices)
         self.requester = requester
-        self.catalog = ModelCatalog(config, model, ask_models_api)
+        self.catalog = ModelCatalog(config, model, ask_models_api, before_asking=self.after_first_answer)
         self.options = SessionOptions(self.catalog, requester)
         self._model = model
         self._tools = tools
@@ -96,6 +99,8 @@ class SessionManager:
         self._lines: dict[str, PromptLine] = {}
         """Each busy session's running and waiting prompts."""
         self._task_group: TaskGroup | None = None
+        self._idle: anyio.Event | None = None
+        """Set when a session's last prompt ends (see `after_first_answer`)."""
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -334,6 +339,28 @@ class SessionManager:
         finally:
             if not line.turns and self._lines.get(session.id) is line:
                 del self._lines[session.id]
+                if self._idle is not None:
+                    self._idle.set()
+
+    async def after_first_answer(self, model: ModelClient) -> None:
+        """Returns once no prompt waits for the model's first answer: at once when no prompt runs,
+        else when the API begins to answer a request of `model` or every prompt has ended. The
+        Models API question waits here, so it never goes out ahead of a prompt's first request."""
+        answered = getattr(model, "answered_once", None)  # AnthropicModel; others: no wait
+        if answered is None or not self._lines:
+            return
+        with anyio.move_on_after(FIRST_ANSWER_WAIT):
+            async with anyio.create_task_group() as group:
+
+                async def first_answer() -> None:
+                    await answered()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(first_answer)
+                while self._lines:
+                    self._idle = anyio.Event()
+                    await self._idle.wait()
+                group.cancel_scope.cancel()
 
     async def prompt(
         self,

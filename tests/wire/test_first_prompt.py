@@ -1,0 +1,82 @@
+"""A prompt sent at once after `session/new` never waits for the Models API question.
+
+The agent asks `GET /v1/models` once, in the background. Here the fake holds that question until the
+prompt's Messages request has arrived: an agent that waited for the question would stall until the
+hold gives up (20 s), and the order of arrival shows who went first.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from acp_agent.testing.recorded import RecordedRequest
+from tests.support.agent import AgentProcess
+
+
+def watch_arrivals(
+    fake_api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch, *, hold: bool = True
+) -> list[str]:
+    """Record what reaches the fake, in order; hold `/v1/models` until a Messages request came."""
+    arrivals: list[str] = []
+    messages_came = threading.Event()
+    receive = fake_api.receive
+
+    def held(request: RecordedRequest) -> Any:
+        path = request.path.split("?", 1)[0]
+        arrivals.append(f"{request.method} {path}")
+        if path == "/v1/models" and hold:
+            messages_came.wait(20)
+        elif path == "/v1/messages":
+            messages_came.set()
+        return receive(request)
+
+    monkeypatch.setattr(fake_api, "receive", held)
+    return arrivals
+
+
+async def asked(arrivals: list[str]) -> bool:
+    with anyio.move_on_after(10):
+        while "GET /v1/models" not in arrivals:
+            await anyio.sleep(0.05)
+    return "GET /v1/models" in arrivals
+
+
+async def test_a_prompt_sent_at_once_goes_out_before_the_models_api_question(
+    agent_env: dict[str, str],
+    acp_schema: Any,
+    workspace: Path,
+    fake_api: FakeMessagesAPI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    arrivals = watch_arrivals(fake_api, monkeypatch)
+    fake_api.script(replies.text("Hello there."))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        with anyio.fail_after(15):  # far below the 20 s hold: it never waited for the question
+            response = await agent.prompt(session, "hi")
+        still_asked = await asked(arrivals)
+    assert response["result"]["stopReason"] == "end_turn"
+    assert arrivals[0] == "POST /v1/messages", arrivals
+    assert still_asked, arrivals  # once the API has begun to answer, the question goes out
+
+
+async def test_with_no_prompt_the_models_api_is_asked_at_once(
+    agent_env: dict[str, str],
+    acp_schema: Any,
+    workspace: Path,
+    fake_api: FakeMessagesAPI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    arrivals = watch_arrivals(fake_api, monkeypatch, hold=False)
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        await agent.new_session(workspace)
+        still_asked = await asked(arrivals)
+    assert still_asked and arrivals == ["GET /v1/models"]
