@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from bench.common import AGENT, BASELINE, STACK_FLOOR, BenchError, Peer, Scratch, median, p90, spawn
 from bench.report import Figure, Goal, pair_ratios
-from bench.scenario import HELLO, ensure_extras, fake_api, slow, stall
+from bench.scenario import HELLO, Arrivals, ensure_extras, fake_api, slow, stall
 
 __all__ = ["cancel_latency", "cold_start", "first_prompt", "memory", "shutdown"]
 
@@ -93,6 +93,7 @@ def cold_start(scratch: Scratch, n: int) -> list[Figure]:
             "ms",
             median(init["agent"]),
             median(init["baseline"]),
+            Goal("max", 250, "≤ 250 ms"),
             detail={k: _stats(v) for k, v in init.items()},
             pairs=pair_ratios(init["agent"], init["baseline"]),
         ),
@@ -149,14 +150,18 @@ def cold_start(scratch: Scratch, n: int) -> list[Figure]:
 
 
 def first_prompt(scratch: Scratch, n: int, wait_after_init: float | None) -> list[Figure]:
-    """initialize + session/new + a one-line prompt → the first agent_message_chunk."""
+    """initialize + session/new + a one-line prompt → the first model request (as the fake sees it
+    arrive) and the first agent_message_chunk."""
     to_chunk: dict[str, list[float]] = {"agent": [], "baseline": []}
     from_spawn: dict[str, list[float]] = {"agent": [], "baseline": []}
+    to_request: dict[str, list[float]] = {"agent": [], "baseline": []}
     with fake_api() as api:
+        arrivals = Arrivals(api)
         env = scratch.env(api.base_url)
         for name, command in _rounds(n):
             if name == "baseline":
                 ensure_extras(scratch)
+            arrivals.clear()
             with spawn(command, scratch, env, f"first-{name}") as peer:
                 t_init = peer.initialize()
                 _, sid = peer.new_session(scratch.workspace)
@@ -171,8 +176,21 @@ def first_prompt(scratch: Scratch, n: int, wait_after_init: float | None) -> lis
                     scratch.note_agent_request(api.requests[-1].body)
                 to_chunk[name].append((peer.first_chunk_at - sent) * MS)
                 from_spawn[name].append((peer.first_chunk_at - peer.spawned_at) * MS)
+                requested = arrivals.first_message_request()
+                if requested is None:
+                    raise BenchError(f"{name}: the fake saw no Messages request")
+                to_request[name].append((requested - sent) * MS)
     if wait_after_init is None:
         return [
+            Figure(
+                "first_prompt.immediate.prompt_to_request",
+                "first prompt, sent at once: prompt → first model request, median",
+                "ms",
+                median(to_request["agent"]),
+                median(to_request["baseline"]),
+                detail={k: _stats(v) for k, v in to_request.items()},
+                pairs=pair_ratios(to_request["agent"], to_request["baseline"]),
+            ),
             Figure(
                 "first_prompt.immediate.prompt_to_chunk",
                 "first prompt, sent at once: prompt → first chunk, median",
@@ -188,6 +206,7 @@ def first_prompt(scratch: Scratch, n: int, wait_after_init: float | None) -> lis
                 "ms",
                 median(from_spawn["agent"]),
                 median(from_spawn["baseline"]),
+                Goal("ratio", 0.9, "≤ 0.90×"),
                 detail={k: _stats(v) for k, v in from_spawn.items()},
                 pairs=pair_ratios(from_spawn["agent"], from_spawn["baseline"]),
             ),

@@ -9,13 +9,26 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
+from acp_agent.testing.recorded import RecordedRequest
 from bench.common import AGENT, Scratch, spawn
 
-__all__ = ["HELLO", "NODELAY", "deltas", "ensure_extras", "fake_api", "loop", "route", "slow", "stall"]
+__all__ = [
+    "HELLO",
+    "NODELAY",
+    "Arrivals",
+    "deltas",
+    "ensure_extras",
+    "fake_api",
+    "loop",
+    "route",
+    "slow",
+    "stall",
+]
 
 HELLO = "bench:hello"
 """A one-line prompt answered with a one-line text in a few deltas."""
@@ -134,3 +147,25 @@ def ensure_extras(scratch: Scratch) -> None:
         _, sid = peer.new_session(scratch.workspace)
         peer.prompt(sid, HELLO, timeout=60)
         scratch.note_agent_request(api.requests[-1].body)
+
+
+class Arrivals:
+    """When each request reached the fake (`time.perf_counter()`, the clock `Peer` stamps lines
+    with), taken in the fake's server thread as the request is read."""
+
+    def __init__(self, api: FakeMessagesAPI) -> None:
+        self.seen: list[tuple[float, str, str]] = []
+        receive = api.receive
+
+        def stamped(request: RecordedRequest) -> Any:
+            self.seen.append((time.perf_counter(), request.method, request.path.split("?", 1)[0]))
+            return receive(request)
+
+        api.receive = stamped  # type: ignore[method-assign]
+
+    def clear(self) -> None:
+        self.seen.clear()
+
+    def first_message_request(self) -> float | None:
+        """When the first `POST /v1/messages` since `clear()` arrived."""
+        return next((t for t, method, path in self.seen if path == "/v1/messages"), None)
