@@ -1,12 +1,21 @@
-"""`python bench/cost.py [--json out.json]`: what a turn costs with the prompt cache, on both paths.
+"""`python bench/cost.py [--json out.json] [--compare before.json]`: what a turn and a long session
+cost with the prompt cache.
 
 The agent runs on `claude-sonnet-5-5` against the loopback fake, which bills the cache markers it
-receives as the API does (`acp_agent/testing/prompt_cache.py`). Scenarios:
+receives as the API does (`acp_agent/testing/prompt_cache.py`). Scenarios, on both model paths:
 - a 20-request tool loop whose tool results are about 2 KB each, then a follow-up prompt;
 - `/compact` after three prompts, and the prompt after it;
 - a verify turn with a model judge, and a phased turn (plan → act).
+And, on the streaming path only (the requests are the same on both):
+- a long session: 200 model requests (10 prompts of 19 `read_file` calls and an answer), every
+  tool result 10 KB, no compaction (the history stays far below 80% of the 1M window).
 Cost ratios are the billed input cost over what the same prompts would cost uncached, at the
-generic rates (read 0.1x, write 1.25x) and at Sonnet 5.5's own (read 0.05x, write 1.25x).
+generic rates (read 0.1x, write 1.25x) and at Sonnet 5.5's own (read 0.05x, write 1.25x). Token
+figures are the fake's: "sent" is every input token of every request (uncached + read + written),
+"billed" prices reads at 0.1x and writes at 1.25x.
+
+`--json` keeps the figures; `--compare` prints them against a file kept earlier
+(`bench/results/cost-before.json` holds the long session before old tool results were cleared).
 """
 
 from __future__ import annotations
@@ -28,6 +37,9 @@ LOOP = 20
 RESULT_BYTES = 2_000
 GENERIC = (0.10, 1.25)
 SONNET = (0.05, 1.25)
+LONG_PROMPTS = 10
+"""The long session: this many prompts of `LOOP` requests each (200 requests)."""
+LONG_RESULT_BYTES = 10_000
 
 
 def prompt_tokens(usage: dict[str, Any]) -> int:
@@ -44,16 +56,27 @@ def billed(usages: list[dict[str, Any]], rates: tuple[float, float]) -> float:
     return paid / sum(prompt_tokens(u) for u in usages)
 
 
+def billed_tokens(usages: list[dict[str, Any]], rates: tuple[float, float] = GENERIC) -> float:
+    """Input tokens as billed: uncached + read·r + written·w, summed over the requests."""
+    read, write = rates
+    return sum(
+        u["input_tokens"] + u["cache_read_input_tokens"] * read + u["cache_creation_input_tokens"] * write
+        for u in usages
+    )
+
+
 def read_share(usage: dict[str, Any]) -> float:
     return usage["cache_read_input_tokens"] / prompt_tokens(usage)
 
 
-def _workspace(root: Path) -> None:
+def _workspace(root: Path, files: int = LOOP, size: int = RESULT_BYTES) -> None:
     data = root / "data"
     data.mkdir(exist_ok=True)
-    for i in range(LOOP):
+    for i in range(files):
         line = f"record {i}: " + "lorem ipsum dolor sit amet " * 3 + "\n"
-        (data / f"part{i:02d}.txt").write_text(line * (RESULT_BYTES // len(line) + 1))
+        (data / f"part{i:03d}.txt" if files > 100 else data / f"part{i:02d}.txt").write_text(
+            line * (size // len(line) + 1)
+        )
 
 
 def _usages(api: FakeMessagesAPI, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
@@ -96,6 +119,8 @@ def tool_loop(streaming: bool) -> dict[str, Any]:
         turn = record["_meta"]["acp-agent"]["turn"]
         return {
             "loop_requests": len(loop),
+            "loop_tokens_sent": sum(prompt_tokens(u) for u in loop),
+            "loop_billed_tokens": billed_tokens(loop),
             "loop_billed_generic": billed(loop, GENERIC),
             "loop_billed_sonnet": billed(loop, SONNET),
             "loop_cost_usd": turn["costUsd"],
@@ -104,6 +129,40 @@ def tool_loop(streaming: bool) -> dict[str, Any]:
             "after_compact_read_tokens": after["cache_read_input_tokens"],
             "tools_and_system_tokens_estimate": fixed,
             "max_breakpoints": max(r.breakpoints() for r in api.requests),
+        }
+
+
+def long_session(streaming: bool = True) -> dict[str, Any]:
+    """200 requests in one session, every tool result 10 KB: what each request resends."""
+    calls = LOOP - 1
+    with Scratch() as scratch, FakeMessagesAPI() as api:
+        _workspace(scratch.workspace, files=LONG_PROMPTS * calls, size=LONG_RESULT_BYTES)
+        script = []
+        for p in range(LONG_PROMPTS):
+            script += [
+                replies.tool_use("read_file", {"path": f"data/part{p * calls + i:03d}.txt"}, usage=(0, 60))
+                for i in range(calls)
+            ]
+            script.append(replies.text(f"Batch {p} read.", usage=(0, 40)))
+        api.script(*script)
+        env = scratch.env(api.base_url, streaming=streaming, ACP_AGENT_MODEL=MODEL)
+        with spawn(AGENT, scratch, env, "cost-long") as agent:
+            agent.initialize()
+            _, session = agent.new_session(scratch.workspace)
+            for p in range(LONG_PROMPTS):
+                first, last = p * calls, (p + 1) * calls - 1
+                ask = f"Read data/part{first:03d}.txt to data/part{last:03d}.txt, one by one."
+                agent.prompt(session, ask, timeout=300)
+        usages = _usages(api)
+        sent = [prompt_tokens(u) for u in usages]
+        return {
+            "long_requests": len(usages),
+            "long_tokens_sent": sum(sent),
+            "long_billed_tokens": billed_tokens(usages),
+            "long_billed_generic": billed(usages, GENERIC),
+            "long_billed_sonnet": billed(usages, SONNET),
+            "long_last_request_tokens": sent[-1],
+            "long_max_breakpoints": max(r.breakpoints() for r in api.requests),
         }
 
 
@@ -165,37 +224,86 @@ def strategies(streaming: bool) -> dict[str, Any]:
     return out
 
 
+COMPARED = (
+    ("long session: input tokens sent", "long_tokens_sent", None),
+    ("long session: billed input tokens (read 0.1x, write 1.25x)", "long_billed_tokens", 0.5),
+    ("long session: last request's input tokens", "long_last_request_tokens", None),
+    ("20-request loop: input tokens sent", "loop_tokens_sent", None),
+    ("20-request loop: billed input tokens", "loop_billed_tokens", None),
+)
+"""Figures `--compare` sets against the earlier run, with the issue's goal on the ratio where it has one."""
+
+
+def compare(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """A before/after table of the streaming figures; ratio = after / before."""
+    lines = ["| figure | before | after | after/before | goal |", "|---|---|---|---|---|"]
+    for label, key, limit in COMPARED:
+        old, new = before.get("streaming", {}).get(key), after.get("streaming", {}).get(key)
+        ratio = f"{new / old:.2f}x" if isinstance(old, int | float) and old and new is not None else "—"
+        goal = f"≤ {limit:.2f}x" if limit is not None else ""
+        shown = [f"{v:,.0f}" if isinstance(v, int | float) else "—" for v in (old, new)]
+        lines.append(f"| {label} | {shown[0]} | {shown[1]} | {ratio} | {goal} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--compare", type=Path, help="print the figures against this earlier --json file")
+    parser.add_argument("--long-only", action="store_true", help="only the long session (and the loop)")
     args = parser.parse_args(argv)
-    results = {}
+    results: dict[str, dict[str, Any]] = {}
     for streaming in (True, False):
         mode = "streaming" if streaming else "non-streaming"
-        results[mode] = {**tool_loop(streaming), **strategies(streaming)}
+        if args.long_only and not streaming:
+            continue
+        results[mode] = tool_loop(streaming)
+        if not args.long_only:
+            results[mode].update(strategies(streaming))
+        if streaming:
+            results[mode].update(long_session(streaming))
     text = json.dumps(results, indent=2)
     print(text)
     if args.json:
         args.json.write_text(text + "\n")
+    modes = list(results)
     rows = [
         ("20-request tool loop billed / uncached (read 0.1x)", "loop_billed_generic", "≤ 0.25x"),
         ("20-request tool loop billed / uncached (Sonnet 5.5 rates)", "loop_billed_sonnet", ""),
+        ("20-request tool loop: input tokens sent", "loop_tokens_sent", ""),
+        ("20-request tool loop: billed input tokens (read 0.1x)", "loop_billed_tokens", ""),
         ("next prompt: first request read from cache", "next_prompt_read_share", "≥ 90%"),
         ("/compact request read from cache", "compact_read_share", "≥ 80%"),
         ("verify judge request read from cache", "judge_read_share", ""),
+        ("long session (200 requests, 10 KB results): input tokens sent", "long_tokens_sent", ""),
+        ("long session: billed input tokens (read 0.1x)", "long_billed_tokens", ""),
+        ("long session billed / uncached (read 0.1x)", "long_billed_generic", ""),
+        ("long session: most breakpoints on one request", "long_max_breakpoints", "≤ 4"),
     ]
-    print("\n| figure | streaming | non-streaming | goal |\n|---|---|---|---|")
+    print(f"\n| figure | {' | '.join(modes)} | goal |\n|---|{'---|' * len(modes)}---|")
     for label, key, goal in rows:
-        cells = [results[m][key] for m in ("streaming", "non-streaming")]
-        shown = [f"{c:.2f}x" if "billed" in key else f"{c:.1%}" for c in cells]
-        print(f"| {label} | {shown[0]} | {shown[1]} | {goal} |")
-    for mode in ("streaming", "non-streaming"):
+        cells = [results[m].get(key) for m in modes]
+        shown = [
+            "—"
+            if c is None
+            else f"{c:.2f}x"
+            if "billed_" in key and "tokens" not in key
+            else f"{c:.1%}"
+            if "share" in key
+            else f"{c:,.0f}"
+            for c in cells
+        ]
+        print(f"| {label} | {' | '.join(shown)} | {goal} |")
+    for mode in modes:
         r = results[mode]
-        print(
-            f"{mode}: after /compact the prompt read {r['after_compact_read_tokens']:,} tokens "
-            f"(tools + system ≈ {r['tools_and_system_tokens_estimate']:,}); max breakpoints "
-            f"{r['max_breakpoints']}; phased read shares {r['phased_read_shares']}"
-        )
+        if "after_compact_read_tokens" in r:
+            print(
+                f"{mode}: after /compact the prompt read {r['after_compact_read_tokens']:,} tokens "
+                f"(tools + system ≈ {r['tools_and_system_tokens_estimate']:,}); max breakpoints "
+                f"{r['max_breakpoints']}; phased read shares {r.get('phased_read_shares')}"
+            )
+    if args.compare:
+        print("\n" + compare(json.loads(args.compare.read_text()), results))
     return 0
 
 
