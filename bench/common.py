@@ -85,7 +85,10 @@ class Scratch:
             self.extras.write_text(json.dumps(extras))
 
     def env(self, base_url: str, *, streaming: bool = True, **extra: str) -> dict[str, str]:
-        """Exactly the environment a process under test gets: nothing of the caller's leaks in."""
+        """Exactly the environment a process under test gets: nothing of the caller's leaks in.
+
+        `BENCH_AGENT_PYTHONPATH` (in the caller's environment) runs the agent from another
+        checkout, e.g. an export of an earlier commit, for a before/after with the same benches."""
         home = str(self.home)
         env = {
             "PATH": os.environ.get("PATH", os.defpath),
@@ -98,7 +101,7 @@ class Scratch:
             "ACP_AGENT_STATE_DIR": str(self.root / "state"),
             "NO_PROXY": "127.0.0.1,localhost",
             "no_proxy": "127.0.0.1,localhost",
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": os.environ.get("BENCH_AGENT_PYTHONPATH") or str(REPO),
             "ANTHROPIC_API_KEY": "bench",
             "ANTHROPIC_BASE_URL": base_url,
             "ACP_AGENT_MODEL": MODEL,
