@@ -80,3 +80,24 @@ async def test_answered_once_returns_when_the_api_begins_to_answer(
     finally:
         await provider.aclose()
     assert answered_after == [1]
+
+
+async def test_initialize_starts_the_warm_up_before_answering() -> None:
+    """The warm-up starts when `initialize` is handled (not at spawn: measured, docs/decisions.md D4)."""
+    from acp_agent.config import Config
+    from acp_agent.session.handlers import AcpHandler
+    from acp_agent.session.manager import SessionManager
+
+    class Requester:
+        async def notify(self, method: str, params: object) -> None:
+            pass
+
+        async def request(self, method: str, params: object, *, timeout: float | None = None) -> object:
+            raise AssertionError(method)
+
+    started: list[str] = []
+    manager = SessionManager(Config(), Requester(), model=ModelProvider("claude-x", streaming=True))
+    handler = AcpHandler(manager, warm_up=lambda: started.append("warm-up"))
+    assert started == []
+    answer = await handler.handle_request("initialize", {"protocolVersion": 1})
+    assert started == ["warm-up"] and answer["protocolVersion"] == 1
