@@ -87,6 +87,7 @@ def anthropic_sdk() -> ModuleType:
 @deferred
 def _sdk_credentials() -> Callable[[], CredentialResult | None]:
     """The SDK's own credentials chain (profiles, federation)."""
+    sdk_import.install("anthropic")  # lean, like `anthropic_sdk`, when this comes first
     from anthropic.lib.credentials import default_credentials
 
     return default_credentials

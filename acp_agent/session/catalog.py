@@ -74,7 +74,8 @@ class ModelCatalog:
 
     async def _fetch_models(self) -> None:
         try:
-            client = await self._model()
+            with anyio.fail_after(MODELS_API_SECONDS):
+                client = await self._model()
             if self._before_asking is not None:
                 await self._before_asking(client)
             with anyio.fail_after(MODELS_API_SECONDS):
