@@ -1,20 +1,23 @@
-"""Slash commands: `/status` (answered without a model request) and `/compact` (one counted request).
+"""Slash commands: the built-ins `/status` (answered without a model request) and `/compact` (one
+counted request), and how a prompt names any command (`slash_of`; the custom commands, skills and
+MCP prompts a session offers are in `conventions.py`).
 
-Announced with `available_commands_update` after session/new and session/load (docs/decisions.md D7);
-run by `session/engine.py`.
+Announced with `available_commands_update` after session/new, session/load and session/resume
+(docs/decisions.md D7); run by `session/engine.py`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["COMMANDS", "command_of"]
+__all__ = ["BUILT_IN_NAMES", "COMMANDS", "command_of", "slash_of"]
 
 COMMANDS = [
     {
         "name": "status",
-        "description": "Show the model, the mode, the limits in force and the "
-        "context used (no model request).",
+        "description": "Show the model, the mode, the limits in force, the context used and the "
+        "commands and skills loaded (no model request).",
     },
     {
         "name": "compact",
@@ -30,3 +33,15 @@ def command_of(prompt: list[dict[str, Any]]) -> str | None:
         return None
     word = texts[0].strip().split(maxsplit=1)[0] if texts[0].strip() else ""
     return word[1:] if word in {"/status", "/compact"} else None
+
+
+_SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)
+BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS)
+
+
+def slash_of(blocks: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(name, the rest of the text) when the prompt's first block is text that starts `/name`."""
+    if not blocks or blocks[0].get("type") != "text":
+        return None
+    match = _SLASH.match(str(blocks[0].get("text", "")))
+    return (match.group(1), (match.group(2) or "").strip()) if match else None

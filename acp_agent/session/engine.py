@@ -9,7 +9,7 @@ tools or the model client to load (docs/decisions.md D4).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,8 @@ from acp_agent.config import Config, user_config_dir
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
+from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
+from acp_agent.session.conventions import Conventions
 from acp_agent.session.elicitation import editor_elicitation
 from acp_agent.session.instructions import Instructions, load_instructions
 from acp_agent.session.relay import Relay
@@ -31,6 +33,7 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
+from acp_agent.tools.skill import SkillTool
 from acp_agent.turn.driver import TurnResult, drive_turn
 from acp_agent.turn.events import Notice
 from acp_agent.turn.meter import TurnMeter
@@ -40,6 +43,7 @@ from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import Strategy, build_strategy
 
 if TYPE_CHECKING:
+    from acp_agent.session.catalog import ModelCatalog
     from acp_agent.session.state import Session
 
 __all__ = ["Engine"]
@@ -57,28 +61,39 @@ class Engine:
         model: ModelClient,
         tools: Callable[[], ToolRegistry] | None = None,
         config: Config | None = None,
+        *,
+        catalog: ModelCatalog | None = None,
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         self.requester = requester
         self.model = model
         self._tools = tools or default_registry
         self.sandbox: SandboxPolicy | None = sandbox_policy(config) if config is not None else None
         """The policy every session's commands run under (None: no sandbox, and nobody told)."""
+        self.catalog = catalog
+        """The models a command file's `model` may name (None: the frontmatter key is ignored)."""
+        self.prices = prices or {}
 
     async def runner(self, session: Session) -> TurnRunner:
         """The session's runner, built on first use with the tools it has by then (MCP included);
         its instruction files are read in a worker thread first."""
         if session.runner is None:
             instructions = await session_instructions(session.cwd)
+            conventions = await session.conventions.current()
             if session.runner is None:  # nobody built it while the files were read
-                session.runner = self._build(session, instructions)
+                session.runner = self._build(session, instructions, conventions)
         return session.runner
 
-    def _build(self, session: Session, instructions: Instructions) -> TurnRunner:
-        """The runner itself: its tools, system prompt (with `instructions`), context and relay."""
+    def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
+        """The runner itself: its tools, system prompt (with `instructions` and the skills of
+        `conventions`, as they are now: the prompt is a cached prefix), context and relay."""
         registry = self._tools()
         elicitation = editor_elicitation(session.id, self.requester, session.capabilities)
+        # The session's own tools, for the whole session (the tool list is a cached prefix):
         if elicitation is not None and "form" in elicitation.modes:
-            registry.add(AskUser())  # for the whole session: the tool list is a cached prefix
+            registry.add(AskUser())
+        if skills := conventions.model_skills():
+            registry.add(SkillTool(skills))  # Agent Skills, levels 2 and 3
         for tool in session.extra_tools:
             registry.add(tool)
         if session.client.allowed_tools is not None:  # the client's tool set (acpx --allowed-tools)
@@ -93,6 +108,7 @@ class Engine:
                 tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
                 instructions=instructions.prompt_section(),
                 appended=session.client.system_append,
+                skills=conventions.skills_section()[0],
             ),
         )
         fs = session.capabilities.fs
@@ -137,18 +153,33 @@ class Engine:
         shown: list[dict[str, Any]] | None,
     ) -> TurnResult:
         runner = await self.runner(session)
-        return await drive_turn(
-            strategy=self.strategy(session),
-            runner=runner,
-            history=session.history,
-            meter=TurnMeter(session.limits, price=price),
-            prompt=blocks,
-            sink=runner.sink,
-            scope=scope,
-            turn_id=new_turn_id(),
-            streaming=runner.model.streaming,
-            shown=shown,
-        )
+        strategy: Strategy = self.strategy(session)
+        settings = None
+        invocation = await find_invocation(session, blocks)
+        if invocation is not None:  # a command, skill or MCP prompt: its prompt is built in the turn
+            note = None
+            if self.catalog is not None:
+                settings, note = command_settings(invocation, session, self.catalog, runner.settings.system)
+            strategy, blocks = CommandTurn(strategy, invocation, [note] if note else []), []
+        session_settings = runner.settings
+        if settings is not None:  # the command's own model, for this turn only
+            runner.settings, price = settings, self.prices.get(settings.model)
+        try:
+            return await drive_turn(
+                strategy=strategy,
+                runner=runner,
+                history=session.history,
+                meter=TurnMeter(session.limits, price=price),
+                prompt=blocks,
+                sink=runner.sink,
+                scope=scope,
+                turn_id=new_turn_id(),
+                streaming=runner.model.streaming,
+                shown=shown,
+            )
+        finally:
+            if settings is not None and runner.settings is settings:
+                runner.settings = session_settings
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
         """The record of a prompt answered without a model request: an empty prompt (journaled,
@@ -176,7 +207,12 @@ class Engine:
             )
         else:
             sandbox = runner.ctx.sandbox
-            text = _status(session, runner, await sandbox.status_line() if sandbox else "none configured")
+            text = _status(
+                session,
+                runner,
+                await sandbox.status_line() if sandbox else "none configured",
+                await session.conventions.current(),
+            )
         await runner.sink.emit(Notice(text, str(uuid.uuid4())))  # an answer outside the history
         return TurnRecord.from_meter(
             meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
@@ -196,7 +232,7 @@ def new_turn_id() -> str:
     return f"t_{uuid.uuid4().hex[:16]}"
 
 
-def _status(session: Session, runner: TurnRunner, sandbox: str) -> str:
+def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Conventions) -> str:
     settings = runner.settings
     limits = session.limits.model_dump(by_alias=True)
     used = runner.last_context_tokens
@@ -219,7 +255,8 @@ def _status(session: Session, runner: TurnRunner, sandbox: str) -> str:
         f"Prompt cache: {cache}\nCost so far: {cost}\n"
         f"Messages in history: {len(session.history)}\n"
         f"Sandbox for commands: {sandbox}\n"
-        f"Instructions: {_listed(session.instruction_files)}"
+        f"Instructions: {_listed(session.instruction_files)}\n"
+        f"{conventions.status()}"
     )
 
 

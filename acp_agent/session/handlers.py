@@ -164,22 +164,25 @@ class AcpHandler:
             failures = await self.manager.connect_mcp(session, mcp_servers)
             if failures:
                 answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
-        self._announce_commands(session.id)
+        self._announce_commands(session)
         return answer
 
-    def _announce_commands(self, session_id: str) -> None:
-        """available_commands_update, sent just after the answer that names the session."""
+    def _announce_commands(self, session: Session) -> None:
+        """available_commands_update, sent after the answer that names the session, once its
+        commands, skills and MCP prompts are known (read in the background, `conventions.py`)."""
         group = self.manager.task_group
         if group is None:
             return
 
         async def announce() -> None:
             await anyio.lowlevel.checkpoint()
+            conventions = await session.conventions.current()
+            commands = [*COMMANDS, *conventions.available_commands()]
             await self.manager.requester.notify(
                 "session/update",
                 {
-                    "sessionId": session_id,
-                    "update": {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS},
+                    "sessionId": session.id,
+                    "update": {"sessionUpdate": "available_commands_update", "availableCommands": commands},
                 },
             )
 

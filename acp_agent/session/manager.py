@@ -26,6 +26,8 @@ from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.catalog import ModelCatalog
+from acp_agent.session.convention_files import session_conventions
+from acp_agent.session.conventions import ConventionsSlot
 from acp_agent.session.elicitation import editor_elicitation
 from acp_agent.session.modes import DEFAULT_MODE
 from acp_agent.session.options import SessionOptions
@@ -124,7 +126,9 @@ class SessionManager:
             engine_type = await engine_class()
             model = await self._model()
             if self._engine is None:  # another session's first prompt may have got here first
-                self._engine = engine_type(self.requester, model, self._tools, self.config)
+                self._engine = engine_type(
+                    self.requester, model, self._tools, self.config, catalog=self.catalog, prices=self.prices
+                )
         return self._engine
 
     def create(
@@ -222,7 +226,10 @@ class SessionManager:
             capabilities or ClientCapabilities(),
             overrides=dict(overrides),
             effort=effort,
+            conventions=ConventionsSlot(lambda: session_conventions(root)),
         )
+        if self._task_group is not None:  # read now, so the `/` menu is ready soon after the answer
+            self._task_group.start_soon(session.conventions.current)
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",
@@ -291,6 +298,7 @@ class SessionManager:
         session.mcp = connections
         tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
+        session.conventions.add_prompts(connections.prompts)  # and its prompts are commands
         failures = [f"{f.server}: {f.reason}" for f in connections.failures]
         if failures:
             log.warning("session.mcp_failed", session_id=session.id, failures=failures)

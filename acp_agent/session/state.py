@@ -15,6 +15,7 @@ import anyio
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
+from acp_agent.session.conventions import ConventionsSlot
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.store import Journal
 from acp_agent.turn.history import History
@@ -70,6 +71,8 @@ class Session:
     """The instruction files in its system prompt (named for /status), read with its runner."""
     client: ClientOptions = field(default_factory=ClientOptions)
     """The client's appended system text and tool set (acpx's `_meta`), used when the runner is built."""
+    conventions: ConventionsSlot = field(default_factory=ConventionsSlot)
+    """Its custom commands, skills and MCP prompts (`conventions.py`), read once per session."""
 
     @property
     def mode(self) -> str:

@@ -36,11 +36,13 @@ def build_system_prompt(
     today: dt.date | None = None,
     instructions: str = "",
     appended: str = "",
+    skills: str = "",
 ) -> str:
-    """The prompt for one session; `tools` are (name, description) pairs; `instructions` is the
-    project instructions' section (AGENTS.md files), as the user's own words; `appended` is the
-    client's system text (acpx `--system-prompt`), last. Built once per session: the same text
-    on every request keeps the prompt cache warm."""
+    """The prompt for one session; `tools` are (name, description) pairs; `skills` lists the Agent
+    Skills the model may load; `instructions` is the project instructions' section (AGENTS.md
+    files), as the user's own words; `appended` is the client's system text (acpx
+    `--system-prompt`), last. Built once per session: the same text on every request keeps the
+    prompt cache warm."""
     today = today or dt.date.today()
     tool_lines = "\n".join(f"- {name}: {_first_line(description)}" for name, description in tools)
     budget = [f"at most {limits.max_turn_requests} model requests"]
@@ -57,6 +59,7 @@ def build_system_prompt(
         f"Limits for each user prompt: {', '.join(budget)}. Edits and commands may need the "
         "user's permission; if the user declines, do not retry the same call.\n\n"
         f"{RULES}"
+        + (f"\n\n{skills}" if skills else "")
         + (f"\n\n{instructions}" if instructions else "")
         + (f"\n\nInstructions from the client:\n{appended}" if appended else "")
     )

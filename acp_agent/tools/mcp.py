@@ -4,8 +4,9 @@ The official `mcp` SDK is slow to import, so it is imported only when a session 
 Its transports are async context managers that must be entered and left in one task, so every
 connection lives in its own long-lived task, in a task group the caller lends or that this object
 opens, and is stopped by an event. A server that fails to start is logged and reported, never fatal.
-What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`; its questions
-to the user, relayed to the editor, in `mcp_elicit.py`.
+What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`; its prompts
+as slash commands, in `mcp_prompts.py`; its questions to the user, relayed to the editor, in
+`mcp_elicit.py`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from acp_agent.tools.base import Elicitation
 from acp_agent.tools.mcp_elicit import completion_handler, elicitation_callback
+from acp_agent.tools.mcp_prompts import McpPrompt, adapt_prompts, list_prompts
 from acp_agent.tools.mcp_sdk import mcp_sdk
 from acp_agent.tools.mcp_servers import McpFailure, McpServerSpec, failure_reason, parse_server
 from acp_agent.tools.mcp_tool import McpTool, ServerConnection, adapt_tools
@@ -59,6 +61,9 @@ class McpConnections:
         self.failures: list[McpFailure] = []
         self._connections: list[ServerConnection] = []
         self._names: set[str] = set()
+        self.prompts: list[McpPrompt] = []
+        """The connected servers' prompts (the session offers them as slash commands)."""
+        self._prompt_names: set[str] = set()
         self._closed = False
 
     async def __aenter__(self) -> McpConnections:
@@ -136,6 +141,7 @@ class McpConnections:
                 async with AsyncExitStack() as stack:
                     client = await _open_client(stack, spec, cwd, self._callbacks(connection))
                     tools = adapt_tools(await _list_tools(client), connection, self._names)
+                    await self._add_prompts(client, connection)
                     scope.deadline = math.inf
                     connection.client, started = client, True
                     log.info("mcp.connected", server=spec.name, tools=len(tools))
@@ -154,6 +160,15 @@ class McpConnections:
             connection.client = None
             connection.done.set()
             log.debug("mcp.stopped", server=spec.name)
+
+    async def _add_prompts(self, client: Any, connection: ServerConnection) -> None:
+        """The server's prompts, if it offers any; a failure to list them costs only them."""
+        try:
+            listed = await list_prompts(client)
+        except Exception as exc:
+            log.warning("mcp.prompts_unlisted", server=connection.server, error=failure_reason(exc))
+            return
+        self.prompts.extend(adapt_prompts(listed, connection, self._prompt_names))
 
     def _callbacks(self, connection: ServerConnection) -> dict[str, Any]:
         """What the SDK client calls when the server asks the user something (elicitation)."""

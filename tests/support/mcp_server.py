@@ -67,6 +67,12 @@ async def nap(seconds: float) -> str:
     return "rested"
 
 
+@app.prompt()
+def review_code(path: str, focus: str = "bugs") -> str:
+    """Review a file, looking for one kind of problem."""
+    return f"Please review {path}, looking for {focus} (the MCP prompt's words)."
+
+
 class Name(BaseModel):
     name: str
 

@@ -1,0 +1,210 @@
+"""A turn started by a custom command, a skill or an MCP prompt: the prompt is built inside the turn.
+
+`CommandTurn` wraps the session's strategy. Within the turn's cancel scope, clock and meter, it
+builds the prompt (the command's body with its arguments, or the skill's instructions, or the MCP
+prompt's messages), adds it to the history as the user's message, then runs the strategy as for
+any prompt. Building it costs no model request; the turn that follows is an ordinary metered one.
+
+In a command file or a skill:
+- `` !`cmd` `` runs as a `run_command` tool call of the turn: the editor is shown it, the user is
+  asked as for any command (the mode decides first: plan mode refuses it, bypass runs it), it runs
+  in the session's sandbox and counts against the tool-call budget; its output (or why it did not
+  run) takes its place in the prompt. Nothing runs unseen.
+- `@path` adds the file's content, read by `read_file`: the session's roots and the same
+  confinement, so a path outside them is refused with a note; a name that is no file is left as
+  written (`@someone`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from acp_agent.errors import ToolError
+from acp_agent.model.profiles import ProfileError
+from acp_agent.session.commands import BUILT_IN_NAMES, slash_of
+from acp_agent.session.conventions import CustomCommand
+from acp_agent.session.expansion import (
+    MAX_FILE_REFS,
+    MAX_SHELL_COMMANDS,
+    SHELL,
+    file_refs,
+    shell_commands,
+    substitute,
+)
+from acp_agent.tools.mcp_prompts import McpPrompt
+from acp_agent.tools.paths import resolve_inside
+from acp_agent.tools.skill import Skill, skill_text
+from acp_agent.turn.events import Notice
+from acp_agent.turn.history import History, result_text
+from acp_agent.turn.meter import TurnMeter
+from acp_agent.turn.runner import AttemptOutcome, TurnRunner
+from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.tool_batch import ToolBatch
+
+if TYPE_CHECKING:
+    from acp_agent.session.catalog import ModelCatalog
+    from acp_agent.session.state import Session
+    from acp_agent.turn.settings import RunnerSettings
+    from acp_agent.turn.strategies import Strategy
+
+__all__ = ["CommandTurn", "Invocation", "command_settings", "find_invocation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """`/name arguments`, and what it names; `extra` are the prompt's other blocks (images, links)."""
+
+    name: str
+    target: CustomCommand | Skill | McpPrompt
+    arguments: str
+    extra: tuple[dict[str, Any], ...] = ()
+
+
+async def find_invocation(session: Session, blocks: list[dict[str, Any]]) -> Invocation | None:
+    """The command, skill or MCP prompt a prompt runs (`/name args`), or None for any other prompt
+    (an unknown `/word` goes to the model as it is)."""
+    invoked = slash_of(blocks)
+    if invoked is None or invoked[0] in BUILT_IN_NAMES:
+        return None
+    target = (await session.conventions.current()).find(invoked[0])
+    return Invocation(invoked[0], target, invoked[1], tuple(blocks[1:])) if target is not None else None
+
+
+def command_settings(
+    invocation: Invocation, session: Session, catalog: ModelCatalog, system: str | None
+) -> tuple[RunnerSettings | None, str | None]:
+    """The settings for a command file's `model` (an id the catalog offers, or `haiku`, `sonnet`,
+    `opus` for the first it offers of that family), or None and the note that says it is ignored."""
+    target = invocation.target
+    wanted = target.model if isinstance(target, CustomCommand) else None
+    if not wanted or wanted in ("inherit", session.model):
+        return None, None
+    offered = catalog.available_models()
+    model_id = wanted if wanted in offered else next((m for m in offered if f"-{wanted}-" in m), None)
+    if model_id is None:
+        return None, (
+            f"/{invocation.name} asks for the model {wanted!r}, which is not offered here "
+            f"({', '.join(offered)}): it runs on {session.model}."
+        )
+    try:
+        settings = catalog.settings_for(model_id, session.effort, session.settings)
+    except ProfileError:  # that model does not take the session's effort level
+        settings = catalog.settings_for(model_id, None, session.settings)
+    return replace(settings, system=system), None
+
+
+class CommandTurn:
+    """The session's strategy, run once the command's prompt is in the history."""
+
+    def __init__(self, inner: Strategy, invocation: Invocation, notes: Sequence[str] = ()) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.invocation = invocation
+        self.notes = tuple(notes)
+        """Said to the user first (a `model` the catalog refused)."""
+
+    def __getattr__(self, item: str) -> Any:  # the record's fields are the strategy's
+        if item == "inner":
+            raise AttributeError(item)
+        return getattr(self.inner, item)
+
+    async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
+        for note in self.notes:
+            await runner.sink.emit(Notice(note, str(uuid.uuid4())))
+        try:
+            text = await self._prompt_text(runner, meter)
+        except ToolError as exc:  # the prompt could not be built: say why, ask nothing
+            await runner.sink.emit(Notice(f"/{self.invocation.name}: {exc}", str(uuid.uuid4())))
+            return AttemptOutcome(TurnStop.END_TURN)
+        blocks = [{"type": "text", "text": text}, *self.invocation.extra]
+        history.add_user(blocks)  # journaled: a loaded session holds what the model was sent
+        return await self.inner.run(runner, history, meter)
+
+    async def _prompt_text(self, runner: TurnRunner, meter: TurnMeter) -> str:
+        target, arguments = self.invocation.target, self.invocation.arguments
+        if isinstance(target, McpPrompt):
+            text = await target.fetch(target.bind(arguments))
+            if not text.strip():
+                raise ToolError(f"the MCP prompt {target.name!r} returned no text")
+            return text
+        if isinstance(target, Skill):
+            text = await skill_text(replace(target, body=substitute(target.body, arguments)))
+            text = f"The user ran the skill /{target.name}. Follow its instructions:\n\n{text}"
+        else:
+            text = substitute(target.body, arguments)
+        if not text.strip():
+            raise ToolError("the command's file holds no text (and no arguments were given)")
+        refs = file_refs(text)[:MAX_FILE_REFS]  # before the commands run: their output is not scanned
+        text = await _run_shell_lines(text, runner, meter)
+        return await _add_files(text, refs, runner)
+
+
+async def _run_shell_lines(text: str, runner: TurnRunner, meter: TurnMeter) -> str:
+    """Each `` !`cmd` `` → its output, run as a run_command tool call of this turn."""
+    commands = shell_commands(text)
+    if not commands:
+        return text
+    outputs: dict[str, str] = {}
+    if "run_command" not in runner.tools:
+        outputs = dict.fromkeys(commands, "[not run: run_command is not offered in this session]")
+    else:
+        ran = commands[:MAX_SHELL_COMMANDS]
+        outputs = dict.fromkeys(commands[len(ran) :], f"[not run: at most {MAX_SHELL_COMMANDS} commands run]")
+        calls = [
+            {"id": f"toolu_cmd_{uuid.uuid4().hex[:20]}", "name": "run_command", "input": {"command": c}}
+            for c in ran
+        ]
+        scratch = History()  # the results go into the prompt, not after a tool_use of the model's
+        batch = ToolBatch(
+            calls,
+            tools=runner.tools,
+            sink=runner.sink,
+            ctx=runner.ctx,
+            permissions=runner.permissions,
+            tool_timeout=runner.settings.tool_timeout,
+            history=scratch,
+            meter=meter,
+        )
+        await batch.run()
+        for command, result in zip(ran, scratch.messages[-1]["content"], strict=True):
+            output = result_text(result.get("content", "")).rstrip()
+            outputs[command] = (
+                f"[`{command}` failed or was not run: {output}]"
+                if result.get("is_error")
+                else f"\n```\n$ {command}\n{output}\n```\n"
+            )
+    return SHELL.sub(lambda m: outputs.get(m.group(1).strip(), m.group(0)), text)
+
+
+async def _add_files(text: str, refs: list[str], runner: TurnRunner) -> str:
+    """The content of each `@path` that names a file, appended (read by read_file)."""
+    if not refs:
+        return text
+    read_file = runner.tools.get("read_file")
+    parts = [text.rstrip()]
+    for ref in refs:
+        try:
+            path = resolve_inside(runner.ctx.roots, ref)
+        except ToolError as exc:
+            parts.append(f"[@{ref} was not read: {exc}]")
+            continue
+        if not await anyio.Path(path).is_file():
+            continue  # not a file reference (`@someone`), or a directory: left as written
+        if read_file is None:
+            parts.append(f"[@{ref} was not read: read_file is not offered in this session]")
+            continue
+        try:
+            result = await read_file.run({"path": ref}, runner.ctx)
+        except ToolError as exc:
+            parts.append(f"[@{ref} was not read: {exc}]")
+            continue
+        if result.is_error:
+            parts.append(f"[@{ref} was not read: {result.text}]")
+        else:
+            parts.append(f'<file path="{ref}">\n{result.text.rstrip()}\n</file>')
+    return "\n\n".join(parts)

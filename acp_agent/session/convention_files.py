@@ -1,0 +1,232 @@
+"""Finding and reading the command files and skills a session offers (`conventions.py` holds them).
+
+Where, in order of precedence (the first of a name wins; the others are noted as shadowed):
+- the project: `.claude/commands/**/*.md`, `.claude/skills/*/SKILL.md` and `.agents/skills/*/SKILL.md`
+  in the session's cwd and each directory above it up to the repository root (the walk AGENTS.md
+  takes; the home directory's own `.claude` counts as the user's);
+- the agent's config dir: `commands/**/*.md` and `skills/*/SKILL.md`;
+- the user's `~/.claude/commands/**/*.md` and `~/.claude/skills/*/SKILL.md`.
+
+Every file is read under the rules of the file tools (`tools/provided.py`): a project file must
+resolve inside the repository, a config-dir file inside the config dir, a `~/.claude` file inside
+the home directory; a link out, a FIFO, a file another user owns is refused and named. Caps keep a
+repository with hundreds of files cheap: at most MAX_COMMAND_FILES command files and MAX_SKILLS
+skills are read, each at most FILE_BYTES. Blocking: `load_conventions` runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import structlog
+
+from acp_agent.config import user_config_dir
+from acp_agent.session.commands import BUILT_IN_NAMES
+from acp_agent.session.conventions import Conventions, CustomCommand
+from acp_agent.session.frontmatter import split_frontmatter
+from acp_agent.session.instructions import _directories
+from acp_agent.tools.provided import (
+    READ_SECONDS,
+    ProvidedText,
+    Refusal,
+    read_provided_file,
+    read_provided_files,
+)
+from acp_agent.tools.skill import Skill
+
+__all__ = [
+    "FILE_BYTES",
+    "MAX_COMMAND_FILES",
+    "MAX_SKILLS",
+    "load_conventions",
+    "read_conventions",
+    "session_conventions",
+]
+
+log = structlog.get_logger(__name__)
+
+FILE_BYTES = 64 * 1024
+"""The largest command file or SKILL.md read; a larger one is skipped, and named."""
+MAX_COMMAND_FILES = 500
+MAX_SKILLS = 200
+_MAX_DEPTH = 3
+"""Subdirectories of a commands directory looked into (namespaces)."""
+_SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_MAX_NAME, _MAX_DESCRIPTION = 64, 1024
+"""The Agent Skills format's limits on `name` and `description`."""
+
+
+class _Found:
+    """What the walk collects: the winners by name, the notes on everything left out."""
+
+    def __init__(self) -> None:
+        self.commands: dict[str, CustomCommand] = {}
+        self.skills: dict[str, Skill] = {}
+        self.skipped: list[str] = []
+        self.seen: set[Path] = set()
+        self.files = 0
+
+    def skip(self, path: Path, note: str) -> None:
+        log.warning("conventions.skipped", path=str(path), reason=note)
+        self.skipped.append(f"{path} ({note})")
+
+    def read(self, path: Path, inside: Path) -> str | None:
+        """The file's text, or None (missing, seen already, or refused: then noted)."""
+        got = read_provided_file(path, inside=inside, max_bytes=FILE_BYTES + 1)
+        if got is None:
+            return None
+        if isinstance(got, Refusal):
+            self.skip(path, f"refused: {got.reason}")
+            return None
+        real = Path(os.path.realpath(path))
+        if real in self.seen:  # one file reached twice (a link, or home inside the walk)
+            return None
+        self.seen.add(real)
+        assert isinstance(got, ProvidedText)
+        if got.size > FILE_BYTES:
+            self.skip(path, f"skipped: larger than the {FILE_BYTES // 1024} KiB cap")
+            return None
+        return got.data.decode("utf-8", "replace")
+
+
+def _places(cwd: Path, home: Path | None, config_dir: Path | None) -> Iterator[tuple[Path, str, Path]]:
+    """(a `.claude`-like directory, its source, the directory its files must resolve inside)."""
+    directories, repository = _directories(cwd, home)
+    for directory in directories:
+        if directory != home:
+            yield directory / ".claude", "project", repository or directory
+            yield directory / ".agents", "project", repository or directory
+    if config_dir is not None:
+        yield config_dir, "user", config_dir
+    if home is not None:
+        yield home / ".claude", "user", home
+
+
+def read_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -> Conventions:
+    """Every command and skill for a session at `cwd`, with the notes on those left out."""
+    found = _Found()
+    for base, source, inside in _places(cwd, home, config_dir):
+        if base.name != ".agents":  # `.agents` holds skills only
+            _read_commands(found, base / "commands", source, inside)
+        _read_skills(found, base / "skills", source, inside)
+    commands = sorted(found.commands.values(), key=lambda c: c.name)
+    for command in commands:
+        if command.name in found.skills:
+            found.skip(command.path, f"shadowed by the skill {found.skills[command.name].path}")
+    return Conventions(
+        tuple(c for c in commands if c.name not in found.skills),
+        tuple(sorted(found.skills.values(), key=lambda s: s.name)),
+        skipped=tuple(found.skipped),
+    )
+
+
+def _read_commands(found: _Found, root: Path, source: str, inside: Path) -> None:
+    if not root.is_dir():
+        return
+    for top, dirs, files in os.walk(root, followlinks=False):
+        relative = Path(top).relative_to(root)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if len(relative.parts) < _MAX_DEPTH else []
+        for name in sorted(f for f in files if f.endswith(".md") and not f.startswith(".")):
+            path = Path(top) / name
+            if found.files >= MAX_COMMAND_FILES:
+                found.skip(path, f"not read: the cap of {MAX_COMMAND_FILES} command files was reached")
+                return
+            found.files += 1
+            _add_command(found, path, ":".join(relative.parts), source, inside)
+
+
+def _add_command(found: _Found, path: Path, namespace: str, source: str, inside: Path) -> None:
+    name = path.name.removesuffix(".md")
+    text = found.read(path, inside)
+    if text is None:
+        return
+    fields, body, problem = split_frontmatter(text)
+    if problem:
+        found.skip(path, f"skipped: {problem}")
+    elif not name or any(c.isspace() for c in name):
+        found.skip(path, "skipped: a command's name (its file name) cannot hold spaces")
+    elif name in BUILT_IN_NAMES:
+        found.skip(path, f"shadowed by the built-in /{name}")
+    elif name in found.commands:
+        found.skip(path, f"shadowed by {found.commands[name].path}")
+    else:
+        first = next((line.strip().lstrip("#").strip() for line in body.splitlines() if line.strip()), "")
+        found.commands[name] = CustomCommand(
+            name,
+            path,
+            body,
+            source,
+            namespace,
+            fields.get("description") or first[:100] or "Custom command",
+            fields.get("argument-hint") or None,
+            fields.get("model") or None,
+        )
+
+
+def _read_skills(found: _Found, root: Path, source: str, inside: Path) -> None:
+    try:
+        entries = sorted(e for e in os.listdir(root) if not e.startswith("."))
+    except OSError:
+        return
+    for entry in entries:
+        path = root / entry / "SKILL.md"
+        if len(found.skills) >= MAX_SKILLS:
+            found.skip(root, f"not all read: the cap of {MAX_SKILLS} skills was reached")
+            return
+        text = found.read(path, inside)
+        if text is not None:
+            _add_skill(found, path, text, source)
+
+
+def _add_skill(found: _Found, path: Path, text: str, source: str) -> None:
+    fields, body, problem = split_frontmatter(text)
+    name, description = fields.get("name", "").strip(), " ".join(fields.get("description", "").split())
+    if problem or not fields:
+        why = problem or "it has no frontmatter (a `---` block with `name` and `description`)"
+    elif not name:
+        why = "`name` is missing from its frontmatter"
+    elif not _SKILL_NAME.match(name) or len(name) > _MAX_NAME:
+        why = f"`name` {name[:80]!r} is not 1-64 lowercase letters, digits and single hyphens"
+    elif not description:
+        why = "`description` is missing from its frontmatter"
+    elif len(description) > _MAX_DESCRIPTION:
+        why = f"`description` is longer than {_MAX_DESCRIPTION:,} characters"
+    elif name in BUILT_IN_NAMES:
+        why = f"shadowed by the built-in /{name}"
+    elif name in found.skills:
+        found.skip(path, f"shadowed by {found.skills[name].path}")
+        return
+    else:
+        found.skills[name] = Skill(
+            name,
+            description,
+            path,
+            body,
+            source,
+            fields.get("argument-hint") or None,
+            model_invocable=fields.get("disable-model-invocation", "").lower() != "true",
+            user_invocable=fields.get("user-invocable", "").lower() != "false",
+        )
+        return
+    found.skip(path, f"skipped: {why}" if not why.startswith("shadowed") else why)
+
+
+async def load_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -> Conventions:
+    """`read_conventions` in a worker thread; past READ_SECONDS, none (and that is noted)."""
+    got = await read_provided_files(lambda: [read_conventions(cwd, home=home, config_dir=config_dir)])
+    if got is None:
+        log.warning("conventions.timed_out", cwd=str(cwd), seconds=READ_SECONDS)
+        return Conventions(skipped=(f"{cwd} (reading commands and skills took over {READ_SECONDS:g} s)",))
+    return got[0]
+
+
+async def session_conventions(cwd: Path) -> Conventions:
+    """The commands and skills of a session at `cwd`, with the user's home and config dir."""
+    try:
+        home: Path | None = Path.home().resolve()
+    except (RuntimeError, OSError):
+        home = None
+    return await load_conventions(cwd, home=home, config_dir=user_config_dir())
