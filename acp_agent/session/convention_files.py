@@ -66,7 +66,8 @@ class _Found:
         self.commands: dict[str, CustomCommand] = {}
         self.skills: dict[str, Skill] = {}
         self.skipped: list[str] = []
-        self.seen: set[Path] = set()
+        self.seen: set[tuple[int, int]] = set()
+        """The files read, by device and inode."""
         self.files = 0
 
     def skip(self, path: Path, note: str) -> None:
@@ -81,10 +82,13 @@ class _Found:
         if isinstance(got, Refusal):
             self.skip(path, f"refused: {got.reason}")
             return None
-        real = Path(os.path.realpath(path))
-        if real in self.seen:  # one file reached twice (a link, or home inside the walk)
+        try:
+            info = os.stat(path)
+        except OSError:
             return None
-        self.seen.add(real)
+        if (info.st_dev, info.st_ino) in self.seen:  # one file reached twice (say, through a link)
+            return None
+        self.seen.add((info.st_dev, info.st_ino))
         assert isinstance(got, ProvidedText)
         if got.size > FILE_BYTES:
             self.skip(path, f"skipped: larger than the {FILE_BYTES // 1024} KiB cap")

@@ -2,8 +2,9 @@
 
 The one place that holds them (`ConventionsSlot`, on the session): read from disk once per
 session (session/new, session/load, session/resume: each builds a new session) in a worker thread,
-in the background, so the `/` menu is ready soon after the session is; the MCP servers' prompts are
-added when they connect. The announcement (`available_commands_update`), the turn machinery (the
+by the task that announces them once the session's answer is on its way (so reading a large
+`.claude` never delays that answer), or by the first prompt if it comes first; the MCP servers'
+prompts are added when they connect. The announcement (`available_commands_update`), the turn machinery (the
 skills in the system prompt, the `skill` tool), a slash command's expansion and /status all read
 this one snapshot, so what the editor lists is what runs.
 

@@ -228,8 +228,6 @@ class SessionManager:
             effort=effort,
             conventions=ConventionsSlot(lambda: session_conventions(root)),
         )
-        if self._task_group is not None:  # read now, so the `/` menu is ready soon after the answer
-            self._task_group.start_soon(session.conventions.current)
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",

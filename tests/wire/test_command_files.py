@@ -1,0 +1,139 @@
+"""What a command file may do beyond text: `!` commands under the permission rules, `@` files under
+the read confinement, its own model; and what the reader refuses (issue 25, issue 29 item 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.agent import AgentProcess, RpcError
+from tests.support.conventions import claude_repo
+from tests.wire.conftest import chunks, turn_record
+from tests.wire.test_conventions import announced, status_text, tool_result_text, user_text
+
+REPORT = "Report on the repository.\nGreeting: !`echo SHELL-OUTPUT-$((6*7))`\n"
+
+
+async def test_a_shell_line_asks_permission_runs_as_a_tool_call_and_plan_mode_refuses_it(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    (workspace / ".claude" / "commands" / "report.md").write_text(REPORT)
+    asked: list[dict[str, Any]] = []
+    answer = {"optionId": "allow_once"}
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            asked.append(params["toolCall"])
+            return {"outcome": {"outcome": "selected", **answer}}
+        return RpcError(-32601, method)
+
+    fake_api.set_fallback(replies.text("ok"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "/report")
+        assert turn_record(response)["modelRequests"] == 1 and turn_record(response)["toolCalls"] == 1
+        assert [a["rawInput"]["command"] for a in asked] == ["echo SHELL-OUTPUT-$((6*7))"]
+        sent = user_text(fake_api)
+        assert sent.startswith("Report on the repository.\nGreeting: \n```\n$ echo SHELL-OUTPUT-$((6*7))\n")
+        assert "SHELL-OUTPUT-42\n```" in sent
+        shown = [u for u in agent.updates(session) if u["update"].get("toolCallId") == asked[0]["toolCallId"]]
+        assert shown[0]["update"]["sessionUpdate"] == "tool_call" and shown[0]["update"]["kind"] == "execute"
+        assert shown[-1]["update"]["status"] == "completed"
+        # Declined: the prompt says so, and the model is still asked.
+        answer["optionId"] = "reject_once"
+        await agent.prompt(session, "/report")
+        assert len(asked) == 2 and "SHELL-OUTPUT-42" not in user_text(fake_api)
+        assert "[`echo SHELL-OUTPUT-$((6*7))` failed or was not run: The user declined" in user_text(fake_api)
+        # Plan mode refuses it without asking.
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
+        await agent.prompt(session, "/report")
+        assert len(asked) == 2
+        assert "not run: Refused: the session is in plan mode" in user_text(fake_api)
+        # Bypass runs it without asking.
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+        await agent.prompt(session, "/report")
+        assert len(asked) == 2 and "SHELL-OUTPUT-42" in user_text(fake_api)
+
+
+async def test_a_command_file_linked_outside_the_repository_is_refused_and_named(
+    agent: AgentProcess, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    secret = tmp_path / "home" / "secret.md"
+    secret.write_text("SECRET COMMAND BODY\n")
+    leak = workspace / ".claude" / "commands" / "leak.md"
+    leak.symlink_to(secret)
+    skill_link = workspace / ".claude" / "skills" / "outside"
+    skill_link.mkdir()
+    (skill_link / "SKILL.md").symlink_to(secret)
+    fake_api.set_fallback(replies.text("ok"))
+    session = await agent.new_session(workspace)
+    assert "leak" not in await announced(agent, session)
+    status = await status_text(agent, session)
+    assert f"{leak} (refused: it resolves to {secret.resolve()}, outside {workspace.resolve()})" in status
+    assert f"{skill_link / 'SKILL.md'} (refused: it resolves to" in status
+    await agent.prompt(session, "/leak now")
+    assert user_text(fake_api) == "/leak now"  # not a command: sent as typed
+    assert "SECRET" not in str(fake_api.requests[0].body)
+
+
+async def test_at_references_outside_the_workspace_are_refused_with_a_note(
+    agent: AgentProcess, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    (tmp_path / "outside.txt").write_text("OUTSIDE TEXT\n")
+    (workspace / ".claude" / "commands" / "peek.md").write_text(
+        "Compare @src/app.py with @../outside.txt, ask @someone.\n"
+    )
+    fake_api.set_fallback(replies.text("ok"))
+    session = await agent.new_session(workspace)
+    await agent.prompt(session, "/peek")
+    sent = user_text(fake_api)
+    assert '<file path="src/app.py">' in sent and "hello, {name}" in sent
+    assert "[@../outside.txt was not read:" in sent and "OUTSIDE TEXT" not in sent
+    assert "@someone" in sent and "[@someone" not in sent  # not a file: left as written
+
+
+async def test_a_command_runs_on_its_own_model_for_that_turn_only_or_says_why_not(
+    agent: AgentProcess, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    commands = workspace / ".claude" / "commands"
+    (commands / "quick.md").write_text("---\nmodel: haiku\n---\nAnswer briefly.\n")
+    (commands / "odd.md").write_text("---\nmodel: gpt-4\n---\nAnswer oddly.\n")
+    fake_api.set_fallback(replies.text("ok"))
+    session = await agent.new_session(workspace)
+    await agent.prompt(session, "/quick")
+    await agent.prompt(session, "plain")
+    before = len(chunks(agent, session))
+    await agent.prompt(session, "/odd")
+    models = [r.body["model"] for r in fake_api.requests]
+    assert models == ["claude-haiku-5-5", "claude-test-1", "claude-test-1"]
+    said = "".join(c["content"]["text"] for c in chunks(agent, session)[before:])
+    assert "/odd asks for the model 'gpt-4', which is not offered here" in said
+
+
+async def test_a_user_level_skill_outside_the_workspace_has_its_files_read_confined(
+    agent: AgentProcess, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    skill = tmp_path / "home" / ".claude" / "skills" / "deploy"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: Deploy the app.\n---\nRun scripts/go.sh.\n"
+    )
+    (skill / "scripts" / "go.sh").write_text("echo DEPLOY SCRIPT\n")
+    (skill / "scripts" / "key").symlink_to(tmp_path / "home" / ".claude" / "commands" / "greet.md")
+    fake_api.script(
+        replies.tool_use("skill", {"name": "deploy", "file": "scripts/go.sh"}),
+        replies.tool_use("skill", {"name": "deploy", "file": "scripts/key"}),
+        replies.text("deployed"),
+    )
+    session = await agent.new_session(workspace)
+    await agent.prompt(session, "deploy it")
+    assert "- deploy: Deploy the app." in str(fake_api.requests[0].body["system"])
+    assert "DEPLOY SCRIPT" in tool_result_text(fake_api, 1)
+    assert "scripts/key of the skill deploy was not read: it resolves to" in tool_result_text(fake_api, 2)
