@@ -108,7 +108,7 @@ class Engine:
                 tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
                 instructions=instructions.prompt_section(),
                 appended=session.client.system_append,
-                skills=conventions.skills_section()[0],
+                skills=conventions.skills_section()[0] if "skill" in registry else "",
             ),
         )
         fs = session.capabilities.fs
