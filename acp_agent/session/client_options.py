@@ -39,10 +39,12 @@ OWN_TOOLS = frozenset(
         "run_command",
         "update_plan",
         "ask_user",
+        "skill",
     }
 )
-"""This agent's built-in tools (a unit test keeps the set equal to the registry's and `ask_user`,
-which is offered when the client has elicitation forms)."""
+"""This agent's built-in tools (a unit test keeps the set equal to the registry's, `ask_user`,
+which is offered when the client has elicitation forms, and `skill`, offered when the session has
+Agent Skills)."""
 CLAUDE_TOOLS: dict[str, str] = {
     "Read": "read_file",
     "Write": "write_file",
@@ -54,6 +56,7 @@ CLAUDE_TOOLS: dict[str, str] = {
     "LS": "list_files",
     "TodoWrite": "update_plan",
     "AskUserQuestion": "ask_user",
+    "Skill": "skill",
 }
 """Claude Code's tool names (any case) → this agent's tool that does the same."""
 _CLAUDE_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}

@@ -137,3 +137,17 @@ async def test_a_user_level_skill_outside_the_workspace_has_its_files_read_confi
     assert "- deploy: Deploy the app." in str(fake_api.requests[0].body["system"])
     assert "DEPLOY SCRIPT" in tool_result_text(fake_api, 1)
     assert "scripts/key of the skill deploy was not read: it resolves to" in tool_result_text(fake_api, 2)
+
+
+async def test_a_client_that_leaves_out_the_skill_tool_gets_no_skill_list_and_skill_maps_to_it(
+    agent: AgentProcess, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    fake_api.set_fallback(replies.text("ok"))
+    for allowed, offered in ((["Read"], False), (["Read", "Skill"], True)):
+        meta = {"claudeCode": {"options": {"allowedTools": allowed}}}  # as acpx sends it
+        session = await agent.new_session(workspace, meta=meta)
+        await agent.prompt(session, "hello")
+        body = fake_api.requests[-1].body
+        assert ("skill" in {t["name"] for t in body["tools"]}) is offered
+        assert ("- changelog: Write CHANGELOG" in str(body["system"])) is offered
