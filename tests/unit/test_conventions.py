@@ -11,7 +11,7 @@ import pytest
 from acp_agent.errors import ToolError
 from acp_agent.session import convention_files
 from acp_agent.session.convention_files import read_conventions
-from acp_agent.session.conventions import Conventions
+from acp_agent.session.conventions import Conventions, ConventionsSlot
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.skill import Skill, SkillTool
 
@@ -202,3 +202,18 @@ async def test_the_skill_tool_loads_a_body_lists_its_files_and_reads_them_confin
     with pytest.raises(ToolError, match="no skill named 'secret'; the skills are: deploy"):
         await tool.run({"name": "secret"}, ctx)
     assert os.path.exists(root / "SKILL.md")
+
+
+async def test_a_failing_read_costs_the_commands_not_the_session() -> None:
+    calls = []
+
+    async def broken() -> Conventions:
+        calls.append(1)
+        raise RuntimeError("disk on fire")
+
+    slot = ConventionsSlot(broken)
+    found = await slot.current()
+    assert found.commands == () and found.skipped == (
+        "commands and skills were not read: RuntimeError('disk on fire')",
+    )
+    assert (await slot.current()).skipped == found.skipped and len(calls) == 1  # read once per session

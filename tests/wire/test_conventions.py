@@ -84,6 +84,12 @@ async def test_commands_skills_and_mcp_prompts_are_announced_reported_and_announ
     assert "result" in await agent.request("session/load", params, timeout=30)
     again = await announced(agent, session, since)
     assert set(again) == (EXPECTED_COMMANDS - {"mcp__tests__review_code"}) | {"later"}
+    # So does a resume, with its MCP servers' prompts.
+    (workspace / ".claude" / "commands" / "later.md").unlink()
+    since = len(agent.messages)
+    params = {"sessionId": session, "cwd": str(workspace), "mcpServers": [mcp_server()]}
+    assert "result" in await agent.request("session/resume", params, timeout=60)
+    assert set(await announced(agent, session, since)) == EXPECTED_COMMANDS
 
 
 async def test_a_command_sends_its_body_with_the_arguments_substituted(
