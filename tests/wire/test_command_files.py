@@ -9,6 +9,7 @@ from typing import Any
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
 from tests.support.conventions import claude_repo
+from tests.support.sandbox import require_bwrap
 from tests.wire.conftest import chunks, turn_record
 from tests.wire.test_conventions import announced, status_text, tool_result_text, user_text
 
@@ -56,6 +57,26 @@ async def test_a_shell_line_asks_permission_runs_as_a_tool_call_and_plan_mode_re
         await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
         await agent.prompt(session, "/report")
         assert len(asked) == 2 and "SHELL-OUTPUT-42" in user_text(fake_api)
+
+
+async def test_a_shell_line_runs_in_the_sandbox_run_command_runs_in(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    require_bwrap()
+    workspace = claude_repo(tmp_path)
+    state = agent_env["ACP_AGENT_STATE_DIR"]
+    (workspace / ".claude" / "commands" / "where.md").write_text(
+        f"Where: !`echo pid=$$; ls {state} >/dev/null 2>&1 && echo state-seen || echo state-hidden`\n"
+    )
+    fake_api.set_fallback(replies.text("ok"))
+    env = {**agent_env, "ACP_AGENT_SANDBOX": "auto"}
+    async with AgentProcess.start(env=env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+        await agent.prompt(session, "/where")
+    sent = user_text(fake_api)
+    assert "\npid=2\n" in sent and "state-hidden" in sent  # its own PID namespace; the journals hidden
 
 
 async def test_a_command_file_linked_outside_the_repository_is_refused_and_named(
