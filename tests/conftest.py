@@ -10,12 +10,21 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support import base_env
+from tests.support.model_paths import check_classification, parametrize_model_paths, validate_markers
 from tests.support.schema import AcpSchema, SchemaNotFoundError
 
 if TYPE_CHECKING:
     from acp_agent.testing.messages_api import FakeMessagesAPI
 
 _LOCAL = "127.0.0.1,localhost"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    parametrize_model_paths(metafunc)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    validate_markers(items)
 
 
 @pytest.fixture(scope="session")
@@ -45,10 +54,11 @@ def acp_schema() -> AcpSchema:
         pytest.skip(str(exc))
 
 
-@pytest.fixture(params=[True, False], ids=["stream", "no-stream"])
-def streaming(request: pytest.FixtureRequest) -> bool:
-    value: bool = request.param
-    return value
+@pytest.fixture
+def streaming() -> bool:
+    """The agent's model path. `support/model_paths.py` parametrizes it (stream, no-stream) for every test
+    that reaches the model; a `model_free` test runs once, with the default (streaming)."""
+    return True
 
 
 @pytest.fixture
@@ -65,12 +75,17 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def fake_api() -> Iterator[FakeMessagesAPI]:
-    """A started fake Messages API on 127.0.0.1 (imported here: unit tests run without it)."""
+def fake_api(request: pytest.FixtureRequest) -> Iterator[FakeMessagesAPI]:
+    """A started fake Messages API on 127.0.0.1 (imported here: unit tests run without it).
+
+    At the end of the test (the agent has exited by then), what it received must match the test's
+    model classification (`model_paths.check_classification`).
+    """
     from acp_agent.testing.messages_api import FakeMessagesAPI
 
     with FakeMessagesAPI() as api:
         yield api
+        check_classification(request.node, len(api.requests))
 
 
 @pytest.fixture

@@ -150,6 +150,7 @@ async def test_each_mode_decides_what_asks_and_what_runs(
         assert mode_updates[-1]["currentModeId"] == mode
 
 
+@pytest.mark.model_free
 async def test_an_unknown_mode_is_invalid_params(agent: AgentProcess, session: str) -> None:
     response = await agent.request("session/set_mode", {"sessionId": session, "modeId": "yolo"})
     assert response["error"]["code"] == -32602

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 from tests.wire.conftest import chunks, turn_record
@@ -48,6 +50,7 @@ async def test_a_full_context_is_compacted_with_one_counted_request(
     assert any("summarised" in t["content"]["text"] for t in thoughts)
 
 
+@pytest.mark.model_free
 async def test_status_answers_without_a_model_request(
     agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
 ) -> None:
@@ -59,6 +62,7 @@ async def test_status_answers_without_a_model_request(
     assert "Model: claude-test-1" in text and "maxTurnRequests 50" in text
 
 
+@pytest.mark.model_free
 async def test_commands_are_announced_after_session_new(agent: AgentProcess, workspace: Path) -> None:
     session = await agent.new_session(workspace)
     update = await agent.wait_for(

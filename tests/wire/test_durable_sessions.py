@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
@@ -120,6 +121,7 @@ async def test_close_during_a_prompt_answers_it_cancelled(
     assert results["r"]["result"]["stopReason"] == "cancelled"
 
 
+@pytest.mark.model_free
 async def test_the_journal_is_private(agent: AgentProcess, session: str, agent_env: dict[str, str]) -> None:
     directory = Path(agent_env["ACP_AGENT_STATE_DIR"])
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
@@ -127,6 +129,7 @@ async def test_the_journal_is_private(agent: AgentProcess, session: str, agent_e
     assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
 
 
+@pytest.mark.model_free
 async def test_without_a_journal_load_is_not_offered(agent_env: dict[str, str], acp_schema: Any) -> None:
     async with AgentProcess.start(args=["--no-journal"], env=agent_env, schema=acp_schema) as agent:
         init = await agent.initialize()

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
 
@@ -63,6 +65,7 @@ async def test_a_malformed_permission_answer_is_a_rejection(
     assert log.count("permission.invalid_answer") == len(MALFORMED)
 
 
+@pytest.mark.model_free
 async def test_an_overlong_or_odd_session_id_is_invalid_params_and_logs_stay_small(
     agent: AgentProcess, workspace: Path
 ) -> None:

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 from tests.support.client import allow
@@ -127,6 +129,7 @@ async def test_a_fifo_is_refused_at_once_by_every_file_tool(
     assert stat.S_ISFIFO(os.lstat(workspace / "pipe").st_mode)  # never replaced by a file
 
 
+@pytest.mark.model_free
 async def test_a_stuck_worker_thread_does_not_keep_the_agent_alive(
     agent_env: dict[str, str], acp_schema: Any
 ) -> None:

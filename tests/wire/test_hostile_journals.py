@@ -91,6 +91,7 @@ def write_journals(state: Path, cwd: Path) -> dict[str, tuple[str, int | None]]:
     return made
 
 
+@pytest.mark.model_free
 async def test_corrupt_journals_are_clear_errors_and_never_break_another_session(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, tmp_path: Path
 ) -> None:

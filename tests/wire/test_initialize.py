@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.agent import AgentProcess
 
+pytestmark = pytest.mark.model_free  # none of these reaches the model: each runs once
+
 
 @pytest.mark.parametrize(
     ("requested", "answered"), [(1, 1), (2, 1), (99, 1), (0, 1), ("1", 1), ("2024-11-05", 1)]

@@ -9,6 +9,7 @@ import pytest
 from tests.support.agent import AgentProcess
 
 
+@pytest.mark.model_free
 @pytest.mark.parametrize(
     ("line", "code"),
     [
@@ -34,6 +35,7 @@ async def test_malformed_lines_are_answered_with_null_id_and_the_agent_goes_on(
     assert result["protocolVersion"] == 1
 
 
+@pytest.mark.model_free
 @pytest.mark.parametrize("request_id", [0, "abc", -5, 2**40])
 async def test_unknown_method_is_method_not_found_with_the_id_echoed(
     agent: AgentProcess, request_id: object
@@ -43,16 +45,19 @@ async def test_unknown_method_is_method_not_found_with_the_id_echoed(
     assert response["error"]["code"] == -32601
 
 
+@pytest.mark.model_free
 async def test_unknown_vendor_request_is_method_not_found(agent: AgentProcess) -> None:
     response = await agent.request("_vendor/x", {})
     assert response["error"]["code"] == -32601
 
 
+@pytest.mark.model_free
 async def test_removed_set_model_is_method_not_found(agent: AgentProcess, session: str) -> None:
     response = await agent.request("session/set_model", {"sessionId": session, "modelId": "x"})
     assert response["error"]["code"] == -32601
 
 
+@pytest.mark.model_free
 async def test_unknown_notifications_get_no_answer(agent: AgentProcess) -> None:
     start = len(agent.messages)
     await agent.notify("foo/bar", {"x": 1})
@@ -62,6 +67,7 @@ async def test_unknown_notifications_get_no_answer(agent: AgentProcess) -> None:
     assert len(agent.messages) == start + 1
 
 
+@pytest.mark.model_free
 @pytest.mark.parametrize(
     ("params", "field"),
     [
@@ -77,23 +83,27 @@ async def test_bad_session_new_params_name_the_field(agent: AgentProcess, params
     assert field in response["error"]["message"]
 
 
+@pytest.mark.model_free
 async def test_params_that_are_not_an_object_are_invalid(agent: AgentProcess) -> None:
     response = await agent.request("session/new", ["/tmp", []])
     assert response["error"]["code"] == -32602
 
 
+@pytest.mark.model_free
 async def test_unknown_session_is_an_error_never_success(agent: AgentProcess) -> None:
     response = await agent.prompt("sess_nope", "hi")
     assert response["error"]["code"] == -32602
     assert "sessionId" in response["error"]["message"]
 
 
+@pytest.mark.model_free
 async def test_bad_prompt_content_names_the_block(agent: AgentProcess, session: str) -> None:
     response = await agent.prompt(session, [{"type": "video", "data": "x"}])
     assert response["error"]["code"] == -32602
     assert "prompt.0" in response["error"]["message"]
 
 
+@pytest.mark.model_free
 async def test_unknown_fields_and_meta_are_tolerated(agent: AgentProcess, workspace: Path) -> None:
     response = await agent.request(
         "session/new",

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, base_env
 from tests.support.zed import zed_initialize
@@ -111,11 +113,13 @@ async def test_the_terminal_auth_command_logs_in_and_the_running_agent_uses_the_
     assert "sk-ant-from-terminal" in sent.get("x-api-key", "") + sent.get("authorization", "")
 
 
+@pytest.mark.model_free
 async def test_terminal_auth_is_not_offered_to_a_client_that_cannot_run_it(agent: AgentProcess) -> None:
     result = await agent.initialize()
     assert [m["id"] for m in result["authMethods"]] == ["anthropic-api-key"]
 
 
+@pytest.mark.model_free
 async def test_terminal_auth_is_offered_to_a_client_that_says_so_in_meta(agent: AgentProcess) -> None:
     """The ACP Registry's validator (and some clients) send `_meta["terminal-auth"]` instead."""
     result = await agent.initialize(

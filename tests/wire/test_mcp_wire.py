@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
 from tests.support.client import allow
@@ -49,6 +51,7 @@ async def test_an_mcp_tool_is_called_through_the_loop(
     assert shown[0]["sessionUpdate"] == "tool_call" and shown[-1]["status"] == "completed"
 
 
+@pytest.mark.model_free
 async def test_a_broken_mcp_server_does_not_break_the_session(
     agent: AgentProcess, workspace: Path, tmp_path: Path
 ) -> None:

@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 
 
+@pytest.mark.model_free
 async def test_nothing_is_written_before_the_first_message(agent_env: dict[str, str]) -> None:
     async with AgentProcess.start(env=agent_env) as agent:
         await anyio.sleep(1.0)
@@ -40,6 +42,7 @@ async def test_every_stdout_line_is_one_json_rpc_message(
     assert len(agent.stdout_lines) >= (100 if streaming else 8)
 
 
+@pytest.mark.model_free
 async def test_stdin_eof_exits_zero(agent_env: dict[str, str]) -> None:
     async with AgentProcess.start(env=agent_env) as agent:
         await agent.initialize()
@@ -74,6 +77,7 @@ async def test_stdin_eof_during_a_turn_answers_cancelled_and_exits_zero(
     assert answer and answer[0]["result"]["stopReason"] == "cancelled"
 
 
+@pytest.mark.model_free
 async def test_sigterm_exits_zero(agent_env: dict[str, str]) -> None:
     async with AgentProcess.start(env=agent_env) as agent:
         await agent.initialize()

@@ -6,6 +6,7 @@ import base64
 from pathlib import Path
 
 import anyio
+import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
@@ -160,6 +161,7 @@ async def test_a_prompt_image_that_is_not_a_valid_image_is_refused_before_any_re
     assert (await agent.prompt(session, "and now"))["result"]["stopReason"] == "end_turn"
 
 
+@pytest.mark.model_free
 async def test_unsupported_prompt_content_is_refused_before_any_request(
     agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
 ) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
@@ -157,6 +158,7 @@ async def test_judge_requests_are_counted_and_the_n_plus_first_is_never_sent(
     assert len(record["trials"]) == 1
 
 
+@pytest.mark.model_free
 async def test_verify_with_neither_command_nor_rubric_is_refused_saying_what_to_set(
     agent: AgentProcess, workspace: Path
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
+
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 from tests.wire.conftest import chunks, turn_record
@@ -95,6 +97,7 @@ async def test_the_flag_wins_over_the_environment(
     assert turn_record(response)["modelRequests"] == 1
 
 
+@pytest.mark.model_free
 async def test_invalid_limit_override_is_invalid_params_naming_the_field(
     agent: AgentProcess, workspace: Path
 ) -> None:
