@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.support import base_env
+from tests.support.examples import load_profile
 from tests.support.model_paths import check_classification, parametrize_model_paths, validate_markers
 from tests.support.schema import AcpSchema, SchemaNotFoundError
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from acp_agent.testing.messages_api import FakeMessagesAPI
 
 _LOCAL = "127.0.0.1,localhost"
+
+load_profile()  # Hypothesis's `ci` or `fast` profile (support/examples.py), before test modules import
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -24,6 +24,7 @@ from acp_agent.harness.steps import (
     step_adapter,
 )
 from tests.support import REPO_ROOT
+from tests.support.examples import examples
 
 EXAMPLES = REPO_ROOT / "examples"
 
@@ -147,7 +148,7 @@ _json = st.recursive(
 )
 
 
-@settings(deadline=None, max_examples=200)
+@settings(max_examples=examples(200))
 @given(_json)
 def test_plain_json_matches_itself_and_its_literal_and_survives_substitution(value: Any) -> None:
     ok(value, value)

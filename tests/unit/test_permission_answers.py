@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from acp_agent.session.permissions import OPTION_IDS, SessionPermissions, read_answer
+from tests.support.examples import examples
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=12),
@@ -48,7 +49,7 @@ def test_the_two_valid_shapes() -> None:
     assert read_answer({"outcome": {"outcome": "cancelled"}}, OPTION_IDS) == ("cancelled", None)
 
 
-@settings(deadline=None, max_examples=200)
+@settings(max_examples=examples(200))
 @given(JSON)
 def test_nothing_but_a_selected_offered_option_is_ever_selected(answer: Any) -> None:
     kind, option = read_answer(answer, OPTION_IDS)

@@ -22,6 +22,7 @@ from acp_agent.rpc.messages import (
     encode_request,
     encode_response,
 )
+from tests.support.examples import examples
 
 BAD_LINES = [
     # (line, code, id carried by the error)
@@ -123,7 +124,7 @@ tricky_text = st.text(
 )
 
 
-@settings(deadline=None, max_examples=300)
+@settings(max_examples=examples(300))
 @given(value=json_values | tricky_text, text=tricky_text)
 def test_encoders_emit_exactly_one_line_of_valid_utf8_json(value: Any, text: str) -> None:
     lines = [
@@ -214,7 +215,7 @@ def _with_text(text: str) -> dict[str, Any]:
     return {**CHUNK, "update": {**CHUNK["update"], "content": {"type": "text", "text": text}}}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.text())
 def test_a_spliced_chunk_is_byte_for_byte_the_encoded_one(text: str) -> None:
     spliced = SplicedNotification("session/update", CHUNK, ("update", "content", "text"))

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import REPO_ROOT, base_env
 from tests.support.agent import AgentProcess
+from tests.support.examples import examples
 from tests.support.schema import AcpSchema, Transcript, id_key, message_kind, shorten
 
 LINE_CAP = 65_536  # ACP_AGENT_MAX_LINE_BYTES for these tests
@@ -629,7 +630,7 @@ operations = st.one_of(
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @settings(
-    max_examples=500,
+    max_examples=examples(500),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
