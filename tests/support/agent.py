@@ -143,6 +143,16 @@ class AgentProcess(AgentClient):
         params |= {"_meta": meta} if meta is not None else {}
         return await self.request("session/prompt", params, timeout=timeout)
 
+    async def round_trip(self) -> None:
+        """Send a request the agent answers at once (an unknown `_` method), and wait for its answer.
+
+        The agent reads stdin in order and starts each request's handler in order, so once this is
+        answered every line written before it has been read and dispatched (a prompt queued, a
+        cancel applied): the deterministic "by now it would have happened" that a sleep guesses.
+        """
+        answer = await self.request("_test/round_trip", {})
+        assert answer.get("error", {}).get("code") == -32601, f"not a round trip: {shorten(answer, 300)}"
+
     def updates(self, session_id: str) -> list[dict[str, Any]]:
         """The params of every `session/update` for that session received so far."""
         notes = [m for m in self.messages if m.get("method") == "session/update" and "id" not in m]

@@ -17,9 +17,12 @@ from tests.support.agent import AgentProcess
 @pytest.mark.model_free
 async def test_nothing_is_written_before_the_first_message(agent_env: dict[str, str]) -> None:
     async with AgentProcess.start(env=agent_env) as agent:
-        await anyio.sleep(1.0)
+        with anyio.fail_after(10):  # its last line before it reads stdin
+            while '"agent.started"' not in agent.stderr_text():
+                await anyio.sleep(0.02)
         assert agent.stdout_lines == []
-        await agent.initialize()
+        result = await agent.initialize()
+    assert agent.messages[0].get("result") == result, agent.messages[0]  # its first line answers ours
 
 
 async def test_every_stdout_line_is_one_json_rpc_message(

@@ -24,12 +24,14 @@ def answer_index(agent: AgentProcess, request_id: Any) -> int:
     return next(i for i, m in enumerate(agent.messages) if m.get("id") == request_id and "method" not in m)
 
 
+def prompt_params(session: str, text: str) -> dict[str, Any]:
+    return {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
+
+
 async def send_prompt(
     agent: AgentProcess, session: str, text: str, request_id: str, results: dict[str, Any]
 ) -> None:
-    results[request_id] = await agent.request(
-        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": text}]}, id=request_id
-    )
+    results[request_id] = await agent.request("session/prompt", prompt_params(session, text), id=request_id)
 
 
 async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
@@ -56,11 +58,13 @@ async def test_a_prompt_sent_mid_stream_is_queued_and_both_turns_complete_in_ord
             await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
         else:
             await wait_until(lambda: fake_api.attempts == 1)
-        tg.start_soon(send_prompt, agent, session, "second", "p2", results)
-        await anyio.sleep(0.3)
-        assert fake_api.attempts == 1, "the queued prompt must wait for the running turn"
-        assert "p2" not in results and "p1" not in results
+        await agent.send_request("session/prompt", prompt_params(session, "second"), id="p2")
+        await agent.round_trip()  # the second prompt has been read and queued
+        if not streaming:  # the first reply is held at the fake: the queued prompt cannot have run
+            assert fake_api.attempts == 1, "the queued prompt must wait for the running turn"
+            assert "p1" not in results
         gate.set()
+    results["p2"] = await agent.response("p2")
     assert results["p1"]["result"]["stopReason"] == "end_turn", results["p1"]
     assert results["p2"]["result"]["stopReason"] == "end_turn", results["p2"]
     first_answer, second_answer = answer_index(agent, "p1"), answer_index(agent, "p2")
@@ -98,7 +102,7 @@ async def test_the_queue_holds_eight_and_a_cancel_answers_every_prompt_cancelled
                 == 9
             )
         )
-        await anyio.sleep(0.2)  # all nine are in the agent's hands
+        await agent.round_trip()  # all nine are in the agent's hands
         full = await agent.prompt(session, "one too many")
         assert full["error"]["code"] == -32001, full
         assert "queue" in full["error"]["message"] and "full" in full["error"]["message"]
@@ -127,9 +131,9 @@ async def test_close_and_delete_cancel_the_running_and_queued_prompts_before_the
     async with anyio.create_task_group() as tg:
         tg.start_soon(send_prompt, agent, session, "running", "r", results)
         await wait_until(lambda: fake_api.attempts == 1)
-        tg.start_soon(send_prompt, agent, session, "waiting", "w", results)
-        await anyio.sleep(0.2)
+        await agent.send_request("session/prompt", prompt_params(session, "waiting"), id="w")
         closed = await agent.request(method, {"sessionId": session}, id="close")
+    results["w"] = await agent.response("w")
     assert closed["result"] == {}, closed
     assert results["r"]["result"]["stopReason"] == "cancelled"
     assert results["w"]["result"]["stopReason"] == "cancelled"
@@ -167,10 +171,11 @@ async def test_a_slash_command_sent_mid_turn_waits_its_turn_and_runs_as_a_comman
     async with anyio.create_task_group() as tg:
         tg.start_soon(send_prompt, agent, session, "work", "work", results)
         await wait_until(lambda: fake_api.attempts == 1)
-        tg.start_soon(send_prompt, agent, session, "/status", "status", results)
-        await anyio.sleep(0.2)
+        await agent.send_request("session/prompt", prompt_params(session, "/status"), id="status")
+        await agent.round_trip()  # the command has been read and queued behind the held turn
         assert results == {}
         gate.set()
+    results["status"] = await agent.response("status")
     assert results["status"]["result"]["stopReason"] == "end_turn"
     assert answer_index(agent, "work") < answer_index(agent, "status")
     assert fake_api.attempts == 1  # /status is answered without a model request

@@ -47,8 +47,9 @@ async def test_every_update_goes_out_before_the_prompt_response(
 ) -> None:
     fake_api.script(replies.tool_use("list_files", {}), replies.text("done", chunks=3))
     response = await agent.prompt(session, "hi")
+    await agent.close_stdin()  # once it has exited, the agent has written all it ever will
+    assert await agent.wait_exit(timeout=10) == 0
     position = agent.messages.index(response)
-    await anyio.sleep(0.2)
     late = [m for m in agent.messages[position + 1 :] if m.get("method") == "session/update"]
     assert late == []
 
