@@ -188,10 +188,8 @@ async def test_retries_are_bounded_then_the_model_is_unavailable(
 
 async def test_a_retry_after_beyond_the_cap_fails_at_once(fake: FakeMessagesAPI, streaming: bool) -> None:
     fake.script(replies.error(429, "rate_limit_error", "slow down", retry_after=45))
-    started = time.monotonic()
-    with pytest.raises(ModelUnavailable, match="asked to wait 45 s"):
-        await collect(model_for(fake, streaming))
-    assert time.monotonic() - started < 5
+    with anyio.fail_after(5), pytest.raises(ModelUnavailable, match="asked to wait 45 s"):
+        await collect(model_for(fake, streaming))  # a wait of the capped 20 s would not fit in 5
     assert fake.attempts == 1
 
 
@@ -404,11 +402,10 @@ async def test_cancellation_propagates_and_releases_the_request(
 ) -> None:
     fake.script(replies.text("abc", chunks=3, stall_after=3) if streaming else replies.stall())
     model = model_for(fake, streaming, stall_seconds=30, request_timeout=30)
-    started = time.monotonic()
-    with anyio.move_on_after(0.5) as scope:
-        await collect(model)
+    with anyio.fail_after(5):  # the stall and read timeouts (30 s) would not fit: only the cancel ends it
+        with anyio.move_on_after(0.5) as scope:
+            await collect(model)
     assert scope.cancelled_caught
-    assert time.monotonic() - started < 5
 
 
 async def test_the_api_key_never_appears_in_errors(fake: FakeMessagesAPI, streaming: bool) -> None:

@@ -327,11 +327,9 @@ def test_stop_releases_hanging_replies_at_once(monkeypatch: pytest.MonkeyPatch) 
     worker = threading.Thread(target=call)
     worker.start()
     fake.wait_for_attempts(1)
-    started = time.monotonic()
     fake.stop()
-    worker.join(timeout=10)
+    worker.join(timeout=10)  # the stall lasts hang_seconds (30): only stop() can end it sooner
     assert not worker.is_alive()
-    assert time.monotonic() - started < 5
     assert isinstance(outcome[0], anthropic.APIConnectionError)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import anyio
@@ -340,10 +339,8 @@ async def test_catastrophic_regex_stops_at_the_budget_with_partial_matches(
 ) -> None:
     (ctx.cwd / "a_first.txt").write_text("aaaa\n")
     (ctx.cwd / "b_evil.txt").write_text("a" * 5000 + "b\n")
-    started = time.monotonic()
-    with pytest.raises(ToolTimeout) as info:
+    with anyio.fail_after(30), pytest.raises(ToolTimeout) as info:  # a hang guard
         await SearchText(ripgrep=False, budget_seconds=1.0).run({"pattern": r"(a+)+$"}, ctx)
-    assert time.monotonic() - started < 30
     first, note = str(info.value).split("\n")
     assert first == info.value.partial == "a_first.txt:1: aaaa"
     assert note.startswith(  # whichever comes first: the budget (wall time) or one call's CPU cap
@@ -357,11 +354,11 @@ async def test_catastrophic_regex_stops_at_the_budget_with_partial_matches(
 
 async def test_cancelling_a_runaway_search_returns_at_once(ctx: ToolContext) -> None:
     (ctx.cwd / "evil.txt").write_text("a" * 5000 + "b\n")
-    started = time.monotonic()
+    # The pattern backtracks past any budget: a search that waited for its worker instead of
+    # returning at the cancel would end with the budget's ToolTimeout, which would propagate here.
     with anyio.move_on_after(0.2) as scope:
         await SearchText(ripgrep=False, budget_seconds=3.0).run({"pattern": r"(a+)+$"}, ctx)
     assert scope.cancelled_caught
-    assert time.monotonic() - started < 1.5
 
 
 async def test_search_text_finds_no_lines_in_an_empty_file(ctx: ToolContext, engine: bool | None) -> None:

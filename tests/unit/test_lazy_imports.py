@@ -103,31 +103,50 @@ def _slow_module(tmp_path: Path, monkeypatch, name: str) -> lazy.Deferred[Module
     return lazy.deferred(lambda: importlib.import_module(name))
 
 
+def _gated_module(tmp_path: Path, monkeypatch, name: str) -> tuple[lazy.Deferred[ModuleType], Path]:
+    """A module whose import waits until the returned gate file exists (10 s at most), and the
+    deferred import that loads it."""
+    gate = tmp_path / f"{name}.gate"
+    (tmp_path / f"{name}.py").write_text(
+        f"import pathlib, time\nGATE = pathlib.Path({str(gate)!r})\nSTARTED = True\n"
+        "for _ in range(1000):\n    if GATE.exists():\n        break\n    time.sleep(0.01)\n"
+        "DONE = GATE.exists()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return lazy.deferred(lambda: importlib.import_module(name)), gate
+
+
 def test_a_first_use_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path, monkeypatch) -> None:
-    probe = _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_a")
+    probe, gate = _gated_module(tmp_path, monkeypatch, "acp_lazy_probe_a")
     thread = lazy.warm_up([probe])
-    time.sleep(0.05)  # the warm-up is inside the module's import now
+    for _ in range(1000):  # until the warm-up is inside the module's import
+        if hasattr(sys.modules.get("acp_lazy_probe_a"), "STARTED"):
+            break
+        time.sleep(0.01)
     assert not hasattr(sys.modules["acp_lazy_probe_a"], "DONE")  # in sys.modules, but not finished
 
-    async def first_use() -> tuple[ModuleType, int]:
+    async def first_use() -> ModuleType:
         ticks = 0
 
-        async def tick() -> None:  # the event loop keeps running while the first use waits
+        async def tick() -> None:
+            """Opens the gate after 5 ticks: the import can only end if the loop runs while the
+            first use waits."""
             nonlocal ticks
             while True:
                 ticks += 1
+                if ticks == 5:
+                    gate.touch()
                 await anyio.sleep(0.01)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(tick)
             module = await probe()
             tg.cancel_scope.cancel()
-        return module, ticks
+        return module
 
-    module, ticks = anyio.run(first_use)
+    module = anyio.run(first_use)
     thread.join(5)
-    assert module.DONE is True
-    assert ticks >= 5
+    assert module.DONE is True  # the whole module, whose import the event loop's own ticks ended
     assert probe.now() is module
 
 

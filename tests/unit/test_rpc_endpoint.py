@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -366,8 +365,7 @@ async def test_client_error_reply_raises_its_rpc_error() -> None:
 
 
 async def test_outgoing_timeout_raises_and_tells_the_client() -> None:
-    async with connected(ScriptedHandler()) as client:
-        started = time.monotonic()
+    async with connected(ScriptedHandler()) as client:  # each recv() is bounded: a hang fails it
         async with anyio.create_task_group() as tg:
             outcome: list[BaseException] = []
 
@@ -385,7 +383,6 @@ async def test_outgoing_timeout_raises_and_tells_the_client() -> None:
                 "params": {"requestId": request["id"]},
             }
         assert len(outcome) == 1
-        assert time.monotonic() - started < TIMEOUT
         # A late answer to the forgotten id is dropped, and the agent still serves.
         await client.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
         await client.request(1, "echo", ["x"])
@@ -431,19 +428,16 @@ async def test_eof_calls_on_eof_and_winds_down_within_grace() -> None:
             await client.request(2, "hang")
             with anyio.fail_after(TIMEOUT):
                 await handler.hang_started.wait()
-            started = time.monotonic()
             await client.close_input()
         answers = {}
         for _ in range(2):
             answer = await client.recv()
             answers[answer["id"]] = answer
         await client.recv_eof()  # nothing more: serve() returned and the agent closed stdout
-        elapsed = time.monotonic() - started
         await client.served.wait()
     assert eof_seen.is_set()
     assert answers[1]["result"] == "slow done"  # finished within the grace period
     assert answers[2]["error"]["code"] == -32800  # cancelled when the grace period ran out
     assert len(outgoing_errors) == 1
-    assert elapsed < 5
     with pytest.raises(ConnectionClosed):
         await client.outgoing.request("fs/read", {}, timeout=1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 from pathlib import Path
 
 import anyio
@@ -39,13 +38,11 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
             await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
         else:
             await wait_until(lambda: fake_api.attempts == 1)
-        started = time.monotonic()
         await agent.notify("session/cancel", {"sessionId": session})
-    elapsed = time.monotonic() - started
+        await wait_until(lambda: "response" in results, CANCEL_BOUND)  # the stream would last 10 s
     response = results["response"]
     assert response["result"]["stopReason"] == "cancelled"
     assert turn_record(response)["abortedDuring"] == "model"
-    assert elapsed < CANCEL_BOUND
     # The next prompt runs normally on a valid history (a stale cancel does not poison it).
     fake_api.script(replies.text("fresh"))
     again = await agent.prompt(session, "again")
@@ -66,9 +63,8 @@ async def test_cancel_during_a_tool_closes_the_tool_call_as_failed(
     async with anyio.create_task_group() as tg:
         tg.start_soon(start_prompt, agent, session, "read it", results)
         await agent.wait_for(lambda m: m["params"]["update"].get("status") == "in_progress")
-        started = time.monotonic()
         await agent.notify("session/cancel", {"sessionId": session})
-    assert time.monotonic() - started < CANCEL_BOUND
+        await wait_until(lambda: "response" in results, CANCEL_BOUND)  # the command would last 60 s
     response = results["response"]
     assert response["result"]["stopReason"] == "cancelled"
     assert turn_record(response)["abortedDuring"] == "tools"

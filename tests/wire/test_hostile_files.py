@@ -8,7 +8,6 @@ import json
 import os
 import stat
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +115,9 @@ async def test_a_fifo_is_refused_at_once_by_every_file_tool(
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
-        started = time.monotonic()
+        # Refused at once: each result names the FIFO (a blocked open would end in a timeout).
         response = await agent.prompt(session, "touch the pipe", timeout=20)
-        elapsed = time.monotonic() - started
     assert response["result"]["stopReason"] == "end_turn", response
-    assert elapsed < 10, elapsed  # a blocked open would hold each tool for its whole timeout
     results = results_of(fake_api.requests[-1].body)
     for n in range(3):
         assert results[f"toolu_{n}"].get("is_error"), results[f"toolu_{n}"]
@@ -144,9 +141,7 @@ async def test_a_stuck_worker_thread_does_not_keep_the_agent_alive(
     ) as agent:
         await agent.initialize()
         await agent.close_stdin()
-        started = time.monotonic()
-        code = await agent.wait_exit(timeout=10)
-        elapsed = time.monotonic() - started
+        code = await agent.wait_exit(timeout=10)  # D5's exit bound; the stuck thread sleeps 600 s
         log = agent.stderr_text()
-    assert code == 0 and elapsed < 5, (code, elapsed)
+    assert code == 0, code
     assert "agent.stuck_threads" in log and "stuck" in log

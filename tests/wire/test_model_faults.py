@@ -28,7 +28,7 @@ from tests.wire.conftest import chunks, turn_record
 STALL_SECONDS = 2.0  # ACP_AGENT_STALL_SECONDS: no stream event for this long is a stall
 REQUEST_TIMEOUT = 2.0  # ACP_AGENT_REQUEST_TIMEOUT: the non-streaming read timeout
 MAX_RETRIES = 2
-SLACK = 8.0  # generous bound on top of a timeout, for a loaded CI box (decisions D5)
+SLACK = 8.0  # a generous bound on an answer that must not wait, for a loaded CI box (decisions D5)
 
 OK_TEXT = "the answer after the fault"
 STREAM_ONLY = pytest.mark.parametrize("path", [True], ids=["stream"], indirect=True)
@@ -212,7 +212,6 @@ async def test_429_and_529_are_retried_after_the_retry_after_ms_the_api_asked_fo
     response, elapsed = await case.prompt()
     assert_retried_once_then_answered(case, response)
     assert elapsed >= 1.2, f"retried after {elapsed:.2f} s, before the 1.2 s the API asked for"
-    assert elapsed < 1.2 + SLACK
     notes = case.updates("agent_thought_chunk")
     assert len(notes) == 1 and "1.2 s" in notes[0]["content"]["text"], notes
     await assert_agent_goes_on(case)
@@ -222,15 +221,15 @@ async def test_retry_after_in_seconds_is_honoured_when_there_is_no_retry_after_m
     case.script(replies.error(529, "overloaded_error", "Overloaded", retry_after=1), replies.text(OK_TEXT))
     response, elapsed = await case.prompt()
     assert_retried_once_then_answered(case, response)
-    assert 1.0 <= elapsed < 1.0 + SLACK
+    assert elapsed >= 1.0, f"retried after {elapsed:.2f} s, before the 1 s the API asked for"
     await assert_agent_goes_on(case)
 
 
 async def test_a_retry_after_beyond_the_cap_fails_at_once_saying_how_long_the_api_asked(case: Case) -> None:
     case.script(replies.error(529, "overloaded_error", "Overloaded", retry_after_ms=90_000))
-    response, elapsed = await case.prompt()
+    response, _ = await case.prompt(timeout=SLACK)  # a wait of the capped 20 s would not fit
     message, _ = assert_turn_failed(case, response)
-    assert elapsed < SLACK, "the agent waited instead of failing at once"
+    assert case.updates("agent_thought_chunk") == [], "the agent announced a wait instead of failing"
     assert "90" in message, message
     assert response["error"]["data"]["acp-agent"]["retryable"] is True
     await assert_agent_goes_on(case)
@@ -353,7 +352,7 @@ async def test_a_stall_before_any_output_is_retried(case: Case, stall: str) -> N
     case.script(first, replies.text(OK_TEXT))
     response, elapsed = await case.prompt()
     assert_retried_once_then_answered(case, response)
-    assert STALL_SECONDS <= elapsed < STALL_SECONDS + SLACK
+    assert elapsed >= STALL_SECONDS, f"retried after {elapsed:.2f} s, before the stall limit"
     await assert_agent_goes_on(case)
 
 
@@ -363,7 +362,7 @@ async def test_a_non_streaming_read_timeout_is_an_error_and_never_retried(case: 
     case.script(replies.stall())
     response, elapsed = await case.prompt()
     message, _ = assert_turn_failed(case, response, attempts=1)
-    assert REQUEST_TIMEOUT <= elapsed < REQUEST_TIMEOUT + SLACK
+    assert elapsed >= REQUEST_TIMEOUT, f"gave up after {elapsed:.2f} s, before the read timeout"
     assert "not retried" in message, message
     await assert_agent_goes_on(case)
 
@@ -373,7 +372,7 @@ async def test_a_stall_after_output_ends_the_turn_with_an_error_not_a_hang(case:
     case.script(replies.text("one two six ten.", chunks=4, stall_after=AFTER_TWO_DELTAS))
     response, elapsed = await case.prompt()
     message, _ = assert_turn_failed(case, response, attempts=1)
-    assert STALL_SECONDS <= elapsed < STALL_SECONDS + SLACK, f"took {elapsed:.1f} s"
+    assert elapsed >= STALL_SECONDS, f"gave up after {elapsed:.2f} s, before the stall limit"
     assert "stall" in message, message
     shown = case.relayed_text()
     assert shown == "one two ", shown
@@ -401,9 +400,8 @@ async def test_a_dropped_connection_before_any_output_is_retried(case: Case) -> 
 @STREAM_ONLY
 async def test_a_dropped_connection_after_output_is_an_error_keeping_the_partial_text(case: Case) -> None:
     case.script(replies.text("one two six ten.", chunks=4, drop_after=AFTER_TWO_DELTAS))
-    response, elapsed = await case.prompt()
+    response, _ = await case.prompt(timeout=SLACK)  # answered, not left hanging
     assert_turn_failed(case, response, attempts=1)
-    assert elapsed < SLACK
     history = await assert_agent_goes_on(case)
     assert {"type": "text", "text": "one two "} in history[1]["content"]
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,10 +99,11 @@ async def run_and_stop(
     how: str,
     started: Callable[[dict[str, Any]], bool],
     ready: Callable[[], Any] | None = None,
-) -> tuple[dict[str, Any], int, float]:
+) -> tuple[dict[str, Any], int]:
     """Prompt; once an update matches `started` (and `ready()` returned), stop the agent `how`.
 
-    Returns the prompt's answer, the exit code and the seconds from the stop to the exit.
+    Returns the prompt's answer and the exit code (an agent still running EXIT_BOUND s after the
+    stop fails the wait).
     """
     results: dict[str, Any] = {}
 
@@ -115,19 +115,15 @@ async def run_and_stop(
         await agent.wait_for(lambda m: m.get("method") == "session/update" and started(m), timeout=20)
         if ready is not None:
             await ready()
-        stopped = time.monotonic()
         await stop_agent(agent, how)
         code = await agent.wait_exit(timeout=EXIT_BOUND)
-    return results["response"], code, time.monotonic() - stopped
+    return results["response"], code
 
 
-def assert_cancelled_then_exited(
-    response: dict[str, Any], code: int, took: float, aborted_during: str
-) -> None:
+def assert_cancelled_then_exited(response: dict[str, Any], code: int, aborted_during: str) -> None:
     assert response.get("result", {}).get("stopReason") == "cancelled", response
     assert turn_record(response)["abortedDuring"] == aborted_during
     assert code == 0, f"exit code {code}"
-    assert took < EXIT_BOUND
 
 
 @pytest.mark.parametrize("how", ["stdin_eof", "SIGTERM", "SIGINT"])
@@ -138,8 +134,8 @@ async def test_a_streaming_turn_is_answered_cancelled_and_the_agent_exits_zero(
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
-        response, code, took = await run_and_stop(agent, session, how, is_update("agent_message_chunk"))
-    assert_cancelled_then_exited(response, code, took, "model")
+        response, code = await run_and_stop(agent, session, how, is_update("agent_message_chunk"))
+    assert_cancelled_then_exited(response, code, "model")
 
 
 @pytest.mark.parametrize(
@@ -185,7 +181,7 @@ async def test_a_running_command_is_stopped_and_reaped_before_the_agent_exits_ze
                 "its `sleep 300` did not start",
             )
 
-        response, code, took = await run_and_stop(
+        response, code = await run_and_stop(
             agent,
             session,
             how,
@@ -197,7 +193,7 @@ async def test_a_running_command_is_stopped_and_reaped_before_the_agent_exits_ze
             assert len(asked) == 1, "the command ran without the user's permission"
         finals = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == call_id]
         assert finals[-1]["status"] == "failed", finals[-1]
-    assert_cancelled_then_exited(response, code, took, "tools")
+    assert_cancelled_then_exited(response, code, "tools")
     shell, sleeper = found["shell"], found["sleep"]
     # No orphan: nothing of the command's session still runs (zombies run nothing).
     survivors = [p for p in all_procs() if p.sid == shell.sid and p.state not in ("Z", "X")]
