@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo serve test lint bench check-wheel clean
+.PHONY: demo serve test test-fast lint bench check-wheel clean
 LINT_STAMP := $(VENV)/.lint-installed
 
 $(STAMP): pyproject.toml constraints.txt
@@ -20,8 +20,15 @@ demo: $(STAMP)  ## the offline demo: one recorded turn through the real agent, n
 serve: $(STAMP)  ## serve ACP on stdin/stdout (what an editor runs)
 	$(BIN)/acp-agent
 
-test: $(STAMP)  ## the whole test suite
-	$(BIN)/python -m pytest
+# The tests mostly wait on agent subprocesses and sockets: a few pytest-xdist workers keep both
+# cores busy. `make test TEST_WORKERS=0` runs them in one process.
+TEST_WORKERS ?= 3
+
+test: $(STAMP)  ## the whole test suite (both model paths, every Hypothesis example)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+
+test-fast: $(STAMP)  ## the edit-test loop: one model path (streaming), a tenth of the Hypothesis examples
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -k "not no-stream" --hypothesis-profile=fast
 
 $(LINT_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'

@@ -28,6 +28,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     validate_markers(items)
+    # Slow tests first: in parallel (`make test`), one started last would be the run's long tail.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")
