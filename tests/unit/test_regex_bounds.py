@@ -4,7 +4,6 @@ it within one short regex call (issue 29 item 7)."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +78,7 @@ async def test_a_cancelled_python_search_frees_its_core_promptly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The worker thread a cancel abandons stops within about one regex call (0.25 s of CPU),
-    not at the end of the 10 s budget: it keeps no core busy."""
+    not at the end of the 600 s budget: it keeps no core busy."""
     (tmp_path / "evil.txt").write_text("a" * 5000 + "b\n")
     ended = threading.Event()
 
@@ -91,10 +90,9 @@ async def test_a_cancelled_python_search_frees_its_core_promptly(
 
     monkeypatch.setattr(search, "search_in_python", watched)
     with anyio.move_on_after(0.3) as scope:
-        await SearchText(ripgrep=False, budget_seconds=10.0).run(
+        await SearchText(ripgrep=False, budget_seconds=600.0).run(
             {"pattern": r"(a+)+$"}, ToolContext(cwd=tmp_path)
         )
     assert scope.cancelled_caught
-    cancelled = time.monotonic()
-    await anyio.to_thread.run_sync(ended.wait, 15)
-    assert ended.is_set() and time.monotonic() - cancelled < 5, time.monotonic() - cancelled
+    await anyio.to_thread.run_sync(ended.wait, 15)  # a bound on the wait, far below the budget
+    assert ended.is_set()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -337,13 +336,12 @@ async def test_a_cancel_while_bwrap_sets_up_still_stops_what_it_starts_without_w
     require_bwrap()
     ctx = ToolContext(cwd=tmp_path.resolve(), sandbox=CommandSandbox(SandboxPolicy()))
     await ctx.sandbox.state()  # type: ignore[union-attr]  # the one-time probe, out of the timing
+    # A SIGKILL grace far past the test's 60 s timeout: a stop that waited for it fails the test.
     for delay in (0.0, 0.002, 0.005, 0.01, 0.02, 0.05):  # one of them lands inside the setup
         sleep = marked_sleep()
-        started = time.monotonic()
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(RunCommand(kill_grace=10).run, {"command": sleep}, ctx)
+                tg.start_soon(RunCommand(kill_grace=600).run, {"command": sleep}, ctx)
                 await anyio.sleep(delay)
                 scope.cancel()
-        assert time.monotonic() - started < 5, delay  # not the 10 s SIGKILL grace
         assert running(sleep) == [], delay

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -174,7 +173,7 @@ def test_fifos_where_git_keeps_its_files_never_block_the_check(tmp_path: Path) -
     (sub / ".gitdir" / "config").unlink()
     os.mkfifo(sub / ".gitdir" / "config")
     os.mkfifo(sub / ".gitdir" / "commondir")
-    started = time.monotonic()
+    # Opening a FIFO with no writer blocks for good: a check that opened one would never return
+    # (the test's timeout fails it).
     assert sensitive_reason(tmp_path, "sub/src/app.py") is None
     assert sensitive_reason(tmp_path, "app.py") is None
-    assert time.monotonic() - started < 5

@@ -166,6 +166,7 @@ MALFORMED: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 
+@pytest.mark.model_free
 async def test_malformed_values_are_32602_naming_the_field_and_make_no_session(
     agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:

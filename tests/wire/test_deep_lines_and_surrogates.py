@@ -18,6 +18,7 @@ def deep(n: int) -> str:
     return "[" * n + "]" * n
 
 
+@pytest.mark.model_free
 @pytest.mark.parametrize("depth", [990, 1000, 5000, 50_000])
 async def test_a_request_nested_too_deeply_is_answered_on_its_id(
     agent: AgentProcess, workspace: Path, depth: int

@@ -67,6 +67,7 @@ async def test_a_prompt_sent_at_once_goes_out_before_the_models_api_question(
     assert still_asked, arrivals  # once the API has begun to answer, the question goes out
 
 
+@pytest.mark.model_free
 async def test_with_no_prompt_the_models_api_is_asked_at_once(
     agent_env: dict[str, str],
     acp_schema: Any,
