@@ -38,8 +38,11 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │                          not written → cli (a clear exit), model/cassette
       ├─ ProfileError (ValueError)   model/profiles: a setting the model does not accept
       │                          → session/manager (→ LimitsError "effort"), cli (a clear exit)
+      ├─ EntryProblem (ValueError)       turn/journal_lines: a line that is not an entry of a known
+      │                          shape → session/store (→ JournalCorrupt, naming the line)
       ├─ JournalCorrupt (ValueError)     session/store: a journal that is not ours → session/manager (-32010)
-      ├─ JournalWriteFailed (OSError)    session/store: an entry not written → turn/history (→ JournalFailed),
+      ├─ JournalWriteFailed (OSError)    session/store: an entry not written (a full disk, a closed
+      │                          session) → turn/history (→ JournalFailed),
       │                          session/manager (→ -32010 on session/load)
       ├─ StateDirError (OSError)         session/store: the state dir is unusable → app (serve unjournaled)
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
@@ -52,7 +55,7 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
            └─ FakeModelError       harness/fake_model: the fake did not start → harness/script
 
 Defined outside this module (their rooms import only this leaf): LimitReached (turn/meter.py: it
-carries turn's `Limit`), ProfileError (model/profiles.py),
+carries turn's `Limit`), ProfileError (model/profiles.py), EntryProblem (turn/journal_lines.py),
 JournalCorrupt, JournalWriteFailed, StateDirError (session/store.py), and the HarnessError family
 (harness/). Private classes (`_Name`) are raised and caught inside one module and are not listed.
 """

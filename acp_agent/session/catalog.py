@@ -8,23 +8,23 @@ come from here, at creation and on every model or effort change.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
 
-from acp_agent.config import Config
+from acp_agent.config import BUILTIN_MODELS, Config
 from acp_agent.model.profiles import (
     ModelProfile,
     builtin_profile,
     doubtful_figures,
+    is_builtin,
     output_config,
     profile_from_api,
     thinking_param,
 )
-from acp_agent.session.models import available_models
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
@@ -32,12 +32,31 @@ if TYPE_CHECKING:
 
     from acp_agent.model.base import ModelClient
 
-__all__ = ["MODELS_API_SECONDS", "ModelCatalog"]
+__all__ = ["MAX_MODEL_CHOICES", "MODELS_API_SECONDS", "ModelCatalog", "available_models", "capped_choices"]
 
 log = structlog.get_logger(__name__)
 
 MODELS_API_SECONDS = 15.0
 """How long the background Models API question may take."""
+MAX_MODEL_CHOICES = 50
+"""At most this many model choices are shown: a listing of 100,000 models made every
+`session/new` answer 6 MB."""
+
+
+def available_models(configured: str, listed: Sequence[str] = ()) -> list[str]:
+    """The model choices: the models the API listed (else the built-in list), the ones this agent
+    knows first (each group in the API's order, newest first), at most `MAX_MODEL_CHOICES`, the
+    configured one always among them (first, when it is not listed)."""
+    models = list(dict.fromkeys(listed)) or list(BUILTIN_MODELS)
+    models.sort(key=lambda m: not is_builtin(m))  # stable: keeps the API's order
+    return capped_choices(configured, models)
+
+
+def capped_choices(kept: str, models: Sequence[str]) -> list[str]:
+    """`models` cut to `MAX_MODEL_CHOICES`, with `kept` among them (first, when it was not)."""
+    if kept in models[:MAX_MODEL_CHOICES]:
+        return list(models[:MAX_MODEL_CHOICES])
+    return [kept, *(m for m in models[: MAX_MODEL_CHOICES - 1] if m != kept)]
 
 
 class ModelCatalog:
@@ -90,7 +109,7 @@ class ModelCatalog:
 
     def available_models(self) -> list[str]:
         """The model config option's choices: the Models API's active models, else the built-in
-        list; the configured model always among them."""
+        list; the configured model always among them (see `available_models`)."""
         listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active") == "active"]
         return available_models(self.config.model, listed)
 

@@ -35,6 +35,7 @@ from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.tools.skill import SkillTool
 from acp_agent.turn.driver import TurnResult, drive_turn
+from acp_agent.turn.entries import TurnEntry
 from acp_agent.turn.events import Notice
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
@@ -191,7 +192,7 @@ class Engine:
             streaming=self.model.streaming,
         )
         if journal:
-            session.history.note({"type": "turn", "record": record.to_meta()})
+            session.history.note(TurnEntry(record.to_meta()))
         return record
 
     async def run_command(self, name: str, session: Session, price: Price | None = None) -> TurnRecord:

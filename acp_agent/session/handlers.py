@@ -25,6 +25,8 @@ from acp_agent.protocol.session import (
     PromptRequest,
     ResumeSessionRequest,
     SessionRef,
+    SetConfigOptionRequest,
+    SetModeRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID, auth_methods, can_run_terminal_auth
@@ -32,8 +34,7 @@ from acp_agent.session.client_options import ClientOptions, read_client_options
 from acp_agent.session.commands import COMMANDS, command_of
 from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.manager import SessionManager
-from acp_agent.session.modes import modes_state
-from acp_agent.session.option_methods import OptionMethods
+from acp_agent.session.options import modes_state
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.session.state import Session
@@ -66,20 +67,19 @@ class AcpHandler:
         self._keys = keys or NoKeyNeeded()
         self._login = Login(self._keys, manager.requester, request_id)
         self._warm_up = warm_up
-        options = OptionMethods(manager)
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
             "logout": self._login.logout,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
-            "session/set_mode": options.set_mode,
+            "session/set_mode": self.set_mode,
             "session/load": self.load_session,
             "session/resume": self.resume_session,
             "session/list": self.list_sessions,
             "session/close": self.close_session,
             "session/delete": self.delete_session,
-            "session/set_config_option": options.set_config_option,
+            "session/set_config_option": self.set_config_option,
         }
 
     @property
@@ -158,7 +158,7 @@ class AcpHandler:
         """Connect the session's MCP servers and build the common part of the answer."""
         answer: dict[str, Any] = {
             "modes": modes_state(session.mode),
-            "configOptions": self.manager.config_options(session),
+            "configOptions": self.manager.options.config_options(session),
         }
         if mcp_servers:
             failures = await self.manager.connect_mcp(session, mcp_servers)
@@ -248,6 +248,19 @@ class AcpHandler:
         request = parse(SessionRef, params)
         await self.manager.delete(request.session_id)
         return {}
+
+    async def set_mode(self, params: Any) -> dict[str, Any]:
+        request = parse(SetModeRequest, params)
+        await self.manager.options.set(
+            self.manager.get(request.session_id), "mode", request.mode_id, field="modeId"
+        )
+        return {}
+
+    async def set_config_option(self, params: Any) -> dict[str, Any]:
+        request = parse(SetConfigOptionRequest, params)
+        session = self.manager.get(request.session_id)
+        await self.manager.options.set(session, request.config_id, request.value)
+        return {"configOptions": self.manager.options.config_options(session)}
 
     async def prompt(self, params: Any) -> dict[str, Any]:
         """Validate, queue behind the running turn (D3), then run the prompt in its turn."""

@@ -4,8 +4,9 @@ A prompt turn builds a fresh meter (the reset), runs the strategy inside a cance
 `session/cancel` cancels, and answers with the turn record. Turns of different sessions run at once;
 within one session a prompt that arrives while a turn runs waits in the session's `PromptLine`.
 
-What the models accept is the `ModelCatalog`'s (`catalog.py`); changing a session's mode, model or
-effort is `SessionOptions`' (`options.py`); reading a journal back for session/load is `reload.py`'s.
+What the models accept is the `ModelCatalog`'s (`catalog.py`); a session's options (mode, model,
+effort, loop) are `SessionOptions`' (`options.py`), which session/load asks to restore the
+journaled choices; reading a journal back is `reload.py`'s.
 The turn machinery and the MCP client are imported on first use (`engine_class`, `mcp_connections`).
 """
 
@@ -29,11 +30,10 @@ from acp_agent.session.catalog import ModelCatalog
 from acp_agent.session.convention_files import session_conventions
 from acp_agent.session.conventions import ConventionsSlot
 from acp_agent.session.elicitation import editor_elicitation
-from acp_agent.session.modes import DEFAULT_MODE
-from acp_agent.session.options import SessionOptions
+from acp_agent.session.options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.queue import PromptLine
-from acp_agent.session.reload import read_journal, reopen_journal, restore_choices
+from acp_agent.session.reload import read_journal, reopen_journal
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import RunningTurn, Session
 from acp_agent.session.store import JournalWriteFailed, SessionStore
@@ -93,7 +93,7 @@ class SessionManager:
         self.prices = load_prices(config.prices)
         self.requester = requester
         self.catalog = ModelCatalog(config, model, ask_models_api, before_asking=self.after_first_answer)
-        self.options = SessionOptions(self.catalog, requester)
+        self.options = SessionOptions(config, self.catalog, requester)
         self._model = model
         self._tools = tools
         self._engine: Engine | None = None
@@ -179,7 +179,7 @@ class SessionManager:
             journal.close()  # a refused load (bad cwd or _meta) leaves no file handle behind
             raise
         session.keep_journal(journal)
-        restore_choices(session, entries, self.catalog)
+        updates.extend(self.options.restore(session, entries))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
 
@@ -236,26 +236,6 @@ class SessionManager:
             )
         self.sessions[session_id] = session
         return session
-
-    def available_models(self) -> list[str]:
-        """The model config option's choices (see `ModelCatalog.available_models`)."""
-        return self.catalog.available_models()
-
-    def config_options(self, session: Session) -> list[dict[str, Any]]:
-        """See `SessionOptions.config_options`."""
-        return self.options.config_options(session)
-
-    def set_effort(self, session: Session, value: str) -> None:
-        """See `SessionOptions.set_effort`."""
-        self.options.set_effort(session, value)
-
-    async def switch_model(self, session: Session, model_id: str) -> None:
-        """See `SessionOptions.switch_model`."""
-        await self.options.switch_model(session, model_id)
-
-    async def switch_mode(self, session: Session, mode_id: str) -> None:
-        """See `SessionOptions.switch_mode`."""
-        await self.options.switch_mode(session, mode_id)
 
     async def close(self, session_id: str) -> None:
         """session/close: cancel its work, stop its MCP servers, free it (the journal stays)."""

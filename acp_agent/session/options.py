@@ -1,60 +1,204 @@
-"""A session's config options (mode, model, effort, loop) and the changes a client makes to them.
+"""A session's options (mode, model, effort, loop): where they are offered, changed and restored.
 
-Each change is journaled (session/load restores it) and, where the editor shows it, announced:
-a mode switch as `current_mode_update` and `config_option_update`, a model switch as a thought that
-says what it costs.
+Every option is a `configOptions` select; the mode is also offered as ACP `modes`, kept in sync
+(docs/decisions.md D6). A change, from session/set_config_option, session/set_mode or a
+strategy's own mode switch, is checked (-32602 names a bad value), applied, journaled (an entry
+of `turn/entries.py`, so session/load restores it) and announced: `config_option_update` after
+every change, with `current_mode_update` for a mode and a thought saying what a model switch costs.
+
+session/load replays the journaled choices in order (`restore`). A value the agent would not
+take now is dropped with a log line, and a mode that skips questions is never restored from disk:
+a command the user allowed once could have written it there, so the user chooses it again.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 import structlog
 
-from acp_agent.model.profiles import ProfileError
-from acp_agent.session.catalog import ModelCatalog
-from acp_agent.session.models import (
-    DEFAULT_EFFORT,
-    effort_config_option,
-    loop_config_option,
-    model_config_option,
-)
-from acp_agent.session.modes import mode_config_option
+from acp_agent.config import Config
+from acp_agent.errors import LimitsError, RpcError
+from acp_agent.model.profiles import EFFORTS, ModelProfile, ProfileError
+from acp_agent.session.catalog import ModelCatalog, capped_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
+from acp_agent.session.updates import chunk, mode_update
+from acp_agent.turn.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry
+from acp_agent.turn.loops import LOOPS, choose_loop
 
-__all__ = ["SessionOptions"]
+__all__ = ["DEFAULT_EFFORT", "DEFAULT_MODE", "MODES", "OPTION_IDS", "SessionOptions", "modes_state"]
 
 log = structlog.get_logger(__name__)
 
+OPTION_IDS = ("mode", "model", "effort", "loop")
+DEFAULT_MODE = "default"
+MODES: dict[str, tuple[str, str]] = {
+    "default": ("Default", "Ask before every file edit and every command."),
+    "acceptEdits": ("Accept edits", "Edit files without asking; ask before commands."),
+    "plan": ("Plan", "Read-only: look around and plan; edits and commands are refused."),
+    "bypassPermissions": ("Bypass permissions", "Never ask: edits and commands run at once."),
+}
+"""Mode id → (name, description): how much the agent may do without asking."""
+UNASKED_MODES = frozenset({"bypassPermissions"})
+"""Modes that skip every question: never restored from a journal."""
+DEFAULT_EFFORT = "default"
+"""The effort option's value for "the model's own default" (no `output_config.effort` sent)."""
+
+
+def modes_state(current: str) -> dict[str, Any]:
+    """The `modes` object of session/new and session/load."""
+    return {
+        "currentModeId": current,
+        "availableModes": [
+            {"id": mode_id, "name": name, "description": description}
+            for mode_id, (name, description) in MODES.items()
+        ],
+    }
+
+
+def _select(
+    option_id: str, name: str, current: str, description: str, choices: Iterable[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "id": option_id,
+        "name": name,
+        "type": "select",
+        "currentValue": current,
+        "description": description,
+        "options": list(choices),
+    }
+
+
+def _described(table: dict[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    return [{"value": key, "name": name, "description": text} for key, (name, text) in table.items()]
+
+
+def _effort_choices(profile: ModelProfile) -> list[dict[str, Any]]:
+    levels = profile.efforts if profile.known else EFFORTS
+    default = f"Model default ({profile.effort_default})" if profile.effort_default else "Model default"
+    return [
+        {"value": DEFAULT_EFFORT, "name": default},
+        *({"value": level, "name": level} for level in levels),
+    ]
+
 
 class SessionOptions:
-    """Reads and changes any session's options: for the handlers, and for a strategy's mode switch."""
+    """Reads, changes and restores any session's options: for the handlers, a strategy's mode
+    switch and session/load."""
 
-    def __init__(self, catalog: ModelCatalog, requester: Requester) -> None:
+    def __init__(self, config: Config, catalog: ModelCatalog, requester: Requester) -> None:
+        self.config = config
         self.catalog = catalog
         self.requester = requester
 
     def config_options(self, session: Session) -> list[dict[str, Any]]:
         """Every config option of a session with its current value (mode, model, effort, loop)."""
+        models = self.catalog.available_models()
         return [
-            mode_config_option(session.mode),
-            model_config_option(session.model, self.catalog.available_models()),
-            effort_config_option(session.effort, session.settings.profile),
-            loop_config_option(session.loop.loop),
+            {
+                **_select(
+                    "mode",
+                    "Mode",
+                    session.mode,
+                    "How much the agent may do without asking.",
+                    _described(MODES),
+                ),
+                "category": "mode",
+            },
+            {
+                **_select(
+                    "model",
+                    "Model",
+                    session.model,
+                    "The Claude model used for this session.",
+                    ({"value": m, "name": m} for m in capped_choices(session.model, models)),
+                ),
+                "category": "model",
+            },
+            _select(
+                "effort",
+                "Effort",
+                session.effort or DEFAULT_EFFORT,
+                "How much effort the model spends on each reply (output_config.effort).",
+                _effort_choices(session.settings.profile),
+            ),
+            _select(
+                "loop",
+                "Loop",
+                session.loop.loop,
+                "How a prompt turn runs: the plain tool loop, verify until a check passes, "
+                "or plan → approve → act.",
+                _described(LOOPS),
+            ),
         ]
 
-    def set_effort(self, session: Session, value: str) -> None:
-        """The effort config option: a level the model accepts, or "default".
+    async def set(self, session: Session, option_id: str, value: Any, *, field: str = "value") -> None:
+        """session/set_config_option (and session/set_mode, whose field is `modeId`).
 
         Raises:
-            ProfileError: the model does not accept that level.
+            RpcError: -32602 for an unknown option or a value it does not take (naming `field`),
+                -32600 for a loop change while a prompt runs.
         """
+        if option_id not in OPTION_IDS:
+            raise RpcError.invalid_params(
+                f"Invalid params: configId: unknown config option {option_id!r}", {"configId": option_id}
+            )
+        if not isinstance(value, str):
+            raise RpcError.invalid_params(f"Invalid params: {field}: must be a string")
+        choices = {"mode": list(MODES), "model": self.catalog.available_models()}.get(option_id)
+        if choices is not None and value not in choices:
+            raise RpcError.invalid_params(
+                f"Invalid params: {field}: unknown {option_id} {value!r} (one of {', '.join(choices)})",
+                {field: value},
+            )
+        if option_id == "loop" and session.running is not None:
+            raise RpcError.invalid_request(
+                "Cannot change the loop while a prompt runs", {"sessionId": session.id}
+            )
+        try:
+            if option_id == "mode":
+                await self.switch_mode(session, value)
+            elif option_id == "model":
+                await self.switch_model(session, value)
+            elif option_id == "effort":
+                await self.set_effort(session, value)
+            else:
+                await self.set_loop(session, value)
+        except (ProfileError, LimitsError) as exc:
+            raise RpcError.invalid_params(f"Invalid params: {field}: {exc}", {field: value}) from None
+
+    async def switch_mode(self, session: Session, mode_id: str) -> None:
+        """Change the permission mode (a known one), journal it, and tell the editor both ways."""
+        if session.permissions.mode == mode_id:
+            return
+        session.permissions.mode = mode_id
+        session.history.note(ModeEntry(mode_id))
+        await self._notify(session, mode_update(mode_id))
+        await self._announce(session)
+
+    async def set_effort(self, session: Session, value: str) -> None:
+        """The effort: a level the model accepts, or "default" (raises ProfileError if refused)."""
         effort = None if value == DEFAULT_EFFORT else value
+        if effort == session.effort:
+            return
         session.use_settings(self.catalog.settings_for(session.model, effort, session.settings))
         session.effort = effort
-        session.history.note({"type": "effort", "effort": effort})
+        session.history.note(EffortEntry(effort))
+        await self._announce(session)
+
+    async def set_loop(self, session: Session, value: str) -> None:
+        """The loop of the next prompts (raises LimitsError when it cannot run, e.g. verify with
+        nothing to check the work with)."""
+        if value == session.loop.loop:
+            return
+        overrides = {**session.overrides, "loop": value}
+        session.choose_loop(choose_loop(self.config, overrides))
+        session.overrides = overrides
+        session.history.note(LoopEntry(value))
+        await self._announce(session)
 
     async def switch_model(self, session: Session, model_id: str) -> None:
         """Another model for the next prompts; says in a thought what the switch costs.
@@ -66,18 +210,11 @@ class SessionOptions:
         old = session.settings.profile
         if model_id == session.model:
             return
-        effort = session.effort
-        try:
-            settings = self.catalog.settings_for(model_id, effort, session.settings)
-        except ProfileError:  # the new model does not take the session's effort level
-            effort = None
-            settings = self.catalog.settings_for(model_id, None, session.settings)
+        self._use_model(session, model_id)
         dropped = 0
-        if not settings.profile.reads_thinking_from(old.id):
+        if not session.settings.profile.reads_thinking_from(old.id):
             dropped = session.history.drop_thinking(f"model switch {old.id} → {model_id}")
-        session.use_settings(settings)
-        session.effort = effort
-        session.history.note({"type": "model", "modelId": model_id})
+        session.history.note(ModelEntry(model_id))
         parts = [f"Switched model: {old.id} → {model_id}."]
         if dropped:
             parts.append(
@@ -96,39 +233,73 @@ class SessionOptions:
             new=model_id,
             thinking_dropped=dropped,
         )
-        await self.requester.notify(
-            "session/update",
-            {
-                "sessionId": session.id,
-                "update": {
-                    "sessionUpdate": "agent_thought_chunk",
-                    "messageId": str(uuid.uuid4()),
-                    "content": {"type": "text", "text": " ".join(parts) + "\n"},
-                },
-            },
+        await self._notify(session, chunk("agent_thought_chunk", " ".join(parts) + "\n", str(uuid.uuid4())))
+        await self._announce(session)
+
+    def _use_model(self, session: Session, model_id: str) -> None:
+        """Settings for `model_id`, keeping the effort if the new model takes it (else its default)."""
+        try:
+            settings = self.catalog.settings_for(model_id, session.effort, session.settings)
+        except ProfileError:  # the new model does not take the session's effort level
+            session.effort = None
+            settings = self.catalog.settings_for(model_id, None, session.settings)
+        session.use_settings(settings)
+
+    def restore(self, session: Session, entries: Iterable[Entry]) -> list[dict[str, Any]]:
+        """Apply the journaled choices, in order; returns the update that shows the restored mode
+        (for session/load's replay), if the journal changed it.
+
+        What the agent would not take now is dropped with a log line: an unknown mode, a mode that
+        skips questions (the session stays asking), an effort the model refuses, a loop that
+        cannot run with the configuration and `_meta` of this load.
+        """
+        mode_changed = False
+        for entry in entries:
+            try:
+                if isinstance(entry, ModeEntry):
+                    mode_changed = True
+                    session.permissions.mode = self._restorable_mode(session, entry.mode_id)
+                elif isinstance(entry, ModelEntry):
+                    self._use_model(session, entry.model_id)
+                elif isinstance(entry, EffortEntry):
+                    session.use_settings(
+                        self.catalog.settings_for(session.model, entry.effort, session.settings)
+                    )
+                    session.effort = entry.effort
+                elif isinstance(entry, LoopEntry):
+                    overrides = {**session.overrides, "loop": entry.loop}
+                    session.choose_loop(choose_loop(self.config, overrides))
+                    session.overrides = overrides
+            except (ProfileError, LimitsError) as exc:
+                log.warning(
+                    "session.setting_dropped", session_id=session.id, entry=entry.type, reason=str(exc)
+                )
+        return [mode_update(session.mode)] if mode_changed else []
+
+    def _restorable_mode(self, session: Session, mode_id: str) -> str:
+        if mode_id in UNASKED_MODES:
+            log.warning(
+                "session.mode_not_restored",
+                session_id=session.id,
+                mode=mode_id,
+                reason="a mode that skips questions is never taken from disk; choose it again",
+            )
+            return DEFAULT_MODE
+        if mode_id not in MODES:
+            log.warning(
+                "session.setting_dropped",
+                session_id=session.id,
+                entry="mode",
+                reason=f"unknown mode {mode_id!r}",
+            )
+            return session.mode
+        return mode_id
+
+    async def _announce(self, session: Session) -> None:
+        """`config_option_update`: every option with its current value, after any change."""
+        await self._notify(
+            session, {"sessionUpdate": "config_option_update", "configOptions": self.config_options(session)}
         )
 
-    async def switch_mode(self, session: Session, mode_id: str) -> None:
-        """Change the permission mode, journal it, and tell the editor (both ways it can listen)."""
-        if session.permissions.mode == mode_id:
-            return
-        session.permissions.mode = mode_id
-        session.history.note({"type": "mode", "modeId": mode_id})
-        notify = self.requester.notify
-        await notify(
-            "session/update",
-            {
-                "sessionId": session.id,
-                "update": {"sessionUpdate": "current_mode_update", "currentModeId": mode_id},
-            },
-        )
-        await notify(
-            "session/update",
-            {
-                "sessionId": session.id,
-                "update": {
-                    "sessionUpdate": "config_option_update",
-                    "configOptions": self.config_options(session),
-                },
-            },
-        )
+    async def _notify(self, session: Session, update: dict[str, Any]) -> None:
+        await self.requester.notify("session/update", {"sessionId": session.id, "update": update})

@@ -14,7 +14,9 @@ import structlog
 
 from acp_agent.errors import RpcError
 from acp_agent.session.requester import Requester
+from acp_agent.session.updates import permission_tool_call
 from acp_agent.tools.base import Preview
+from acp_agent.turn.entries import ToolCallShown
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 
 if TYPE_CHECKING:
@@ -75,14 +77,13 @@ class SessionPermissions:
         params = {
             "sessionId": self.session_id,
             "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in question.options],
-            "toolCall": {
-                "toolCallId": question.call_id,
-                "title": question.title,
-                "kind": "switch_mode",
-                "status": "pending",
-                "rawInput": question.raw_input,
-                "content": [{"type": "content", "content": {"type": "text", "text": question.text}}],
-            },
+            "toolCall": permission_tool_call(
+                question.call_id,
+                question.title,
+                "switch_mode",
+                question.raw_input,
+                ToolCallShown(text=question.text),
+            ),
         }
         try:
             answer = await self.requester.request("session/request_permission", params)
@@ -115,24 +116,19 @@ class SessionPermissions:
         remembered = self.always.get(tool_name)
         if remembered is False or (remembered and permission != "sensitive"):
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
-        tool_call = {
-            "toolCallId": call_id,
-            "title": title,
-            "kind": kind,
-            "status": "pending",
-            "rawInput": raw_input,
-        }
         options, grants = OPTIONS, {}
-        if preview is not None:  # shown before approval: the diff, or the command and its cwd
-            shown = await preview()
-            tool_call |= preview_fields(shown)
-            if shown is not None and shown.grants:  # e.g. "Allow once, with .git hooks writable"
-                grants = {f"allow_once:{g.id}": g.id for g in shown.grants}
-                extra = [
-                    {"optionId": f"allow_once:{g.id}", "name": g.label, "kind": "allow_once"}
-                    for g in shown.grants
-                ]
-                options = [OPTIONS[0], *extra, *OPTIONS[1:]]
+        shown = await preview() if preview is not None else None
+        # Shown before approval: the diff, or the command and its cwd, as the final update shows it.
+        tool_call = permission_tool_call(
+            call_id, title, kind, raw_input, None if shown is None else ToolCallShown.of_preview(shown)
+        )
+        if shown is not None and shown.grants:  # e.g. "Allow once, with .git hooks writable"
+            grants = {f"allow_once:{g.id}": g.id for g in shown.grants}
+            extra = [
+                {"optionId": f"allow_once:{g.id}", "name": g.label, "kind": "allow_once"}
+                for g in shown.grants
+            ]
+            options = [OPTIONS[0], *extra, *OPTIONS[1:]]
         params = {"sessionId": self.session_id, "options": options, "toolCall": tool_call}
         try:
             answer = await self.requester.request("session/request_permission", params)
@@ -189,23 +185,3 @@ def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= LOGGED_ANSWER_CHARS else text[:LOGGED_ANSWER_CHARS] + "…"
-
-
-def preview_fields(preview: Preview | None) -> dict[str, Any]:
-    """A preview as the `content` and `locations` of the request's `toolCall` (ACP diff content,
-    like the call's final update)."""
-    if preview is None:
-        return {}
-    content: list[dict[str, Any]] = [
-        {"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
-        for d in preview.diffs
-    ]
-    if preview.text:
-        content.append({"type": "content", "content": {"type": "text", "text": preview.text}})
-    fields: dict[str, Any] = {"content": content} if content else {}
-    if preview.locations:
-        fields["locations"] = [
-            {"path": str(p)} if line is None else {"path": str(p), "line": line}
-            for p, line in preview.locations
-        ]
-    return fields

@@ -1,6 +1,7 @@
 """Turn events → ACP `session/update` notifications, built directly (no validation per chunk, D4).
 
-The official schema checks these in the tests; here they are plain dicts serialised once.
+Each payload comes from `updates.py`, the builder session/load's replay uses too. Text chunks, the
+hot path, go out through a per-message sender that encodes the rest of the line once.
 """
 
 from __future__ import annotations
@@ -9,7 +10,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from acp_agent.session.requester import Requester
+from acp_agent.session.updates import (
+    chunk,
+    plan_update,
+    tool_call,
+    tool_call_finished,
+    tool_call_progress,
+    tool_call_status,
+)
 from acp_agent.tools.shown import shown_value
+from acp_agent.turn.entries import Entry, NoticeEntry, PlanChangedEntry
 from acp_agent.turn.events import (
     Notice,
     PlanChanged,
@@ -33,7 +43,7 @@ class Relay:
     """An EventSink for one session: every event becomes one `session/update`."""
 
     def __init__(
-        self, session_id: str, requester: Requester, journal: Callable[[dict[str, Any]], None] | None = None
+        self, session_id: str, requester: Requester, journal: Callable[[Entry], None] | None = None
     ) -> None:
         self.session_id = session_id
         self.requester = requester
@@ -44,12 +54,12 @@ class Relay:
         kind = type(event)
         if kind is TextChunk or kind is ThoughtChunk or kind is Notice:
             if kind is Notice and self.journal is not None:
-                self.journal(_journal_entry(event))
+                self.journal(_journal_entry(cast("Notice", event)))
             chunk = cast("TextChunk | ThoughtChunk | Notice", event)  # identity checks: the hot path
             await self._chunk_sender(kind, chunk.message_id)(chunk.text)
             return
         if kind is PlanChanged and self.journal is not None:
-            self.journal(_journal_entry(event))
+            self.journal(_journal_entry(cast("PlanChanged", event)))
         update = _tool_or_usage_update(event)
         await self.requester.notify(UPDATE, {"sessionId": self.session_id, "update": update})
 
@@ -63,14 +73,7 @@ class Relay:
             update = "agent_thought_chunk" if kind is ThoughtChunk else "agent_message_chunk"
             send = self._senders[key] = self.requester.notifier(
                 UPDATE,
-                {
-                    "sessionId": self.session_id,
-                    "update": {
-                        "sessionUpdate": update,
-                        "content": {"type": "text", "text": ""},
-                        "messageId": message_id,
-                    },
-                },
+                {"sessionId": self.session_id, "update": chunk(update, "", message_id)},
                 TEXT_PATH,
             )
         return send
@@ -78,52 +81,16 @@ class Relay:
 
 def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
     if isinstance(event, ToolCallStarted):
-        return {
-            "sessionUpdate": "tool_call",
-            "toolCallId": event.call_id,
-            "title": event.title,
-            "kind": event.kind,
-            "status": "pending",
-            "rawInput": shown_value(event.raw_input),  # as the model sent it: not yet checked
-        }
+        # rawInput as the model sent it: not yet checked, so made encodable here
+        return tool_call(event.call_id, event.title, event.kind, shown_value(event.raw_input))
     if isinstance(event, ToolCallUpdated):
-        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id, "status": event.status}
+        return tool_call_status(event.call_id, event.status)
     if isinstance(event, ToolCallProgress):
-        content = (
-            [{"type": "terminal", "terminalId": event.terminal_id}]
-            if event.terminal_id
-            else [_text_content(event.text or "")]
-        )
-        return {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id, "content": content}
+        return tool_call_progress(event.call_id, event.text, event.terminal_id)
     if isinstance(event, ToolCallFinished):
-        content = [
-            {"type": "diff", "path": str(d.path), "oldText": d.old_text, "newText": d.new_text}
-            for d in event.diffs
-        ]
-        if event.terminal_id:
-            content.append({"type": "terminal", "terminalId": event.terminal_id})
-        content.append(_text_content(event.text))
-        update: dict[str, Any] = {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": event.call_id,
-            "status": event.status,
-            "content": content,
-        }
-        if event.locations:
-            update["locations"] = [
-                {"path": str(path)} if line is None else {"path": str(path), "line": line}
-                for path, line in event.locations
-            ]
-        if event.raw_output is not None:
-            update["rawOutput"] = event.raw_output
-        return update
+        return tool_call_finished(event.call_id, event.shown, event.terminal_id)
     if isinstance(event, PlanChanged):
-        return {
-            "sessionUpdate": "plan",
-            "entries": [
-                {"content": e.content, "priority": e.priority, "status": e.status} for e in event.entries
-            ],
-        }
+        return plan_update(event.entries)
     if isinstance(event, UsageReported):
         usage: dict[str, Any] = {"sessionUpdate": "usage_update", "used": event.used, "size": event.size}
         if event.cost_usd is not None:
@@ -132,18 +99,8 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
     raise TypeError(f"no ACP update for {type(event).__name__}")
 
 
-def _text_content(text: str) -> dict[str, Any]:
-    return {"type": "content", "content": {"type": "text", "text": text}}
-
-
-def _journal_entry(event: TurnEvent) -> dict[str, Any]:
+def _journal_entry(event: Notice | PlanChanged) -> NoticeEntry | PlanChangedEntry:
     """Notices and plans are replayed on session/load, so they are journaled before they are sent."""
     if isinstance(event, Notice):
-        return {"type": "notice", "text": event.text}
-    assert isinstance(event, PlanChanged)
-    return {
-        "type": "plan",
-        "entries": [
-            {"content": e.content, "priority": e.priority, "status": e.status} for e in event.entries
-        ],
-    }
+        return NoticeEntry(event.text)
+    return PlanChangedEntry(event.entries)

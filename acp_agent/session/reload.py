@@ -1,8 +1,8 @@
 """session/load's reading half: a session's journal back into entries, history and updates.
 
 A journal that cannot be read or replayed is a clear error naming the file (and the line, when one
-is at fault); the choices it recorded (mode, model, effort) are restored unless the model now
-refuses them.
+is at fault). The choices it recorded (mode, model, effort, loop) are restored by
+`options.py:SessionOptions.restore`.
 """
 
 from __future__ import annotations
@@ -12,21 +12,17 @@ from typing import Any
 import structlog
 
 from acp_agent.errors import RpcError
-from acp_agent.model.profiles import ProfileError
-from acp_agent.session.catalog import ModelCatalog
 from acp_agent.session.replay import replay_updates
-from acp_agent.session.state import Session
 from acp_agent.session.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
+from acp_agent.turn.entries import Entry
 from acp_agent.turn.history import History
 
-__all__ = ["read_journal", "reopen_journal", "restore_choices"]
+__all__ = ["read_journal", "reopen_journal"]
 
 log = structlog.get_logger(__name__)
 
 
-def read_journal(
-    store: SessionStore, session_id: str
-) -> tuple[list[dict[str, Any]], History, list[dict[str, Any]]]:
+def read_journal(store: SessionStore, session_id: str) -> tuple[list[Entry], History, list[dict[str, Any]]]:
     """The journal's entries, the history and the updates they rebuild."""
     path = store.path(session_id)
     try:
@@ -48,27 +44,6 @@ def reopen_journal(store: SessionStore, session_id: str) -> Journal:
         return store.reopen(session_id)
     except OSError as exc:
         raise _journal_error(session_id, JournalWriteFailed(store.path(session_id), exc)) from None
-
-
-def restore_choices(session: Session, entries: list[dict[str, Any]], catalog: ModelCatalog) -> None:
-    """Apply the mode, model and effort choices the journal recorded, in order."""
-    for entry in entries:
-        if entry.get("type") == "mode":
-            session.permissions.mode = str(entry.get("modeId"))
-        elif entry.get("type") == "model":
-            _restore(session, catalog, str(entry.get("modelId")), session.effort)
-        elif entry.get("type") == "effort":
-            effort = entry.get("effort")
-            _restore(session, catalog, session.model, effort if isinstance(effort, str) else None)
-
-
-def _restore(session: Session, catalog: ModelCatalog, model_id: str, effort: str | None) -> None:
-    """A journaled model or effort choice, unless the model now refuses it."""
-    try:
-        session.use_settings(catalog.settings_for(model_id, effort, session.settings))
-        session.effort = effort
-    except ProfileError as exc:
-        log.warning("session.setting_dropped", session_id=session.id, reason=str(exc))
 
 
 def _journal_error(session_id: str, exc: Exception) -> RpcError:

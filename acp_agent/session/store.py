@@ -8,8 +8,10 @@ What can go wrong is contained (issue 19):
 - a torn last line (a kill mid-write) is skipped on read and cut off before the next append, so it
   never runs into a later entry; a write that fails (a full disk) is cut off the same way and
   raised as `JournalWriteFailed`, naming the file;
-- a journal that is not one (random bytes, an empty file, a bad line, an entry of the wrong shape)
-  raises `JournalCorrupt` naming the file and the line, and never breaks another session;
+- a journal that is not one (random bytes, an empty file, a bad line, an entry of the wrong shape
+  (`turn/entries.py` defines them), a journal copied into itself) raises `JournalCorrupt` naming
+  the file and the line, and never breaks another session;
+- a write to the journal of a closed session is an error, never silently dropped;
 - only ids of the agent's own format (`sess_` + 32 hex digits) name a file, and journals are
   opened without following symlinks.
 """
@@ -31,6 +33,16 @@ from typing import Any
 import structlog
 
 from acp_agent.errors import AgentError
+from acp_agent.turn.entries import (
+    JOURNAL_VERSION,
+    AssistantEntry,
+    Entry,
+    MetaEntry,
+    PromptEntry,
+    ToolResultEntry,
+    UserEntry,
+)
+from acp_agent.turn.journal_lines import EntryProblem, entry_json, read_entry
 
 __all__ = [
     "Journal",
@@ -44,7 +56,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-VERSION = 1
 TITLE_CHARS = 80
 SESSION_ID = re.compile(r"sess_[0-9a-f]{32}")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -118,15 +129,16 @@ class Journal:
             os.close(fd)
         self.closed = False
 
-    def append(self, entry: dict[str, Any], *, sync: bool = True) -> None:
+    def append(self, entry: Entry, *, sync: bool = True) -> None:
         """Write one entry; with `sync`, fsync the file (this entry and all before it).
 
         Raises:
-            JournalWriteFailed: the entry is not kept (what was written of it is cut off again).
+            JournalWriteFailed: the entry is not kept (what was written of it is cut off again),
+                or the journal was closed (its session was closed or deleted).
         """
-        if self.closed:
-            return
-        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+        if self.closed:  # a turn that outlived its session: what it writes must not vanish
+            raise JournalWriteFailed(self.path, OSError(errno.EBADF, "the session was closed"))
+        line = json.dumps(entry_json(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
         data = line.encode("utf-8", "replace")
         try:
             fd = _open(self.path, os.O_RDWR | os.O_APPEND)
@@ -206,9 +218,7 @@ class SessionStore:
 
     def create(self, session_id: str, cwd: str) -> Journal:
         journal = Journal(self._path(session_id))
-        journal.append(
-            {"type": "meta", "version": VERSION, "sessionId": session_id, "cwd": cwd, "createdAt": now_iso()}
-        )
+        journal.append(MetaEntry(JOURNAL_VERSION, session_id, cwd, now_iso()))
         return journal
 
     def reopen(self, session_id: str) -> Journal:
@@ -226,8 +236,9 @@ class SessionStore:
     def path(self, session_id: str) -> Path:
         return self._path(session_id)
 
-    def read(self, session_id: str) -> list[dict[str, Any]]:
-        """Every complete entry; a torn last line is skipped with a log line.
+    def read(self, session_id: str) -> list[Entry]:
+        """Every complete entry; a torn last line is skipped with a log line, and so is an entry
+        of a kind this agent does not know.
 
         Raises:
             JournalCorrupt: the file is not this agent's journal (which line, and why).
@@ -235,8 +246,9 @@ class SessionStore:
         """
         return list(self._entries(self._path(session_id)))
 
-    def _entries(self, path: Path) -> Iterator[dict[str, Any]]:
+    def _entries(self, path: Path) -> Iterator[Entry]:
         fd = _open(path, os.O_RDONLY)
+        ids = _ToolIds(path)
         with os.fdopen(fd, "rb") as f:
             number = 0
             for number, raw in enumerate(f, 1):
@@ -245,8 +257,12 @@ class SessionStore:
                     number -= 1
                     break
                 entry = _parse(path, number, raw)
-                if number == 1 and entry.get("type") != "meta":
+                if number == 1 and not isinstance(entry, MetaEntry):
                     raise JournalCorrupt(path, 1, "it does not start with a session header")
+                if entry is None:
+                    log.info("journal.unknown_entry_skipped", path=str(path), line=number)
+                    continue
+                ids.check(entry, number)
                 yield entry
             if number == 0:
                 raise JournalCorrupt(path, 1, "it holds no complete entry")
@@ -268,15 +284,15 @@ class SessionStore:
         return sorted(found, key=lambda i: i.mtime, reverse=True)
 
     def _info(self, path: Path) -> SessionInfo | None:
-        meta: dict[str, Any] | None = None
+        meta: MetaEntry | None = None
         title = None
         try:
             mtime = path.lstat().st_mtime
             for entry in self._entries(path):
-                if entry.get("type") == "meta":
+                if isinstance(entry, MetaEntry):
                     meta = entry
-                elif entry.get("type") == "prompt":
-                    title = _title(entry.get("prompt") or [])
+                elif isinstance(entry, PromptEntry):
+                    title = _title(entry.prompt)
                     break
         except (OSError, JournalCorrupt) as exc:
             log.warning("journal.unlisted", path=str(path), problem=str(exc))
@@ -284,9 +300,7 @@ class SessionStore:
         if meta is None:
             return None
         updated = datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
-        return SessionInfo(
-            str(meta.get("sessionId")), str(meta.get("cwd")), title, updated.replace("+00:00", "Z"), mtime
-        )
+        return SessionInfo(meta.session_id, meta.cwd, title, updated.replace("+00:00", "Z"), mtime)
 
     def expire(self, keep_days: float) -> int:
         """Remove journals untouched for `keep_days`; returns how many."""
@@ -304,90 +318,43 @@ class SessionStore:
         return removed
 
 
-def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any]:
-    """One line as an entry of a known shape, or JournalCorrupt saying what is wrong with it."""
+def _parse(path: Path, number: int, raw: bytes) -> Entry | None:
+    """One line as an entry (None: a newer agent's kind), or JournalCorrupt saying what is wrong."""
     try:
-        entry = json.loads(raw.decode("utf-8", "replace"))
-    except RecursionError:
-        raise JournalCorrupt(path, number, "an entry nested too deeply") from None
-    except ValueError:
-        raise JournalCorrupt(path, number, "not a JSON line") from None
-    if not isinstance(entry, dict):
-        raise JournalCorrupt(path, number, f"a JSON {type(entry).__name__}, not an entry")
-    problem = entry_problem(entry)
-    if problem is not None:
-        raise JournalCorrupt(path, number, problem)
-    return entry
+        return read_entry(raw)
+    except EntryProblem as exc:
+        raise JournalCorrupt(path, number, str(exc)) from None
 
 
-def _blocks_problem(blocks: Any, what: str) -> str | None:
-    if not isinstance(blocks, list):
-        return f"{what} is not a list"
-    for block in blocks:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return f"{what} holds a block without a type"
-        kind = block["type"]
-        if kind == "tool_use" and not (
-            isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
-        ):
-            return f"{what} holds a tool_use without an id and a name"
-        if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
-            return f"{what} holds a tool_result without a tool_use_id"
-        if kind in {"text", "thinking"} and not isinstance(block.get(kind), str):
-            return f"{what} holds a {kind} block without its text"
-    return None
+class _ToolIds:
+    """Where each tool call's id was first seen: a journal holds each tool_use and each result once
+    (a journal copied into itself would send the API duplicate ids, a 400 on every request)."""
 
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seen: dict[tuple[str, str], int] = {}
 
-def _strings(entry: dict[str, Any], *names: str) -> str | None:
-    bad = [n for n in names if not isinstance(entry.get(n), str)]
-    return f"{', '.join(bad)} must be a string" if bad else None
-
-
-def entry_problem(entry: dict[str, Any]) -> str | None:
-    """What makes an entry unusable, or None; unknown entry types are left to newer agents."""
-    kind = entry.get("type")
-    if not isinstance(kind, str):
-        return "an entry without a type"
-    if kind in {"prompt", "user", "assistant"}:
-        return _blocks_problem(entry.get("blocks"), f"the {kind} entry's blocks") or (
-            _blocks_problem(entry.get("prompt") or [], "the prompt as shown")
-        )
-    if kind == "tool_result":
-        block, shown = entry.get("block"), entry.get("shown") or {}
-        locations = shown.get("locations") if isinstance(shown, dict) else None
-        if (
-            not isinstance(shown, dict)
-            or not isinstance(locations or [], list)
-            or not all(isinstance(p, list) and len(p) == 2 for p in locations or [])
-        ):
-            return "the tool result's shown part is not an object of the right shape"
-        return _blocks_problem([block], "the tool result")
-    if kind == "compaction":
-        messages = entry.get("messages")
-        if not isinstance(messages, list) or not all(
-            isinstance(m, dict) and m.get("role") in {"user", "assistant"} for m in messages
-        ):
-            return "the compaction's messages are not a list of user and assistant messages"
-        for m in messages:
-            if problem := _blocks_problem(m.get("content"), "a compacted message"):
-                return problem
-        return None
-    if kind == "rollback":
-        if not all(isinstance(entry.get(n), int) and entry[n] >= 0 for n in ("messages", "blocks")):
-            return "the rollback's counts are not non-negative integers"
-        return None
-    simple = {
-        "meta": ("sessionId", "cwd"),
-        "tool_started": ("toolUseId",),
-        "mode": ("modeId",),
-        "model": ("modelId",),
-        "notice": ("text",),
-    }
-    if kind in simple:
-        return _strings(entry, *simple[kind])
-    if kind == "plan" and not isinstance(entry.get("entries"), list):
-        return "the plan's entries are not a list"
-    return None
+    def check(self, entry: Entry, number: int) -> None:
+        """Raises JournalCorrupt at the second sight of an id, or of a header."""
+        if isinstance(entry, MetaEntry) and number > 1:
+            raise JournalCorrupt(self.path, number, "a second session header (is the journal duplicated?)")
+        if isinstance(entry, AssistantEntry):
+            found = [("tool_use", b["id"]) for b in entry.blocks if b["type"] == "tool_use"]
+        elif isinstance(entry, ToolResultEntry):
+            found = [("tool_result", entry.block["tool_use_id"])]
+        elif isinstance(entry, PromptEntry | UserEntry):
+            found = [("tool_result", b["tool_use_id"]) for b in entry.blocks if b["type"] == "tool_result"]
+        else:
+            return
+        for key in found:
+            first = self.seen.setdefault(key, number)
+            if first != number:
+                raise JournalCorrupt(
+                    self.path,
+                    number,
+                    f"the {key[0]} {key[1]!r} appears again (first at line {first}): "
+                    "is the journal duplicated?",
+                )
 
 
 def _title(prompt: list[dict[str, Any]]) -> str | None:

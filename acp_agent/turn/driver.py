@@ -17,6 +17,7 @@ import structlog
 from acp_agent.config import how_to_set
 from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.limits import Limits, fields_by_name
+from acp_agent.turn.entries import TurnEntry
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.history import History, Mark
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
@@ -133,7 +134,7 @@ async def drive_turn(
         with anyio.move_on_after(5, shield=True):
             await sink.emit(Notice(limit_notice(limit, meter, meta), new_message_id()))
     try:
-        history.note({"type": "turn", "record": meta})
+        history.note(TurnEntry(meta))
     except JournalFailed as exc:
         log.warning("journal.turn_record_lost", turn_id=turn_id, problem=str(exc))
     log.info("turn.ended", **meta)

@@ -7,10 +7,10 @@ frozen slotted dataclasses, no validation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
-from acp_agent.tools.base import Diff, PlanEntry
+from acp_agent.tools.base import PlanEntry
+from acp_agent.turn.entries import ToolCallShown
 
 __all__ = [
     "EventSink",
@@ -78,15 +78,19 @@ class ToolCallProgress:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished:
-    """A tool call ended: `status` is completed or failed; `text` is what the model saw."""
+    """A tool call ended: what the editor is shown of it (the same value its journal entry holds),
+    and the editor terminal it ran in, if any (live only: a terminal does not outlive its call)."""
 
     call_id: str
-    status: str
-    text: str
-    locations: tuple[tuple[Path, int | None], ...] = ()
-    raw_output: dict[str, Any] | None = None
-    diffs: tuple[Diff, ...] = ()
+    shown: ToolCallShown
     terminal_id: str | None = None
+
+    @classmethod
+    def of(
+        cls, call_id: str, status: str, text: str, raw_output: dict[str, Any] | None = None
+    ) -> ToolCallFinished:
+        """A call that ends with a status and a text only (a strategy's check, a failure)."""
+        return cls(call_id, ToolCallShown(status=status, text=text, raw_output=raw_output))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,10 @@ next user message. A prompt that follows trailing tool results is merged into th
 (docs/decisions.md C2.7), a refusal drops only that prompt's own blocks, and `repair()` answers any
 dangling tool_use with an error result.
 
-The history is also the text boundary: every block that enters it, and every journal entry, passes
-through `shown_value`, so no lone surrogate (a non-UTF-8 file name, a client's `"\\ud800"`) can make
-a later request unencodable.
+The history is also the text boundary: every block that enters it passes through `shown_value`
+(as every journal line does, `journal_lines.py`), so no lone surrogate (a non-UTF-8 file name, a
+client's `"\\ud800"`) can make a later request unencodable. What it journals are the typed entries
+of `entries.py`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ from typing import Any, Protocol
 
 from acp_agent.errors import JournalFailed
 from acp_agent.tools.shown import shown_value
+from acp_agent.turn.entries import (
+    AssistantEntry,
+    CompactionEntry,
+    Entry,
+    PromptEntry,
+    RollbackEntry,
+    ToolResultEntry,
+    ToolStartedEntry,
+    UserEntry,
+)
 
 __all__ = [
     "INTERRUPTED",
@@ -159,7 +170,7 @@ def _results_in_call_order(messages: list[Message]) -> None:
 class JournalWriter(Protocol):
     """Writes one entry; with `sync`, it (and every entry before it) is on disk when this returns."""
 
-    def __call__(self, entry: dict[str, Any], *, sync: bool = True) -> None: ...
+    def __call__(self, entry: Entry, *, sync: bool = True) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,14 +185,15 @@ class History:
     """Messages in Anthropic's input shape, owned by one session.
 
     With a `journal`, every change is also written as an entry (prompt, user, assistant, rollback,
-    tool_result) from which `History.replay` rebuilds the same messages after a restart.
+    compaction; the tool batch adds tool_started and tool_result) from which `History.replay`
+    rebuilds the same messages after a restart.
     """
 
     def __init__(self, messages: list[Message] | None = None, journal: JournalWriter | None = None) -> None:
         self.messages: list[Message] = messages or []
         self.journal = journal
 
-    def note(self, entry: dict[str, Any], *, sync: bool = True) -> None:
+    def note(self, entry: Entry, *, sync: bool = True) -> None:
         """Write an entry to the journal (if any), before the change is reported as done.
 
         `sync=False` skips the fsync for an entry nothing reports as kept: the next synced entry
@@ -192,39 +204,31 @@ class History:
             JournalFailed: the entry is not kept (a full disk); the turn ends with that error.
         """
         if self.journal is not None:
-            self._write(shown_value(entry), sync=sync)
-
-    def _write(self, entry: dict[str, Any], *, sync: bool = True) -> None:
-        """Write an entry already made encodable (built from blocks that went through shown_value)."""
-        if self.journal is not None:
             try:
                 self.journal(entry, sync=sync)
             except OSError as exc:
                 raise JournalFailed(str(exc)) from exc
 
     @classmethod
-    def replay(cls, entries: Iterable[dict[str, Any]]) -> History:
+    def replay(cls, entries: Iterable[Entry]) -> History:
         """Rebuild the messages from journal entries, then repair them: a tool_use left without a
         result anywhere (a kill during a batch) is answered, a started one as interrupted."""
         history = cls()
         started: set[str] = set()
         for entry in entries:
-            kind = entry.get("type")
-            if kind == "tool_started":
-                started.add(str(entry.get("toolUseId")))
-            elif kind in {"prompt", "user"}:
-                history.add_user(list(entry.get("blocks") or []), journal=False)
-            elif kind == "tool_result" and isinstance(entry.get("block"), dict):
-                history.add_user([entry["block"]], journal=False)
-            elif kind == "assistant":
-                history.add_assistant(list(entry.get("blocks") or []), journal=False)
-            elif kind == "compaction" and isinstance(entry.get("messages"), list):
-                history.messages = shown_value([dict(m) for m in entry["messages"]])
-            elif kind == "rollback":  # its mark counted the repaired history the session had
+            if isinstance(entry, ToolStartedEntry):
+                started.add(entry.tool_use_id)
+            elif isinstance(entry, PromptEntry | UserEntry):
+                history.add_user(list(entry.blocks), journal=False)
+            elif isinstance(entry, ToolResultEntry):
+                history.add_user([entry.block], journal=False)
+            elif isinstance(entry, AssistantEntry):
+                history.add_assistant(list(entry.blocks), journal=False)
+            elif isinstance(entry, CompactionEntry):
+                history.messages = shown_value([{**m, "content": list(m["content"])} for m in entry.messages])
+            elif isinstance(entry, RollbackEntry):  # its mark counted the repaired history the session had
                 history.repair(started=started)
-                history.rollback(
-                    Mark(int(entry.get("messages", 0)), int(entry.get("blocks", 0))), journal=False
-                )
+                history.rollback(Mark(entry.messages, entry.blocks), journal=False)
         _results_in_call_order(history.messages)
         history.repair(started=started)
         return history
@@ -240,7 +244,7 @@ class History:
     def rollback(self, mark: Mark, *, journal: bool = True) -> None:
         """Drop everything added since `mark` (a refused prompt and what followed it)."""
         if journal:
-            self.note({"type": "rollback", "messages": mark.messages, "blocks": mark.blocks})
+            self.note(RollbackEntry(mark.messages, mark.blocks))
         del self.messages[mark.messages :]
         if mark.blocks and self.messages:
             del self.messages[-1]["content"][mark.blocks :]
@@ -248,7 +252,7 @@ class History:
     def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
         blocks = shown_value(blocks)
-        self._write({"type": "prompt", "blocks": blocks, "prompt": shown_value(shown or [])})
+        self.note(PromptEntry(blocks, shown_value(shown or [])))
         self.add_user(blocks, journal=False)
 
     def add_user(self, blocks: list[Block], *, journal: bool = True) -> None:
@@ -257,7 +261,7 @@ class History:
             return
         blocks = shown_value(blocks)
         if journal:
-            self._write({"type": "user", "blocks": blocks})
+            self.note(UserEntry(blocks))
         if self.messages and self.messages[-1]["role"] == "user":
             self.messages[-1]["content"].extend(blocks)
         else:
@@ -269,7 +273,7 @@ class History:
         if not blocks:
             return
         if journal:  # streamed already; the tool results or the turn record that follow sync it
-            self._write({"type": "assistant", "blocks": blocks}, sync=False)
+            self.note(AssistantEntry(blocks), sync=False)
         if self.messages and self.messages[-1]["role"] == "assistant":
             self.messages[-1]["content"].extend(blocks)
         else:
@@ -295,7 +299,7 @@ class History:
     def replace_all(self, messages: list[Message]) -> None:
         """Put `messages` in place of the whole history (a compaction), and journal them."""
         self.messages[:] = shown_value(messages)
-        self.note({"type": "compaction", "messages": self.messages})
+        self.note(CompactionEntry(self.messages))
 
     def pending_tool_uses(self) -> list[Block]:
         """tool_use blocks of the last assistant message that have no tool_result yet."""

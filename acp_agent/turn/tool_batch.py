@@ -19,6 +19,7 @@ from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, Tool
 from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.sensitive import sensitive_write
+from acp_agent.turn.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.events import (
     EventSink,
     PlanChanged,
@@ -149,17 +150,11 @@ class ToolBatch:
         for block, result in zip(self.tool_uses, answered, strict=True):
             if block["id"] not in self._journaled and reason is CANCELLED:
                 title, kind = heading(self.tools, block["name"], block.get("input"))
+                hidden = block["id"] not in self._shown
                 self.history.note(
-                    {
-                        "type": "tool_result",
-                        "block": result,
-                        "shown": {
-                            "title": title,
-                            "kind": kind,
-                            "status": "failed",
-                            **({} if block["id"] in self._shown else {"hidden": True}),
-                        },
-                    }
+                    ToolResultEntry(
+                        result, ToolCallShown(title=title, kind=kind, status="failed", hidden=hidden)
+                    )
                 )
         self.history.add_user(answered, journal=False)
 
@@ -219,25 +214,10 @@ class ToolBatch:
         if result.is_error:
             meter.tool_failed()
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
-        status = "failed" if result.is_error else "completed"
         block_out = tool_result(call_id, result.text, is_error=result.is_error, media=result.media)
-        try:  # journaled (and fsynced) before the editor is told the call is done
-            self.history.note(
-                {
-                    "type": "tool_result",
-                    "block": block_out,
-                    "shown": {
-                        "title": title,
-                        "kind": kind,
-                        "status": status,
-                        "rawInput": args,
-                        "text": result.text,
-                        "locations": [[str(p), line] for p, line in result.locations],
-                        "diffs": [[str(d.path), d.old_text, d.new_text] for d in result.diffs],
-                        "rawOutput": result.raw_output,
-                    },
-                }
-            )
+        shown = ToolCallShown.of_result(title, kind, args, result)
+        try:  # journaled (and fsynced) before the editor is told the call is done, with the same `shown`
+            self.history.note(ToolResultEntry(block_out, shown))
             self._journaled.add(call_id)
             if result.plan is not None:
                 await self.sink.emit(PlanChanged(result.plan))
@@ -245,23 +225,13 @@ class ToolBatch:
             self._unkept[call_id] = block_out
             await self._fail(call_id, f"{result.text}\n\n{exc}")
             raise
-        await self.sink.emit(
-            ToolCallFinished(
-                call_id,
-                status,
-                result.text,
-                result.locations,
-                result.raw_output,
-                result.diffs,
-                result.terminal_id,
-            )
-        )
+        await self.sink.emit(ToolCallFinished(call_id, shown, result.terminal_id))
         return block_out
 
     async def _fail(self, call_id: str, text: str) -> None:
         """End an open tool call `failed` in the editor, even from a cancelled scope."""
         with anyio.move_on_after(2, shield=True):
-            await self.sink.emit(ToolCallFinished(call_id, "failed", text))
+            await self.sink.emit(ToolCallFinished.of(call_id, "failed", text))
 
     async def _execute(
         self, tool: Any, name: str, title: str, args: dict[str, Any], call_id: str
@@ -309,7 +279,7 @@ class ToolBatch:
         seconds = allowance(args) if allowance else self.tool_timeout
         ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
-            self.history.note({"type": "tool_started", "toolUseId": call_id})
+            self.history.note(ToolStartedEntry(call_id))
             self._started.add(call_id)
         try:
             with anyio.fail_after(seconds):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from acp_agent.turn.entries import Entry, ToolCallShown, ToolResultEntry
 from acp_agent.turn.history import (
     INTERRUPTED,
     INTERRUPTED_RUNNING,
@@ -10,6 +14,14 @@ from acp_agent.turn.history import (
     result_text,
     tool_result,
 )
+from acp_agent.turn.journal_lines import entry_json, read_entry
+
+
+def lines(*entries: dict[str, Any]) -> list[Entry]:
+    """Journal entries as written on disk, read back as the journal reads them."""
+    found = [read_entry(json.dumps(entry)) for entry in entries]
+    assert all(entry is not None for entry in found)
+    return [entry for entry in found if entry is not None]
 
 
 def tool_use(id_: str) -> dict:
@@ -79,11 +91,11 @@ def test_pause_turn_continuation_extends_the_same_assistant_message() -> None:
 
 def test_every_block_and_journal_entry_is_made_utf8_encodable() -> None:
     entries: list[dict] = []
-    history = History(journal=lambda entry, sync=True: entries.append(entry))
+    history = History(journal=lambda entry, sync=True: entries.append(entry_json(entry)))
     history.add_prompt([{"type": "text", "text": "lone \ud800"}], [{"type": "text", "text": "lone \ud800"}])
     history.add_assistant([tool_use("t1")])
     history.add_user([tool_result("t1", "caf\udce9.txt")])
-    history.note({"type": "tool_result", "shown": {"text": "caf\udce9.txt"}})
+    history.note(ToolResultEntry(tool_result("t1", "x"), ToolCallShown(text="caf\udce9.txt")))
     history.replace_all([{"role": "user", "content": [{"type": "text", "text": "\udfff"}]}])
     texts = [
         history.messages[0]["content"][0]["text"],
@@ -97,7 +109,7 @@ def test_every_block_and_journal_entry_is_made_utf8_encodable() -> None:
 
 
 def test_replay_of_an_old_journal_cleans_what_it_holds() -> None:
-    history = History.replay([{"type": "prompt", "blocks": [{"type": "text", "text": "a\udce9"}]}])
+    history = History.replay(lines({"type": "prompt", "blocks": [{"type": "text", "text": "a\udce9"}]}))
     assert history.messages[0]["content"][0]["text"] == "a\\xe9"
 
 
@@ -113,7 +125,7 @@ def batch_journal() -> list[dict]:
 
 
 def test_replay_answers_every_call_of_a_batch_cut_by_a_kill() -> None:
-    history = History.replay(batch_journal())
+    history = History.replay(lines(*batch_journal()))
     assert [m["role"] for m in history.messages] == ["user", "assistant", "user"]
     results = history.messages[-1]["content"]
     assert [(r["tool_use_id"], r["content"]) for r in results] == [
@@ -125,7 +137,7 @@ def test_replay_answers_every_call_of_a_batch_cut_by_a_kill() -> None:
 
 def test_a_prompt_after_the_crash_follows_the_repaired_results_on_every_replay() -> None:
     entries = [*batch_journal(), {"type": "prompt", "blocks": [{"type": "text", "text": "again"}]}]
-    history = History.replay(entries)
+    history = History.replay(lines(*entries))
     assert [b.get("tool_use_id", b.get("text")) for b in history.messages[-1]["content"]] == [
         "w",
         "r",
@@ -136,14 +148,14 @@ def test_a_prompt_after_the_crash_follows_the_repaired_results_on_every_replay()
 
 
 def test_a_rollback_after_a_repaired_crash_removes_only_its_prompt() -> None:
-    loaded = History.replay(batch_journal())
+    loaded = History.replay(lines(*batch_journal()))
     mark = loaded.mark()  # what the live session counted: the repaired message, 3 results
     entries = [
         *batch_journal(),
         {"type": "prompt", "blocks": [{"type": "text", "text": "bad"}]},
         {"type": "rollback", "messages": mark.messages, "blocks": mark.blocks},
     ]
-    assert History.replay(entries).messages == loaded.messages
+    assert History.replay(lines(*entries)).messages == loaded.messages
 
 
 def test_results_are_moved_first_in_order_and_orphans_dropped() -> None:
@@ -177,7 +189,7 @@ def test_replay_puts_results_of_calls_run_at_once_back_in_call_order() -> None:
         {"type": "tool_result", "block": tool_result("b", "2")},
         {"type": "prompt", "blocks": [{"type": "text", "text": "next"}]},
     ]
-    history = History.replay(entries)
+    history = History.replay(lines(*entries))
     content = history.messages[-1]["content"]
     assert [b.get("tool_use_id") for b in content] == ["a", "b", "c", None]
     assert content[-1] == {"type": "text", "text": "next"}
@@ -204,10 +216,10 @@ def test_a_repair_inside_the_history_drops_the_thinking_after_it_and_a_tail_repa
         {"type": "assistant", "blocks": [thinking, {"type": "text", "text": "ok"}]},
         {"type": "prompt", "blocks": [{"type": "text", "text": "more"}]},
     ]
-    history = History.replay(torn)
+    history = History.replay(lines(*torn))
     assert history.messages[1]["content"][0] == thinking  # before the rewritten point: kept
     assert history.messages[2]["content"][0]["tool_use_id"] == "a"
     assert all(b.get("type") != "thinking" for b in history.messages[3]["content"])
-    tail = History.replay(torn[:2])
+    tail = History.replay(lines(*torn[:2]))
     assert tail.messages[1]["content"][0] == thinking  # only appended to: nothing dropped
     assert tail.messages[2]["content"][0]["tool_use_id"] == "a"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.session.store import SessionStore
+from acp_agent.session.store import JournalWriteFailed, SessionStore
+from acp_agent.turn.entries import AssistantEntry, ModeEntry, NoticeEntry, ToolResultEntry, TurnEntry
 from acp_agent.turn.history import History, tool_result
 
 ID1, ID2, ID3 = ("sess_" + digit * 32 for digit in "123")
@@ -35,9 +36,9 @@ def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path
     history.add_prompt([{"type": "text", "text": "go"}])
     history.add_assistant([{"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {}}])
     assert len(fsyncs) == 2  # the prompt; the reply waits for what follows it
-    history.note({"type": "tool_result", "block": tool_result("tu_1", "ok")})
+    history.note(ToolResultEntry(tool_result("tu_1", "ok")))
     assert len(fsyncs) == 3
-    kinds = [e["type"] for e in store.read(ID1)]
+    kinds = [e.type for e in store.read(ID1)]
     assert kinds == ["meta", "prompt", "assistant", "tool_result"]
     assert History.replay(store.read(ID1)).messages == [
         {"role": "user", "content": [{"type": "text", "text": "go"}]},
@@ -55,18 +56,21 @@ def test_every_other_entry_is_synced_before_append_returns(tmp_path: Path, fsync
     history = History(journal=journal.append)
     before = len(fsyncs)
     history.add_prompt([{"type": "text", "text": "hi"}])
-    history.note({"type": "mode", "modeId": "plan"})
-    history.note({"type": "turn", "record": {"stopReason": "end_turn"}})
+    history.note(ModeEntry("plan"))
+    history.note(TurnEntry({"stopReason": "end_turn"}))
     assert len(fsyncs) - before == 3
 
 
-def test_a_closed_journal_writes_nothing(tmp_path: Path) -> None:
+def test_a_write_to_a_closed_journal_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
+    """A turn that outlives its session (closed or deleted) hears it: nothing is dropped silently."""
     store = SessionStore.open(tmp_path, keep_days=None)
     journal = store.create(ID3, str(tmp_path))
     journal.close()
-    journal.append({"type": "mode", "modeId": "plan"})
-    journal.append({"type": "assistant", "blocks": []}, sync=False)
-    assert [e["type"] for e in store.read(ID3)] == ["meta"]
+    with pytest.raises(JournalWriteFailed, match="the session was closed"):
+        journal.append(ModeEntry("plan"))
+    with pytest.raises(JournalWriteFailed, match=ID3):
+        journal.append(AssistantEntry([]), sync=False)
+    assert [e.type for e in store.read(ID3)] == ["meta"]
 
 
 def test_a_torn_tail_is_cut_before_the_next_append(tmp_path: Path) -> None:
@@ -74,9 +78,9 @@ def test_a_torn_tail_is_cut_before_the_next_append(tmp_path: Path) -> None:
     store.create(ID1, str(tmp_path))
     with (tmp_path / f"{ID1}.jsonl").open("a") as f:
         f.write('{"type": "notice", "text": "half')
-    assert [e["type"] for e in store.read(ID1)] == ["meta"]
-    store.reopen(ID1).append({"type": "notice", "text": "whole"})
-    assert [e.get("text") for e in store.read(ID1)] == [None, "whole"]
+    assert [e.type for e in store.read(ID1)] == ["meta"]
+    store.reopen(ID1).append(NoticeEntry("whole"))
+    assert [getattr(e, "text", None) for e in store.read(ID1)] == [None, "whole"]
 
 
 def test_only_the_agents_own_ids_name_a_journal(tmp_path: Path) -> None:

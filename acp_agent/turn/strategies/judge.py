@@ -199,7 +199,7 @@ class JudgeEvaluator:
         passed = said_passed and score >= self.threshold
         shown = f"score {score:.2f} (needs {self.threshold:.2f}), {'passed' if passed else 'failed'}"
         await sink.emit(
-            ToolCallFinished(
+            ToolCallFinished.of(
                 call_id,
                 "completed" if passed else "failed",
                 f"{shown}: {feedback}",
@@ -229,7 +229,7 @@ class JudgeEvaluator:
         except BaseException:
             meter.tokens_used(usage)
             with anyio.move_on_after(2, shield=True):
-                await runner.sink.emit(ToolCallFinished(call_id, "failed", "The review was interrupted."))
+                await runner.sink.emit(ToolCallFinished.of(call_id, "failed", "The review was interrupted."))
             raise
         finally:
             meter.model_time_spent(time.monotonic() - started)

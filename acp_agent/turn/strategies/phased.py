@@ -295,7 +295,7 @@ class PhasedStrategy:
             "cancelled": "Cancelled.",
         }[answer]
         await runner.sink.emit(
-            ToolCallFinished(
+            ToolCallFinished.of(
                 question.call_id, "completed" if answer in ("always", "once") else "failed", shown
             )
         )

@@ -128,14 +128,12 @@ class CommandEvaluator:
             result = await self._run(args, ctx)
         except BaseException:
             with anyio.move_on_after(2, shield=True):
-                await sink.emit(ToolCallFinished(call_id, "failed", "Verification interrupted."))
+                await sink.emit(ToolCallFinished.of(call_id, "failed", "Verification interrupted."))
             raise
         raw = result.raw_output or {}
         passed = not result.is_error and raw.get("exitCode") == 0
         await sink.emit(
-            ToolCallFinished(
-                call_id, "completed" if passed else "failed", result.text, raw_output=raw or None
-            )
+            ToolCallFinished.of(call_id, "completed" if passed else "failed", result.text, raw or None)
         )
         output = cap_text(result.text, FEEDBACK_BYTES, head_ratio=0.25)
         return Evaluation(passed, 1.0 if passed else 0.0, f"the check `{self.command}` ended with {output}")

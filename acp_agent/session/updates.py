@@ -1,0 +1,123 @@
+"""What the editor is shown, as ACP payloads: the one builder of tool calls, chunks and plans.
+
+The live relay (`relay.py`), the replay of session/load (`replay.py`) and the permission question
+(`permissions.py`) build a tool call here, from the same typed value (`turn/entries.py:
+ToolCallShown`, which the tool batch both journals and emits), so what the editor shows live,
+after a reload and before an approval cannot drift apart. A new kind of tool-call content is
+rendered in `tool_content`, and all three show it.
+
+Built directly as dicts (no validation per update, docs/decisions.md D4); the tests validate every
+one against the official schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from acp_agent.tools.base import PlanEntry
+from acp_agent.turn.entries import ToolCallShown
+
+__all__ = [
+    "chunk",
+    "mode_update",
+    "permission_tool_call",
+    "plan_update",
+    "text_content",
+    "tool_call",
+    "tool_call_finished",
+    "tool_call_progress",
+    "tool_call_status",
+    "tool_content",
+]
+
+
+def text_content(text: str) -> dict[str, Any]:
+    """Text as a tool call's content item."""
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def chunk(kind: str, text: str, message_id: str) -> dict[str, Any]:
+    """A message chunk (`agent_message_chunk`, `agent_thought_chunk`) of the message `message_id`."""
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}, "messageId": message_id}
+
+
+def _tool_call_fields(call_id: str, title: str, kind: str, raw_input: dict[str, Any]) -> dict[str, Any]:
+    return {"toolCallId": call_id, "title": title, "kind": kind, "status": "pending", "rawInput": raw_input}
+
+
+def tool_call(call_id: str, title: str, kind: str, raw_input: dict[str, Any]) -> dict[str, Any]:
+    """The `tool_call` that announces a call (`status` pending, explicitly: docs/decisions.md D3)."""
+    return {"sessionUpdate": "tool_call", **_tool_call_fields(call_id, title, kind, raw_input)}
+
+
+def tool_call_status(call_id: str, status: str) -> dict[str, Any]:
+    """A call moved on (to `in_progress`) with nothing new to show."""
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status}
+
+
+def tool_call_progress(call_id: str, text: str | None, terminal_id: str | None) -> dict[str, Any]:
+    """A running call's output tail, or the editor terminal it runs in (its content is replaced)."""
+    content = [{"type": "terminal", "terminalId": terminal_id}] if terminal_id else [text_content(text or "")]
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "content": content}
+
+
+def tool_content(shown: ToolCallShown, terminal_id: str | None = None) -> list[dict[str, Any]]:
+    """What a call shows as ACP content: its diffs, its terminal, then its text."""
+    content: list[dict[str, Any]] = [
+        {"type": "diff", "path": path, "oldText": old, "newText": new} for path, old, new in shown.diffs
+    ]
+    if terminal_id:
+        content.append({"type": "terminal", "terminalId": terminal_id})
+    if shown.text is not None:
+        content.append(text_content(shown.text))
+    return content
+
+
+def _locations(shown: ToolCallShown) -> list[dict[str, Any]]:
+    return [
+        {"path": path} if line is None else {"path": path, "line": line} for path, line in shown.locations
+    ]
+
+
+def tool_call_finished(call_id: str, shown: ToolCallShown, terminal_id: str | None = None) -> dict[str, Any]:
+    """A call's final `tool_call_update`: status, content, locations and raw output.
+
+    Live, with the terminal it ran in; on replay, from the journaled `shown` (no terminal: it did
+    not outlive the call).
+    """
+    update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
+    if shown.status is not None:
+        update["status"] = shown.status
+    update["content"] = tool_content(shown, terminal_id)
+    if shown.locations:
+        update["locations"] = _locations(shown)
+    if shown.raw_output is not None:
+        update["rawOutput"] = shown.raw_output
+    return update
+
+
+def permission_tool_call(
+    call_id: str, title: str, kind: str, raw_input: dict[str, Any], preview: ToolCallShown | None
+) -> dict[str, Any]:
+    """The `toolCall` of a `session/request_permission`: the call as announced, with what it would
+    do (its diffs, locations and text, as its final update would show them)."""
+    fields = _tool_call_fields(call_id, title, kind, raw_input)
+    if preview is not None:
+        if content := tool_content(preview):
+            fields["content"] = content
+        if preview.locations:
+            fields["locations"] = _locations(preview)
+    return fields
+
+
+def plan_update(entries: Iterable[PlanEntry]) -> dict[str, Any]:
+    """The whole plan (the editor replaces its copy)."""
+    return {
+        "sessionUpdate": "plan",
+        "entries": [{"content": e.content, "priority": e.priority, "status": e.status} for e in entries],
+    }
+
+
+def mode_update(mode_id: str) -> dict[str, Any]:
+    return {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}

@@ -1,0 +1,330 @@
+"""The journal's vocabulary: every kind of entry a session journal holds, one typed value each.
+
+The journal (`session/store.py`) is the one durable format: `turn/` writes entries through
+`History.note`, `session/` writes its own (the header, notices, plans, option changes) and reads
+them all back for session/load. Each kind is a frozen dataclass here, built directly by its writer
+(no validation: the agent's own values) and validated once when a line is read (a pydantic
+TypeAdapter over these classes: a boundary crossed once per entry, docs/decisions.md D4).
+`journal_lines.py` turns an entry into its line and back; `schemas/journal-entry.schema.json` is
+generated from these classes.
+
+On disk an entry is one JSON object: `type` first, then its fields in camelCase, in the order
+declared here. A field whose default is None, False or () is left out at that default, and a
+reader fills it back in, so journals written before a field existed still load.
+
+To add an entry kind: a dataclass here with `type: Literal["<kind>"] = "<kind>"` as its last
+field, added to `Entry`; its writer builds it and `History.note`s it; readers match on the class.
+To add a kind of tool-call content (an image, a server tool's result): a field on `ToolCallShown`
+with an empty default, filled in `ToolCallShown.of_result`, and rendered to ACP content in
+`session/updates.py:tool_content`; the live update, the replay and the preview then all show it.
+Then regenerate the schemas (`python -m acp_agent.schemas`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar, dataclass_transform
+
+from pydantic import AfterValidator, ConfigDict, NonNegativeInt, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+from acp_agent.tools.base import PlanEntry, Preview, ToolResult
+
+__all__ = [
+    "ENTRY_CLASSES",
+    "JOURNAL_VERSION",
+    "AssistantEntry",
+    "CompactionEntry",
+    "EffortEntry",
+    "Entry",
+    "LoopEntry",
+    "MetaEntry",
+    "ModeEntry",
+    "ModelEntry",
+    "NoticeEntry",
+    "PlanChangedEntry",
+    "PromptEntry",
+    "RollbackEntry",
+    "ShownDiff",
+    "ShownLocation",
+    "ToolCallShown",
+    "ToolResultEntry",
+    "ToolStartedEntry",
+    "TurnEntry",
+    "UserEntry",
+]
+
+JOURNAL_VERSION = 1
+"""The header's `version`: the format as this module defines it."""
+_CONFIG = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+_T = TypeVar("_T")
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(field,))
+def _typed(cls: type[_T]) -> type[_T]:
+    """A frozen, slotted dataclass whose JSON keys the reader takes in camelCase."""
+    cls.__pydantic_config__ = _CONFIG  # type: ignore[attr-defined]
+    return dataclass(frozen=True, slots=True)(cls)
+
+
+def _block(block: dict[str, Any]) -> dict[str, Any]:
+    """A Messages API content block, checked only as far as the history relies on it."""
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        raise ValueError("a block without a type")
+    if kind == "tool_use" and not (isinstance(block.get("id"), str) and isinstance(block.get("name"), str)):
+        raise ValueError("a tool_use without an id and a name")
+    if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
+        raise ValueError("a tool_result without a tool_use_id")
+    if kind in {"text", "thinking"} and not isinstance(block.get(kind), str):
+        raise ValueError(f"a {kind} block without its text")
+    return block
+
+
+Block = Annotated[
+    dict[str, Any],
+    AfterValidator(_block),
+    WithJsonSchema({"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}}),
+]
+"""A content block as the Messages API takes it (kept as a plain dict: it goes back unchanged)."""
+
+
+def _message(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("role") not in {"user", "assistant"}:
+        raise ValueError("a message whose role is not user or assistant")
+    content = message.get("content")
+    if not isinstance(content, list) or not all(isinstance(block, dict) for block in content):
+        raise ValueError("a message whose content is not a list of blocks")
+    for block in content:
+        _block(block)
+    return message
+
+
+Message = Annotated[
+    dict[str, Any],
+    AfterValidator(_message),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "required": ["role", "content"],
+            "properties": {"role": {"enum": ["user", "assistant"]}, "content": {"type": "array"}},
+        }
+    ),
+]
+
+
+def _result_block(block: dict[str, Any]) -> dict[str, Any]:
+    if block.get("type") != "tool_result":
+        raise ValueError("not a tool_result block")
+    return block
+
+
+class ShownLocation(NamedTuple):
+    """A place the editor can follow: an absolute path and a 1-based line (None: the whole file)."""
+
+    path: str
+    line: int | None
+
+
+class ShownDiff(NamedTuple):
+    """A file change for the editor: `old_text` None means a new file."""
+
+    path: str
+    old_text: str | None
+    new_text: str
+
+
+@_typed
+class ToolCallShown:
+    """What the editor is shown of a tool call: its final update, its replay and its preview.
+
+    One value, journaled with the call's result (`ToolResultEntry.shown`) and carried by the live
+    `ToolCallFinished` event, so the live and the replayed update come from the same data.
+    `hidden`: the call was never shown live (skipped by a limit), so a replay skips it too. None
+    fields are unknown (an older or a cancelled call): the replay falls back to the result block.
+    """
+
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    raw_input: dict[str, Any] | None = None
+    text: str | None = None
+    locations: tuple[ShownLocation, ...] = ()
+    diffs: tuple[ShownDiff, ...] = ()
+    raw_output: dict[str, Any] | None = None
+    hidden: bool = False
+
+    @classmethod
+    def of_result(cls, title: str, kind: str, raw_input: dict[str, Any], result: ToolResult) -> ToolCallShown:
+        """A finished call as its tool's result shows it."""
+        return cls(
+            title=title,
+            kind=kind,
+            status="failed" if result.is_error else "completed",
+            raw_input=raw_input,
+            text=result.text,
+            locations=tuple(ShownLocation(str(path), line) for path, line in result.locations),
+            diffs=tuple(ShownDiff(str(d.path), d.old_text, d.new_text) for d in result.diffs),
+            raw_output=result.raw_output,
+        )
+
+    @classmethod
+    def of_preview(cls, preview: Preview) -> ToolCallShown:
+        """What a call would do, shown with its permission question (`text`: None when empty)."""
+        return cls(
+            text=preview.text or None,
+            locations=tuple(ShownLocation(str(path), line) for path, line in preview.locations),
+            diffs=tuple(ShownDiff(str(d.path), d.old_text, d.new_text) for d in preview.diffs),
+        )
+
+
+@_typed
+class MetaEntry:
+    """The header, first line of every journal: which session, rooted where, since when."""
+
+    version: int
+    session_id: str
+    cwd: str
+    created_at: str
+    type: Literal["meta"] = "meta"
+
+
+@_typed
+class PromptEntry:
+    """A user prompt: `blocks` as the model got them, `prompt` as the editor sent them (replayed)."""
+
+    blocks: list[Block]
+    prompt: list[dict[str, Any]] = field(default_factory=list)
+    type: Literal["prompt"] = "prompt"
+
+
+@_typed
+class UserEntry:
+    """User blocks the agent added: a strategy's feedback, or the results of a history repair."""
+
+    blocks: list[Block]
+    type: Literal["user"] = "user"
+
+
+@_typed
+class AssistantEntry:
+    """A finished (or partial) assistant reply, with its thinking and tool_use blocks."""
+
+    blocks: list[Block]
+    type: Literal["assistant"] = "assistant"
+
+
+@_typed
+class ToolStartedEntry:
+    """A call with side effects began running: after a crash the model hears it may have run."""
+
+    tool_use_id: str
+    type: Literal["tool_started"] = "tool_started"
+
+
+@_typed
+class ToolResultEntry:
+    """A tool call's result for the model (`block`) and for the editor (`shown`)."""
+
+    block: Annotated[Block, AfterValidator(_result_block)]
+    shown: ToolCallShown = field(default_factory=ToolCallShown)
+    type: Literal["tool_result"] = "tool_result"
+
+
+@_typed
+class TurnEntry:
+    """A turn's record (`schemas/turn-record.schema.json`), kept as written: never read back."""
+
+    record: dict[str, Any]
+    type: Literal["turn"] = "turn"
+
+
+@_typed
+class NoticeEntry:
+    """A note for the user only (a limit, a command's answer): replayed, never in the history."""
+
+    text: str
+    type: Literal["notice"] = "notice"
+
+
+@_typed
+class PlanChangedEntry:
+    """The whole plan as it stood (replay shows the last one)."""
+
+    entries: tuple[PlanEntry, ...]
+    type: Literal["plan"] = "plan"
+
+
+@_typed
+class ModeEntry:
+    """A permission mode change (a mode that skips questions is never restored from disk)."""
+
+    mode_id: str
+    type: Literal["mode"] = "mode"
+
+
+@_typed
+class ModelEntry:
+    """A model switch."""
+
+    model_id: str
+    type: Literal["model"] = "model"
+
+
+@_typed
+class EffortEntry:
+    """An effort change; None is the model's own default."""
+
+    effort: str | None
+    type: Literal["effort"] = "effort"
+
+
+@_typed
+class LoopEntry:
+    """A loop change: its id only (a verify command is never taken from disk: the configuration
+    or the load's `_meta` supplies it)."""
+
+    loop: str
+    type: Literal["loop"] = "loop"
+
+
+@_typed
+class CompactionEntry:
+    """The whole history rewritten (a summary, or thinking dropped on a model switch)."""
+
+    messages: list[Message]
+    type: Literal["compaction"] = "compaction"
+
+
+@_typed
+class RollbackEntry:
+    """A refused prompt and what followed it dropped: the history back to this mark."""
+
+    messages: NonNegativeInt
+    blocks: NonNegativeInt
+    type: Literal["rollback"] = "rollback"
+
+
+Entry = (
+    MetaEntry
+    | PromptEntry
+    | UserEntry
+    | AssistantEntry
+    | ToolStartedEntry
+    | ToolResultEntry
+    | TurnEntry
+    | NoticeEntry
+    | PlanChangedEntry
+    | ModeEntry
+    | ModelEntry
+    | EffortEntry
+    | LoopEntry
+    | CompactionEntry
+    | RollbackEntry
+)
+"""Every kind of journal entry."""
+
+ENTRY_CLASSES: dict[str, type[Entry]] = {
+    cls.__dataclass_fields__["type"].default: cls for cls in Entry.__args__
+}
+"""Entry kind (its `type`) → class."""
