@@ -180,6 +180,16 @@ class RpcError(AgentError):
         return cls(RESOURCE_NOT_FOUND, f"Session not found: {session_id!r}", {"sessionId": session_id})
 
     @classmethod
+    def session_closed(cls, session_id: str) -> RpcError:
+        """A request for a session that session/close or session/delete is closing (resource not found)."""
+        return cls(
+            RESOURCE_NOT_FOUND,
+            f"Session {session_id!r} is closed (session/close or session/delete came first); "
+            "session/load it to go on",
+            {"sessionId": session_id},
+        )
+
+    @classmethod
     def journal_error(cls, message: str, data: Any | None = None) -> RpcError:
         """A session journal that cannot be read or written (-32010: a server error of ours)."""
         return cls(JOURNAL_ERROR, message, data)

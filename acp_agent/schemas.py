@@ -23,6 +23,7 @@ def generate() -> dict[str, dict[str, Any]]:
     from acp_agent.config import Config
     from acp_agent.harness.steps import step_adapter
     from acp_agent.model.cassette import CassetteHeader, Exchange
+    from acp_agent.turn.journal_lines import journal_schema
     from acp_agent.turn.record import TurnRecord
     from acp_agent.turn.strategies.results import PhasedResult, VerifyResult
 
@@ -50,6 +51,10 @@ def generate() -> dict[str, dict[str, Any]]:
         "cassette-exchange.schema.json": (
             "Every further line of a cassette: one Messages API exchange",
             TypeAdapter(Exchange).json_schema(by_alias=True),
+        ),
+        "journal-entry.schema.json": (
+            "One line of a session journal (JSON lines, one file per session in the state dir)",
+            journal_schema(),
         ),
         "harness-step.schema.json": (
             "One step (one JSON line) of an `acp-agent harness` script",

@@ -271,9 +271,9 @@ class AcpHandler:
         empty = is_empty_prompt(shown)
         blocks = [] if empty or command is not None else to_model_blocks(request.prompt)
         async with self.manager.turn(session) as turn:
-            if turn.cancelled or empty or command is not None:
+            if turn.cancelled or session.closing or empty or command is not None:
                 engine = await self.manager.engine()
-                if turn.cancelled:  # session/cancel came while it waited: it never runs
+                if turn.cancelled or session.closing:  # cancelled or closed while it waited: never run
                     record = engine.quiet_turn(session, "cancelled", journal=False)
                 elif empty:  # Enter on an empty line: nothing to ask the model
                     record = engine.quiet_turn(session, "end_turn", journal=True)

@@ -238,10 +238,15 @@ class SessionManager:
         return session
 
     async def close(self, session_id: str) -> None:
-        """session/close: cancel its work, stop its MCP servers, free it (the journal stays)."""
+        """session/close: cancel its work, stop its MCP servers, free it (the journal stays).
+
+        From the first moment a prompt for it is refused (`get`) and a queued one ends
+        `cancelled`, so no turn runs on after its journal is closed.
+        """
         session = self.sessions.get(session_id)
         if session is None:
             raise RpcError.unknown_session(session_id)
+        session.closing = True
         self.cancel(session_id)
         line = self._lines.get(session_id)
         if line is not None and line.turns:
@@ -259,7 +264,8 @@ class SessionManager:
             self.store.delete(session_id)
 
     def _forget(self, session: Session) -> None:
-        self.sessions.pop(session.id, None)
+        if self.sessions.get(session.id) is session:  # not a session/load that replaced it meanwhile
+            del self.sessions[session.id]
         if session.journal is not None:
             session.journal.close()
 
@@ -292,9 +298,12 @@ class SessionManager:
                 session.journal.close()
 
     def get(self, session_id: str) -> Session:
+        """The open session of that id (-32602 if unknown, -32002 while it is being closed)."""
         session = self.sessions.get(session_id)
         if session is None:
             raise RpcError.unknown_session(session_id)
+        if session.closing:
+            raise RpcError.session_closed(session_id)
         return session
 
     def cancel(self, session_id: str) -> bool:
