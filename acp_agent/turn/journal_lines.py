@@ -13,16 +13,28 @@ import dataclasses
 import functools
 import json
 from dataclasses import dataclass
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError
+from pydantic import Discriminator, Field, Tag, ValidationError
 from pydantic.alias_generators import to_camel
 
 from acp_agent.errors import AgentError
+from acp_agent.lazy import deferred
 from acp_agent.tools.shown import shown_value
 from acp_agent.turn.entries import ENTRY_CLASSES, Entry
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
 __all__ = ["EntryProblem", "entry_json", "journal_schema", "read_entry"]
+
+
+@deferred
+def type_adapter() -> type[TypeAdapter[Any]]:
+    """pydantic's TypeAdapter, imported on the first read: session/new only writes (D4)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +57,7 @@ def _reader() -> TypeAdapter[Any]:
     tagged: list[Any] = [Annotated[cls, Tag(kind)] for kind, cls in ENTRY_CLASSES.items()]
     tagged.append(Annotated[_Unknown, Tag("unknown")])
     union: Any = Annotated[Union[tuple(tagged)], Discriminator(_kind)]  # noqa: UP007
-    return TypeAdapter(union)
+    return type_adapter.now()(union)
 
 
 class EntryProblem(AgentError, ValueError):
@@ -139,7 +151,7 @@ def _fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
 def journal_schema() -> dict[str, Any]:
     """The JSON Schema of one journal line (every known kind, each with its `type` required)."""
     union: Any = Annotated[Union[tuple(ENTRY_CLASSES.values())], Field(discriminator="type")]  # noqa: UP007
-    schema = TypeAdapter(union).json_schema(by_alias=True)
+    schema = type_adapter.now()(union).json_schema(by_alias=True)
     for name, definition in schema.get("$defs", {}).items():
         if name.endswith("Entry") and "type" in definition.get("properties", {}):
             definition["required"] = ["type", *definition.get("required", [])]
