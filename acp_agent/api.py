@@ -7,8 +7,9 @@ What it names: one turn run in-process (`run_turn`, with the same driver, runner
 session, and its `TurnOutcome`, `TurnRecord`, `History`, `Limits`); the model (`AnthropicModel`,
 and the `ModelClient` seam with the request and events a client of your own deals in); tools
 (`ToolRegistry`, `default_registry`, the `Tool` protocol, and `SandboxPolicy` for the commands
-they run); the strategies and their records; and
-what a turn tells and asks its caller (`EventSink` and the `TurnEvent`s, `PermissionAsker`).
+they run); the strategies and their records; and what a turn tells and asks its caller
+(`EventSink` and the `TurnEvent`s, with `ToolCallShown`, what a finished tool call shows;
+`PermissionAsker`).
 
 Everything else under `acp_agent/` is internal: modules move and names change between releases
 without notice, while these keep their meaning (`tests/unit/test_public_api.py` pins the list).
@@ -39,6 +40,7 @@ from acp_agent.model.base import (
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry, coding_tools, default_registry
 from acp_agent.tools.sandbox import SandboxPolicy
+from acp_agent.turn.entries import ToolCallShown
 from acp_agent.turn.events import (
     EventSink,
     Notice,
@@ -101,6 +103,7 @@ __all__ = [
     "Tool",
     "ToolCallFinished",
     "ToolCallProgress",
+    "ToolCallShown",
     "ToolCallStarted",
     "ToolCallUpdated",
     "ToolContext",

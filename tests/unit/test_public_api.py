@@ -46,6 +46,7 @@ PUBLIC = [
     "Tool",
     "ToolCallFinished",
     "ToolCallProgress",
+    "ToolCallShown",
     "ToolCallStarted",
     "ToolCallUpdated",
     "ToolContext",
