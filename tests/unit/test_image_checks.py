@@ -13,6 +13,7 @@ import pytest
 
 from acp_agent.testing.image_rules import MAX_REQUEST_BYTES, TOO_LARGE, UNPROCESSABLE, image_error
 from acp_agent.tools.image_headers import image_size
+from acp_agent.turn.entries import CompactionEntry, Entry
 from acp_agent.turn.history import History, Mark
 from acp_agent.turn.media_budget import (
     MAX_MEDIA,
@@ -92,7 +93,7 @@ def image(n: int, size: int = 10) -> dict[str, Any]:
 
 def history_of(count: int, size: int = 10) -> History:
     """A prompt with an image, then `count - 1` tool results with one each, with thinking between."""
-    entries: list[dict[str, Any]] = []
+    entries: list[Entry] = []
     history = History(journal=lambda entry, sync=True: entries.append(entry))
     history.add_user([{"type": "text", "text": "look"}, image(0, size)], journal=False)
     for n in range(1, count):
@@ -126,7 +127,7 @@ def test_over_the_count_the_oldest_go_down_to_half_and_the_rewrite_is_journaled(
     assert len(media_keys(history.messages)) == MAX_MEDIA // 2
     assert history.messages[0]["content"][1] == {"type": "text", "text": OVER_BUDGET}
     [entry] = history.entries  # type: ignore[attr-defined]
-    assert entry["type"] == "compaction" and History.replay([entry]).messages == history.messages
+    assert isinstance(entry, CompactionEntry) and History.replay([entry]).messages == history.messages
     # Thinking is signed to its prefix: every block behind the first change is dropped.
     assert not any(b.get("type") == "thinking" for m in history.messages for b in m["content"])
 
