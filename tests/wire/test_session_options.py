@@ -55,7 +55,7 @@ async def test_the_loop_survives_a_load_in_a_new_process(
     assert (workspace / "verify.log").read_text() == "checked\nchecked\n"  # the check really ran
 
 
-@pytest.mark.parametrize("streaming", [True], ids=["stream"])
+@pytest.mark.model_free
 async def test_every_option_change_is_announced_with_config_option_update(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path
 ) -> None:
