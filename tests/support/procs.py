@@ -11,7 +11,9 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["alive", "marked_sleep", "running"]
+import anyio
+
+__all__ = ["alive", "marked_sleep", "running", "started"]
 
 
 def alive(pid: int) -> bool:
@@ -41,4 +43,13 @@ def running(command_line: str) -> list[int]:
             continue
         if [a.decode("utf-8", "replace") for a in argv] == wanted and alive(int(name)):
             found.append(int(name))
+    return found
+
+
+async def started(command_line: str, timeout: float = 10) -> list[int]:
+    """The pids of `command_line` once it runs: a shell may print a child's pid (`$!`) before
+    the child has exec'd its program, so a check made on that signal alone races the exec."""
+    with anyio.fail_after(timeout):
+        while not (found := running(command_line)):
+            await anyio.sleep(0.02)
     return found

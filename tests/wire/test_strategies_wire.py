@@ -14,7 +14,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
-from tests.support.procs import marked_sleep, running
+from tests.support.procs import marked_sleep, running, started
 from tests.wire.conftest import chunks, turn_record
 
 COUNTER_CHECK = (
@@ -195,7 +195,7 @@ async def test_cancel_during_a_verify_command_ends_cancelled_during_verify_and_k
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
         shown = await agent.wait_for(progress_pid, timeout=15)
-        assert running(sleep)
+        assert await started(sleep)
         await agent.notify("session/cancel", {"sessionId": session})
         with anyio.fail_after(5):  # D5's cancel bound: the verify command would run 60 s
             while "response" not in results:
