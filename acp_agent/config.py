@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from acp_agent.limits import Limits as _Limits  # not re-exported: its home is limits.py
-from acp_agent.settings import GROUPS, Setting, declared_in, in_help_order
+from acp_agent.settings import GROUPS, Setting, declared_in, domain_lists, in_help_order
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -156,6 +156,35 @@ class Config(BaseModel):
         ),
     ] = Field("5m", pattern=_one_of(CACHE_TTLS))
     """TTL of the fixed breakpoints (tools, system); the sliding ones always use 5m."""
+    web: Annotated[
+        bool,
+        Setting(
+            "offer the API's web search and web fetch tools to models that have them",
+            "ACP_AGENT_WEB",
+            kind="on_off",
+        ),
+    ] = True
+    """Offer the web server tools (the model's versions, `model/server_tools.py`)."""
+    web_allowed_domains: Annotated[
+        str | None,
+        Setting(
+            "comma-separated domains the web tools may reach, and no others",
+            "ACP_AGENT_WEB_ALLOWED_DOMAINS",
+            unset="any",
+            metavar="DOMAINS",
+        ),
+    ] = None
+    """The web tools' `allowed_domains` (not with `web_blocked_domains`: the API refuses both)."""
+    web_blocked_domains: Annotated[
+        str | None,
+        Setting(
+            "comma-separated domains the web tools never reach",
+            "ACP_AGENT_WEB_BLOCKED_DOMAINS",
+            unset="none",
+            metavar="DOMAINS",
+        ),
+    ] = None
+    """The web tools' `blocked_domains`."""
     max_line_bytes: Annotated[
         int, Setting("longest JSON-RPC line accepted, in bytes", "ACP_AGENT_MAX_LINE_BYTES", _PROTOCOL)
     ] = Field(50 * 1024 * 1024, ge=1024)
@@ -299,6 +328,15 @@ class Config(BaseModel):
     """With --model replay:FILE, also compare model, tool names and last user message."""
     limits: _Limits = _Limits()
     """Per-turn budgets; sessions may override them."""
+
+    @model_validator(mode="after")
+    def _one_domain_list(self) -> Config:
+        domain_lists(
+            self.web_allowed_domains,
+            self.web_blocked_domains,
+            ("--web-allowed-domains", "--web-blocked-domains"),
+        )
+        return self
 
     @classmethod
     def from_sources(cls, flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Config:

@@ -51,6 +51,16 @@ class Limits(BaseModel):
         Setting("spend per prompt turn in USD (needs a known price)", "ACP_AGENT_MAX_TURN_COST_USD", _LIMITS),
     ] = Field(None, gt=0)
     """Spend per turn in USD (needs a known price for the model; reported as costUsd)."""
+    max_web_searches: Annotated[
+        int | None,
+        Setting(
+            "web searches per prompt turn (the search tool's max_uses carries what is left)",
+            "ACP_AGENT_MAX_WEB_SEARCHES",
+            _LIMITS,
+        ),
+    ] = Field(10, ge=0)
+    """Web searches the API may run in one prompt turn ($10 per 1,000, in costUsd); 0 offers no
+    search tool, None leaves `max_uses` out."""
     repeat_limit: Annotated[
         int,
         Setting(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["GROUPS", "Setting", "SettingKind", "declared_in", "in_help_order"]
+__all__ = ["GROUPS", "Setting", "SettingKind", "declared_in", "domain_lists", "in_help_order"]
 
 GROUPS = ("model", "per-turn limits", "turn strategy", "sessions", "protocol")
 """The sections of `acp-agent --help` and of the README's table, in order."""
@@ -120,3 +120,33 @@ def _value_type(annotation: Any) -> type:
     if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
         (annotation,) = (a for a in typing.get_args(annotation) if a is not type(None))
     return annotation if isinstance(annotation, type) else str
+
+
+def domain_lists(allowed: Any, blocked: Any, names: tuple[str, str]) -> tuple[tuple[str, ...], ...]:
+    """The web tools' `allowed_domains` and `blocked_domains`, checked: each a list of domains (or
+    one comma-separated string), at most one of them set (the API refuses both at once).
+
+    A domain is a host name, optionally with a path (`docs.python.org/3`), without a scheme.
+
+    Raises:
+        ValueError: naming the field (`names`: the two fields as the user wrote them).
+    """
+    lists = tuple(_domains(name, value) for name, value in zip(names, (allowed, blocked), strict=True))
+    if all(lists):
+        raise ValueError(f"{names[0]} and {names[1]}: set one or the other (the API refuses both at once)")
+    return lists
+
+
+def _domains(field: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"{field}: must be a list of domains (or one comma-separated string)")
+    for item in value:
+        if not isinstance(item, str) or not item.strip():
+            raise ValueError(f"{field}: {item!r} is not a domain")
+        if "://" in item or item.strip().startswith("/") or any(c.isspace() for c in item.strip()):
+            raise ValueError(f"{field}: {item!r} is not a domain (no scheme: e.g. docs.python.org)")
+    return tuple(item.strip() for item in value)

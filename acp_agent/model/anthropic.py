@@ -16,29 +16,13 @@ import anyio
 import structlog
 
 from acp_agent.errors import AgentError, AuthRequired, ModelUnavailable, StreamBroken
-from acp_agent.model.base import (
-    MessageDone,
-    ModelEvent,
-    ModelRequest,
-    RetryScheduled,
-    TextDelta,
-    ThinkingDelta,
-    ToolUseStarted,
-    Usage,
-)
+from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, RetryScheduled, Usage
 from acp_agent.model.caching import with_breakpoints
 from acp_agent.model.diagnostics import DiagnosticsField
 from acp_agent.model.models_listing import read_models
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
 from acp_agent.model.sdk import ENV_KEYS, anthropic_sdk, env_key
-from acp_agent.model.stream_events import (
-    EMPTY_TEXT,
-    Attempt,
-    cache_miss_of,
-    input_block,
-    relay_events,
-    usage_of,
-)
+from acp_agent.model.stream_events import Attempt, cache_miss_of, message_events, relay_events, usage_of
 
 if TYPE_CHECKING:
     import anthropic
@@ -262,15 +246,9 @@ class AnthropicModel:
         if not isinstance(message, anthropic.types.Message):
             raise ModelUnavailable("the API answered with a body that is not a message")
         attempt.relayed = True  # nothing after this point is retried
-        block: Any
-        for index, block in enumerate(message.content):
-            if block.type == "text" and block.text:
-                yield TextDelta(index, block.text)
-            elif block.type == "thinking":
-                yield ThinkingDelta(index, block.thinking)
-            elif block.type == "tool_use":
-                yield ToolUseStarted(index, block.id, block.name)
-        content = [b for b in map(input_block, message.content) if b != EMPTY_TEXT]
+        events, content = message_events(message)
+        for event in events:
+            yield event
         usage = usage_of(message.usage)
         yield usage
         if message.stop_reason is None:

@@ -17,6 +17,7 @@ __all__ = [
     "ModelEvent",
     "ModelRequest",
     "RetryScheduled",
+    "ServerToolBlock",
     "TextDelta",
     "ThinkingDelta",
     "ToolUseStarted",
@@ -75,6 +76,16 @@ class ToolUseStarted:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerToolBlock:
+    """A server tool's block is complete: a `server_tool_use` (the API runs the call: web search,
+    web fetch) or its result block (`web_search_tool_result`, ...). The reply keeps both; the
+    agent only shows them. Output, like text: a request that yielded one is never retried."""
+
+    index: int
+    block: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token counts of this request so far (cumulative within the request, as the API reports)."""
 
@@ -84,6 +95,10 @@ class Usage:
     cache_creation_input_tokens: int = 0
     cache_creation_1h_input_tokens: int = 0
     """The part of `cache_creation_input_tokens` written with the 1-hour TTL (billed 2x)."""
+    web_search_requests: int = 0
+    """Web searches the API ran for this request (`usage.server_tool_use`; billed per search)."""
+    web_fetch_requests: int = 0
+    """Web fetches the API ran for this request (their content is billed as input tokens)."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -129,7 +144,9 @@ class MessageDone:
     """The API's `diagnostics.cache_miss_reason`, when it gave one."""
 
 
-ModelEvent = TextDelta | ThinkingDelta | ToolUseStarted | Usage | RetryScheduled | MessageDone
+ModelEvent = (
+    TextDelta | ThinkingDelta | ToolUseStarted | ServerToolBlock | Usage | RetryScheduled | MessageDone
+)
 
 
 class ModelClient(Protocol):

@@ -3,7 +3,7 @@
 The built-in prices live in the model profiles (`model/profiles.py`, `load_prices`); `--prices FILE` /
 `ACP_AGENT_PRICES` (JSON: {"model-id": {"input": 2, "output": 10, "cacheRead": 0.1,
 "cacheWrite": 2.5, "cacheWrite1h": 4}}) adds or overrides entries. An unknown model has no price:
-its cost is reported as null, never as 0.
+its cost is reported as null, never as 0. Web searches are priced per search on top of the tokens.
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ if TYPE_CHECKING:
     from acp_agent.model.base import Usage
 
 
-__all__ = ["Price", "price_file_entries"]
+__all__ = ["WEB_SEARCH_USD", "Price", "price_file_entries"]
+
+WEB_SEARCH_USD = 10 / 1000
+"""One web search: $10 per 1,000, on every model (web fetch has no fee of its own: what it reads
+is billed as input tokens)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,17 +41,18 @@ class Price:
     long_context: tuple[int, Price] | None = None
 
     def cost(self, usage: Usage) -> float:
-        """USD for one request's usage."""
+        """USD for one request's usage: its tokens, and its web searches (`WEB_SEARCH_USD` each)."""
         if self.long_context is not None and usage.prompt_tokens > self.long_context[0]:
             return self.long_context[1].cost(usage)
         write_5m = usage.cache_creation_input_tokens - usage.cache_creation_1h_input_tokens
-        return (
+        tokens = (
             usage.input_tokens * self.input
             + usage.output_tokens * self.output
             + usage.cache_read_input_tokens * self.cache_read
             + write_5m * self.cache_write
             + usage.cache_creation_1h_input_tokens * (self.cache_write_1h or self.cache_write)
         ) / 1_000_000
+        return tokens + usage.web_search_requests * WEB_SEARCH_USD
 
 
 def price_file_entries(path: Path) -> dict[str, Price]:

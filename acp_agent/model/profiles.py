@@ -8,7 +8,8 @@ effort levels and default, forced tool choice, structured output, the cache mini
 Sources, strongest last: the built-in table below (from the platform docs, late 2026), what the
 Models API says of the model (`max_input_tokens`, `max_tokens`, `capabilities`), and the user's
 `--context-window` / `--prices`. An unknown id (a gateway, a new release) gets conservative
-defaults: nothing is sent that some model refuses (no thinking, effort or forced tool choice).
+defaults: nothing is sent that some model refuses (no thinking, effort, forced tool choice or web
+server tools, unless the Models API says the model has web search).
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ from typing import Any
 
 from acp_agent.errors import AgentError
 from acp_agent.model.pricing import Price, price_file_entries
+from acp_agent.model.server_tools import (
+    WEB_FETCH_BASIC,
+    WEB_FETCH_NEWEST,
+    WEB_SEARCH_BASIC,
+    WEB_SEARCH_NEWEST,
+    web_versions,
+)
 
 __all__ = [
     "EFFORTS",
@@ -72,6 +80,10 @@ class ModelProfile:
     price: Price | None = None
     reads_thinking_of: frozenset[str] = field(default_factory=frozenset)
     """Other models whose thinking blocks this one can read (its own always)."""
+    web_search: str | None = None
+    """The `web_search` server tool version it takes (`server_tools.py`); None: none offered."""
+    web_fetch: str | None = None
+    """The `web_fetch` server tool version it takes; None: none offered."""
 
     def reads_thinking_from(self, other: str) -> bool:
         """Whether thinking blocks written by model `other` reach this model (else dropped)."""
@@ -108,6 +120,8 @@ _TABLE: dict[str, ModelProfile] = {
             512,
             Price(2, 10, 0.10, 2.50, 4),
             frozenset({"claude-sonnet-5", "claude-opus-4-8", "claude-haiku-4-5"}),
+            web_search=WEB_SEARCH_NEWEST,
+            web_fetch=WEB_FETCH_NEWEST,
         ),
         ModelProfile(
             "claude-opus-5-5",
@@ -124,6 +138,8 @@ _TABLE: dict[str, ModelProfile] = {
             512,
             Price(4, 20, 0.20, 5, 8),
             frozenset({"claude-sonnet-5-5"}),
+            web_search=WEB_SEARCH_NEWEST,
+            web_fetch=WEB_FETCH_NEWEST,
         ),
         ModelProfile(
             "claude-haiku-5-5",
@@ -139,6 +155,8 @@ _TABLE: dict[str, ModelProfile] = {
             True,
             512,
             Price(0.10, 0.50, 0.01, 0.125, 0.20, long_context=(100 * K, Price(0.50, 2.50, 0.05, 0.625, 1))),
+            web_search=WEB_SEARCH_NEWEST,
+            web_fetch=WEB_FETCH_NEWEST,
         ),
         ModelProfile(
             "claude-fable-5-2",
@@ -154,6 +172,8 @@ _TABLE: dict[str, ModelProfile] = {
             True,
             512,
             Price(8, 40, 0.20, 10, 16),
+            web_search=WEB_SEARCH_NEWEST,
+            web_fetch=WEB_FETCH_NEWEST,
         ),
         ModelProfile(
             "claude-fable-5-1",
@@ -169,6 +189,8 @@ _TABLE: dict[str, ModelProfile] = {
             True,
             512,
             Price(10, 50, 0.25, 12.50, 20),
+            web_search=WEB_SEARCH_NEWEST,
+            web_fetch=WEB_FETCH_NEWEST,
         ),
         ModelProfile(
             "claude-sonnet-5",
@@ -184,6 +206,8 @@ _TABLE: dict[str, ModelProfile] = {
             True,
             1024,
             Price(2, 10, 0.20, 2.50, 4),
+            web_search=WEB_SEARCH_NEWEST,
+            web_fetch=WEB_FETCH_NEWEST,
         ),
         ModelProfile(
             "claude-opus-5",
@@ -199,6 +223,8 @@ _TABLE: dict[str, ModelProfile] = {
             True,
             512,
             Price(5, 25, 0.50, 6.25, 10),
+            web_search=WEB_SEARCH_NEWEST,
+            web_fetch=WEB_FETCH_NEWEST,
         ),
         ModelProfile(
             "claude-haiku-4-5",
@@ -214,6 +240,8 @@ _TABLE: dict[str, ModelProfile] = {
             True,
             4096,
             Price(1, 5, 0.10, 1.25, 2),
+            web_search=WEB_SEARCH_BASIC,
+            web_fetch=WEB_FETCH_BASIC,
         ),
     )
 }
@@ -306,6 +334,7 @@ def profile_from_api(base: ModelProfile, info: Mapping[str, Any]) -> ModelProfil
         structured = caps.get("structured_outputs")
         if isinstance(structured, Mapping):
             changes["structured_outputs"] = bool(structured.get("supported"))
+        changes.update(web_versions(base.web_search, base.web_fetch, caps.get("server_tools")))
     return replace(base, **changes)
 
 

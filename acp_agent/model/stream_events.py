@@ -12,6 +12,7 @@ from typing import Any
 
 from acp_agent.model.base import (
     ModelEvent,
+    ServerToolBlock,
     TextDelta,
     ThinkingDelta,
     ToolUseStarted,
@@ -24,6 +25,8 @@ __all__ = [
     "Attempt",
     "cache_miss_of",
     "input_block",
+    "is_server_block",
+    "message_events",
     "relay_events",
     "tool_input",
     "usage_of",
@@ -32,6 +35,8 @@ __all__ = [
 NO_USAGE = Usage()
 EMPTY_TEXT = {"type": "text", "text": ""}
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+SERVER_USAGE_FIELDS = ("web_search_requests", "web_fetch_requests")
+"""`usage.server_tool_use`: what the server tools ran (cumulative, like the token counts)."""
 
 
 class Attempt:
@@ -128,7 +133,12 @@ async def relay_events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
                     a.relayed = True
                     yield ToolUseStarted(index, block.id, block.name)
         elif kind == "content_block_stop":
-            a.finish(event.index)
+            index = event.index
+            a.finish(index)
+            block = blocks.get(index)
+            if block is not None and is_server_block(block["type"]):
+                a.relayed = True
+                yield ServerToolBlock(index, block)
         elif kind == "message_delta":
             a.stop_reason = event.delta.stop_reason
             a.usage = usage_of(event.usage, a.usage)
@@ -140,6 +150,37 @@ async def relay_events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
             yield a.usage
         elif kind == "message_stop":
             a.stopped = True
+
+
+def message_events(message: Any) -> tuple[list[ModelEvent], list[dict[str, Any]]]:
+    """What a finished (non-streaming) message would have streamed, and its content blocks.
+
+    The events the streaming path yields for the same reply, in block order (C8): its text and
+    thinking whole, each tool call's start, each server tool block once complete.
+    """
+    events: list[ModelEvent] = []
+    content: list[dict[str, Any]] = []
+    block: Any
+    for index, block in enumerate(message.content):
+        kind = block.type
+        item = input_block(block)
+        if kind == "text" and block.text:
+            events.append(TextDelta(index, block.text))
+        elif kind == "thinking":
+            events.append(ThinkingDelta(index, block.thinking))
+        elif kind == "tool_use":
+            events.append(ToolUseStarted(index, block.id, block.name))
+        elif is_server_block(kind):
+            events.append(ServerToolBlock(index, item))
+        if item != EMPTY_TEXT:
+            content.append(item)
+    return events, content
+
+
+def is_server_block(kind: str) -> bool:
+    """A block of a tool the API runs: its `server_tool_use`, or a result such as
+    `web_search_tool_result` (a reply never holds the client's own `tool_result`)."""
+    return kind == "server_tool_use" or kind.endswith("_tool_result")
 
 
 def input_block(block: Any) -> dict[str, Any]:
@@ -180,6 +221,10 @@ def usage_of(raw: Any, prev: Usage = NO_USAGE) -> Usage:
         name: getattr(prev, name) if getattr(raw, name, None) is None else int(getattr(raw, name))
         for name in USAGE_FIELDS
     }
+    server = getattr(raw, "server_tool_use", None)
+    for name in SERVER_USAGE_FIELDS:
+        value = getattr(server, name, None)
+        counts[name] = getattr(prev, name) if value is None else int(value)
     return Usage(
         **counts,
         cache_creation_1h_input_tokens=(

@@ -8,7 +8,7 @@ come from here, at creation and on every model or effort change.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +16,7 @@ import anyio
 import structlog
 
 from acp_agent.config import BUILTIN_MODELS, Config
+from acp_agent.errors import LimitsError
 from acp_agent.model.profiles import (
     ModelProfile,
     builtin_profile,
@@ -25,6 +26,7 @@ from acp_agent.model.profiles import (
     profile_from_api,
     thinking_param,
 )
+from acp_agent.model.server_tools import WebTools, web_tools
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
@@ -113,6 +115,36 @@ class ModelCatalog:
         listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active") == "active"]
         return available_models(self.config.model, listed)
 
+    def configured_web(self) -> WebTools:
+        """The web choice of `--web` and the domain settings (checked when the config was built)."""
+        config = self.config
+        return web_tools(
+            enabled=config.web, allowed=config.web_allowed_domains, blocked=config.web_blocked_domains
+        )
+
+    def web_for(self, overrides: Mapping[str, Any]) -> WebTools:
+        """A session's web choice: `_meta["acp-agent"]` `web` (true or false), and
+        `webAllowedDomains` / `webBlockedDomains` (lists of domains; either one replaces the
+        configured domain rules), over the configuration's.
+
+        Raises:
+            LimitsError: a value is invalid (names the field, answered -32602).
+        """
+        configured = self.configured_web()
+        enabled = overrides.get("web", configured.enabled)
+        if not isinstance(enabled, bool):
+            raise LimitsError("web", "must be true or false")
+        keys = ("webAllowedDomains", "webBlockedDomains")
+        if not any(key in overrides for key in keys):
+            return replace(configured, enabled=enabled)
+        try:
+            return web_tools(
+                enabled=enabled, allowed=overrides.get(keys[0]), blocked=overrides.get(keys[1]), names=keys
+            )
+        except ValueError as exc:
+            field, _, reason = str(exc).partition(": ")
+            raise LimitsError(field, reason) from None
+
     def profile(self, model_id: str) -> ModelProfile:
         """What `model_id` accepts: the built-in table, what the Models API said, the flags."""
         profile = builtin_profile(model_id)
@@ -124,9 +156,16 @@ class ModelCatalog:
         return profile
 
     def settings_for(
-        self, model_id: str, effort: str | None, base: RunnerSettings | None = None
+        self,
+        model_id: str,
+        effort: str | None,
+        base: RunnerSettings | None = None,
+        web: WebTools | None = None,
     ) -> RunnerSettings:
-        """What a session's requests carry on `model_id`: thinking and effort as it accepts them.
+        """What a session's requests carry on `model_id`: thinking and effort as it accepts them,
+        and the web tools in the versions it takes.
+
+        The web choice (on or off, the domains) is `web`, else `base`'s, else the configuration's.
 
         Raises:
             ProfileError: the effort (or the configured thinking budget) is refused by the model.
@@ -136,7 +175,9 @@ class ModelCatalog:
         budget = (
             config.thinking_budget if "enabled" in profile.thinking_types or not profile.known else None
         )  # a budget set for another model is never sent
+        chosen = web or (base.web if base is not None else self.configured_web())
         values: dict[str, Any] = {
+            "web": replace(chosen, search=profile.web_search, fetch=profile.web_fetch),
             "model": model_id,
             "max_tokens": min(config.max_tokens, profile.max_output),
             "thinking": thinking_param(profile, budget=budget),

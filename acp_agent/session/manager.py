@@ -206,7 +206,7 @@ class SessionManager:
         if effort is not None and not isinstance(effort, str):
             raise LimitsError("effort", "must be a string (low, medium, high, xhigh, max) or null")
         try:
-            settings = self.catalog.settings_for(config.model, effort)
+            settings = self.catalog.settings_for(config.model, effort, web=self.catalog.web_for(overrides))
         except ProfileError as exc:
             raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
         permissions = SessionPermissions(

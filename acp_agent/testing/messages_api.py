@@ -22,7 +22,16 @@ from acp_agent.testing.model_rules import RULES, check_request, thinking_output,
 from acp_agent.testing.models_listing import ModelsListing
 from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
 from acp_agent.testing.recorded import MESSAGES_PATH, RecordedRequest, Served
-from acp_agent.testing.replies import Error, Message, Reply, ReplyFactory, ThinkingBlock
+from acp_agent.testing.replies import (
+    Error,
+    Message,
+    Reply,
+    ReplyFactory,
+    ServerBlock,
+    ThinkingBlock,
+    content_json,
+)
+from acp_agent.testing.server_rules import script_error
 
 __all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "Served"]
 
@@ -38,6 +47,8 @@ class FakeMessagesAPI:
     (`model_rules.py`) before any scripted reply is used, and too many or misplaced cache
     breakpoints get the API's 400 on every model. Thinking blocks are shaped as the model returns
     them (dropped when thinking is off, empty at display "omitted") and signed to their prefix.
+    Server tools (`server_rules.py`): a version the model lacks is its 400, and a script that
+    searches past the request's `max_uses` is a 500 that fails the test.
     The prompt cache (`prompt_cache.py`) bills the markers it receives: on by default for the
     models with rules, `caching=True` turns it on for every model (`min_cache_tokens` for those
     without rules). `served` lists the usage each reply was billed with.
@@ -186,6 +197,9 @@ class FakeMessagesAPI:
                 return Error(500, "api_error", f"fake: the reply factory raised {exc!r}")
         if isinstance(planned, Error):
             return planned
+        server = [content_json(b) for b in planned.blocks if isinstance(b, ServerBlock)]
+        if (broken := script_error(request.body.get("tools"), server)) is not None:
+            return Error(500, "api_error", broken)  # the test's script, not the agent, is wrong
         return self._serve(request.body, planned, n)
 
     def _refusal(self, request: RecordedRequest) -> Error | None:

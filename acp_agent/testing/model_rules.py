@@ -18,6 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.testing.prompt_cache import as_mapping, canonical
+from acp_agent.testing.server_rules import (
+    ALL_VERSIONS,
+    BASIC_VERSIONS,
+    is_server_continuation,
+    misplaced_result,
+    server_tool_error,
+)
 
 __all__ = ["RULES", "ModelRules", "check_request", "thinking_output", "thinking_signature"]
 
@@ -68,6 +75,8 @@ class ModelRules:
     min_cache: int = 512
     reads: frozenset[str] = frozenset()
     disabled_message: str = DISABLED
+    server_tools: frozenset[str] = ALL_VERSIONS
+    """The web search and web fetch versions it takes (`server_rules.py`)."""
 
 
 M, K = 1_000_000, 1_000
@@ -120,6 +129,7 @@ RULES: dict[str, ModelRules] = {
         prefill=True,
         display_default="summarized",
         min_cache=4096,
+        server_tools=BASIC_VERSIONS,
     ),
 }
 
@@ -206,6 +216,12 @@ def check_request(body: Mapping[str, Any]) -> tuple[int, str, str] | None:
     if isinstance(max_tokens, int) and max_tokens < 1:  # every model
         return _error("max_tokens: Input should be greater than or equal to 1")
     rules = RULES.get(model)
+    server = server_tool_error(model, body.get("tools"), rules.server_tools if rules else None)
+    if server is not None:
+        return _error(server)
+    misplaced = misplaced_result(body.get("messages"))
+    if misplaced is not None:
+        return _error(misplaced)
     if rules is None:
         return None
     if isinstance(max_tokens, int) and max_tokens > rules.max_output:
@@ -224,7 +240,8 @@ def check_request(body: Mapping[str, Any]) -> tuple[int, str, str] | None:
         if isinstance(thinking, dict) and thinking.get("type") == "enabled":
             return _error("Thinking may not be enabled when tool_choice forces tool use.")
     messages = body.get("messages") or []
-    if messages and messages[-1].get("role") == "assistant" and not rules.prefill:
+    last = messages[-1] if messages else {}
+    if last.get("role") == "assistant" and not rules.prefill and not is_server_continuation(last):
         return _error(PREFILL)
     for name in SAMPLING:
         if name in body and not (name == "temperature" and body[name] == 1):

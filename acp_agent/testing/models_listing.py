@@ -122,5 +122,10 @@ def model_info(model: str) -> dict[str, Any]:
                 },
             },
             "structured_outputs": support(True),
+            "server_tools": {
+                "supported": True,
+                "web_search": support(bool(rules.server_tools)),
+                "code_execution": support(True),
+            },
         }
     return info

@@ -14,6 +14,7 @@ from typing import Any
 
 from acp_agent.model import sse
 from acp_agent.model.sse import message_to_events, render_sse
+from acp_agent.testing.server_rules import server_usage
 
 __all__ = [
     "Block",
@@ -22,6 +23,7 @@ __all__ = [
     "RedactedThinkingBlock",
     "Reply",
     "ReplyFactory",
+    "ServerBlock",
     "TextBlock",
     "ThinkingBlock",
     "ToolUseBlock",
@@ -85,7 +87,15 @@ class RedactedThinkingBlock:
     data: str
 
 
-Block = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock
+@dataclass(frozen=True, slots=True)
+class ServerBlock:
+    """A block of a tool the API runs, as the API returns it (`web_replies.py` builds them): a
+    `server_tool_use` streams its input as `input_json_delta`s, a result block arrives whole."""
+
+    content: Mapping[str, Any]
+
+
+Block = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock | ServerBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +281,9 @@ def content_json(block: Block) -> dict[str, Any]:
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
     if isinstance(block, ThinkingBlock):
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, ServerBlock):
+        copied: dict[str, Any] = json.loads(json.dumps(block.content))  # a deep copy, plain JSON
+        return copied
     return {"type": "redacted_thinking", "data": block.data}
 
 
@@ -283,6 +296,8 @@ def _pieces(block: Block) -> list[str] | None:
     if isinstance(block, ToolUseBlock):
         raw = block.partial_json if block.partial_json is not None else _compact(dict(block.input))
         return _split(raw, 3)
+    if isinstance(block, ServerBlock) and "input" in block.content:
+        return _split(_compact(block.content["input"]), 2)
     return None
 
 
@@ -291,8 +306,8 @@ def _compact(value: Any) -> str:
 
 
 def _usage(reply: Message, usage: dict[str, Any] | None) -> dict[str, Any]:
-    return (
-        usage
+    out: dict[str, Any] = (
+        dict(usage)
         if usage is not None
         else {
             "input_tokens": reply.usage[0],
@@ -301,6 +316,10 @@ def _usage(reply: Message, usage: dict[str, Any] | None) -> dict[str, Any]:
             "cache_read_input_tokens": 0,
         }
     )
+    server = server_usage([content_json(b) for b in reply.blocks if isinstance(b, ServerBlock)])
+    if server is not None:
+        out["server_tool_use"] = server
+    return out
 
 
 def render_json(
@@ -349,11 +368,10 @@ def render_events(
         diagnostics=diagnostics,
         with_diagnostics=with_diagnostics,
     )
-    events = message_to_events(
-        body,
-        pieces=[_pieces(block) for block in reply.blocks],
-        delta_usage={"output_tokens": reply.usage[1]},
-    )
+    final: dict[str, Any] = {"output_tokens": reply.usage[1]}
+    if "server_tool_use" in body["usage"]:  # cumulative, like the token counts
+        final["server_tool_use"] = body["usage"]["server_tool_use"]
+    events = message_to_events(body, pieces=[_pieces(block) for block in reply.blocks], delta_usage=final)
     return [render_sse(event) for event in events]
 
 

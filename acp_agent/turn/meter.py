@@ -39,6 +39,7 @@ from acp_agent.errors import AgentError
 from acp_agent.limits import Limits
 from acp_agent.model.base import Usage
 from acp_agent.model.pricing import Price
+from acp_agent.model.server_tools import search_allowance
 from acp_agent.turn.repeats import RepeatDetector
 from acp_agent.turn.stop import TurnStop
 
@@ -95,6 +96,9 @@ class TurnMeter:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    web_searches: int = 0
+    """Web searches the API ran for the turn's requests (`usage.server_tool_use`)."""
+    web_fetches: int = 0
     model_seconds: float = 0.0
     model_stop_reason: str | None = None
     phase: str = "model"
@@ -147,6 +151,11 @@ class TurnMeter:
     def requests_left(self) -> int:
         return self.limits.max_turn_requests - self.model_requests
 
+    def web_search_allowance(self) -> int | None:
+        """The search tool's `max_uses` for the next request: within what is left of
+        `maxWebSearches` (`model/server_tools.py:search_allowance`); 0: no search tool."""
+        return search_allowance(self.limits.max_web_searches, self.web_searches)
+
     def retry_scheduled(self) -> None:
         """An attempt failed before any output and will be tried again (a retry, not a request)."""
         self.retries += 1
@@ -157,6 +166,8 @@ class TurnMeter:
         self.output_tokens += usage.output_tokens
         self.cache_read_input_tokens += usage.cache_read_input_tokens
         self.cache_creation_input_tokens += usage.cache_creation_input_tokens
+        self.web_searches += usage.web_search_requests
+        self.web_fetches += usage.web_fetch_requests
         cost = self.price.cost(usage) if self.price is not None else 0.0
         self.cost_usd += cost
         return cost

@@ -71,6 +71,9 @@ class TurnRecord(BaseModel):
     tool_calls_skipped: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    web_searches: int = 0
+    """Web searches the API ran in the turn (priced into `cost_usd`, $10 per 1,000)."""
+    web_fetches: int = 0
     model_duration_ms: int = 0
     model_stop_reason: str | None = None
     error: str | None = None
@@ -118,6 +121,8 @@ class TurnRecord(BaseModel):
             output_tokens=meter.output_tokens,
             cache_read_input_tokens=meter.cache_read_input_tokens,
             cache_creation_input_tokens=meter.cache_creation_input_tokens,
+            web_searches=meter.web_searches,
+            web_fetches=meter.web_fetches,
             duration_ms=meter.elapsed_ms(),
             model_duration_ms=int(meter.model_seconds * 1000),
             streaming=streaming,

@@ -31,7 +31,7 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.compaction import compact
 from acp_agent.turn.events import EventSink, TextChunk, ThoughtChunk, UsageReported
-from acp_agent.turn.history import History, Mark
+from acp_agent.turn.history import History, Mark, without_thinking
 from acp_agent.turn.media_budget import fit_media, replace_refused
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
@@ -99,6 +99,9 @@ class TurnRunner:
         self.new_id = new_id
         self.on_step = on_step
         """Called once per model request of a turn (in-process callers keep the steps)."""
+        self._signed_tools: list[dict[str, Any]] | None = None
+        """The `tools` of the session's latest loop request: its replies' thinking blocks are
+        signed to them, and a 5.5 model refuses one replayed behind other tools (rule 6)."""
 
     async def run(
         self,
@@ -212,12 +215,29 @@ class TurnRunner:
         history.messages[-1]["content"].append({"type": "text", "text": WRAP_UP_NOTE})
         return {"type": "none"}
 
+    def request_tools(self, meter: TurnMeter) -> list[dict[str, Any]]:
+        """The `tools` of a request in `meter`'s turn: the session's tools, then its web server
+        tools, the search tool's `max_uses` within what is left of the turn's search budget."""
+        web = self.settings.web.definitions(max_uses=meter.web_search_allowance())
+        return [*self.tools.api_tools(), *web]
+
+    def _settle_tools(self, history: History, meter: TurnMeter) -> None:
+        """Before a loop request: when its tools differ from the last one's (the search budget
+        shrank, web was switched, another model), the history's thinking blocks go (journaled),
+        since the 5.5 models refuse them behind changed tools; the cache is rewritten anyway."""
+        tools = self.request_tools(meter)
+        if self._signed_tools is not None and tools != self._signed_tools:
+            dropped = history.drop_thinking("the tools changed")
+            log.info("history.tools_changed", thinking_dropped=dropped)
+        self._signed_tools = tools
+
     def build_request(self, messages: list[dict[str, Any]], meter: TurnMeter, **fields: Any) -> ModelRequest:
         """The session's request for `messages` in `meter`'s turn: its model, tools, system, thinking
         and effort, and the turn's deadline.
 
         Every request of a session (the loop's, a summary's, a judge's) starts from this one, so
         they share the cached prefix; `fields` replace what one kind of request needs otherwise.
+        Sent with other tools than the replies were signed to, `messages` go without thinking.
         """
         settings = self.settings
         values: dict[str, Any] = {
@@ -226,12 +246,14 @@ class TurnRunner:
             "max_tokens": settings.max_tokens,
             "messages": messages,
             "system": settings.system,
-            "tools": self.tools.api_tools(),
+            "tools": self.request_tools(meter),
             "thinking": settings.thinking,
             "output_config": settings.output_config,
             "previous_message_id": self.last_message_id,
         }
         values.update(fields)
+        if self._signed_tools is not None and values["tools"] != self._signed_tools:
+            values["messages"] = without_thinking(values["messages"])
         return ModelRequest(**values)
 
     def finished(self, done: MessageDone, meter: TurnMeter, number: int) -> float | None:
@@ -261,6 +283,7 @@ class TurnRunner:
         meter.waiting_for_model()
         settings = self.settings
         tool_choice = self._wrap_up(history, meter)
+        self._settle_tools(history, meter)
         request = self.build_request(history.messages, meter, tool_choice=tool_choice)
         sink = self.sink
         text_id: str | None = None
@@ -319,12 +342,13 @@ class TurnRunner:
         if not force and (not settings.compact_at or self.last_context_tokens < threshold):
             return 0
         meter.waiting_for_model()
+        self._settle_tools(history, meter)
         replaced, done = await compact(
             self.model,
             history,
             meter,
             settings=settings,
-            tools=self.tools.api_tools(),
+            tools=self.request_tools(meter),
             previous_message_id=self.last_message_id,
         )
         if done is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_agent.model.profiles import ModelProfile
+from acp_agent.model.server_tools import WebTools
 
 __all__ = ["RunnerSettings"]
 
@@ -29,3 +30,5 @@ class RunnerSettings:
     """Compact when a request's context passes this fraction of the window (0 = never)."""
     profile: ModelProfile = field(default_factory=lambda: ModelProfile("unknown"))
     """What the model accepts (structured output for a judge, forced tool choice)."""
+    web: WebTools = field(default_factory=WebTools)
+    """The web server tools offered (none by default: the catalog fills in the model's versions)."""
