@@ -31,7 +31,7 @@ from acp_agent.testing.replies import (
     ThinkingBlock,
     content_json,
 )
-from acp_agent.testing.server_rules import script_error
+from acp_agent.testing.server_rules import script_error, server_usage
 
 __all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "Served"]
 
@@ -229,6 +229,9 @@ class FakeMessagesAPI:
                     body, min_tokens=rules.min_cache if rules else self.min_cache_tokens
                 )
                 usage = outcome.usage(reply.usage[1])
+                server = server_usage([content_json(b) for b in reply.blocks if isinstance(b, ServerBlock)])
+                if server is not None:
+                    usage["server_tool_use"] = server
                 if "diagnostics" in body:
                     previous = (body.get("diagnostics") or {}).get("previous_message_id")
                     reason = (

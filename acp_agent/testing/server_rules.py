@@ -102,16 +102,13 @@ def is_server_continuation(message: Mapping[str, Any]) -> bool:
 
 
 def _uses(blocks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Calls per server tool name that the API ran (its own `max_uses_exceeded` refusals aside)."""
-    refused = {
-        str(b.get("tool_use_id"))
-        for b in blocks
-        if b.get("type") in _RESULTS and _error_code(b.get("content")) == REFUSED_USE
-    }
+    """Calls per server tool name that the API ran in this reply: one per result block (a call
+    paused without its result runs, and is counted, in the reply that holds its result), the
+    API's own `max_uses_exceeded` refusals aside."""
     counts: dict[str, int] = {}
     for block in blocks:
-        if block.get("type") == "server_tool_use" and str(block.get("id")) not in refused:
-            name = str(block.get("name"))
+        name = _RESULTS.get(str(block.get("type")))
+        if name is not None and _error_code(block.get("content")) != REFUSED_USE:
             counts[name] = counts.get(name, 0) + 1
     return counts
 
