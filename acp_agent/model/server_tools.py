@@ -55,11 +55,8 @@ class WebTools:
     fetch: str | None = None
     allowed_domains: tuple[str, ...] = ()
     blocked_domains: tuple[str, ...] = ()
-
-    @property
-    def offered(self) -> bool:
-        """Whether any web tool goes out with the session's requests."""
-        return self.enabled and (self.search is not None or self.fetch is not None)
+    names: frozenset[str] = frozenset({"web_search", "web_fetch"})
+    """Which of the two the session offers at all (a client's tool set may leave one out)."""
 
     def definitions(self, *, max_uses: int | None) -> list[dict[str, Any]]:
         """The server tools for `tools`: search (unless `max_uses` is 0), then fetch.
@@ -74,12 +71,12 @@ class WebTools:
         elif self.blocked_domains:
             domains["blocked_domains"] = list(self.blocked_domains)
         out: list[dict[str, Any]] = []
-        if self.search is not None and max_uses != 0:
+        if self.search is not None and max_uses != 0 and "web_search" in self.names:
             search: dict[str, Any] = {"type": self.search, "name": "web_search", **domains}
             if max_uses is not None:
                 search["max_uses"] = max_uses
             out.append(search)
-        if self.fetch is not None:
+        if self.fetch is not None and "web_fetch" in self.names:
             out.append({"type": self.fetch, "name": "web_fetch", **domains})
         return out
 

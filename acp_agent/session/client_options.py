@@ -25,7 +25,14 @@ import structlog
 
 from acp_agent.errors import RpcError
 
-__all__ = ["CLAUDE_TOOLS", "MAX_SYSTEM_CHARS", "OWN_TOOLS", "ClientOptions", "read_client_options"]
+__all__ = [
+    "CLAUDE_TOOLS",
+    "MAX_SYSTEM_CHARS",
+    "OWN_TOOLS",
+    "SERVER_TOOLS",
+    "ClientOptions",
+    "read_client_options",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +52,8 @@ OWN_TOOLS = frozenset(
 """This agent's built-in tools (a unit test keeps the set equal to the registry's, `ask_user`,
 which is offered when the client has elicitation forms, and `skill`, offered when the session has
 Agent Skills)."""
+SERVER_TOOLS = frozenset({"web_search", "web_fetch"})
+"""The API's web tools the agent offers (`model/server_tools.py`): a client's tool set names them too."""
 CLAUDE_TOOLS: dict[str, str] = {
     "Read": "read_file",
     "Write": "write_file",
@@ -57,6 +66,8 @@ CLAUDE_TOOLS: dict[str, str] = {
     "TodoWrite": "update_plan",
     "AskUserQuestion": "ask_user",
     "Skill": "skill",
+    "WebSearch": "web_search",
+    "WebFetch": "web_fetch",
 }
 """Claude Code's tool names (any case) → this agent's tool that does the same."""
 _CLAUDE_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
@@ -176,12 +187,12 @@ def _tools(value: Any) -> frozenset[str] | None:
         name = item.strip()
         rule = _RULE.match(name)
         name = rule.group(1) if rule else name
-        if name in OWN_TOOLS or _MCP.fullmatch(name.removesuffix("__*")):
+        if name in OWN_TOOLS | SERVER_TOOLS or _MCP.fullmatch(name.removesuffix("__*")):
             offered.add(name)
         elif (own := _CLAUDE_BY_CASE.get(name.lower())) is not None:
             offered.add(own)
         else:
             unknown.append(name[:80])
     if unknown:
-        log.warning("session.tools_unknown", tools=unknown[:20], known=sorted(OWN_TOOLS))
+        log.warning("session.tools_unknown", tools=unknown[:20], known=sorted(OWN_TOOLS | SERVER_TOOLS))
     return frozenset(offered)

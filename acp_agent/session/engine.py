@@ -100,6 +100,10 @@ class Engine:
         if session.client.allowed_tools is not None:  # the client's tool set (acpx --allowed-tools)
             offered = [registry.get(name) for name in registry.names if session.client.offers(name)]
             registry = ToolRegistry(t for t in offered if t is not None)
+            web = session.settings.web  # its web tools too (kept through model switches)
+            session.settings = replace(
+                session.settings, web=replace(web, names=frozenset(filter(session.client.offers, web.names)))
+            )
         session.instruction_files = instructions.notes
         settings = replace(
             session.settings,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS, read_client_options
+from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS, SERVER_TOOLS, read_client_options
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.registry import coding_tools
 from acp_agent.tools.skill import SkillTool
@@ -10,7 +10,7 @@ from acp_agent.tools.skill import SkillTool
 
 def test_own_tools_are_the_registrys_and_every_claude_name_maps_to_one() -> None:
     assert {tool.name for tool in coding_tools()} | {AskUser.name, SkillTool.name} == OWN_TOOLS
-    assert set(CLAUDE_TOOLS.values()) <= OWN_TOOLS
+    assert set(CLAUDE_TOOLS.values()) <= OWN_TOOLS | SERVER_TOOLS
 
 
 def offered(*names: str) -> set[str]:

@@ -241,3 +241,19 @@ async def test_domain_rules_pass_through_and_both_at_once_is_refused(
         and "webAllowedDomains and webBlockedDomains" in both["error"]["message"]
     )
     assert scheme["error"]["code"] == -32602 and "webBlockedDomains" in scheme["error"]["message"]
+
+
+async def test_a_clients_tool_set_names_the_web_tools_claude_codes_way(
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(replies.text("only search"), replies.text("no web"))
+    async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        search_only = await agent.new_session(
+            workspace, {"claudeCode": {"options": {"allowedTools": ["Read", "WebSearch"]}}}
+        )
+        await agent.prompt(search_only, "hi")
+        no_web = await agent.new_session(workspace, {"claudeCode": {"options": {"allowedTools": ["Read"]}}})
+        await agent.prompt(no_web, "hi")
+    assert [t["name"] for t in server_tools(fake_api.requests[0].body)] == ["web_search"]
+    assert server_tools(fake_api.requests[1].body) == []
