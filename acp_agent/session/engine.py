@@ -19,6 +19,7 @@ import anyio
 from acp_agent.config import Config, user_config_dir
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
+from acp_agent.model.server_tools import WebTools
 from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
 from acp_agent.session.conventions import Conventions
@@ -260,8 +261,21 @@ def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Con
         f"Prompt cache: {cache}\nCost so far: {cost}\n"
         f"Messages in history: {len(session.history)}\n"
         f"Sandbox for commands: {sandbox}\n"
+        f"Web tools: {_web(settings.web)}\n"
         f"Instructions: {_listed(session.instruction_files)}\n"
         f"{conventions.status()}"
+    )
+
+
+def _web(web: WebTools) -> str:
+    """The web tools the session's requests carry, or why none."""
+    offered = [t["type"] for t in web.definitions(max_uses=None)]
+    if offered:
+        return ", ".join(offered)
+    return (
+        "off"
+        if not web.enabled
+        else "none (the model has no web tools, or the client's tool set leaves them out)"
     )
 
 

@@ -229,3 +229,20 @@ async def test_a_script_that_searches_past_max_uses_fails_the_test(fake: FakeMes
         message.usage.server_tool_use is not None and message.usage.server_tool_use.web_search_requests == 1
     )
     client.close()
+
+
+def test_the_meter_sums_searches_and_fetches_and_prices_them_into_the_turn() -> None:
+    from acp_agent.limits import Limits
+    from acp_agent.turn.meter import TurnMeter
+    from acp_agent.turn.record import TurnRecord
+    from acp_agent.turn.stop import TurnStop
+
+    meter = TurnMeter(Limits(max_web_searches=3, max_turn_cost_usd=0.025), price=Price(0, 0))
+    assert meter.web_search_allowance() == 2
+    meter.tokens_used(Usage(web_search_requests=2, web_fetch_requests=1))
+    assert meter.web_search_allowance() == 1 and meter.exhausted() is None
+    meter.tokens_used(Usage(web_search_requests=1))
+    assert meter.web_search_allowance() == 0
+    assert meter.exhausted() is not None  # $0.03 of searches passed maxTurnCostUsd
+    record = TurnRecord.from_meter(meter, turn_id="t", stop=TurnStop.END_TURN, streaming=True).to_meta()
+    assert (record["webSearches"], record["webFetches"], record["costUsd"]) == (3, 1, 0.03)

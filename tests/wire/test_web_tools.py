@@ -15,7 +15,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies, web_replies
 from tests.support.agent import AgentProcess
-from tests.wire.conftest import turn_record
+from tests.wire.conftest import chunks, turn_record
 
 SONNET = "claude-sonnet-5-5"
 HAIKU = "claude-haiku-4-5"
@@ -126,6 +126,13 @@ async def test_web_off_sends_no_server_tool(
         await agent.initialize()
         by_meta = await agent.new_session(workspace, {"acp-agent": {"web": False}})
         await agent.prompt(by_meta, "hi")
+        await agent.prompt(by_meta, "/status")
+        status = "".join(c["content"]["text"] for c in chunks(agent, by_meta))
+        with_web = await agent.new_session(workspace)
+        await agent.prompt(with_web, "/status")
+        status_on = "".join(c["content"]["text"] for c in chunks(agent, with_web))
+    assert "Web tools: off" in status
+    assert "Web tools: web_search_20260318, web_fetch_20260318" in status_on
     assert len(fake_api.requests) == 2
     for request in fake_api.requests:
         assert server_tools(request.body) == [], request.body["tools"]
