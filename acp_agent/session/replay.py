@@ -4,7 +4,9 @@ User prompts, agent text and thinking, tool calls with their final status, notic
 plan, in the order they happened (the restored mode follows them: `SessionOptions.restore`). A
 tool call is shown as the live turn showed it: from the `ToolCallShown` journaled with its
 result, through the builder the live relay uses (`updates.py`). A tool call that a crash left
-without a result ends `failed`, with what the model is told about it.
+without a result ends `failed`, with what the model is told about it. A web search or fetch (a
+server tool's blocks in the reply) is shown from those blocks, as the live turn showed it
+(`turn/server_calls.py`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from acp_agent.turn.entries import (
     ToolCallShown,
     ToolResultEntry,
     ToolStartedEntry,
+    TurnEntry,
     UserEntry,
 )
+from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
 from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING, result_text
+from acp_agent.turn.server_calls import ServerCalls, is_server_block
 
 __all__ = ["replay_updates"]
 
@@ -44,6 +49,7 @@ def replay_updates(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     started = {e.tool_use_id for e in entries if isinstance(e, ToolStartedEntry)}
     shown_of.update({call_id: ToolCallShown() for call_id in started if call_id not in shown_of})
     finished: set[str] = set()
+    server = ServerCalls()  # web searches and fetches: shown from the reply's own blocks
     for entry in entries:
         if isinstance(entry, PromptEntry):
             message_id = str(uuid.uuid4())
@@ -52,7 +58,7 @@ def replay_updates(entries: Iterable[Entry]) -> list[dict[str, Any]]:
                 for block in entry.prompt
             )
         elif isinstance(entry, AssistantEntry):
-            updates.extend(_assistant(entry.blocks, announced, shown_of))
+            updates.extend(_assistant(entry.blocks, announced, shown_of, server, finished))
         elif isinstance(entry, ToolResultEntry | UserEntry):  # a user entry holds a repair's results
             results = [entry.block] if isinstance(entry, ToolResultEntry) else entry.blocks
             shown = entry.shown if isinstance(entry, ToolResultEntry) else ToolCallShown()
@@ -64,6 +70,8 @@ def replay_updates(entries: Iterable[Entry]) -> list[dict[str, Any]]:
             updates.append(chunk("agent_message_chunk", entry.text, str(uuid.uuid4())))
         elif isinstance(entry, PlanChangedEntry):
             plan = entry.entries
+        elif isinstance(entry, TurnEntry):  # the turn ended: its open server calls were closed
+            updates.extend(_server_updates(server.close(), finished))
     unfinished = [u["toolCallId"] for u in updates if u["sessionUpdate"] == "tool_call"]
     updates.extend(
         tool_call_finished(
@@ -79,13 +87,19 @@ def replay_updates(entries: Iterable[Entry]) -> list[dict[str, Any]]:
 
 
 def _assistant(
-    blocks: list[dict[str, Any]], announced: set[str], shown_of: dict[str, ToolCallShown]
+    blocks: list[dict[str, Any]],
+    announced: set[str],
+    shown_of: dict[str, ToolCallShown],
+    server: ServerCalls,
+    finished: set[str],
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     text_id, thought_id = str(uuid.uuid4()), str(uuid.uuid4())
     for block in blocks:
         kind = block["type"]
-        if kind == "text" and block["text"]:
+        if is_server_block(kind):
+            out.extend(_server_updates(server.events(block), finished))
+        elif kind == "text" and block["text"]:
             out.append(chunk("agent_message_chunk", block["text"], text_id))
         elif kind == "thinking" and block["thinking"]:
             out.append(chunk("agent_thought_chunk", block["thinking"], thought_id))
@@ -95,6 +109,20 @@ def _assistant(
                 continue  # never shown live: skipped by a limit, cut off, or cut short by a crash
             announced.add(block["id"])
             out.append(_announce(block["id"], shown, block["name"], block.get("input")))
+    return out
+
+
+def _server_updates(
+    events: Iterable[ToolCallStarted | ToolCallUpdated | ToolCallFinished], finished: set[str]
+) -> list[dict[str, Any]]:
+    """A server call's updates as the live relay sent them (its `in_progress` step aside)."""
+    out = []
+    for event in events:
+        if isinstance(event, ToolCallStarted):
+            out.append(tool_call(event.call_id, event.title, event.kind, event.raw_input))
+        elif isinstance(event, ToolCallFinished):
+            finished.add(event.call_id)
+            out.append(tool_call_finished(event.call_id, event.shown))
     return out
 
 

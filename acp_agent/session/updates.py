@@ -63,7 +63,7 @@ def tool_call_progress(call_id: str, text: str | None, terminal_id: str | None) 
 
 
 def tool_content(shown: ToolCallShown, terminal_id: str | None = None) -> list[dict[str, Any]]:
-    """What a call shows as ACP content: its diffs, its terminal, then its text."""
+    """What a call shows as ACP content: its diffs, its terminal, its text, then its links."""
     content: list[dict[str, Any]] = [
         {"type": "diff", "path": path, "oldText": old, "newText": new} for path, old, new in shown.diffs
     ]
@@ -71,6 +71,10 @@ def tool_content(shown: ToolCallShown, terminal_id: str | None = None) -> list[d
         content.append({"type": "terminal", "terminalId": terminal_id})
     if shown.text is not None:
         content.append(text_content(shown.text))
+    content.extend(
+        {"type": "content", "content": {"type": "resource_link", "uri": uri, "name": title or uri}}
+        for uri, title in shown.links
+    )
     return content
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "PromptEntry",
     "RollbackEntry",
     "ShownDiff",
+    "ShownLink",
     "ShownLocation",
     "ToolCallShown",
     "ToolResultEntry",
@@ -134,6 +135,13 @@ class ShownDiff(NamedTuple):
     new_text: str
 
 
+class ShownLink(NamedTuple):
+    """A page a call found or read (a web search's result, a fetched URL), for the editor to open."""
+
+    uri: str
+    title: str
+
+
 @_typed
 class ToolCallShown:
     """What the editor is shown of a tool call: its final update, its replay and its preview.
@@ -153,6 +161,8 @@ class ToolCallShown:
     diffs: tuple[ShownDiff, ...] = ()
     raw_output: dict[str, Any] | None = None
     hidden: bool = False
+    links: tuple[ShownLink, ...] = ()
+    """Pages the call found or read (a server tool's results), shown as `resource_link`s."""
 
     @classmethod
     def of_result(cls, title: str, kind: str, raw_input: dict[str, Any], result: ToolResult) -> ToolCallShown:

@@ -23,6 +23,7 @@ from acp_agent.model.base import (
     ModelClient,
     ModelRequest,
     RetryScheduled,
+    ServerToolBlock,
     TextDelta,
     ThinkingDelta,
     Usage,
@@ -36,6 +37,7 @@ from acp_agent.turn.media_budget import fit_media, replace_refused
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
+from acp_agent.turn.server_calls import ServerCalls
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.stop import TurnStop, map_model_stop
 from acp_agent.turn.tool_batch import ToolBatch
@@ -99,6 +101,8 @@ class TurnRunner:
         self.new_id = new_id
         self.on_step = on_step
         """Called once per model request of a turn (in-process callers keep the steps)."""
+        self._server_calls = ServerCalls()
+        """The web searches and fetches shown and not finished yet (`server_calls.py`)."""
         self._signed_tools: list[dict[str, Any]] | None = None
         """The `tools` of the session's latest loop request: its replies' thinking blocks are
         signed to them, and a 5.5 model refuses one replayed behind other tools (rule 6)."""
@@ -119,13 +123,14 @@ class TurnRunner:
         Raises:
             LimitReached: a budget stops the turn (the driver catches it, once for the turn).
         """
-        if tools is None:
-            return await self._loop(history, meter, stop_when)
-        session_tools, self.tools = self.tools, tools
+        session_tools, self.tools = self.tools, tools if tools is not None else self.tools
         try:
             return await self._loop(history, meter, stop_when)
         finally:
             self.tools = session_tools
+            with anyio.move_on_after(2, shield=True):  # even from a cancelled scope
+                for closed in self._server_calls.close():
+                    await self.sink.emit(closed)
 
     async def _loop(
         self, history: History, meter: TurnMeter, stop_when: Callable[[], bool] | None
@@ -306,6 +311,9 @@ class TurnRunner:
                     await sink.emit(ThoughtChunk(event.text, thought_id))  # type: ignore[union-attr]
                 elif kind is Usage:
                     usage = event  # type: ignore[assignment]
+                elif kind is ServerToolBlock:  # a web search or fetch the API runs: shown
+                    for shown in self._server_calls.events(event.block):  # type: ignore[union-attr]
+                        await sink.emit(shown)
                 elif kind is RetryScheduled:
                     meter.retry_scheduled()
                     await self._tell_retry(event)  # type: ignore[arg-type]

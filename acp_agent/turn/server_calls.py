@@ -1,0 +1,122 @@
+"""What the editor is shown of a server tool's call (web search, web fetch): a tool call, from blocks.
+
+The API runs these calls inside a model request: the reply holds a `server_tool_use` block and,
+later in the same reply (or in the continuation of a paused one), its result block. The live turn
+announces the call when its `server_tool_use` is complete and finishes it at its result; session/load
+replays the journaled reply's blocks through the same two functions, so both show the same call:
+kind `search` or `fetch`, titled with the query or the URL, the results as text and links.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_agent.model.stream_events import is_server_block
+from acp_agent.tools.truncate import clip_line
+from acp_agent.turn.entries import ShownLink, ToolCallShown
+from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
+from acp_agent.turn.history import INTERRUPTED
+
+__all__ = ["KINDS", "ServerCalls", "call_finished", "call_started", "is_server_block"]
+
+KINDS = {"web_search": "search", "web_fetch": "fetch"}
+"""ACP's tool kind of each server tool (any other: `other`)."""
+MAX_LISTED = 20
+"""Results listed in a search's text (all of them are links)."""
+
+
+def call_started(block: dict[str, Any]) -> ToolCallStarted:
+    """The announcement of a complete `server_tool_use` block."""
+    name = str(block.get("name") or "server tool")
+    raw = block.get("input")
+    args = raw if isinstance(raw, dict) else {}
+    return ToolCallStarted(str(block.get("id")), _title(name, args), KINDS.get(name, "other"), args)
+
+
+def _title(name: str, args: dict[str, Any]) -> str:
+    query, url = args.get("query"), args.get("url")
+    if name == "web_search" and isinstance(query, str):
+        return f"Search the web for {clip_line(query, 80)!r}"
+    if name == "web_fetch" and isinstance(url, str):
+        return f"Fetch {clip_line(url, 120)}"
+    return name
+
+
+def call_finished(block: dict[str, Any]) -> ToolCallFinished:
+    """The final update of the call a result block answers (`tool_use_id`)."""
+    call_id = str(block.get("tool_use_id"))
+    content = block.get("content")
+    kind = str(block.get("type"))
+    if isinstance(content, dict) and str(content.get("type", "")).endswith("_error"):
+        what = {"web_search_tool_result": "Web search", "web_fetch_tool_result": "Web fetch"}.get(kind, kind)
+        failed = ToolCallShown(status="failed", text=f"{what} failed: {content.get('error_code')}")
+        return ToolCallFinished(call_id, failed)
+    if kind == "web_search_tool_result" and isinstance(content, list):
+        return ToolCallFinished(call_id, _search_results(content))
+    if kind == "web_fetch_tool_result" and isinstance(content, dict):
+        return ToolCallFinished(call_id, _fetched(content))
+    return ToolCallFinished(call_id, ToolCallShown(status="completed"))
+
+
+def _search_results(results: list[Any]) -> ToolCallShown:
+    links = tuple(
+        ShownLink(str(r.get("url")), str(r.get("title") or r.get("url")))
+        for r in results
+        if isinstance(r, dict) and isinstance(r.get("url"), str)
+    )
+    if not links:
+        return ToolCallShown(status="completed", text="No results.")
+    lines = [f"- {clip_line(title, 120)}: {uri}" for uri, title in links[:MAX_LISTED]]
+    if len(links) > MAX_LISTED:
+        lines.append(f"… and {len(links) - MAX_LISTED} more")
+    count = f"{len(links)} result{'s' if len(links) != 1 else ''}"
+    return ToolCallShown(status="completed", text=f"{count}:\n" + "\n".join(lines), links=links)
+
+
+def _fetched(result: dict[str, Any]) -> ToolCallShown:
+    url = str(result.get("url") or "")
+    document = result.get("content")
+    document = document if isinstance(document, dict) else {}
+    title = document.get("title")
+    source = document.get("source")
+    source = source if isinstance(source, dict) else {}
+    data = source.get("data")
+    size = f" ({len(data):,} characters)" if isinstance(data, str) and source.get("type") == "text" else ""
+    named = f": {clip_line(title, 120)}" if isinstance(title, str) and title else ""
+    return ToolCallShown(
+        status="completed",
+        text=f"Fetched {url}{named}{size}",
+        links=(ShownLink(url, title if isinstance(title, str) and title else url),) if url else (),
+    )
+
+
+class ServerCalls:
+    """The server tool calls shown so far and not yet finished: one per session's runner, and one
+    per replay. A call left open when its run ends (a limit, a cancel, a reply cut short) is
+    finished `failed`, as a tool call the turn did not run; a result that comes after is not shown."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open: dict[str, None] = {}
+
+    def events(self, block: dict[str, Any]) -> list[ToolCallStarted | ToolCallUpdated | ToolCallFinished]:
+        """The editor's events for one complete server block: a call announced (and running),
+        or a shown call finished."""
+        if block.get("type") == "server_tool_use":
+            started = call_started(block)
+            if started.call_id in self.open:
+                return []
+            self.open[started.call_id] = None
+            return [started, ToolCallUpdated(started.call_id)]
+        call_id = str(block.get("tool_use_id"))
+        if call_id not in self.open:
+            return []  # a result of a call never shown, or closed already
+        del self.open[call_id]
+        return [call_finished(block)]
+
+    def close(self) -> list[ToolCallFinished]:
+        """Finish every open call `failed` (the run ended before the API ran it)."""
+        closed = [ToolCallFinished.of(call_id, "failed", INTERRUPTED) for call_id in self.open]
+        self.open.clear()
+        return closed
