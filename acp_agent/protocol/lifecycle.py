@@ -33,12 +33,19 @@ class ClientCapabilities(AcpModel):
     terminal: bool = False
     auth: dict[str, Any] | None = None
     elicitation: dict[str, Any] | None = None
+    session: dict[str, Any] | None = None
 
-    @field_validator("elicitation", mode="before")
+    @field_validator("elicitation", "session", mode="before")
     @classmethod
     def _elicitation_or_nothing(cls, value: Any) -> Any:
         """The schema deserialises a bad value as "not advertised" rather than refusing `initialize`."""
         return value if isinstance(value, dict) else None
+
+    @property
+    def boolean_config_options(self) -> bool:
+        """`session.configOptions.boolean` advertised: `type: "boolean"` options may be offered."""
+        options = (self.session or {}).get("configOptions")
+        return isinstance(options, dict) and isinstance(options.get("boolean"), dict)
 
     @property
     def elicitation_modes(self) -> frozenset[str]:

@@ -1,6 +1,7 @@
-"""A session's options (mode, model, effort, loop): where they are offered, changed and restored.
+"""A session's options (mode, model, effort, loop, web): where they are offered, changed and restored.
 
-Every option is a `configOptions` select; the mode is also offered as ACP `modes`, kept in sync
+Every option is a `configOptions` select, but `web`, a boolean offered only to a client that
+advertises boolean options; the mode is also offered as ACP `modes`, kept in sync
 (docs/decisions.md D6). A change, from session/set_config_option, session/set_mode or a
 strategy's own mode switch, is checked (-32602 names a bad value), applied, journaled (an entry
 of `turn/entries.py`, so session/load restores it) and announced: `config_option_update` after
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -26,14 +28,14 @@ from acp_agent.session.catalog import ModelCatalog, capped_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
 from acp_agent.session.updates import chunk, mode_update
-from acp_agent.turn.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry
+from acp_agent.turn.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry, WebEntry
 from acp_agent.turn.loops import LOOPS, choose_loop
 
 __all__ = ["DEFAULT_EFFORT", "DEFAULT_MODE", "MODES", "OPTION_IDS", "SessionOptions", "modes_state"]
 
 log = structlog.get_logger(__name__)
 
-OPTION_IDS = ("mode", "model", "effort", "loop")
+OPTION_IDS = ("mode", "model", "effort", "loop", "web")
 DEFAULT_MODE = "default"
 MODES: dict[str, tuple[str, str]] = {
     "default": ("Default", "Ask before every file edit and every command."),
@@ -133,6 +135,25 @@ class SessionOptions:
                 "or plan → approve → act.",
                 _described(LOOPS),
             ),
+            *self._web_option(session),
+        ]
+
+    @staticmethod
+    def _web_option(session: Session) -> list[dict[str, Any]]:
+        """The `web` switch: a boolean option, offered when the client takes boolean options and
+        the model has web tools (`--web`, `_meta` and acpx's tool set cover the other cases)."""
+        web = session.settings.web
+        if not session.capabilities.boolean_config_options or (web.search is None and web.fetch is None):
+            return []
+        return [
+            {
+                "id": "web",
+                "name": "Web search",
+                "type": "boolean",
+                "currentValue": web.enabled,
+                "description": "Let the model search the web and fetch pages (the API runs them; "
+                "searches cost $10 per 1,000). Switching rewrites the prompt cache once.",
+            }
         ]
 
     async def set(self, session: Session, option_id: str, value: Any, *, field: str = "value") -> None:
@@ -146,6 +167,9 @@ class SessionOptions:
             raise RpcError.invalid_params(
                 f"Invalid params: configId: unknown config option {option_id!r}", {"configId": option_id}
             )
+        if option_id == "web":
+            await self._set_web(session, value, field)
+            return
         if not isinstance(value, str):
             raise RpcError.invalid_params(f"Invalid params: {field}: must be a string")
         choices = {"mode": list(MODES), "model": self.catalog.available_models()}.get(option_id)
@@ -169,6 +193,20 @@ class SessionOptions:
                 await self.set_loop(session, value)
         except (ProfileError, LimitsError) as exc:
             raise RpcError.invalid_params(f"Invalid params: {field}: {exc}", {field: value}) from None
+
+    async def _set_web(self, session: Session, value: Any, field: str) -> None:
+        """The web tools on or off, for the next requests: a boolean option the session offers."""
+        if not self._web_option(session):
+            raise RpcError.invalid_params(
+                "Invalid params: configId: this session offers no web option", {"configId": "web"}
+            )
+        if not isinstance(value, bool):
+            raise RpcError.invalid_params(f"Invalid params: {field}: must be a boolean", {field: value})
+        if value == session.settings.web.enabled:
+            return
+        session.use_settings(replace(session.settings, web=replace(session.settings.web, enabled=value)))
+        session.history.note(WebEntry(value))
+        await self._announce(session)
 
     async def switch_mode(self, session: Session, mode_id: str) -> None:
         """Change the permission mode (a known one), journal it, and tell the editor both ways."""
@@ -270,6 +308,9 @@ class SessionOptions:
                     overrides = {**session.overrides, "loop": entry.loop}
                     session.choose_loop(choose_loop(self.config, overrides))
                     session.overrides = overrides
+                elif isinstance(entry, WebEntry):
+                    web = replace(session.settings.web, enabled=entry.enabled)
+                    session.use_settings(replace(session.settings, web=web))
             except (ProfileError, LimitsError) as exc:
                 log.warning(
                     "session.setting_dropped", session_id=session.id, entry=entry.type, reason=str(exc)

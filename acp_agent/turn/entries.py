@@ -53,6 +53,7 @@ __all__ = [
     "ToolStartedEntry",
     "TurnEntry",
     "UserEntry",
+    "WebEntry",
 ]
 
 JOURNAL_VERSION = 1
@@ -299,6 +300,14 @@ class LoopEntry:
 
 
 @_typed
+class WebEntry:
+    """The web tools switched on or off (the `web` config option)."""
+
+    enabled: bool
+    type: Literal["web"] = "web"
+
+
+@_typed
 class CompactionEntry:
     """The whole history rewritten (a summary, or thinking dropped on a model switch)."""
 
@@ -329,6 +338,7 @@ Entry = (
     | ModelEntry
     | EffortEntry
     | LoopEntry
+    | WebEntry
     | CompactionEntry
     | RollbackEntry
 )

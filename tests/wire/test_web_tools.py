@@ -264,3 +264,55 @@ async def test_a_clients_tool_set_names_the_web_tools_claude_codes_way(
         await agent.prompt(no_web, "hi")
     assert [t["name"] for t in server_tools(fake_api.requests[0].body)] == ["web_search"]
     assert server_tools(fake_api.requests[1].body) == []
+
+
+async def test_the_web_switch_is_a_boolean_option_for_clients_that_take_one_and_load_keeps_it(
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(replies.text("with web"), replies.text("without web"), replies.text("still without"))
+    booleans = {"configOptions": {"boolean": {}}}
+    async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
+        await agent.initialize(session=booleans)
+        created = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
+        session = created["result"]["sessionId"]
+        web = next(o for o in created["result"]["configOptions"] if o["id"] == "web")
+        assert web["type"] == "boolean" and web["currentValue"] is True
+        await agent.prompt(session, "one")
+        changed = await agent.request(
+            "session/set_config_option",
+            {"sessionId": session, "configId": "web", "type": "boolean", "value": False},
+        )
+        assert (
+            next(o for o in changed["result"]["configOptions"] if o["id"] == "web")["currentValue"] is False
+        )
+        wrong = await agent.request(
+            "session/set_config_option", {"sessionId": session, "configId": "web", "value": "off"}
+        )
+        assert wrong["error"]["code"] == -32602
+        await agent.prompt(session, "two")
+    async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
+        await agent.initialize(session=booleans)
+        loaded = await agent.request(
+            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        )
+        assert next(o for o in loaded["result"]["configOptions"] if o["id"] == "web")["currentValue"] is False
+        await agent.prompt(session, "three")
+    assert [len(server_tools(r.body)) for r in fake_api.requests] == [2, 0, 0]
+
+
+async def test_no_web_option_without_boolean_options(
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(replies.text("web stays on"))
+    async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        created = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
+        session = created["result"]["sessionId"]
+        assert "web" not in [o["id"] for o in created["result"]["configOptions"]]
+        refused = await agent.request(
+            "session/set_config_option",
+            {"sessionId": session, "configId": "web", "type": "boolean", "value": False},
+        )
+        await agent.prompt(session, "hi")
+    assert refused["error"]["code"] == -32602
+    assert len(server_tools(fake_api.requests[0].body)) == 2
