@@ -246,3 +246,31 @@ def test_the_meter_sums_searches_and_fetches_and_prices_them_into_the_turn() -> 
     assert meter.exhausted() is not None  # $0.03 of searches passed maxTurnCostUsd
     record = TurnRecord.from_meter(meter, turn_id="t", stop=TurnStop.END_TURN, streaming=True).to_meta()
     assert (record["webSearches"], record["webFetches"], record["costUsd"]) == (3, 1, 0.03)
+
+
+def test_the_sse_codec_carries_server_blocks_both_ways() -> None:
+    """A recorded reply with a search is served on the other path unchanged (cassettes, the fake)."""
+    from acp_agent.model.sse import events_to_message, message_to_events
+
+    use, result = web_replies.web_search("acp", DOCS_FOR_CODEC)
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test-1",
+        "content": [use.content, result.content, {"type": "text", "text": "done"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 5, "output_tokens": 2, "server_tool_use": {"web_search_requests": 1}},
+    }
+    events = message_to_events(message)
+    starts = [e.data["content_block"] for e in events if e.event == "content_block_start"]
+    assert (
+        starts[0] == {**use.content, "input": {}} and starts[1] == result.content
+    )  # input streamed, result whole
+    status, rebuilt = events_to_message(events)
+    assert status == 200 and rebuilt["content"] == message["content"]
+    assert rebuilt["usage"]["server_tool_use"] == {"web_search_requests": 1}
+
+
+DOCS_FOR_CODEC = [("A", "https://a.example"), ("B", "https://b.example/x")]

@@ -170,3 +170,23 @@ async def test_a_call_the_turn_never_saw_finish_is_failed_live_and_on_load(
     calls = same_calls(live, replayed)
     assert calls["srvtoolu_x1"][-1]["status"] == "failed"
     assert "not executed" in text_of(calls["srvtoolu_x1"][-1])
+
+
+async def test_plan_mode_allows_the_web_tools(
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        web_replies.searched(web_replies.web_search("docs", DOCS, id="srvtoolu_plan"), text="Planned.")
+    )
+    async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
+        response = await agent.prompt(session, "plan it, look things up")
+        calls = tool_updates([p["update"] for p in agent.updates(session)])
+    assert response["result"]["stopReason"] == "end_turn"
+    assert [t["name"] for t in fake_api.requests[0].body["tools"] if "type" in t] == [
+        "web_search",
+        "web_fetch",
+    ]
+    assert calls["srvtoolu_plan"][-1]["status"] == "completed"
