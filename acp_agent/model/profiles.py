@@ -84,6 +84,9 @@ class ModelProfile:
     """The `web_search` server tool version it takes (`server_tools.py`); None: none offered."""
     web_fetch: str | None = None
     """The `web_fetch` server tool version it takes; None: none offered."""
+    pdf_input: bool = False
+    """PDFs accepted as `document` blocks (every built-in model; else the Models API's
+    `capabilities.pdf_input`)."""
 
     def reads_thinking_from(self, other: str) -> bool:
         """Whether thinking blocks written by model `other` reach this model (else dropped)."""
@@ -103,7 +106,7 @@ K = 1_000
 _5X_THINKING = frozenset({"adaptive"})
 
 _TABLE: dict[str, ModelProfile] = {
-    p.id: p
+    p.id: replace(p, pdf_input=True)  # every model of the table reads PDFs
     for p in (
         ModelProfile(
             "claude-sonnet-5-5",
@@ -334,6 +337,9 @@ def profile_from_api(base: ModelProfile, info: Mapping[str, Any]) -> ModelProfil
         structured = caps.get("structured_outputs")
         if isinstance(structured, Mapping):
             changes["structured_outputs"] = bool(structured.get("supported"))
+        pdf = caps.get("pdf_input")
+        if isinstance(pdf, Mapping):
+            changes["pdf_input"] = bool(pdf.get("supported"))
         changes.update(web_versions(base.web_search, base.web_fetch, caps.get("server_tools")))
     return replace(base, **changes)
 

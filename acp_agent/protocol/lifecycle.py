@@ -34,18 +34,34 @@ class ClientCapabilities(AcpModel):
     auth: dict[str, Any] | None = None
     elicitation: dict[str, Any] | None = None
     session: dict[str, Any] | None = None
+    """`notices`, `compaction`, `configOptions.boolean` (each `{}` when supported)."""
 
     @field_validator("elicitation", "session", mode="before")
     @classmethod
-    def _elicitation_or_nothing(cls, value: Any) -> Any:
+    def _object_or_nothing(cls, value: Any) -> Any:
         """The schema deserialises a bad value as "not advertised" rather than refusing `initialize`."""
         return value if isinstance(value, dict) else None
+
+    def _session_has(self, *path: str) -> bool:
+        found: Any = self.session or {}
+        for key in path:
+            found = found.get(key) if isinstance(found, dict) else None
+        return isinstance(found, dict)
+
+    @property
+    def notices(self) -> bool:
+        """`session.notices`: the client shows `notice` updates."""
+        return self._session_has("notices")
+
+    @property
+    def compaction(self) -> bool:
+        """`session.compaction`: the client shows `compaction_update` and summary chunks."""
+        return self._session_has("compaction")
 
     @property
     def boolean_config_options(self) -> bool:
         """`session.configOptions.boolean` advertised: `type: "boolean"` options may be offered."""
-        options = (self.session or {}).get("configOptions")
-        return isinstance(options, dict) and isinstance(options.get("boolean"), dict)
+        return self._session_has("configOptions", "boolean")
 
     @property
     def elicitation_modes(self) -> frozenset[str]:

@@ -27,6 +27,7 @@ __all__ = [
     "SessionRef",
     "SetConfigOptionRequest",
     "SetModeRequest",
+    "SetTitleRequest",
     "TextContent",
     "TextResource",
 ]
@@ -99,6 +100,12 @@ class ListSessionsRequest(AcpModel):
 
 class SetModeRequest(SessionRef):
     mode_id: str
+
+
+class SetTitleRequest(SessionRef):
+    """ACP's unstable `session/set_title`."""
+
+    title: str
 
 
 class SetConfigOptionRequest(SessionRef):

@@ -115,7 +115,7 @@ class CommandTurn:
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
         for note in self.notes:
-            await runner.sink.emit(Notice(note, str(uuid.uuid4())))
+            await runner.sink.emit(Notice.warning(note, str(uuid.uuid4())))
         try:
             text = await self._prompt_text(runner, meter)
         except ToolError as exc:  # the prompt could not be built: say why, ask nothing

@@ -115,12 +115,16 @@ class Engine:
                 instructions=instructions.prompt_section(),
                 appended=session.client.system_append,
                 skills=conventions.skills_section()[0] if "skill" in registry else "",
+                extra_roots=session.extra_roots,
             ),
         )
         fs = session.capabilities.fs
-        relay = Relay(session.id, self.requester, journal=session.history.note)
+        relay = Relay(
+            session.id, self.requester, journal=session.history.note, capabilities=session.capabilities
+        )
         ctx = ToolContext(
             cwd=session.cwd,
+            extra_roots=session.extra_roots,
             # None means the local disk; tools stream large local files themselves.
             fs=(
                 EditorFileSystem(
@@ -136,7 +140,9 @@ class Engine:
             terminal=(EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None),
             elicitation=elicitation,
             sandbox=(
-                CommandSandbox(self.sandbox, tell=lambda text: relay.emit(Notice(text, str(uuid.uuid4()))))
+                CommandSandbox(
+                    self.sandbox, tell=lambda text: relay.emit(Notice.warning(text, str(uuid.uuid4())))
+                )
                 if self.sandbox is not None
                 else None
             ),
@@ -232,6 +238,10 @@ async def session_instructions(cwd: Path) -> Instructions:
     except (RuntimeError, OSError):
         home = None
     return await load_instructions(cwd, home=home, config_dir=user_config_dir())
+
+
+def _new_id() -> str:
+    return str(uuid.uuid4())
 
 
 def new_turn_id() -> str:

@@ -11,7 +11,7 @@ import anyio.to_thread
 import structlog
 
 from acp_agent import __version__
-from acp_agent.errors import LimitsError, RpcError
+from acp_agent.errors import JournalFailed, LimitsError, RpcError
 from acp_agent.protocol.lifecycle import (
     ClientCapabilities,
     InitializeRequest,
@@ -27,17 +27,22 @@ from acp_agent.protocol.session import (
     SessionRef,
     SetConfigOptionRequest,
     SetModeRequest,
+    SetTitleRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID, auth_methods, can_run_terminal_auth
 from acp_agent.session.client_options import ClientOptions, read_client_options
 from acp_agent.session.commands import COMMANDS, command_of
+from acp_agent.session.listing import CursorError, list_sessions
 from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.manager import SessionManager
 from acp_agent.session.options import modes_state
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.session.state import Session
+from acp_agent.session.store import now_iso
+from acp_agent.session.titles import normalized_title, prompt_title, rename
+from acp_agent.session.updates import info_update
 from acp_agent.tools.mcp_sdk import mcp_servers_supported_http, mcp_servers_supported_sse
 
 __all__ = ["AcpHandler"]
@@ -45,7 +50,7 @@ __all__ = ["AcpHandler"]
 log = structlog.get_logger(__name__)
 
 _JOURNAL_METHODS = frozenset(
-    {"session/load", "session/resume", "session/list", "session/close", "session/delete"}
+    {"session/load", "session/resume", "session/list", "session/close", "session/delete", "session/set_title"}
 )
 """Served (and advertised) only when sessions are journaled."""
 
@@ -80,6 +85,7 @@ class AcpHandler:
             "session/close": self.close_session,
             "session/delete": self.delete_session,
             "session/set_config_option": self.set_config_option,
+            "session/set_title": self.set_title,
         }
 
     @property
@@ -122,7 +128,9 @@ class AcpHandler:
                 "loadSession": self.journaled,
                 "sessionCapabilities": {
                     **({"list": {}, "resume": {}, "close": {}, "delete": {}} if self.journaled else {}),
+                    "additionalDirectories": {},
                     "systemPrompt": {},  # ACP's unstable systemPrompt, append mode only
+                    **({"title": {}} if self.journaled else {}),  # ACP's unstable session/set_title
                 },
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {
@@ -148,7 +156,9 @@ class AcpHandler:
             )
         overrides, client = session_options(request)
         try:
-            session = self.manager.create(request.cwd, overrides, self.client_capabilities)
+            session = self.manager.create(
+                request.cwd, overrides, self.client_capabilities, request.additional_directories
+            )
         except LimitsError as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         session.client = client
@@ -204,7 +214,11 @@ class AcpHandler:
         overrides, client = session_options(request)
         try:
             session, updates = self.manager.load(
-                request.session_id, request.cwd, overrides, self.client_capabilities
+                request.session_id,
+                request.cwd,
+                overrides,
+                self.client_capabilities,
+                request.additional_directories,
             )
         except LimitsError as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
@@ -221,23 +235,62 @@ class AcpHandler:
         return await self._ready(session, request.mcp_servers)
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
+        """One page of the journaled sessions, newest first (`listing.py`)."""
         request = parse(ListSessionsRequest, params if params is not None else {})
-        if request.cursor is not None:
+        store = self.manager.store
+        assert store is not None
+        try:
+            found, cursor = await anyio.to_thread.run_sync(list_sessions, store, request.cwd, request.cursor)
+        except CursorError as exc:
             raise RpcError.invalid_params(
-                "Invalid params: cursor: unknown cursor (every session is returned in one page)"
-            )
+                f"Invalid params: cursor: {exc}", {"cursor": request.cursor}
+            ) from None
+        sessions = [
+            {
+                "sessionId": info.session_id,
+                "cwd": info.cwd,
+                "updatedAt": info.updated_at,
+                **({"title": info.title} if info.title else {}),
+                **(
+                    {"additionalDirectories": list(info.additional_directories)}
+                    if info.additional_directories
+                    else {}
+                ),
+            }
+            for info in found
+        ]
+        return {"sessions": sessions, **({"nextCursor": cursor} if cursor else {})}
+
+    async def set_title(self, params: Any) -> dict[str, Any]:
+        """ACP's unstable `session/set_title`: journal the user's name for the session (`titles.py`)."""
+        request = parse(SetTitleRequest, params)
+        try:
+            title = normalized_title(request.title)
+        except ValueError as exc:
+            raise RpcError.invalid_params(f"Invalid params: title: {exc}", {"field": "title"}) from None
         assert self.manager.store is not None
-        return {
-            "sessions": [
-                {
-                    "sessionId": info.session_id,
-                    "cwd": info.cwd,
-                    "updatedAt": info.updated_at,
-                    **({"title": info.title} if info.title else {}),
-                }
-                for info in self.manager.store.list(request.cwd)
-            ]
-        }
+        session = self.manager.sessions.get(request.session_id)
+        try:
+            rename(self.manager.store, session, request.session_id, title)
+        except (OSError, JournalFailed) as exc:
+            raise RpcError.journal_error(
+                f"Cannot rename session {request.session_id}: {exc}", {"sessionId": request.session_id}
+            ) from None
+        if session is not None:
+            await self._tell(session, info_update(title=title, updated_at=now_iso()))
+        return {"title": title}
+
+    async def _tell(self, session: Session, update: dict[str, Any]) -> None:
+        await self.manager.requester.notify("session/update", {"sessionId": session.id, "update": update})
+
+    async def _named(self, session: Session, shown: list[dict[str, Any]]) -> None:
+        """The session's first prompt names it (as session/list will): tell the editor at once."""
+        if session.titled:
+            return
+        session.titled = True
+        session.title = prompt_title(shown)
+        if session.title:
+            await self._tell(session, info_update(title=session.title, updated_at=now_iso()))
 
     async def close_session(self, params: Any) -> dict[str, Any]:
         request = parse(SessionRef, params)
@@ -269,7 +322,12 @@ class AcpHandler:
         shown = [block.to_wire() for block in request.prompt]
         command = command_of(shown)
         empty = is_empty_prompt(shown)
-        blocks = [] if empty or command is not None else to_model_blocks(request.prompt)
+        profile = session.settings.profile
+        blocks = (
+            []
+            if empty or command is not None
+            else to_model_blocks(request.prompt, model=profile.id, pdf=profile.pdf_input)
+        )
         async with self.manager.turn(session) as turn:
             if turn.cancelled or session.closing or empty or command is not None:
                 engine = await self.manager.engine()
@@ -282,10 +340,15 @@ class AcpHandler:
                     record = await engine.run_command(
                         command, session, self.manager.prices.get(session.model)
                     )
+                if not (turn.cancelled or session.closing):
+                    await self._tell(session, info_update(updated_at=now_iso()))
                 return PromptResponse(
                     stop_reason=record.stop_reason, meta={"acp-agent": {"turn": record.to_meta()}}
                 ).to_wire()
+            await self._named(session, shown)
             result = await self.manager.prompt(session, turn, blocks, shown)
+            if not session.closing:  # its last activity, for the editor's list of threads
+                await self._tell(session, info_update(updated_at=now_iso()))
         meta = {"acp-agent": {"turn": result.record.to_meta()}}
         if result.failure is not None:
             failure = result.failure

@@ -30,13 +30,17 @@ from acp_agent.session.catalog import ModelCatalog
 from acp_agent.session.convention_files import session_conventions
 from acp_agent.session.conventions import ConventionsSlot
 from acp_agent.session.elicitation import editor_elicitation
+from acp_agent.session.listing import session_roots
 from acp_agent.session.options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.reload import read_journal, reopen_journal
 from acp_agent.session.requester import Requester
+from acp_agent.session.roots import extra_roots, session_root
 from acp_agent.session.state import RunningTurn, Session
 from acp_agent.session.store import JournalWriteFailed, SessionStore
+from acp_agent.session.titles import session_title
+from acp_agent.turn.entries import PromptEntry, RootsEntry, TitleEntry
 from acp_agent.turn.history import History
 from acp_agent.turn.loops import choose_loop
 
@@ -132,18 +136,25 @@ class SessionManager:
         return self._engine
 
     def create(
-        self, cwd: str, overrides: dict[str, Any], capabilities: ClientCapabilities | None = None
+        self,
+        cwd: str,
+        overrides: dict[str, Any],
+        capabilities: ClientCapabilities | None = None,
+        directories: list[str] | None = None,
     ) -> Session:
-        """A new session rooted at `cwd` (absolute), with `_meta` limit overrides applied.
+        """A new session rooted at `cwd` (absolute) and the additional `directories`, with
+        `_meta` limit overrides applied.
 
         The client's capabilities decide whether tools use the editor's files and terminals.
         """
         session_id = f"sess_{uuid.uuid4().hex}"
-        root = self._root(cwd)
+        root = session_root(cwd)
+        extra = extra_roots(directories, root)
         session = self._build(session_id, root, overrides, capabilities, History())
+        session.extra_roots = extra
         if self.store is not None:  # only once the session is valid: no journal for a refusal
             try:
-                session.keep_journal(self.store.create(session_id, str(root)))
+                session.keep_journal(self.store.create(session_id, str(root), tuple(map(str, extra))))
             except OSError as exc:  # a full or read-only disk: keep nothing (the id is fresh)
                 del self.sessions[session_id]
                 with suppress(OSError):
@@ -159,8 +170,10 @@ class SessionManager:
         cwd: str,
         overrides: dict[str, Any],
         capabilities: ClientCapabilities | None = None,
+        directories: list[str] | None = None,
     ) -> tuple[Session, list[dict[str, Any]]]:
-        """Rebuild a journaled session; returns it and the updates that show its conversation."""
+        """Rebuild a journaled session, with the additional `directories` as its roots now (the
+        request's whole list, `roots.py`); returns it and the updates that show its conversation."""
         if self.store is None or not self.store.exists(session_id):
             raise RpcError.session_not_found(session_id)
         current = self.sessions.get(session_id)
@@ -171,25 +184,24 @@ class SessionManager:
             )
         if current is not None:
             self._forget(current)
-        entries, history, updates = read_journal(self.store, session_id)
+        root = session_root(cwd)
+        extra = extra_roots(directories, root)
+        entries, history, updates = read_journal(self.store, session_id, capabilities)
         journal = reopen_journal(self.store, session_id)  # before the session is registered
         try:
-            session = self._build(session_id, self._root(cwd), overrides, capabilities, history)
+            session = self._build(session_id, root, overrides, capabilities, history)
         except BaseException:
             journal.close()  # a refused load (bad cwd or _meta) leaves no file handle behind
             raise
         session.keep_journal(journal)
+        session.extra_roots = extra
+        if tuple(map(str, extra)) != session_roots(entries):
+            session.history.note(RootsEntry(tuple(map(str, extra))))
+        session.title = session_title(entries)
+        session.titled = any(isinstance(e, PromptEntry | TitleEntry) for e in entries)
         updates.extend(self.options.restore(session, entries))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
-
-    def _root(self, cwd: str) -> Path:
-        root = Path(cwd)
-        if not root.is_dir():
-            raise RpcError.invalid_params(
-                f"Invalid params: cwd: {cwd!r} is not an existing directory", {"cwd": cwd}
-            )
-        return root.resolve()
 
     def _build(
         self,

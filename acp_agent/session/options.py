@@ -1,11 +1,13 @@
 """A session's options (mode, model, effort, loop, web): where they are offered, changed and restored.
 
-Every option is a `configOptions` select, but `web`, a boolean offered only to a client that
-advertises boolean options; the mode is also offered as ACP `modes`, kept in sync
+Every option is a `configOptions` select (the effort's category is `thought_level`), but `web`, a
+boolean offered only to a client that advertises boolean options; the mode is also offered as ACP
+`modes`, kept in sync
 (docs/decisions.md D6). A change, from session/set_config_option, session/set_mode or a
 strategy's own mode switch, is checked (-32602 names a bad value), applied, journaled (an entry
 of `turn/entries.py`, so session/load restores it) and announced: `config_option_update` after
-every change, with `current_mode_update` for a mode and a thought saying what a model switch costs.
+every change, with `current_mode_update` for a mode and a notice (a thought, for a client that
+shows no notices) saying what a model switch costs.
 
 session/load replays the journaled choices in order (`restore`). A value the agent would not
 take now is dropped with a log line, and a mode that skips questions is never restored from disk:
@@ -27,8 +29,9 @@ from acp_agent.model.profiles import EFFORTS, ModelProfile, ProfileError
 from acp_agent.session.catalog import ModelCatalog, capped_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
-from acp_agent.session.updates import chunk, mode_update
+from acp_agent.session.updates import mode_update, notice_update
 from acp_agent.turn.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry, WebEntry
+from acp_agent.turn.events import Notice
 from acp_agent.turn.loops import LOOPS, choose_loop
 
 __all__ = ["DEFAULT_EFFORT", "DEFAULT_MODE", "MODES", "OPTION_IDS", "SessionOptions", "modes_state"]
@@ -120,13 +123,16 @@ class SessionOptions:
                 ),
                 "category": "model",
             },
-            _select(
-                "effort",
-                "Effort",
-                session.effort or DEFAULT_EFFORT,
-                "How much effort the model spends on each reply (output_config.effort).",
-                _effort_choices(session.settings.profile),
-            ),
+            {
+                **_select(
+                    "effort",
+                    "Effort",
+                    session.effort or DEFAULT_EFFORT,
+                    "How much effort the model spends on each reply (output_config.effort).",
+                    _effort_choices(session.settings.profile),
+                ),
+                "category": "thought_level",
+            },
             _select(
                 "loop",
                 "Loop",
@@ -271,7 +277,14 @@ class SessionOptions:
             new=model_id,
             thinking_dropped=dropped,
         )
-        await self._notify(session, chunk("agent_thought_chunk", " ".join(parts) + "\n", str(uuid.uuid4())))
+        said = Notice(
+            " ".join(parts) + "\n",
+            str(uuid.uuid4()),
+            title=parts[0].rstrip("."),
+            description=" ".join(parts[1:]) or None,
+            thought=True,
+        )
+        await self._notify(session, notice_update(said, notices=session.capabilities.notices))
         await self._announce(session)
 
     def _use_model(self, session: Session, model_id: str) -> None:

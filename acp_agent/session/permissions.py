@@ -120,7 +120,12 @@ class SessionPermissions:
         shown = await preview() if preview is not None else None
         # Shown before approval: the diff, or the command and its cwd, as the final update shows it.
         tool_call = permission_tool_call(
-            call_id, title, kind, raw_input, None if shown is None else ToolCallShown.of_preview(shown)
+            call_id,
+            title,
+            kind,
+            raw_input,
+            None if shown is None else ToolCallShown.of_preview(shown),
+            tool_name,
         )
         if shown is not None and shown.grants:  # e.g. "Allow once, with .git hooks writable"
             grants = {f"allow_once:{g.id}": g.id for g in shown.grants}

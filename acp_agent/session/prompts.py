@@ -1,7 +1,10 @@
 """ACP prompt content → Messages API user blocks.
 
 Text and resource links are baseline; embedded text resources arrive as their text under their
-uri; images become image blocks. Anything the agent cannot pass on is refused before any request.
+uri; images become image blocks; an embedded PDF becomes a `document` block, for a model that
+reads PDFs (`ModelProfile.pdf_input`); a text blob (`text/*`, JSON, XML, YAML...) is decoded as
+UTF-8 and arrives as a text resource. Anything the agent cannot pass on (audio, another blob, a
+PDF for a model that reads none) is refused before any request, naming the type or the model.
 """
 
 from __future__ import annotations
@@ -22,12 +25,32 @@ from acp_agent.protocol.session import (
 )
 from acp_agent.tools.image_headers import image_size
 from acp_agent.tools.images import MAX_IMAGE_BASE64
+from acp_agent.turn.media_budget import MAX_MEDIA_BYTES
 
-__all__ = ["to_model_blocks"]
+__all__ = ["PDF", "TEXT_APPLICATIONS", "to_model_blocks"]
+
+PDF = "application/pdf"
+TEXT_APPLICATIONS = frozenset(
+    {
+        "json",
+        "xml",
+        "yaml",
+        "x-yaml",
+        "toml",
+        "javascript",
+        "x-javascript",
+        "typescript",
+        "x-sh",
+        "sql",
+        "graphql",
+    }
+)
+"""`application/…` types that are text (besides `…+json` and `…+xml`)."""
 
 
-def to_model_blocks(prompt: list[Any]) -> list[dict[str, Any]]:
-    """Convert a validated prompt; raises RpcError (-32602) for content we cannot pass on."""
+def to_model_blocks(prompt: list[Any], *, model: str = "", pdf: bool = False) -> list[dict[str, Any]]:
+    """Convert a validated prompt for `model` (`pdf`: it reads PDFs); raises RpcError (-32602)
+    for content we cannot pass on."""
     if not prompt:
         raise RpcError.invalid_params("Invalid params: prompt: must hold at least one block")
     blocks: list[dict[str, Any]] = []
@@ -39,12 +62,12 @@ def to_model_blocks(prompt: list[Any]) -> list[dict[str, Any]]:
         elif isinstance(block, ImageContent):
             blocks.append(_image(block.mime_type, block.data, f"prompt.{index}"))
         elif isinstance(block, EmbeddedResource):
-            blocks.append(_embedded(block, index))
+            blocks.append(_embedded(block, index, model, pdf))
         elif isinstance(block, AudioContent):
             raise RpcError.invalid_params(
                 f"Invalid params: prompt.{index}: audio is not supported (promptCapabilities.audio is false)"
             )
-    if not any(b.get("text") or b["type"] == "image" for b in blocks):
+    if not any(b.get("text") or b["type"] in ("image", "document") for b in blocks):
         raise RpcError.invalid_params("Invalid params: prompt: holds no text or image")
     return blocks
 
@@ -85,13 +108,66 @@ def _image(mime_type: str, data: str, where: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": mime_type, "data": data}}
 
 
-def _embedded(block: EmbeddedResource, index: int) -> dict[str, Any]:
+def _embedded(block: EmbeddedResource, index: int, model: str, pdf: bool) -> dict[str, Any]:
     resource = block.resource
-    if isinstance(resource, BlobResource):
-        if resource.mime_type in IMAGE_TYPES:
-            return _image(resource.mime_type or "", resource.blob, f"prompt.{index}.resource")
+    if not isinstance(resource, BlobResource):
+        return _text_resource(resource.uri, resource.text)
+    where = f"prompt.{index}.resource"
+    mime = (resource.mime_type or "").split(";", 1)[0].strip().lower()
+    if mime in IMAGE_TYPES:
+        return _image(mime, resource.blob, where)
+    if mime == PDF:
+        if not pdf:
+            raise RpcError.invalid_params(
+                f"Invalid params: {where}: the model {model} does not read PDFs (application/pdf); "
+                "switch to one that does, or attach the text"
+            )
+        return _document(resource.blob, where)
+    if _is_text(mime):
+        return _text_resource(resource.uri, _decoded(resource.blob, mime, where))
+    raise RpcError.invalid_params(
+        f"Invalid params: {where}: binary {resource.mime_type or 'data without a mimeType'} is not "
+        "supported (images: png, jpeg, gif, webp; PDFs; text)"
+    )
+
+
+def _text_resource(uri: str, text: str) -> dict[str, Any]:
+    return {"type": "text", "text": f'<resource uri="{uri}">\n{text}\n</resource>'}
+
+
+def _is_text(mime: str) -> bool:
+    """`text/*`, any `…+json` or `…+xml` (SVG too), and the application types that are text."""
+    kind, _, sub = mime.partition("/")
+    return (
+        kind == "text"
+        or sub.endswith(("+json", "+xml"))
+        or (kind == "application" and sub in TEXT_APPLICATIONS)
+    )
+
+
+def _raw(data: str, where: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
         raise RpcError.invalid_params(
-            f"Invalid params: prompt.{index}.resource: binary {resource.mime_type or 'data'} "
-            "is not supported (only png, jpeg, gif and webp images)"
+            f"Invalid params: {where}: the {what} data is not valid base64"
+        ) from None
+
+
+def _decoded(data: str, mime: str, where: str) -> str:
+    try:
+        return _raw(data, where, mime).decode("utf-8")
+    except UnicodeDecodeError:
+        raise RpcError.invalid_params(f"Invalid params: {where}: the {mime} data is not UTF-8 text") from None
+
+
+def _document(data: str, where: str) -> dict[str, Any]:
+    """A PDF as a `document` block, once it is one and within what a request may carry."""
+    if len(data) > MAX_MEDIA_BYTES:
+        raise RpcError.invalid_params(
+            f"Invalid params: {where}: the PDF is {len(data):,} bytes as base64; at most "
+            f"{MAX_MEDIA_BYTES:,} are taken"
         )
-    return {"type": "text", "text": f'<resource uri="{resource.uri}">\n{resource.text}\n</resource>'}
+    if not _raw(data, where, PDF).startswith(b"%PDF-"):
+        raise RpcError.invalid_params(f"Invalid params: {where}: not a PDF (it does not start with %PDF-)")
+    return {"type": "document", "source": {"type": "base64", "media_type": PDF, "data": data}}

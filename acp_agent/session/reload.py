@@ -7,13 +7,17 @@ is at fault). The choices it recorded (mode, model, effort, loop) are restored b
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
 
 from acp_agent.errors import RpcError
+from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.replay import replay_updates
 from acp_agent.session.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
+from acp_agent.session.titles import session_title
+from acp_agent.session.updates import info_update
 from acp_agent.turn.entries import Entry
 from acp_agent.turn.history import History
 
@@ -22,13 +26,21 @@ __all__ = ["read_journal", "reopen_journal"]
 log = structlog.get_logger(__name__)
 
 
-def read_journal(store: SessionStore, session_id: str) -> tuple[list[Entry], History, list[dict[str, Any]]]:
-    """The journal's entries, the history and the updates they rebuild."""
+def read_journal(
+    store: SessionStore, session_id: str, capabilities: ClientCapabilities | None = None
+) -> tuple[list[Entry], History, list[dict[str, Any]]]:
+    """The journal's entries, the history and the updates they rebuild, as this client is shown
+    them: the conversation, then its title and last activity (`session_info_update`)."""
     path = store.path(session_id)
+    caps = capabilities or ClientCapabilities()
     try:
         entries = store.read(session_id)
+        updated = datetime.fromtimestamp(path.lstat().st_mtime, UTC).isoformat(timespec="seconds")
+        title = session_title(entries)
+        info = info_update(**({"title": title} if title else {}), updated_at=updated.replace("+00:00", "Z"))
         try:
-            return entries, History.replay(entries), replay_updates(entries)
+            shown = replay_updates(entries, notices=caps.notices, compaction=caps.compaction)
+            return entries, History.replay(entries), [*shown, info]
         except Exception as exc:  # shapes the entry check let through: still this journal's fault
             log.exception("journal.replay_failed", path=str(path))
             raise JournalCorrupt(

@@ -1,7 +1,8 @@
 """session/load: the journal's entries → the `session/update`s that show the conversation again.
 
-User prompts, agent text and thinking, tool calls with their final status, notices and the last
-plan, in the order they happened (the restored mode follows them: `SessionOptions.restore`). A
+User prompts, agent text and thinking, tool calls with their final status (their images from the
+journaled result block), notices, compactions (for a client that shows them) and the last plan, in
+the order they happened (the restored mode follows them: `SessionOptions.restore`). A
 tool call is shown as the live turn showed it: from the `ToolCallShown` journaled with its
 result, through the builder the live relay uses (`updates.py`). A tool call that a crash left
 without a result ends `failed`, with what the model is told about it. A web search or fetch (a
@@ -16,10 +17,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from acp_agent.session.updates import chunk, plan_update, tool_call, tool_call_finished
+from acp_agent.session.updates import (
+    chunk,
+    compaction_update,
+    plan_update,
+    tool_call,
+    tool_call_finished,
+)
 from acp_agent.tools.base import PlanEntry
+from acp_agent.turn.compaction import summary_of
 from acp_agent.turn.entries import (
     AssistantEntry,
+    CompactionEntry,
     Entry,
     NoticeEntry,
     PlanChangedEntry,
@@ -37,8 +46,15 @@ from acp_agent.turn.server_calls import ServerCalls, is_server_block
 __all__ = ["replay_updates"]
 
 
-def replay_updates(entries: Iterable[Entry]) -> list[dict[str, Any]]:
-    """The updates, in order; the last plan comes at the end."""
+def replay_updates(
+    entries: Iterable[Entry], *, notices: bool = False, compaction: bool = False
+) -> list[dict[str, Any]]:
+    """The updates, in order; the last plan comes at the end.
+
+    For a client that shows ACP notices (`notices`), a notice proper is not sent again: notices
+    are live events, not history. For one that shows compactions (`compaction`), each summary
+    is shown where it happened, as a completed compaction with its summary.
+    """
     entries = list(entries)
     updates: list[dict[str, Any]] = []
     plan: Sequence[PlanEntry] | None = None
@@ -67,7 +83,11 @@ def replay_updates(entries: Iterable[Entry]) -> list[dict[str, Any]]:
                     updates.extend(_tool_result(block, shown, announced))
                     finished.add(block["tool_use_id"])
         elif isinstance(entry, NoticeEntry):
-            updates.append(chunk("agent_message_chunk", entry.text, str(uuid.uuid4())))
+            if not (notices and entry.title):
+                updates.append(chunk("agent_message_chunk", entry.text, str(uuid.uuid4())))
+        elif isinstance(entry, CompactionEntry) and compaction and entry.compaction_id:
+            summary = summary_of(entry.messages)
+            updates.append(compaction_update(entry.compaction_id, "completed", summary=summary))
         elif isinstance(entry, PlanChangedEntry):
             plan = entry.entries
         elif isinstance(entry, TurnEntry):  # the turn ended: its open server calls were closed
@@ -119,7 +139,7 @@ def _server_updates(
     out = []
     for event in events:
         if isinstance(event, ToolCallStarted):
-            out.append(tool_call(event.call_id, event.title, event.kind, event.raw_input))
+            out.append(tool_call(event.call_id, event.title, event.kind, event.raw_input, event.name))
         elif isinstance(event, ToolCallFinished):
             finished.add(event.call_id)
             out.append(tool_call_finished(event.call_id, event.shown))
@@ -129,7 +149,7 @@ def _server_updates(
 def _announce(call_id: str, shown: ToolCallShown, name: str | None, raw_input: Any) -> dict[str, Any]:
     """The `tool_call` as the live turn announced it."""
     raw = raw_input if isinstance(raw_input, dict) else shown.raw_input or {}
-    return tool_call(call_id, shown.title or name or "tool", shown.kind or "other", raw)
+    return tool_call(call_id, shown.title or name or "tool", shown.kind or "other", raw, name)
 
 
 def _tool_result(block: dict[str, Any], shown: ToolCallShown, announced: set[str]) -> list[dict[str, Any]]:
@@ -143,7 +163,8 @@ def _tool_result(block: dict[str, Any], shown: ToolCallShown, announced: set[str
         status=shown.status or ("failed" if block.get("is_error") else "completed"),
         text=shown.text if shown.text is not None else result_text(block.get("content", "")),
     )
-    update = tool_call_finished(call_id, shown)
+    content = block.get("content")
+    update = tool_call_finished(call_id, shown, media=content if isinstance(content, list) else ())
     if call_id in announced:
         return [update]
     announced.add(call_id)  # a result whose tool_use was lost: announce it first

@@ -75,6 +75,12 @@ class Session:
     """Its custom commands, skills and MCP prompts (`conventions.py`), read once per session."""
     closing: bool = False
     """session/close or session/delete began: no new prompt runs, a queued one ends `cancelled`."""
+    extra_roots: tuple[Path, ...] = ()
+    """The client's additional roots (`roots.py`): the tools work there too, the prompt names them."""
+    title: str | None = None
+    """Its title (`titles.py`), once its first prompt or a rename gave one."""
+    titled: bool = False
+    """Its first prompt or a rename settled the title: later prompts do not change it."""
 
     @property
     def mode(self) -> str:

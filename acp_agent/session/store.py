@@ -25,10 +25,8 @@ import re
 import stat
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import structlog
 
@@ -48,7 +46,6 @@ __all__ = [
     "Journal",
     "JournalCorrupt",
     "JournalWriteFailed",
-    "SessionInfo",
     "SessionStore",
     "StateDirError",
     "is_session_id",
@@ -56,7 +53,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-TITLE_CHARS = 80
 SESSION_ID = re.compile(r"sess_[0-9a-f]{32}")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -92,17 +88,6 @@ class JournalWriteFailed(AgentError, OSError):
 
 class StateDirError(AgentError, OSError):
     """The journal directory cannot be used (not a directory, not writable)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    """What session/list shows of a journaled session."""
-
-    session_id: str
-    cwd: str
-    title: str | None
-    updated_at: str
-    mtime: float
 
 
 def _open(path: Path, flags: int, mode: int = 0o600) -> int:
@@ -216,9 +201,10 @@ class SessionStore:
             raise ValueError(f"not a session id of this agent: {session_id[:80]!r}")
         return self.directory / f"{session_id}.jsonl"
 
-    def create(self, session_id: str, cwd: str) -> Journal:
+    def create(self, session_id: str, cwd: str, roots: tuple[str, ...] = ()) -> Journal:
+        """A new journal, its header naming the session's cwd and additional roots."""
         journal = Journal(self._path(session_id))
-        journal.append(MetaEntry(JOURNAL_VERSION, session_id, cwd, now_iso()))
+        journal.append(MetaEntry(JOURNAL_VERSION, session_id, cwd, now_iso(), roots))
         return journal
 
     def reopen(self, session_id: str) -> Journal:
@@ -244,9 +230,10 @@ class SessionStore:
             JournalCorrupt: the file is not this agent's journal (which line, and why).
             OSError: it cannot be opened (a symlink, gone, unreadable).
         """
-        return list(self._entries(self._path(session_id)))
+        return list(self.entries_at(self._path(session_id)))
 
-    def _entries(self, path: Path) -> Iterator[Entry]:
+    def entries_at(self, path: Path) -> Iterator[Entry]:
+        """The entries of the journal at `path`, checked as `read` checks them, as they are read."""
         fd = _open(path, os.O_RDONLY)
         ids = _ToolIds(path)
         with os.fdopen(fd, "rb") as f:
@@ -271,36 +258,6 @@ class SessionStore:
         """Remove a journal (a symlink in its place is removed, never what it points to)."""
         if is_session_id(session_id):
             self._path(session_id).unlink(missing_ok=True)
-
-    def list(self, cwd: str | None = None) -> list[SessionInfo]:
-        """Sessions newest first, optionally only those of `cwd`; a bad journal is left out."""
-        found = []
-        for path in self.directory.glob("sess_*.jsonl"):
-            if not is_session_id(path.name.removesuffix(".jsonl")):
-                continue
-            info = self._info(path)
-            if info is not None and (cwd is None or info.cwd == cwd):
-                found.append(info)
-        return sorted(found, key=lambda i: i.mtime, reverse=True)
-
-    def _info(self, path: Path) -> SessionInfo | None:
-        meta: MetaEntry | None = None
-        title = None
-        try:
-            mtime = path.lstat().st_mtime
-            for entry in self._entries(path):
-                if isinstance(entry, MetaEntry):
-                    meta = entry
-                elif isinstance(entry, PromptEntry):
-                    title = _title(entry.prompt)
-                    break
-        except (OSError, JournalCorrupt) as exc:
-            log.warning("journal.unlisted", path=str(path), problem=str(exc))
-            return None
-        if meta is None:
-            return None
-        updated = datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
-        return SessionInfo(meta.session_id, meta.cwd, title, updated.replace("+00:00", "Z"), mtime)
 
     def expire(self, keep_days: float) -> int:
         """Remove journals untouched for `keep_days`; returns how many."""
@@ -355,11 +312,3 @@ class _ToolIds:
                     f"the {key[0]} {key[1]!r} appears again (first at line {first}): "
                     "is the journal duplicated?",
                 )
-
-
-def _title(prompt: list[dict[str, Any]]) -> str | None:
-    for block in prompt:
-        text = block.get("text") if isinstance(block, dict) else None
-        if isinstance(text, str) and text.strip():
-            return text.strip().splitlines()[0][:TITLE_CHARS]
-    return None

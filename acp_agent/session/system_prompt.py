@@ -7,7 +7,7 @@ rules, so it can pace itself and stay inside the workspace.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from acp_agent.limits import Limits
@@ -37,12 +37,13 @@ def build_system_prompt(
     instructions: str = "",
     appended: str = "",
     skills: str = "",
+    extra_roots: Sequence[Path] = (),
 ) -> str:
     """The prompt for one session; `tools` are (name, description) pairs; `skills` lists the Agent
     Skills the model may load; `instructions` is the project instructions' section (AGENTS.md
     files), as the user's own words; `appended` is the client's system text (acpx
-    `--system-prompt`), last. Built once per session: the same text on every request keeps the
-    prompt cache warm."""
+    `--system-prompt`), last; `extra_roots` are the client's additional workspace roots. Built
+    once per session: the same text on every request keeps the prompt cache warm."""
     today = today or dt.date.today()
     tool_lines = "\n".join(f"- {name}: {_first_line(description)}" for name, description in tools)
     budget = [f"at most {limits.max_turn_requests} model requests"]
@@ -54,7 +55,13 @@ def build_system_prompt(
         "You are acp-agent, a coding assistant working inside the user's editor through the "
         "Agent Client Protocol.\n"
         f"Workspace root: {cwd}\n"
-        f"Today's date: {today.isoformat()}\n\n"
+        + (
+            "Additional workspace roots (reach them by absolute path; relative paths are the "
+            "workspace root's):\n" + "".join(f"- {root}\n" for root in extra_roots)
+            if extra_roots
+            else ""
+        )
+        + f"Today's date: {today.isoformat()}\n\n"
         f"Tools:\n{tool_lines}\n\n"
         f"Limits for each user prompt: {', '.join(budget)}. Edits and commands may need the "
         "user's permission; if the user declines, do not retry the same call.\n\n"

@@ -17,10 +17,15 @@ from typing import Any
 
 from acp_agent.tools.base import PlanEntry
 from acp_agent.turn.entries import ToolCallShown
+from acp_agent.turn.events import Notice
 
 __all__ = [
     "chunk",
+    "compaction_chunk",
+    "compaction_update",
+    "info_update",
     "mode_update",
+    "notice_update",
     "permission_tool_call",
     "plan_update",
     "text_content",
@@ -30,6 +35,19 @@ __all__ = [
     "tool_call_status",
     "tool_content",
 ]
+
+
+_UNSET: Any = object()
+
+
+def info_update(*, title: Any = _UNSET, updated_at: str | None = None) -> dict[str, Any]:
+    """A `session_info_update` with the fields given (a title of None clears the editor's)."""
+    update: dict[str, Any] = {"sessionUpdate": "session_info_update"}
+    if title is not _UNSET:
+        update["title"] = title
+    if updated_at is not None:
+        update["updatedAt"] = updated_at
+    return update
 
 
 def text_content(text: str) -> dict[str, Any]:
@@ -42,13 +60,63 @@ def chunk(kind: str, text: str, message_id: str) -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}, "messageId": message_id}
 
 
-def _tool_call_fields(call_id: str, title: str, kind: str, raw_input: dict[str, Any]) -> dict[str, Any]:
-    return {"toolCallId": call_id, "title": title, "kind": kind, "status": "pending", "rawInput": raw_input}
+def notice_update(notice: Notice, *, notices: bool) -> dict[str, Any]:
+    """A `notice` for a client that shows them (`clientCapabilities.session.notices`); else what
+    every client has always been sent: the text as a message, or as a thought."""
+    if notice.title and notices:
+        update: dict[str, Any] = {
+            "sessionUpdate": "notice",
+            "severity": notice.severity,
+            "title": " ".join(notice.title.split()) or "Notice",  # one line of plain text
+        }
+        if notice.description:
+            update["description"] = notice.description
+        return update
+    kind = "agent_thought_chunk" if notice.thought else "agent_message_chunk"
+    return chunk(kind, notice.text, notice.message_id)
 
 
-def tool_call(call_id: str, title: str, kind: str, raw_input: dict[str, Any]) -> dict[str, Any]:
-    """The `tool_call` that announces a call (`status` pending, explicitly: docs/decisions.md D3)."""
-    return {"sessionUpdate": "tool_call", **_tool_call_fields(call_id, title, kind, raw_input)}
+def compaction_update(
+    compaction_id: str, status: str, *, summary: str | None = None, error: str | None = None
+) -> dict[str, Any]:
+    """A compaction's state (`in_progress`, `completed`, `failed`, `cancelled`): fields left out
+    keep what the client has, so the summary the chunks built stays."""
+    update: dict[str, Any] = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": compaction_id,
+        "status": status,
+    }
+    if summary is not None:
+        update["summary"] = [{"type": "text", "text": summary}]
+    if error is not None:
+        update["error"] = error
+    return update
+
+
+def compaction_chunk(compaction_id: str, text: str) -> dict[str, Any]:
+    """A piece of a compaction's summary, appended by the client."""
+    return {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": compaction_id,
+        "content": {"type": "text", "text": text},
+    }
+
+
+def _tool_call_fields(
+    call_id: str, title: str, kind: str, raw_input: dict[str, Any], name: str | None
+) -> dict[str, Any]:
+    fields = {"toolCallId": call_id, "title": title, "kind": kind, "status": "pending", "rawInput": raw_input}
+    if name:
+        fields["name"] = name
+    return fields
+
+
+def tool_call(
+    call_id: str, title: str, kind: str, raw_input: dict[str, Any], name: str | None = None
+) -> dict[str, Any]:
+    """The `tool_call` that announces a call (`status` pending, explicitly: docs/decisions.md D3);
+    `name` is the tool's own name (`title` is for people)."""
+    return {"sessionUpdate": "tool_call", **_tool_call_fields(call_id, title, kind, raw_input, name)}
 
 
 def tool_call_status(call_id: str, status: str) -> dict[str, Any]:
@@ -62,8 +130,11 @@ def tool_call_progress(call_id: str, text: str | None, terminal_id: str | None) 
     return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "content": content}
 
 
-def tool_content(shown: ToolCallShown, terminal_id: str | None = None) -> list[dict[str, Any]]:
-    """What a call shows as ACP content: its diffs, its terminal, its text, then its links."""
+def tool_content(
+    shown: ToolCallShown, terminal_id: str | None = None, media: Iterable[dict[str, Any]] = ()
+) -> list[dict[str, Any]]:
+    """What a call shows as ACP content: its diffs, its terminal, its text, its links, then its
+    images (the `shown.images` image blocks of `media`, the result's blocks for the model)."""
     content: list[dict[str, Any]] = [
         {"type": "diff", "path": path, "oldText": old, "newText": new} for path, old, new in shown.diffs
     ]
@@ -75,7 +146,19 @@ def tool_content(shown: ToolCallShown, terminal_id: str | None = None) -> list[d
         {"type": "content", "content": {"type": "resource_link", "uri": uri, "name": title or uri}}
         for uri, title in shown.links
     )
+    if shown.images:
+        images = [b for b in media if b.get("type") == "image"][: shown.images]
+        content.extend(c for c in map(_image_content, images) if c is not None)
     return content
+
+
+def _image_content(block: dict[str, Any]) -> dict[str, Any] | None:
+    """An API image block (base64) as ACP image content; None for another source (a url)."""
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        return None
+    image = {"type": "image", "data": source.get("data", ""), "mimeType": source.get("media_type", "")}
+    return {"type": "content", "content": image}
 
 
 def _locations(shown: ToolCallShown) -> list[dict[str, Any]]:
@@ -84,16 +167,21 @@ def _locations(shown: ToolCallShown) -> list[dict[str, Any]]:
     ]
 
 
-def tool_call_finished(call_id: str, shown: ToolCallShown, terminal_id: str | None = None) -> dict[str, Any]:
+def tool_call_finished(
+    call_id: str,
+    shown: ToolCallShown,
+    terminal_id: str | None = None,
+    media: Iterable[dict[str, Any]] = (),
+) -> dict[str, Any]:
     """A call's final `tool_call_update`: status, content, locations and raw output.
 
-    Live, with the terminal it ran in; on replay, from the journaled `shown` (no terminal: it did
-    not outlive the call).
+    Live, with the terminal it ran in and the result's media; on replay, from the journaled
+    `shown` and result block (no terminal: it did not outlive the call).
     """
     update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
     if shown.status is not None:
         update["status"] = shown.status
-    update["content"] = tool_content(shown, terminal_id)
+    update["content"] = tool_content(shown, terminal_id, media)
     if shown.locations:
         update["locations"] = _locations(shown)
     if shown.raw_output is not None:
@@ -102,11 +190,16 @@ def tool_call_finished(call_id: str, shown: ToolCallShown, terminal_id: str | No
 
 
 def permission_tool_call(
-    call_id: str, title: str, kind: str, raw_input: dict[str, Any], preview: ToolCallShown | None
+    call_id: str,
+    title: str,
+    kind: str,
+    raw_input: dict[str, Any],
+    preview: ToolCallShown | None,
+    name: str | None = None,
 ) -> dict[str, Any]:
     """The `toolCall` of a `session/request_permission`: the call as announced, with what it would
     do (its diffs, locations and text, as its final update would show them)."""
-    fields = _tool_call_fields(call_id, title, kind, raw_input)
+    fields = _tool_call_fields(call_id, title, kind, raw_input, name)
     if preview is not None:
         if content := tool_content(preview):
             fields["content"] = content

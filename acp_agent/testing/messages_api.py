@@ -16,6 +16,7 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
+from acp_agent.testing.document_rules import document_error
 from acp_agent.testing.http_server import FakeServer
 from acp_agent.testing.image_rules import image_error
 from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
@@ -208,7 +209,7 @@ class FakeMessagesAPI:
         size = int(request.headers.get("content-length") or 0)
         if (images := image_error(body, size)) is not None:  # size and images: checked first
             return Error(*images)
-        problem = breakpoint_errors(body)
+        problem = breakpoint_errors(body) or document_error(body)
         if problem is None and self.reject_diagnostics and "diagnostics" in body:
             problem = "diagnostics: Extra inputs are not permitted"
         if problem is None and self.strict:

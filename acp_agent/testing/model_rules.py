@@ -77,6 +77,8 @@ class ModelRules:
     disabled_message: str = DISABLED
     server_tools: frozenset[str] = ALL_VERSIONS
     """The web search and web fetch versions it takes (`server_rules.py`)."""
+    pdf: bool = True
+    """PDF `document` blocks accepted (every current model)."""
 
 
 M, K = 1_000_000, 1_000

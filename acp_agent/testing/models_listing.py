@@ -127,5 +127,6 @@ def model_info(model: str) -> dict[str, Any]:
                 "web_search": support(bool(rules.server_tools)),
                 "code_execution": support(True),
             },
+            "pdf_input": support(rules.pdf),
         }
     return info

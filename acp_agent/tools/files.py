@@ -90,11 +90,11 @@ class ReadFile:
         user_window = limit is not None and int(limit) <= self.max_lines
 
         # Images are read from disk on both paths (an editor's buffers hold text only).
-        picture = await in_thread(lambda stop: read_image(resolve_inside(ctx.cwd, shown), shown, stop))
+        picture = await in_thread(lambda stop: read_image(resolve_inside(ctx.roots, shown), shown, stop))
         if picture is not None:
             return picture
         if ctx.fs is not None:  # the editor's buffers (fs/read_text_file): same window and caps
-            path = resolve_inside(ctx.cwd, shown)
+            path = resolve_inside(ctx.roots, shown)
             if path.is_dir():
                 raise ToolError(f"{shown!r} is a directory; use list_files to see what it holds")
             data = (await ctx.fs.read_text(path)).encode("utf-8", errors="surrogatepass")
@@ -107,7 +107,7 @@ class ReadFile:
             return await in_thread(window)
 
         def work(stop: threading.Event) -> ToolResult:
-            path = resolve_inside(ctx.cwd, shown)
+            path = resolve_inside(ctx.roots, shown)
             try:
                 with open_regular(path, shown) as f:
                     if b"\0" in f.read(SNIFF_BYTES):
@@ -236,7 +236,7 @@ class ListFiles:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = str(args.get("pattern") or "**/*").removeprefix("./")
         shown = str(args.get("path") or ".")
-        top = resolve_inside(ctx.cwd, shown)
+        top = resolve_inside(ctx.roots, shown)
         if not top.is_dir():
             raise ToolError(
                 f"{shown!r} is not a directory; use read_file to read it"

@@ -1,5 +1,8 @@
 """Path confinement: every path a tool touches must resolve inside the session's roots.
 
+The roots are the cwd, the base of relative paths, and the client's additional directories
+(ACP `additionalDirectories`), reached by absolute paths; every guard applies to each alike.
+
 Resolution follows symlinks the way the OS will (including dangling ones and the final
 component), so a link that points out of the working directory is refused before any I/O on it.
 A name the model was shown with a `\\xNN` escape (a non-UTF-8 file name, see `tools/shown.py`)
@@ -86,12 +89,14 @@ def _real_name(root: Path, path: str) -> Path:
 
 
 def display_path(roots: Roots, path: Path) -> str:
-    """`path` relative to the first root containing it (POSIX separators), else absolute."""
-    for root in _real_roots(roots):
-        if path == root:
-            return "."
-        if path.is_relative_to(root):
-            return path.relative_to(root).as_posix()
+    """`path` relative to the first root, the cwd (POSIX separators), else absolute: a path in
+    another root is shown whole, so it names that file when given back (relative paths are the
+    cwd's)."""
+    root = _real_roots(roots)[0]
+    if path == root:
+        return "."
+    if path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
     return str(path)
 
 

@@ -131,7 +131,7 @@ class SearchText:
             glob=name_glob,
             matcher=glob_to_regex(name_glob) if name_glob else None,
         )
-        target = resolve_inside(ctx.cwd, shown)
+        target = resolve_inside(ctx.roots, shown)
         if not target.exists():
             raise ToolError(f"no such file or directory: {shown!r}")
         found = Found(

@@ -22,7 +22,7 @@ import anyio.to_thread
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.gitdir import Repository, find_repository, looks_like_git_dir
-from acp_agent.tools.paths import Roots, display_path, resolve_inside
+from acp_agent.tools.paths import Roots, resolve_inside
 
 __all__ = ["SENSITIVE_DIRS", "SENSITIVE_FILES", "SENSITIVE_SUFFIXES", "sensitive_reason", "sensitive_write"]
 
@@ -85,6 +85,15 @@ def _reason(relative: str) -> str | None:
     if reason := SENSITIVE_FILES.get(tail) or SENSITIVE_FILES.get(name):
         return reason
     return next((why for suffix, why in SENSITIVE_SUFFIXES.items() if name.endswith(suffix)), None)
+
+
+def _in_its_root(roots: Roots, path: Path) -> str:
+    """`path` relative to the root that holds it (the cwd, or an additional root), as `_reason`
+    reads it: the guards of every root are the same."""
+    for root in (Path(os.path.realpath(r)) for r in _as_tuple(roots)):
+        if _inside(path, root):
+            return path.relative_to(root).as_posix()
+    return str(path)
 
 
 def _inside(path: Path, directory: Path) -> bool:
@@ -173,7 +182,7 @@ def sensitive_reason(roots: Roots, path: str) -> str | None:
         resolved = resolve_inside(roots, path)
     except ToolError:
         return None  # the tool refuses it anyway
-    shown = display_path(roots, Path(resolved))
+    shown = _in_its_root(roots, Path(resolved))
     if shown != "." and (reason := _reason(shown)):
         return reason
     repositories = _repositories(roots, resolved)

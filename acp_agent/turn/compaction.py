@@ -4,6 +4,10 @@ One model request (counted in the turn, like any other) summarises the conversat
 turns stay as they were. It is skipped when that request would be the last one allowed. The
 journal keeps the full original; it records the compacted history as one entry.
 
+The editor is told as it goes (`CompactionStarted`, the summary's text, `CompactionEnded`): the
+session shows that as ACP `compaction_*` updates or as a thought. The journal's compaction entry
+carries the compaction's id; its summary is the head of the rewritten history (`summary_of`).
+
 The summary request is the session's own request with one more user block: the same tools,
 system, thinking and messages, the instruction appended last, no forced tool choice. So it reads
 the whole conversation from the prompt cache, and it replays every thinking block behind an
@@ -13,16 +17,19 @@ that results is a rewrite: the thinking blocks of the part kept are dropped (the
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+import anyio
 import structlog
 
-from acp_agent.model.base import MessageDone, ModelClient, ModelRequest
+from acp_agent.model.base import MessageDone, ModelClient, ModelRequest, TextDelta
+from acp_agent.turn.events import CompactionEnded, CompactionStarted, CompactionText, EventSink
 from acp_agent.turn.history import History, with_user_block, without_thinking
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.settings import RunnerSettings
 
-__all__ = ["KEEP_TURNS", "compact", "split_point"]
+__all__ = ["KEEP_TURNS", "compact", "split_point", "summary_of"]
 
 log = structlog.get_logger(__name__)
 
@@ -53,6 +60,15 @@ def split_point(messages: list[dict[str, Any]], keep: int = KEEP_TURNS) -> int:
     return prompts[-keep]
 
 
+def summary_of(messages: list[dict[str, Any]]) -> str | None:
+    """The summary a compaction put at the head of the history (None: it holds none)."""
+    first = messages[0]["content"][0] if messages and messages[0]["content"] else {}
+    text = first.get("text") if isinstance(first, dict) else None
+    if isinstance(text, str) and text.startswith(SUMMARY_HEADER + "\n"):
+        return text.removeprefix(SUMMARY_HEADER + "\n")
+    return None
+
+
 def _rebuilt(summary: str, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The summary leads the first kept prompt; results of tool calls summarised away go."""
     first, *rest = kept
@@ -69,8 +85,10 @@ async def compact(
     settings: RunnerSettings,
     tools: list[dict[str, Any]],
     previous_message_id: str | None = None,
+    sink: EventSink | None = None,
 ) -> tuple[int, MessageDone | None]:
-    """Summarise the older turns.
+    """Summarise the older turns, telling `sink` as it goes (started, the summary as it is
+    written, how it ended) once the request goes out.
 
     Returns how many messages were replaced (0 if skipped) and the summary's response, for the
     caller to account for (usage, cost, the session's latest message id); None when none came.
@@ -95,16 +113,46 @@ async def compact(
         previous_message_id=previous_message_id,
         deadline=meter.deadline(),
     )
+    compaction_id = f"cmp_{uuid.uuid4().hex}"
+    tell = _Teller(sink, compaction_id)
+    await tell.event(CompactionStarted(compaction_id))
     done: MessageDone | None = None
-    async for event in model.respond(request):
-        if isinstance(event, MessageDone):
-            done = event
-    if done is None:
-        return 0, None
-    summary = "".join(b.get("text", "") for b in done.content if b.get("type") == "text").strip()
+    try:
+        async for event in model.respond(request):
+            if isinstance(event, TextDelta):
+                await tell.event(CompactionText(compaction_id, event.text))
+            elif isinstance(event, MessageDone):
+                done = event
+    except anyio.get_cancelled_exc_class():
+        await tell.ended("cancelled")
+        raise
+    except Exception as exc:
+        await tell.ended("failed", f"the summary request failed: {exc}")
+        raise
+    summary = (
+        "".join(b.get("text", "") for b in done.content if b.get("type") == "text").strip() if done else ""
+    )
     if not summary:
-        log.warning("compaction.no_summary", stop_reason=done.stop_reason)
+        log.warning("compaction.no_summary", stop_reason=done.stop_reason if done else None)
+        await tell.ended("failed", "the model wrote no summary; the history is unchanged")
         return 0, done
-    history.replace_all(_rebuilt(summary, history.messages[cut:]))
+    history.replace_all(_rebuilt(summary, history.messages[cut:]), compaction_id=compaction_id)
     log.info("compaction.done", replaced=cut, kept=len(history.messages))
+    await tell.ended("completed", replaced=cut)
     return cut, done
+
+
+class _Teller:
+    """Tells a sink (if any) how one compaction goes; its end is told even from a cancelled scope."""
+
+    def __init__(self, sink: EventSink | None, compaction_id: str) -> None:
+        self.sink, self.compaction_id = sink, compaction_id
+
+    async def event(self, event: CompactionStarted | CompactionText) -> None:
+        if self.sink is not None:
+            await self.sink.emit(event)
+
+    async def ended(self, status: str, error: str | None = None, *, replaced: int = 0) -> None:
+        if self.sink is not None:
+            with anyio.move_on_after(2, shield=True):
+                await self.sink.emit(CompactionEnded(self.compaction_id, status, replaced, error))

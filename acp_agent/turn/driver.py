@@ -26,7 +26,7 @@ from acp_agent.turn.runner import TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy, record_of
 
-__all__ = ["TurnResult", "drive_turn", "limit_notice"]
+__all__ = ["TurnResult", "drive_turn", "limit_event", "limit_notice"]
 
 log = structlog.get_logger(__name__)
 
@@ -60,6 +60,18 @@ def limit_notice(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> s
     The limit's value comes from the meter's limits, else from the turn's `_meta` record
     (`maxTrials`, which belongs to the strategy, not to `Limits`).
     """
+    title, description = _limit_parts(limit, meter, record)
+    return f"\n\n[acp-agent] {title}. {description}\n"
+
+
+def limit_event(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> Notice:
+    """The limit's notice: an ACP `notice` where the client shows them, else the line above."""
+    title, description = _limit_parts(limit, meter, record)
+    text = limit_notice(limit, meter, record)
+    return Notice(text, new_message_id(), title, description, "warning")
+
+
+def _limit_parts(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> tuple[str, str]:
     what, setting = _HOW_TO_RAISE[limit]
     name = LIMIT_NAMES[limit]
     key = fields_by_name(Limits).get(setting, name)  # what session/new `_meta` calls the setting
@@ -68,9 +80,9 @@ def limit_notice(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> s
         value = record.get(name)
     amount = f"{value:g} {what}" if isinstance(value, int | float) else what
     return (
-        f"\n\n[acp-agent] This turn stopped at its limit of {amount} ({name}). "
+        f"This turn stopped at its limit of {amount} ({name})",
         f"Send another prompt to continue, or raise it with {how_to_set(setting)} or "
-        f'session/new _meta {{"acp-agent": {{"{key}": …}}}}.\n'
+        f'session/new _meta {{"acp-agent": {{"{key}": …}}}}.',
     )
 
 
@@ -132,7 +144,7 @@ async def drive_turn(
     meta = record.to_meta()
     if limit is not None and failure is None:
         with anyio.move_on_after(5, shield=True):
-            await sink.emit(Notice(limit_notice(limit, meter, meta), new_message_id()))
+            await sink.emit(limit_event(limit, meter, meta))
     try:
         history.note(TurnEntry(meta))
     except JournalFailed as exc:

@@ -9,7 +9,7 @@ TypeAdapter over these classes: a boundary crossed once per entry, docs/decision
 generated from these classes.
 
 On disk an entry is one JSON object: `type` first, then its fields in camelCase, in the order
-declared here. A field whose default is None, False or () is left out at that default, and a
+declared here. A field whose default is None, False, () or 0 is left out at that default, and a
 reader fills it back in, so journals written before a field existed still load.
 
 To add an entry kind: a dataclass here with `type: Literal["<kind>"] = "<kind>"` as its last
@@ -45,9 +45,11 @@ __all__ = [
     "PlanChangedEntry",
     "PromptEntry",
     "RollbackEntry",
+    "RootsEntry",
     "ShownDiff",
     "ShownLink",
     "ShownLocation",
+    "TitleEntry",
     "ToolCallShown",
     "ToolResultEntry",
     "ToolStartedEntry",
@@ -164,6 +166,9 @@ class ToolCallShown:
     hidden: bool = False
     links: tuple[ShownLink, ...] = ()
     """Pages the call found or read (a server tool's results), shown as `resource_link`s."""
+    images: int = 0
+    """How many images the call's result gave the model, shown too: they are the image blocks of
+    the result's `tool_result` (journaled there once, never twice)."""
 
     @classmethod
     def of_result(cls, title: str, kind: str, raw_input: dict[str, Any], result: ToolResult) -> ToolCallShown:
@@ -177,6 +182,7 @@ class ToolCallShown:
             locations=tuple(ShownLocation(str(path), line) for path, line in result.locations),
             diffs=tuple(ShownDiff(str(d.path), d.old_text, d.new_text) for d in result.diffs),
             raw_output=result.raw_output,
+            images=sum(1 for block in result.media if block.get("type") == "image"),
         )
 
     @classmethod
@@ -191,13 +197,31 @@ class ToolCallShown:
 
 @_typed
 class MetaEntry:
-    """The header, first line of every journal: which session, rooted where, since when."""
+    """The header, first line of every journal: which session, rooted where (its cwd and the
+    client's additional roots), since when."""
 
     version: int
     session_id: str
     cwd: str
     created_at: str
+    additional_directories: tuple[str, ...] = ()
     type: Literal["meta"] = "meta"
+
+
+@_typed
+class RootsEntry:
+    """The additional roots a session/load or session/resume gave, where they differ from before."""
+
+    directories: tuple[str, ...]
+    type: Literal["roots"] = "roots"
+
+
+@_typed
+class TitleEntry:
+    """The user renamed the session (session/set_title): its title from now on."""
+
+    title: str
+    type: Literal["title"] = "title"
 
 
 @_typed
@@ -252,9 +276,14 @@ class TurnEntry:
 
 @_typed
 class NoticeEntry:
-    """A note for the user only (a limit, a command's answer): replayed, never in the history."""
+    """A note for the user only (a limit, a command's answer): replayed, never in the history.
+
+    `title` is set for a notice proper (a limit, a warning): a client that shows ACP notices is
+    not sent it again on replay (notices are live events), any other gets `text` as a message.
+    """
 
     text: str
+    title: str | None = None
     type: Literal["notice"] = "notice"
 
 
@@ -309,9 +338,14 @@ class WebEntry:
 
 @_typed
 class CompactionEntry:
-    """The whole history rewritten (a summary, or thinking dropped on a model switch)."""
+    """The whole history rewritten (a summary, or thinking dropped on a model switch).
+
+    `compaction_id` is set for a summary (`turn/compaction.py`), whose text heads `messages`:
+    session/load shows it again as that compaction.
+    """
 
     messages: list[Message]
+    compaction_id: str | None = None
     type: Literal["compaction"] = "compaction"
 
 
@@ -341,6 +375,8 @@ Entry = (
     | WebEntry
     | CompactionEntry
     | RollbackEntry
+    | RootsEntry
+    | TitleEntry
 )
 """Every kind of journal entry."""
 

@@ -13,6 +13,9 @@ from acp_agent.tools.base import PlanEntry
 from acp_agent.turn.entries import ToolCallShown
 
 __all__ = [
+    "CompactionEnded",
+    "CompactionStarted",
+    "CompactionText",
     "EventSink",
     "Notice",
     "PlanChanged",
@@ -45,18 +48,41 @@ class ThoughtChunk:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """A note for the user only (never in the model's history), e.g. which limit ended the turn."""
+    """A note for the user only (never in the model's history).
+
+    With a `title` it is a notice proper (which limit ended the turn, a retry, a warning): a
+    client that shows ACP notices gets one (`severity`, `title`, `description`); any other gets
+    `text` as a message, or as a thought when `thought` (a retry: no part of the answer). Without
+    a title (a command's answer) it is always a message. A message is journaled and replayed.
+    """
 
     text: str
     message_id: str
+    title: str | None = None
+    description: str | None = None
+    severity: str = "info"
+    """info, warning or error."""
+    thought: bool = False
+
+    @classmethod
+    def warning(cls, text: str, message_id: str, *, thought: bool = False) -> Notice:
+        """A warning whose title is the first sentence of `text`, and its description the rest."""
+        first, _, rest = text.strip().partition("\n")
+        head, dot, tail = first.partition(". ")
+        description = " ".join(part for part in (tail.strip(), rest.strip()) if part) or None
+        title = head.rstrip(".") if dot else first.rstrip(".")
+        return cls(text, message_id, title or "Warning", description, "warning", thought)
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStarted:
+    """A call is announced; `name` is the tool's own name (None: not a tool, e.g. a check)."""
+
     call_id: str
     title: str
     kind: str
     raw_input: dict[str, Any]
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +105,14 @@ class ToolCallProgress:
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished:
     """A tool call ended: what the editor is shown of it (the same value its journal entry holds),
-    and the editor terminal it ran in, if any (live only: a terminal does not outlive its call)."""
+    and the editor terminal it ran in, if any (live only: a terminal does not outlive its call);
+    its images come from `media`, as on replay they come from the journaled result block."""
 
     call_id: str
     shown: ToolCallShown
     terminal_id: str | None = None
+    media: tuple[dict[str, Any], ...] = ()
+    """The result's media blocks for the model (the images `shown.images` counts)."""
 
     @classmethod
     def of(
@@ -110,6 +139,32 @@ class UsageReported:
     """The session's cumulative cost, when the model's price is known."""
 
 
+@dataclass(frozen=True, slots=True)
+class CompactionStarted:
+    """The summary request of a compaction went out (`compaction_id`: unique in the session)."""
+
+    compaction_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionText:
+    """A piece of a compaction's summary, as the model writes it."""
+
+    compaction_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEnded:
+    """A compaction ended: `completed` (it replaced `replaced` earlier messages), `failed` (with
+    `error`) or `cancelled`."""
+
+    compaction_id: str
+    status: str
+    replaced: int = 0
+    error: str | None = None
+
+
 TurnEvent = (
     TextChunk
     | ThoughtChunk
@@ -120,6 +175,9 @@ TurnEvent = (
     | ToolCallFinished
     | PlanChanged
     | UsageReported
+    | CompactionStarted
+    | CompactionText
+    | CompactionEnded
 )
 
 

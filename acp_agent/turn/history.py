@@ -296,10 +296,11 @@ class History:
             self.replace_all(without_thinking(self.messages))
         return count
 
-    def replace_all(self, messages: list[Message]) -> None:
-        """Put `messages` in place of the whole history (a compaction), and journal them."""
+    def replace_all(self, messages: list[Message], *, compaction_id: str | None = None) -> None:
+        """Put `messages` in place of the whole history (a compaction, named by its id), and
+        journal them."""
         self.messages[:] = shown_value(messages)
-        self.note(CompactionEntry(self.messages))
+        self.note(CompactionEntry(self.messages, compaction_id))
 
     def pending_tool_uses(self) -> list[Block]:
         """tool_use blocks of the last assistant message that have no tool_result yet."""

@@ -4,7 +4,7 @@ Reading validates a line once, strictly, with a pydantic TypeAdapter over the en
 parsed and checked in one pass; a boundary crossed once per entry, docs/decisions.md D4). A line
 of a kind this agent does not know (a newer agent's) is skipped, never refused. Writing follows the
 classes' fields: `type` first, camelCase keys in declaration order, a field left out at an empty
-default (None, False, ()), every string made UTF-8 encodable (`tools/shown.py`).
+default (None, False, (), 0), every string made UTF-8 encodable (`tools/shown.py`).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def _plain(value: Any) -> Any:
             out["type"] = kind
         for name, key, empty in _fields(type(value)):
             item = getattr(value, name)
-            if not (empty and (item is None or item is False or item == ())):
+            if not (empty is not _KEPT and item == empty and type(item) is type(empty)):
                 out[key] = _plain(item)
         return out
     if isinstance(value, tuple | list):
@@ -137,14 +137,25 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_KEPT: Any = object()
+"""A field written whatever its value (its default is not an empty one)."""
+
+
 @functools.cache
-def _fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
-    """(attribute, JSON key, left out at its default) of each field but `type`, in order."""
+def _fields(cls: type) -> tuple[tuple[str, str, Any], ...]:
+    """(attribute, JSON key, the empty default it is left out at, else `_KEPT`) of each field
+    but `type`, in order."""
     found = []
     for f in dataclasses.fields(cls):
         if f.name != "type":
-            empty = f.default is None or f.default is False or f.default == ()
-            found.append((f.name, to_camel(f.name), empty))
+            default = f.default
+            empty = (
+                default is None
+                or default is False
+                or default == ()
+                or (type(default) is int and default == 0)
+            )
+            found.append((f.name, to_camel(f.name), default if empty else _KEPT))
     return tuple(found)
 
 

@@ -31,7 +31,7 @@ from acp_agent.model.base import (
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.compaction import compact
-from acp_agent.turn.events import EventSink, TextChunk, ThoughtChunk, UsageReported
+from acp_agent.turn.events import EventSink, Notice, TextChunk, ThoughtChunk, UsageReported
 from acp_agent.turn.history import History, Mark, without_thinking
 from acp_agent.turn.media_budget import fit_media, replace_refused
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
@@ -358,22 +358,16 @@ class TurnRunner:
             settings=settings,
             tools=self.request_tools(meter),
             previous_message_id=self.last_message_id,
+            sink=self.sink,
         )
         if done is not None:
             self.finished(done, meter, meter.model_requests)
         if replaced:
             self.last_context_tokens = 0
-            await self.sink.emit(
-                ThoughtChunk(
-                    f"Context is getting full: summarised {replaced} earlier messages.\n", self.new_id()
-                )
-            )
         return replaced
 
     async def _tell_retry(self, event: RetryScheduled) -> None:
         # The model client logged `model.retry` when it decided; the editor hears it here.
-        await self.sink.emit(
-            ThoughtChunk(
-                f"The API is busy ({event.reason}); retrying in {event.delay:.1f} s.\n", self.new_id()
-            )
-        )
+        text = f"The API is busy ({event.reason}); retrying in {event.delay:.1f} s.\n"
+        title = f"The API is busy; retrying in {event.delay:.1f} s"
+        await self.sink.emit(Notice(text, self.new_id(), title, event.reason, "warning", thought=True))

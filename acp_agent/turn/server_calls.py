@@ -30,7 +30,7 @@ def call_started(block: dict[str, Any]) -> ToolCallStarted:
     name = str(block.get("name") or "server tool")
     raw = block.get("input")
     args = raw if isinstance(raw, dict) else {}
-    return ToolCallStarted(str(block.get("id")), _title(name, args), KINDS.get(name, "other"), args)
+    return ToolCallStarted(str(block.get("id")), _title(name, args), KINDS.get(name, "other"), args, name)
 
 
 def _title(name: str, args: dict[str, Any]) -> str:

@@ -194,7 +194,7 @@ class ToolBatch:
         tool = self.tools.get(name)
         title, kind = heading(self.tools, name, args)
         self._shown.add(call_id)
-        await self.sink.emit(ToolCallStarted(call_id, title, kind, args))
+        await self.sink.emit(ToolCallStarted(call_id, title, kind, args, name))
         log.debug("tool.started", tool=name, call_id=call_id)
         meter = self.meter
         try:
@@ -225,7 +225,7 @@ class ToolBatch:
             self._unkept[call_id] = block_out
             await self._fail(call_id, f"{result.text}\n\n{exc}")
             raise
-        await self.sink.emit(ToolCallFinished(call_id, shown, result.terminal_id))
+        await self.sink.emit(ToolCallFinished(call_id, shown, result.terminal_id, result.media))
         return block_out
 
     async def _fail(self, call_id: str, text: str) -> None:

@@ -1,0 +1,84 @@
+"""A session's title: computed once, the same way for `session/list`, `session_info_update` and load.
+
+The title is the first text line of the session's first prompt (at most `TITLE_CHARS`), with no
+model request, until the user renames the session (ACP's unstable `session/set_title`, journaled
+as a `TitleEntry`); a renamed session keeps its name. The editor hears of it in a
+`session_info_update`: the title once the first prompt is journaled, `updatedAt` after every turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from acp_agent.errors import RpcError
+from acp_agent.session.state import Session
+from acp_agent.session.store import SessionStore
+from acp_agent.turn.entries import Entry, PromptEntry, TitleEntry
+
+__all__ = [
+    "RENAME_CHARS",
+    "TITLE_CHARS",
+    "normalized_title",
+    "prompt_title",
+    "rename",
+    "session_title",
+]
+
+TITLE_CHARS = 80
+"""The longest title taken from a prompt."""
+RENAME_CHARS = 200
+"""The longest title a rename keeps (a longer one is cut)."""
+
+
+def prompt_title(prompt: Iterable[Any]) -> str | None:
+    """The first line of the prompt's first text that holds more than whitespace, cut to
+    `TITLE_CHARS`; None when it holds no text (an image alone)."""
+    for block in prompt:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and text.strip():
+            return text.strip().splitlines()[0][:TITLE_CHARS]
+    return None
+
+
+def session_title(entries: Iterable[Entry]) -> str | None:
+    """The title the entries give: the latest rename, else the first prompt's title."""
+    title: str | None = None
+    prompted = False
+    for entry in entries:
+        if isinstance(entry, TitleEntry):
+            title, prompted = entry.title, True
+        elif isinstance(entry, PromptEntry) and not prompted:
+            title, prompted = prompt_title(entry.prompt), True
+    return title
+
+
+def normalized_title(text: str) -> str:
+    """A title as a rename stores it: one line, runs of whitespace as one space, at most
+    `RENAME_CHARS`. Raises ValueError when nothing is left."""
+    title = " ".join(text.split())[:RENAME_CHARS].rstrip()
+    if not title:
+        raise ValueError("must hold more than whitespace")
+    return title
+
+
+def rename(store: SessionStore, session: Session | None, session_id: str, title: str) -> None:
+    """Journal a rename (`title` normalized already): through the open session's journal, else
+    straight into the session's file (the session need not be open, ACP says).
+
+    Raises:
+        RpcError: -32002 when there is no such session.
+        JournalFailed, OSError: the journal refused the entry (nothing was kept).
+    """
+    entry = TitleEntry(title)
+    if session is not None and session.journal is not None and not session.journal.closed:
+        session.history.note(entry)
+        session.title, session.titled = title, True
+        return
+    if not store.exists(session_id):
+        raise RpcError.session_not_found(session_id)
+    journal = store.reopen(session_id)
+    try:
+        journal.append(entry)
+    finally:
+        journal.close()
