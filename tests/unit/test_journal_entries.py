@@ -15,6 +15,7 @@ from acp_agent.session.reload import read_journal
 from acp_agent.session.store import JournalCorrupt, SessionStore
 from acp_agent.turn.entries import (
     ENTRY_CLASSES,
+    AssistantEntry,
     LoopEntry,
     MetaEntry,
     NoticeEntry,
@@ -39,8 +40,9 @@ def fixture_lines() -> list[bytes]:
     return (FIXTURE / f"{SESSION}.jsonl").read_bytes().splitlines()
 
 
-NEWER_KINDS = {"loop", "web"}
-"""Entry kinds added after 0.1.0 (that release journaled neither the loop nor the web choice)."""
+NEWER_KINDS = {"loop", "web", "title", "roots"}
+"""Entry kinds added after 0.1.0 (that release journaled neither the loop nor the web choice, and
+knew no rename and no additional roots)."""
 
 
 def test_the_fixture_holds_every_kind_the_release_wrote() -> None:
@@ -56,7 +58,27 @@ def test_a_journal_of_the_010_release_loads_to_the_same_history_and_replay() -> 
     assert history.messages == json.loads((FIXTURE / "history.json").read_text())
     expected = json.loads((FIXTURE / "replayed.json").read_text())
     assert expected[-1] == {"sessionUpdate": "current_mode_update", "currentModeId": "acceptEdits"}
-    assert blank_ids(updates) == expected[:-1]
+    *shown, info = updates  # new: the title and the last activity come last
+    assert info["sessionUpdate"] == "session_info_update" and info["title"] == "What does notes.txt say?"
+    assert blank_ids(named_calls(shown, entries)) == expected[:-1]
+
+
+def named_calls(updates: list[dict[str, Any]], entries: list[Any]) -> list[dict[str, Any]]:
+    """The updates without each tool call's `name` (new since the fixture was made), once each
+    name is checked to be the tool's own, from its tool_use."""
+    names = {
+        b["id"]: b["name"]
+        for e in entries
+        if isinstance(e, AssistantEntry)
+        for b in e.blocks
+        if b["type"] == "tool_use"
+    }
+    out = []
+    for update in updates:
+        if update["sessionUpdate"] == "tool_call" and update["toolCallId"] in names:
+            assert update.pop("name") == names[update["toolCallId"]]
+        out.append(update)
+    return out
 
 
 def test_every_line_round_trips_and_matches_the_schema() -> None:
@@ -105,7 +127,7 @@ def test_a_kind_this_agent_does_not_know_is_skipped_and_the_rest_loads(tmp_path:
     journal = SessionStore(tmp_path).create(SESSION, str(tmp_path))
     journal.append(NoticeEntry("before"))
     with (tmp_path / f"{SESSION}.jsonl").open("a") as f:
-        f.write('{"type": "title", "title": "from a newer agent"}\n')
+        f.write('{"type": "bookmark", "label": "from a newer agent"}\n')
     journal.append(LoopEntry("verify"))
     entries = SessionStore(tmp_path).read(SESSION)
     assert [type(e) for e in entries] == [MetaEntry, NoticeEntry, LoopEntry]

@@ -57,15 +57,28 @@ async def test_an_image_reaches_the_model_as_an_image_block_and_survives_a_load(
         "type": "image",
         "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(data).decode()},
     }
-    final = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_img"][-1]
+    live = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_img"]
+    announced, final = live[0], live[-1]
+    assert announced["sessionUpdate"] == "tool_call" and announced["name"] == "read_file"
     assert final["status"] == "completed"
-    shown = str(final.get("content"))
-    assert "image/png" in shown and base64.b64encode(data).decode() not in shown  # no base64
-    # The journal keeps the block: a loaded session sends the image again.
+    # The editor sees the image too, as ACP image content after the text
+    shown_image = {
+        "type": "content",
+        "content": {"type": "image", "data": base64.b64encode(data).decode(), "mimeType": "image/png"},
+    }
+    assert final["content"][0]["content"]["type"] == "text" and final["content"][1:] == [shown_image]
+    # The journal keeps the block: a loaded session shows the image again, and sends it again.
+    start = len(agent.messages)
     loaded = await agent.request(
         "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
     )
     assert "result" in loaded
+    replayed = [
+        m["params"]["update"]
+        for m in agent.messages[start : agent.messages.index(loaded)]
+        if m.get("method") == "session/update" and m["params"]["update"].get("toolCallId") == "toolu_img"
+    ]
+    assert replayed[0]["name"] == "read_file" and replayed[-1]["content"] == final["content"]
     fake_api.script(replies.text("still a red dot"))
     await agent.prompt(session, "and now?")
     [again] = results_of(fake_api, 2)

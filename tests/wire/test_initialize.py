@@ -42,7 +42,15 @@ async def test_initialize_describes_the_agent_honestly(agent_env: dict[str, str]
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True  # served: an unknown session is "not found", not "no method"
     assert load["error"]["code"] == -32002
-    assert set(caps["sessionCapabilities"]) == {"list", "resume", "close", "delete", "systemPrompt"}
+    assert set(caps["sessionCapabilities"]) == {
+        "list",
+        "resume",
+        "close",
+        "delete",
+        "systemPrompt",
+        "additionalDirectories",
+        "title",  # ACP's unstable session/set_title
+    }
     assert caps["sessionCapabilities"]["systemPrompt"] == {}  # append only: override is refused
     assert fork["error"]["code"] == -32601  # not advertised, so not served
     assert caps["promptCapabilities"]["image"] is True

@@ -21,6 +21,18 @@ def blank_ids(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**u, "messageId": ""} if "messageId" in u else u for u in updates]
 
 
+def tool_names(journal: Path) -> dict[str, str]:
+    """Call id → tool name, from the journal's tool_use blocks."""
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    return {
+        b["id"]: b["name"]
+        for e in lines
+        if e["type"] == "assistant"
+        for b in e["blocks"]
+        if b["type"] == "tool_use"
+    }
+
+
 async def test_a_journal_of_the_010_release_loads_replays_and_goes_on(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
@@ -43,6 +55,13 @@ async def test_a_journal_of_the_010_release_loads_replays_and_goes_on(
         response = await agent.prompt(SESSION, "are you back?")
     assert "result" in loaded, loaded
     assert loaded["result"]["modes"]["currentModeId"] == "acceptEdits"
+    # New since the release: each tool call's own name, and the title after the conversation
+    [info] = [u for u in replayed if u["sessionUpdate"] == "session_info_update"]
+    assert info["title"] == "What does notes.txt say?" and info["updatedAt"]
+    named = [u for u in replayed if u["sessionUpdate"] == "tool_call"]
+    names = {u["toolCallId"]: u.pop("name") for u in named}
+    assert names and names.items() <= tool_names(journal).items()
+    replayed.remove(info)
     assert blank_ids(replayed) == json.loads((FIXTURE / "replayed.json").read_text())
     assert response["result"]["stopReason"] == "end_turn"
     sent = fake_api.requests[-1].plain_body["messages"]

@@ -57,6 +57,7 @@ async def test_an_edit_is_previewed_as_a_diff_with_its_location_before_it_runs(
     }
     assert tool_call["locations"] == [{"path": str(target.resolve()), "line": 2}]
     assert tool_call["kind"] == "edit" and tool_call["title"] == "Edit notes.txt"
+    assert tool_call["name"] == "edit_file"  # the tool's own name beside the title for people
     # Rejected: the preview changed nothing.
     assert target.read_text() == "alpha\nbeta\ngamma\n"
 

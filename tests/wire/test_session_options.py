@@ -12,6 +12,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.zed import zed_initialize
 from tests.wire.conftest import turn_record
 
 SONNET = "claude-sonnet-5-5"
@@ -140,3 +141,15 @@ async def test_a_mode_that_skips_questions_is_never_restored_from_disk(
     assert "session.mode_not_restored" in log and "bypassPermissions" in log
     assert log.count("session.setting_dropped") == 4  # yolo, extreme, verify, nonsense
     assert "Traceback" not in log
+
+
+@pytest.mark.model_free
+async def test_effort_is_offered_as_the_thought_level_as_zed_places_it(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path
+) -> None:
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await zed_initialize(agent)
+        answer = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
+    categories = {o["id"]: o.get("category") for o in answer["result"]["configOptions"]}
+    assert categories["effort"] == "thought_level"
+    assert categories["model"] == "model" and categories["mode"] == "mode"
