@@ -15,10 +15,10 @@ VOLATILE = {"turnId", "durationMs", "modelDurationMs", "streaming"}
 
 
 def normalised(agent: AgentProcess, session: str) -> list[dict[str, Any]]:
-    """The session's updates without the fresh-per-run message ids."""
+    """The session's updates without what is fresh per run: message ids and update times."""
     out = []
     for params in agent.updates(session):
-        update = {k: v for k, v in params["update"].items() if k != "messageId"}
+        update = {k: v for k, v in params["update"].items() if k not in {"messageId", "updatedAt"}}
         out.append(update)
     return out
 
