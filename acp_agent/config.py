@@ -44,6 +44,7 @@ ON_LIMITS = ("stop", "wrap_up")
 CACHE_TTLS = ("5m", "1h")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 SANDBOX_MODES = ("auto", "off")
+SUBAGENT_TOOLS = ("off", "read", "all")
 
 
 def _one_of(choices: tuple[str, ...]) -> str:
@@ -240,6 +241,19 @@ class Config(BaseModel):
         ),
     ] = True
     """Sandboxed commands may use the network (off: a network namespace with only its own loopback)."""
+    subagent_tools: Annotated[
+        str,
+        Setting(
+            "the task tool (subagents): read: subagents get the read-only tools; all: also the "
+            "tools that edit and run commands, usable in acceptEdits or bypassPermissions mode; "
+            "off: no task tool",
+            "ACP_AGENT_SUBAGENT_TOOLS",
+            _SESSIONS,
+            choices=SUBAGENT_TOOLS,
+        ),
+    ] = Field("read", pattern=_one_of(SUBAGENT_TOOLS))
+    """read: subagents get the read-only tools; all: every tool but task, ask_user and
+    update_plan (edits and commands only in acceptEdits/bypassPermissions); off: no task tool."""
     loop: Annotated[
         str,
         Setting(

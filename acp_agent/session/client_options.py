@@ -47,6 +47,7 @@ OWN_TOOLS = frozenset(
         "update_plan",
         "ask_user",
         "skill",
+        "task",
     }
 )
 """This agent's built-in tools (a unit test keeps the set equal to the registry's, `ask_user`,
@@ -68,6 +69,7 @@ CLAUDE_TOOLS: dict[str, str] = {
     "Skill": "skill",
     "WebSearch": "web_search",
     "WebFetch": "web_fetch",
+    "Task": "task",
 }
 """Claude Code's tool names (any case) → this agent's tool that does the same."""
 _CLAUDE_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}

@@ -28,6 +28,7 @@ from acp_agent.session.instructions import Instructions, load_instructions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
 from acp_agent.session.sandboxing import sandbox_policy
+from acp_agent.session.subagent_tool import task_tool
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
@@ -105,6 +106,10 @@ class Engine:
             session.settings = replace(
                 session.settings, web=replace(web, names=frozenset(filter(session.client.offers, web.names)))
             )
+        skills_section = conventions.skills_section()[0]
+        task = task_tool(session, registry, instructions=instructions.prompt_section(), skills=skills_section)
+        if task is not None:  # subagents (D27), with the session's other tools as they are now
+            registry.add(task)
         session.instruction_files = instructions.notes
         settings = replace(
             session.settings,
@@ -114,7 +119,7 @@ class Engine:
                 tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
                 instructions=instructions.prompt_section(),
                 appended=session.client.system_append,
-                skills=conventions.skills_section()[0] if "skill" in registry else "",
+                skills=skills_section if "skill" in registry else "",
                 extra_roots=session.extra_roots,
             ),
         )
@@ -147,7 +152,10 @@ class Engine:
                 else None
             ),
         )
-        return TurnRunner(self.model, registry, relay, ctx, settings, permissions=session.permissions)
+        runner = TurnRunner(self.model, registry, relay, ctx, settings, permissions=session.permissions)
+        if task is not None:
+            task.bind(runner)
+        return runner
 
     def strategy(self, session: Session) -> Strategy:
         """The session's strategy, rebuilt after its loop changed."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from acp_agent.config import Config
+from acp_agent.config import SUBAGENT_TOOLS, Config
 from acp_agent.errors import LimitsError, RpcError
 from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
@@ -214,6 +214,9 @@ class SessionManager:
         limits = self.config.limits.with_overrides(overrides)
         loop = choose_loop(self.config, overrides)
         config = self.config
+        subagent_tools = overrides.get("subagentTools", config.subagent_tools)
+        if subagent_tools not in SUBAGENT_TOOLS:
+            raise LimitsError("subagentTools", f"must be one of {', '.join(SUBAGENT_TOOLS)}")
         effort = overrides.get("effort", config.effort)
         if effort is not None and not isinstance(effort, str):
             raise LimitsError("effort", "must be a string (low, medium, high, xhigh, max) or null")
@@ -239,6 +242,7 @@ class SessionManager:
             overrides=dict(overrides),
             effort=effort,
             conventions=ConventionsSlot(lambda: session_conventions(root)),
+            subagent_tools=subagent_tools,
         )
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(

@@ -73,6 +73,8 @@ class Session:
     """The client's appended system text and tool set (acpx's `_meta`), used when the runner is built."""
     conventions: ConventionsSlot = field(default_factory=ConventionsSlot)
     """Its custom commands, skills and MCP prompts (`conventions.py`), read once per session."""
+    subagent_tools: str = "read"
+    """What the task tool's subagents get: read (the read-only tools), all, or off (no task tool)."""
     closing: bool = False
     """session/close or session/delete began: no new prompt runs, a queued one ends `cancelled`."""
     extra_roots: tuple[Path, ...] = ()

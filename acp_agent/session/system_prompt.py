@@ -12,7 +12,7 @@ from pathlib import Path
 
 from acp_agent.limits import Limits
 
-__all__ = ["build_system_prompt"]
+__all__ = ["SUBAGENT_MARKER", "build_subagent_prompt", "build_system_prompt"]
 
 RULES = """Rules:
 - Stay inside the workspace; paths are relative to its root. Look at files before you answer
@@ -22,6 +22,20 @@ RULES = """Rules:
 - Prefer small, checked steps: read, edit, then verify (run the tests or the command that shows it works).
 - When a budget is close to running out, stop starting new work and summarise what was done and what remains.
 - Be concise: the user reads your text in an editor panel."""
+
+
+SUBAGENT_MARKER = "You are a subagent of acp-agent"
+"""How a subagent's system prompt begins (a test's fake tells its requests apart by it)."""
+
+SUBAGENT_RULES = """Rules:
+- You work for another agent, not for a person: nobody will answer a question, so do not ask one.
+  Decide with what you can find, and say what you assumed.
+- Stay inside the workspace; paths are relative to its root. Look at files before you state
+  anything about them, and cite the paths (and lines) your answer rests on.
+- Your requests and tool calls count against the budget of the turn you work in: use few, and
+  stop searching once you can answer.
+- Your final message is your answer, and the only thing the other agent sees of your work: make
+  it complete and self-contained (what you found, where, and what remains unknown)."""
 
 
 def _first_line(text: str) -> str:
@@ -54,14 +68,7 @@ def build_system_prompt(
     return (
         "You are acp-agent, a coding assistant working inside the user's editor through the "
         "Agent Client Protocol.\n"
-        f"Workspace root: {cwd}\n"
-        + (
-            "Additional workspace roots (reach them by absolute path; relative paths are the "
-            "workspace root's):\n" + "".join(f"- {root}\n" for root in extra_roots)
-            if extra_roots
-            else ""
-        )
-        + f"Today's date: {today.isoformat()}\n\n"
+        f"Workspace root: {cwd}\n" + _roots_lines(extra_roots) + f"Today's date: {today.isoformat()}\n\n"
         f"Tools:\n{tool_lines}\n\n"
         f"Limits for each user prompt: {', '.join(budget)}. Edits and commands may need the "
         "user's permission; if the user declines, do not retry the same call.\n\n"
@@ -69,4 +76,40 @@ def build_system_prompt(
         + (f"\n\n{skills}" if skills else "")
         + (f"\n\n{instructions}" if instructions else "")
         + (f"\n\nInstructions from the client:\n{appended}" if appended else "")
+    )
+
+
+def build_subagent_prompt(
+    *,
+    cwd: Path,
+    tools: Iterable[tuple[str, str]],
+    today: dt.date | None = None,
+    instructions: str = "",
+    skills: str = "",
+    extra_roots: Sequence[Path] = (),
+) -> str:
+    """The prompt of every subagent of one session: the same workspace facts, tools, skills and
+    project instructions as the session's own, and no task (that is the first user message), so
+    every subagent of the session, in every turn, shares one cached prefix."""
+    today = today or dt.date.today()
+    tool_lines = "\n".join(f"- {name}: {_first_line(description)}" for name, description in tools)
+    return (
+        f"{SUBAGENT_MARKER}, a coding assistant. Another agent gave you a task, in the first "
+        "message; work on it with your tools and answer it in your final message.\n"
+        f"Workspace root: {cwd}\n" + _roots_lines(extra_roots) + f"Today's date: {today.isoformat()}\n\n"
+        f"Tools:\n{tool_lines}\n\n"
+        f"{SUBAGENT_RULES}"
+        + (f"\n\n{skills}" if skills else "")
+        + (f"\n\n{instructions}" if instructions else "")
+    )
+
+
+def _roots_lines(extra_roots: Sequence[Path]) -> str:
+    """The client's additional workspace roots, one line each (nothing without them)."""
+    if not extra_roots:
+        return ""
+    lines = "".join(f"- {root}\n" for root in extra_roots)
+    return (
+        "Additional workspace roots (reach them by absolute path; relative paths are the "
+        f"workspace root's):\n{lines}"
     )

@@ -133,13 +133,16 @@ def tool_call_progress(call_id: str, text: str | None, terminal_id: str | None) 
 def tool_content(
     shown: ToolCallShown, terminal_id: str | None = None, media: Iterable[dict[str, Any]] = ()
 ) -> list[dict[str, Any]]:
-    """What a call shows as ACP content: its diffs, its terminal, its text, its links, then its
-    images (the `shown.images` image blocks of `media`, the result's blocks for the model)."""
+    """What a call shows as ACP content: its diffs, its terminal, its steps (a subagent's tool
+    calls, one line each), its text, its links, then its images (the `shown.images` image blocks
+    of `media`, the result's blocks for the model)."""
     content: list[dict[str, Any]] = [
         {"type": "diff", "path": path, "oldText": old, "newText": new} for path, old, new in shown.diffs
     ]
     if terminal_id:
         content.append({"type": "terminal", "terminalId": terminal_id})
+    if shown.steps:
+        content.append(text_content("\n".join(shown.steps)))
     if shown.text is not None:
         content.append(text_content(shown.text))
     content.extend(

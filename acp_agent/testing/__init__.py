@@ -11,8 +11,8 @@ Importing this package never imports `anthropic`; it uses only the standard libr
 
 from __future__ import annotations
 
-from acp_agent.testing import replies, web_replies
+from acp_agent.testing import replies, routes, web_replies
 from acp_agent.testing.messages_api import FakeMessagesAPI, RecordedRequest
 from acp_agent.testing.models_listing import ModelsListing
 
-__all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "replies", "web_replies"]
+__all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "replies", "routes", "web_replies"]

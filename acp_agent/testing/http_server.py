@@ -198,6 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.drop:
             self._abort()
             return
+        if reply.delay and self.server.pause(reply.delay):  # the fake is stopping
+            self._abort()
+            return
         shape: dict[str, Any] = {
             "model": str(body.get("model") or reply.model or "claude-test-1"),
             "message_id": served.message_id,

@@ -32,6 +32,7 @@ from acp_agent.testing.replies import (
     ThinkingBlock,
     content_json,
 )
+from acp_agent.testing.routes import RequestMatch, Route
 from acp_agent.testing.server_rules import script_error, server_usage
 
 __all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "Served"]
@@ -42,6 +43,7 @@ class FakeMessagesAPI:
 
     Use as `with FakeMessagesAPI() as api:` or `start()`/`stop()`. Replies are served in the order
     given to `script()`; when none is left the fallback is served (by default a 500 `api_error`).
+    Requests of conversations that interleave (subagents) get theirs from `route()`, by content.
     Hanging replies are released by `stop()` and never last longer than `hang_seconds`.
 
     As strict as the real API: a request a current model refuses gets that model's 400
@@ -87,6 +89,7 @@ class FakeMessagesAPI:
         self._address = (host, port)
         self._lock = threading.Lock()
         self._queue: deque[Reply | ReplyFactory] = deque()
+        self._routes: list[Route] = []
         self._fallback: Reply | ReplyFactory = Error(500, "api_error", "fake: no scripted reply left")
         self._requests: list[RecordedRequest] = []
         self._others: list[RecordedRequest] = []
@@ -141,6 +144,23 @@ class FakeMessagesAPI:
         with self._lock:
             self._queue.extend(replies)
 
+    def route(
+        self,
+        when: RequestMatch,
+        *replies: Reply | ReplyFactory,
+        otherwise: Reply | ReplyFactory | None = None,
+    ) -> Route:
+        """Serve `replies`, in order, to the requests `when(body)` matches (then `otherwise`, to
+        every further match), before the plain script; routes are tried in the order added.
+
+        For conversations whose requests interleave: `when` tells them apart by content
+        (`routes.system_has`, `routes.first_prompt_has`). A predicate that raises answers 500.
+        """
+        route = Route(when, deque(replies), otherwise)
+        with self._lock:
+            self._routes.append(route)
+        return route
+
     def set_fallback(self, reply: Reply | ReplyFactory) -> None:
         """What to serve once the queue is empty."""
         with self._lock:
@@ -190,7 +210,12 @@ class FakeMessagesAPI:
             refused = self._refusal(request)
             if refused is not None:  # the real API refuses before any reply is made
                 return refused
-            planned = self._queue.popleft() if self._queue else self._fallback
+            try:
+                planned = next((p for r in self._routes if (p := r.take(request.body)) is not None), None)
+            except Exception as exc:  # a broken predicate: say so instead of guessing
+                return Error(500, "api_error", f"fake: a route's predicate raised {exc!r}")
+            if planned is None:
+                planned = self._queue.popleft() if self._queue else self._fallback
         if callable(planned):
             try:
                 planned = planned(request.body, n)

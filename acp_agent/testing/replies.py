@@ -107,7 +107,8 @@ class Message:
     `drop_after=k` closes the connection abruptly after k events; `truncate_after=k` ends the
     body cleanly after k events; `error_event_after=k` sends an `overloaded_error` event after k.
     Faults before any response, on both paths: `stall` hangs before the status line, `drop`
-    closes the connection without answering.
+    closes the connection without answering. `delay` seconds pass before the response starts, on
+    both paths (the API's time to first byte, for benches).
     """
 
     blocks: tuple[Block, ...] = ()
@@ -121,6 +122,7 @@ class Message:
     error_event_after: int | None = None
     stall: bool = False
     drop: bool = False
+    delay: float = 0.0
 
     @property
     def has_stream_faults(self) -> bool:

@@ -196,7 +196,8 @@ class ToolResult:
     `text` goes back to the model as the tool_result and is shown to the editor;
     `locations` are absolute paths (with an optional 1-based line) the editor can follow;
     `diffs` are shown as ACP diff content; `terminal_id` keeps an embedded terminal in the final update;
-    `media` are API content blocks (images) that go to the model after `text`, never to the editor.
+    `media` are API content blocks (images) that go to the model after `text`, never to the editor;
+    `steps` are lines shown to the editor before `text`, never to the model (what a subagent did).
     """
 
     text: str
@@ -207,6 +208,7 @@ class ToolResult:
     terminal_id: str | None = None
     plan: tuple[PlanEntry, ...] | None = None
     media: tuple[dict[str, Any], ...] = ()
+    steps: tuple[str, ...] = ()
 
 
 class Tool(Protocol):

@@ -169,6 +169,8 @@ class ToolCallShown:
     images: int = 0
     """How many images the call's result gave the model, shown too: they are the image blocks of
     the result's `tool_result` (journaled there once, never twice)."""
+    steps: tuple[str, ...] = ()
+    """What a subagent did, one short line per tool call it made, shown before its answer."""
 
     @classmethod
     def of_result(cls, title: str, kind: str, raw_input: dict[str, Any], result: ToolResult) -> ToolCallShown:
@@ -183,6 +185,7 @@ class ToolCallShown:
             diffs=tuple(ShownDiff(str(d.path), d.old_text, d.new_text) for d in result.diffs),
             raw_output=result.raw_output,
             images=sum(1 for block in result.media if block.get("type") == "image"),
+            steps=result.steps,
         )
 
     @classmethod

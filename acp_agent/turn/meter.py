@@ -25,6 +25,13 @@ driving it without each level checking an outcome. Three budgets do not take tha
   rest are answered "not executed", and only then, with the history valid, is the limit raised.
 The names these limits and stops have in ACP's `_meta` record are given in one place,
 `turn/record.py`; this package knows only `Limit` and `TurnStop`.
+
+One meter for the tree (docs/decisions.md D27): a subagent (`turn/subagents.py`) counts with a
+child meter (`TurnMeter.child`) that passes every request, tool call, retry and token on to the
+turn's meter and asks the turn's budgets before each request, synchronously, so children running
+at once can never send more than the turn allows. The child keeps its own figures (the record's
+per-subagent breakdown), its own repeat detector (a stuck loop is one conversation) and its own
+cap on requests: its share of what was left when it started.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from acp_agent.model.server_tools import search_allowance
 from acp_agent.turn.repeats import RepeatDetector
 from acp_agent.turn.stop import TurnStop
 
-__all__ = ["Limit", "LimitReached", "TurnMeter"]
+__all__ = ["Limit", "LimitReached", "Subagent", "TurnMeter"]
 
 
 class Limit(enum.Enum):
@@ -110,6 +117,13 @@ class TurnMeter:
     last_repeat: int = 0
     """How often the latest tool batch has been seen, identical, in this turn."""
     _repeats: RepeatDetector = field(default_factory=RepeatDetector)
+    parent: TurnMeter | None = None
+    """The turn's meter, when this one counts a subagent: every count goes to both, and the
+    budgets asked are the turn's."""
+    share: int | None = None
+    """A subagent's own cap on model requests (its share of what the turn had left)."""
+    subagents: list[Subagent] = field(default_factory=list)
+    """The turn's subagents, in the order they started (the record's breakdown)."""
 
     def __post_init__(self) -> None:
         if not self.started:
@@ -119,6 +133,11 @@ class TurnMeter:
     # ── model requests ──────────────────────────────────────────────────────────────────────
     def exhausted(self) -> Limit | None:
         """The budget that forbids another model request, or None when one may be sent."""
+        if self.parent is not None:  # a subagent: the turn's budgets, then its own share
+            limit = self.parent.exhausted()
+            if limit is None and self.requests_left() <= 0:
+                limit = Limit.REQUESTS
+            return limit
         limits = self.limits
         if self.model_requests >= limits.max_turn_requests:
             return Limit.REQUESTS
@@ -143,13 +162,22 @@ class TurnMeter:
         limit = self.exhausted()
         if limit is not None:
             raise LimitReached(limit)
+        if self.parent is not None:
+            self.parent.start_request(model)
         self.model_requests += 1
         if model is not None:
             self.request_models.append(model)
         return self.model_requests
 
     def requests_left(self) -> int:
-        return self.limits.max_turn_requests - self.model_requests
+        if self.parent is None:
+            return self.limits.max_turn_requests - self.model_requests
+        left = self.parent.requests_left() - 1  # the turn's last request is its own loop's
+        return left if self.share is None else min(left, self.share - self.model_requests)
+
+    def share_spent(self) -> bool:
+        """Whether a subagent used its whole share of requests (its own cap, not the turn's)."""
+        return self.share is not None and self.model_requests >= self.share
 
     def web_search_allowance(self) -> int | None:
         """The search tool's `max_uses` for the next request: within what is left of
@@ -159,6 +187,8 @@ class TurnMeter:
     def retry_scheduled(self) -> None:
         """An attempt failed before any output and will be tried again (a retry, not a request)."""
         self.retries += 1
+        if self.parent is not None:
+            self.parent.retry_scheduled()
 
     def tokens_used(self, usage: Usage) -> float:
         """Sum one request's tokens into the turn; returns its cost (0 without a price)."""
@@ -170,11 +200,15 @@ class TurnMeter:
         self.web_fetches += usage.web_fetch_requests
         cost = self.price.cost(usage) if self.price is not None else 0.0
         self.cost_usd += cost
+        if self.parent is not None:
+            self.parent.tokens_used(usage)
         return cost
 
     def model_time_spent(self, seconds: float) -> None:
         """A request took `seconds`, from sending it to its last event (or its failure)."""
         self.model_seconds += seconds
+        if self.parent is not None:
+            self.parent.model_time_spent(seconds)
 
     def model_stopped(self, stop_reason: str) -> None:
         """The model ended a reply with `stop_reason` (the API's own word)."""
@@ -183,6 +217,8 @@ class TurnMeter:
     def continued(self) -> None:
         """A `pause_turn` reply is continued: the next request is counted too (C2.4)."""
         self.continuations += 1
+        if self.parent is not None:
+            self.parent.continued()
 
     def wrapping_up(self) -> None:
         """The last allowed request is spent on a summary without tools (--on-limit wrap_up, C7)."""
@@ -191,6 +227,8 @@ class TurnMeter:
     # ── tool calls ──────────────────────────────────────────────────────────────────────────
     def tool_allowance(self, batch: int) -> int:
         """How many of a batch of `batch` tool calls may still start (the rest are skipped)."""
+        if self.parent is not None:
+            return self.parent.tool_allowance(batch)
         cap = self.limits.max_tool_calls
         if cap is None:
             return batch
@@ -199,17 +237,25 @@ class TurnMeter:
     def tool_started(self) -> None:
         """A call counts when its execution starts, whatever it then returns (C2.5)."""
         self.tool_calls += 1
+        if self.parent is not None:
+            self.parent.tool_started()
 
     def tool_failed(self) -> None:
         self.tool_calls_failed += 1
+        if self.parent is not None:
+            self.parent.tool_failed()
 
     def tool_denied(self) -> None:
         """The user declined the call: reported, not counted against the budget."""
         self.tool_calls_denied += 1
+        if self.parent is not None:
+            self.parent.tool_denied()
 
     def tool_skipped(self) -> None:
         """The call did not fit the budget and was answered "not executed"."""
         self.tool_calls_skipped += 1
+        if self.parent is not None:
+            self.parent.tool_skipped()
 
     def batch_finished(self, calls: list[tuple[str, dict[str, Any], str]]) -> str | None:
         """One batch of (name, input, result text), one observation (C4).
@@ -228,8 +274,9 @@ class TurnMeter:
         """
         if self._repeats.should_stop(self.last_repeat):
             raise LimitReached(Limit.REPEATS)
+        tree = self.parent or self  # the tool-call budget is the turn's
         cap = self.limits.max_tool_calls
-        if cap is not None and self.tool_calls_skipped and self.tool_calls >= cap:
+        if cap is not None and tree.tool_calls_skipped and tree.tool_calls >= cap:
             raise LimitReached(Limit.TOOL_CALLS)
 
     # ── what the turn is doing (reported as abortedDuring on a cancel) ──────────────────────
@@ -257,3 +304,34 @@ class TurnMeter:
 
     def elapsed_ms(self) -> int:
         return int((self.clock() - self.started) * 1000)
+
+    # ── subagents ───────────────────────────────────────────────────────────────────────────
+    def child(self, description: str, together: int = 1) -> Subagent:
+        """A subagent starts: its meter counts into this one, with a share of the requests left.
+
+        A subagent never takes the turn's last request (this loop keeps it, to read the answers),
+        and the `together` subagents starting at once divide the rest (at least 1 each while any
+        is spare; the turn's budget bounds them all). A share of 0: the subagent cannot run.
+        """
+        spare = self.requests_left() - 1
+        share = max(1, spare // max(1, together)) if spare > 0 else 0
+        meter = TurnMeter(self.limits, self.clock, self.price, self.started, parent=self, share=share)
+        subagent = Subagent(description, meter)
+        self.subagents.append(subagent)
+        return subagent
+
+
+@dataclass(slots=True)
+class Subagent:
+    """One subagent of the turn: what it was asked, its meter, and how it ended (None: running)."""
+
+    description: str
+    meter: TurnMeter
+    stop: TurnStop | None = None
+    limit: Limit | None = None
+    """The budget that ended it, if one did (its share is reported as maxTurnRequests)."""
+    error: str | None = None
+    """Why it failed, when it did (its answer is then an error result)."""
+
+    def ended(self, stop: TurnStop, limit: Limit | None = None, error: str | None = None) -> None:
+        self.stop, self.limit, self.error = stop, limit, error

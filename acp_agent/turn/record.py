@@ -20,10 +20,10 @@ from pydantic.alias_generators import to_camel
 
 from acp_agent.model.base import MessageDone
 from acp_agent.turn.history import result_text
-from acp_agent.turn.meter import Limit, TurnMeter
+from acp_agent.turn.meter import Limit, Subagent, TurnMeter
 from acp_agent.turn.stop import TurnStop
 
-__all__ = ["LIMIT_NAMES", "STOP_REASONS", "Step", "ToolStep", "TurnRecord", "step_of"]
+__all__ = ["LIMIT_NAMES", "STOP_REASONS", "Step", "SubagentRecord", "ToolStep", "TurnRecord", "step_of"]
 
 STOP_REASONS: dict[TurnStop, str] = {
     TurnStop.END_TURN: "end_turn",
@@ -44,6 +44,44 @@ LIMIT_NAMES: dict[Limit, str] = {
     Limit.TRIALS: "maxTrials",
 }
 """The record's `limit` for each budget that can end a turn (C3)."""
+
+
+class SubagentRecord(BaseModel):
+    """What one subagent (a `task` call) spent of the turn, and how it ended (docs/decisions.md D27).
+
+    Its figures are included in the turn's own, which stay the totals for the tree.
+    """
+
+    model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+    description: str
+    stop: str
+    """How the subagent ended: end_turn, max_tokens, refusal, max_turn_requests, cancelled or error."""
+    requests: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cost_usd: float | None = None
+    limit: str | None = None
+    """The budget that ended it: the turn's, or its own share of requests (`maxTurnRequests`)."""
+
+    @classmethod
+    def of(cls, subagent: Subagent) -> SubagentRecord:
+        meter, stop = subagent.meter, subagent.stop
+        return cls(
+            description=subagent.description,
+            stop="error" if subagent.error else "cancelled" if stop is None else STOP_REASONS[stop],
+            limit=None if subagent.limit is None else LIMIT_NAMES[subagent.limit],
+            requests=meter.model_requests,
+            tool_calls=meter.tool_calls,
+            input_tokens=meter.input_tokens,
+            output_tokens=meter.output_tokens,
+            cache_read_input_tokens=meter.cache_read_input_tokens,
+            cache_creation_input_tokens=meter.cache_creation_input_tokens,
+            cost_usd=round(meter.cost_usd, 6) if meter.price is not None else None,
+        )
 
 
 class TurnRecord(BaseModel):
@@ -84,6 +122,8 @@ class TurnRecord(BaseModel):
     limits: dict[str, Any] | None = None
     models: list[str] | None = None
     """The model of each request, in order."""
+    subagents: list[SubagentRecord] | None = None
+    """Each subagent the turn ran (`task` calls), in the order they started; null when none."""
 
     @classmethod
     def from_meter(
@@ -132,6 +172,7 @@ class TurnRecord(BaseModel):
             wrap_up=meter.wrapped_up,
             limits={k: v for k, v in limits.items() if v is not None},
             models=list(meter.request_models) or None,
+            subagents=[SubagentRecord.of(s) for s in meter.subagents] or None,
         )
 
     def to_meta(self) -> dict[str, Any]:

@@ -283,6 +283,14 @@ class TurnRunner:
             self.session_cost_usd = (self.session_cost_usd or 0.0) + cost
         return self.session_cost_usd
 
+    def absorb(self, child: TurnRunner) -> None:
+        """A subagent's runner ended: what it spent counts in this session's figures (/status,
+        the cost in `usage_update`), as its requests counted in the turn's meter."""
+        if child.session_cost_usd is not None:
+            self.session_cost_usd = (self.session_cost_usd or 0.0) + child.session_cost_usd
+        self.session_cache_read += child.session_cache_read
+        self.session_prompt_tokens += child.session_prompt_tokens
+
     async def _send_request(self, history: History, meter: TurnMeter, number: int) -> MessageDone:
         """One model request: relay its output as it arrives, and append the reply to history."""
         meter.waiting_for_model()

@@ -32,7 +32,7 @@ from acp_agent.turn.history import INTERRUPTED_RUNNING, History, add_note, resul
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import ALLOW, PermissionAsker
 
-__all__ = ["ToolBatch", "heading"]
+__all__ = ["InTurn", "ToolBatch", "heading"]
 
 log = structlog.get_logger(__name__)
 
@@ -57,6 +57,19 @@ def _first_failure(group: BaseExceptionGroup) -> BaseException:
         if not isinstance(found, cancelled):
             return found
     return group.exceptions[0]
+
+
+@dataclass(frozen=True, slots=True)
+class InTurn:
+    """What a tool that runs inside the turn's budgets (the `task` tool, `turn/subagents.py`) gets
+    beside its context, through its `run_in_turn(args, ctx, turn)`: the batch's meter, sink and
+    permission asker, and how many calls of the same tool the reply runs from this one on (they
+    share what is left of the turn)."""
+
+    meter: TurnMeter
+    sink: EventSink
+    permissions: PermissionAsker
+    together: int = 1
 
 
 def heading(tools: ToolRegistry, name: str, args: Any) -> tuple[str, str]:
@@ -97,7 +110,8 @@ class ToolBatch:
         """Run the batch; its results are appended to the history as one user message, in model order.
 
         Each run of consecutive read-only calls runs at once (they only look, so their order does
-        not matter); every other call runs alone, in model order.
+        not matter), and so does each run of consecutive calls of a tool that runs beside itself
+        (`task`: subagents); every other call runs alone, in model order.
         """
         tool_uses, meter = self.tool_uses, self.meter
         allowed = meter.tool_allowance(len(tool_uses))
@@ -120,11 +134,14 @@ class ToolBatch:
                 end = position
                 while end < allowed and self._read_only(tool_uses[end]):
                     end += 1
+                if end == position:  # not read-only: a tool that runs beside itself still may
+                    while end < allowed and self._beside(block, tool_uses[end]):
+                        end += 1
                 if end - position > 1:
-                    await self._run_together(range(position, end), results)
+                    await self._run_together(range(position, end), results, allowed)
                     position = end
                     continue
-                results[position] = await self._run_one(block)
+                results[position] = await self._run_one(block, self._still_to_run(block, position, allowed))
                 position += 1
             self._watch_repeats([r for r in results if r is not None])
         except JournalFailed:
@@ -163,11 +180,25 @@ class ToolBatch:
         tool = self.tools.get(block["name"])
         return tool is not None and getattr(tool, "read_only", False) is True
 
-    async def _run_together(self, positions: range, results: list[dict[str, Any] | None]) -> None:
+    def _beside(self, first: dict[str, Any], block: dict[str, Any]) -> bool:
+        """Whether `block` may run beside `first`: both call one tool that runs beside itself."""
+        tool = self.tools.get(first["name"])
+        return block["name"] == first["name"] and getattr(tool, "beside_itself", False) is True
+
+    def _still_to_run(self, first: dict[str, Any], position: int, allowed: int) -> int:
+        """How many calls of `first`'s tool the reply runs from `position` on (they share the turn)."""
+        return sum(b["name"] == first["name"] for b in self.tool_uses[position:allowed])
+
+    async def _run_together(
+        self, positions: range, results: list[dict[str, Any] | None], allowed: int
+    ) -> None:
         """Run these calls at once, each result into its own slot; a cancel ends them all."""
 
         async def run(position: int) -> None:
-            results[position] = await self._run_one(self.tool_uses[position])
+            block = self.tool_uses[position]
+            results[position] = await self._run_one(
+                block, self._still_to_run(block, positions.start, allowed)
+            )
 
         try:
             async with anyio.create_task_group() as group:
@@ -187,7 +218,7 @@ class ToolBatch:
         if note is not None and results:
             add_note(results[-1], note)
 
-    async def _run_one(self, block: dict[str, Any]) -> dict[str, Any]:
+    async def _run_one(self, block: dict[str, Any], together: int = 1) -> dict[str, Any]:
         call_id, name = block["id"], block["name"]
         args = block.get("input")
         args = args if isinstance(args, dict) else {}
@@ -198,7 +229,7 @@ class ToolBatch:
         log.debug("tool.started", tool=name, call_id=call_id)
         meter = self.meter
         try:
-            result = await self._execute(tool, name, title, args, call_id)
+            result = await self._execute(tool, name, title, args, call_id, together)
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             meter.tool_failed()
             await self._fail(
@@ -234,7 +265,7 @@ class ToolBatch:
             await self.sink.emit(ToolCallFinished.of(call_id, "failed", text))
 
     async def _execute(
-        self, tool: Any, name: str, title: str, args: dict[str, Any], call_id: str
+        self, tool: Any, name: str, title: str, args: dict[str, Any], call_id: str, together: int = 1
     ) -> ToolResult:
         """Validate, ask, run: every way this can go wrong is a result the model sees."""
         meter = self.meter
@@ -281,10 +312,17 @@ class ToolBatch:
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
             self.history.note(ToolStartedEntry(call_id))
             self._started.add(call_id)
+        in_turn = getattr(tool, "run_in_turn", None)  # a subagent: it spends the turn's budgets
         try:
             with anyio.fail_after(seconds):
-                result: ToolResult = await tool.run(args, ctx)
+                if in_turn is not None:
+                    turn = InTurn(meter, self.sink, self.permissions, together)
+                    result: ToolResult = await in_turn(args, ctx, turn)
+                else:
+                    result = await tool.run(args, ctx)
                 return result
+        except PermissionCancelled:  # a subagent's question, cancelled: the turn ends cancelled
+            raise
         except TimeoutError:
             return ToolResult(f"{name} timed out after {seconds:g} s", is_error=True)
         except ToolTimeout as exc:

@@ -1,0 +1,46 @@
+"""The session's `task` tool: which tools its subagents get, and their system prompt.
+
+Built with the session's runner (`engine.py`), once: every subagent of the session then sends the
+same tools and system prompt, one cached prefix across its subagents and turns (D14, D27).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acp_agent.session.system_prompt import build_subagent_prompt
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.subagents import TaskTool
+
+if TYPE_CHECKING:
+    from acp_agent.session.state import Session
+
+__all__ = ["CHANGING_MODES", "NOT_FOR_SUBAGENTS", "task_tool"]
+
+NOT_FOR_SUBAGENTS = frozenset({"task", "ask_user", "update_plan"})
+"""Never a subagent's: no recursion, no user to ask, and the plan is the session's."""
+CHANGING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
+"""The modes in which a subagent with `--subagent-tools all` may edit and run commands."""
+
+
+def task_tool(session: Session, registry: ToolRegistry, *, instructions: str, skills: str) -> TaskTool | None:
+    """The task tool for a session whose tools are `registry`, or None when it offers none
+    (`--subagent-tools off`, or a client's tool set without it)."""
+    choice = session.subagent_tools
+    if choice == "off" or not session.client.offers("task"):
+        return None
+    offered = [registry.get(name) for name in registry.names if name not in NOT_FOR_SUBAGENTS]
+    children = ToolRegistry(
+        t for t in offered if t is not None and (choice == "all" or getattr(t, "read_only", False) is True)
+    )
+    system = build_subagent_prompt(
+        cwd=session.cwd,
+        tools=[(t["name"], t.get("description", "")) for t in children.api_tools()],
+        instructions=instructions,
+        skills=skills if "skill" in children else "",
+        extra_roots=session.extra_roots,
+    )
+    if choice == "read":
+        return TaskTool(children, system)
+    permissions = session.permissions
+    return TaskTool(children, system, may_change=lambda: permissions.mode in CHANGING_MODES)

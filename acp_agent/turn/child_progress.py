@@ -1,0 +1,124 @@
+"""What the editor sees of a subagent, and how it asks permission: through the parent's tool call.
+
+A subagent's loop emits the same events as any loop; `ChildProgress` is its sink, and turns them
+into the content of the one tool call the editor knows, the parent's `task` call: a short line per
+tool call the subagent makes ("Read src/app.py", "Search 'retry'"), replaced as it goes (ACP's
+`tool_call_update` replaces content). Its text, thoughts and usage are not shown: only its final
+answer is, as the call's result. A call that asks permission (a subagent allowed to edit) is also
+shown as a call of its own, announced before its question, so the editor can show the question,
+the diff and the outcome where it expects them (`ChildPermissions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from acp_agent.tools.base import Preview
+from acp_agent.turn.events import (
+    EventSink,
+    ToolCallFinished,
+    ToolCallProgress,
+    ToolCallStarted,
+    ToolCallUpdated,
+    TurnEvent,
+)
+from acp_agent.turn.permissions import PermissionAsker, PermissionDecision
+
+__all__ = ["MAX_LINES", "ChildPermissions", "ChildProgress"]
+
+MAX_LINES = 40
+"""The most lines shown while a subagent runs (the earlier ones are counted), so the bytes sent
+for one subagent grow with its tool calls, never with their square."""
+CHANGES_REFUSED = (
+    "Refused: a subagent may edit files or run commands only when the session's mode is "
+    "acceptEdits or bypassPermissions. Report what should change instead."
+)
+
+
+@dataclass(slots=True)
+class ChildProgress:
+    """A subagent's EventSink: its tool calls become lines of the parent call `call_id`."""
+
+    sink: EventSink
+    """The parent loop's sink (the session's relay)."""
+    call_id: str
+    lines: list[str] = field(default_factory=list)
+    _line_of: dict[str, int] = field(default_factory=dict)
+    _own: set[str] = field(default_factory=set)
+    """The subagent's calls shown as calls of their own (they asked permission)."""
+
+    async def emit(self, event: TurnEvent) -> None:
+        call_id = getattr(event, "call_id", None)
+        if call_id in self._own and isinstance(event, ToolCallUpdated | ToolCallProgress | ToolCallFinished):
+            await self.sink.emit(event)
+        if isinstance(event, ToolCallStarted):
+            self._line_of[event.call_id] = len(self.lines)
+            self.lines.append(event.title)
+        elif isinstance(event, ToolCallFinished) and event.shown.status == "failed":
+            index = self._line_of.get(event.call_id)
+            if index is None:
+                return
+            self.lines[index] += " (failed)"
+        else:
+            return  # text, thoughts, usage: the subagent's answer is its result, nothing else
+        await self.sink.emit(ToolCallProgress(self.call_id, self.text()))
+
+    def text(self) -> str:
+        """The lines as shown: the latest `MAX_LINES`, after a count of the earlier ones."""
+        lines = self.lines
+        if len(lines) <= MAX_LINES:
+            return "\n".join(lines)
+        return "\n".join([f"… {len(lines) - MAX_LINES} earlier tool calls", *lines[-MAX_LINES:]])
+
+    async def show_own(self, call_id: str, title: str, kind: str, raw_input: dict[str, Any]) -> None:
+        """Announce one of the subagent's calls as a call of its own (before its question)."""
+        if call_id not in self._own:
+            self._own.add(call_id)
+            await self.sink.emit(ToolCallStarted(call_id, title, kind, raw_input))
+
+
+@dataclass(slots=True)
+class ChildPermissions:
+    """A subagent's PermissionAsker: the session's own, asked the questions the user would see,
+    one at a time across the turn's subagents, each titled with the subagent's description.
+
+    `may_change()` says whether the session's mode lets a subagent edit or execute now; when it
+    does not, the call is refused without a question.
+    """
+
+    asker: PermissionAsker
+    progress: ChildProgress
+    description: str
+    may_change: Callable[[], bool]
+    asking: anyio.Lock
+    """Shared by the session's subagents: one question at a time."""
+
+    async def ask(
+        self,
+        *,
+        call_id: str,
+        tool_name: str,
+        title: str,
+        kind: str,
+        permission: str,
+        raw_input: dict[str, Any],
+        preview: Callable[[], Awaitable[Preview | None]] | None = None,
+    ) -> PermissionDecision:
+        if not self.may_change():
+            return PermissionDecision(False, message=CHANGES_REFUSED)
+        title = f"{self.description}: {title}"
+        async with self.asking:
+            await self.progress.show_own(call_id, title, kind, raw_input)
+            return await self.asker.ask(
+                call_id=call_id,
+                tool_name=tool_name,
+                title=title,
+                kind=kind,
+                permission=permission,
+                raw_input=raw_input,
+                preview=preview,
+            )

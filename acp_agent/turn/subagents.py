@@ -1,0 +1,207 @@
+"""The `task` tool: a subagent, one child loop with a fresh context, inside the turn's budgets.
+
+The model hands a self-contained question to a helper ("find where the retry policy is
+configured") and gets back only the answer. The child is the one loop (`TurnRunner`) over a fresh
+`History` that is never journaled and never enters the parent's: its own system prompt (built by
+the session, the same for every child of the session, so they share one cached prefix), the task
+prompt, and the children's tools (read-only by default). Its events become progress lines of the
+parent's call (`child_progress.py`); its final text is the call's result.
+
+One meter for the tree (docs/decisions.md D27): the child counts with `TurnMeter.child`, so every
+request, tool call and token of it is the turn's, and with `maxTurnRequests` N exactly N requests
+reach the API across the parent and its children. A child that hits a limit ends, and its partial
+answer goes back with the limit named; the turn's next request then meets the same meter. Several
+`task` calls of one reply run at once (`ToolBatch`: the tool runs beside itself); a cancel ends
+them all, and the tool batch answers the parent's calls as for any tool.
+
+The tool lives here, in `turn/`, because it runs the loop: the tool batch hands it the turn's meter,
+sink and permission asker (`InTurn`), which a tool in `tools/` never sees.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import structlog
+
+from acp_agent.errors import PermissionCancelled, ToolError, TurnFailed
+from acp_agent.tools.base import Progress, ToolContext, ToolResult
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.child_progress import ChildPermissions, ChildProgress
+from acp_agent.turn.history import History
+from acp_agent.turn.meter import Limit, LimitReached, Subagent
+from acp_agent.turn.record import LIMIT_NAMES
+from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.tool_batch import InTurn
+
+__all__ = ["NOT_RUN", "TaskTool"]
+
+log = structlog.get_logger(__name__)
+
+NOT_RUN = (
+    "not run: the turn has no model request to spare for a subagent (its last one is kept for "
+    "your answer); answer with what you have"
+)
+NO_ANSWER = "(the subagent ended without an answer)"
+
+
+class TaskTool:
+    """Runs a subagent on a task and returns its final answer."""
+
+    name = "task"
+    permission = None
+    beside_itself = True
+    """Several `task` calls of one reply run at once (`ToolBatch`)."""
+    description = (
+        "Hand a self-contained task to a subagent: a helper with a fresh context and its own tools, "
+        "which works on it alone and returns only its final answer (its steps never enter your "
+        "context). Use it for searches and questions that need many reads, and call it several "
+        "times in one reply to run independent tasks at once. The subagent cannot see this "
+        "conversation: put everything it needs in the prompt (what to find, where to look, what "
+        "to report back). Its requests and tool calls count against this turn's budgets."
+    )
+    input_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "description": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A short (3-6 words) title for the task, shown to the user.",
+            },
+            "prompt": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The task, complete and self-contained, and what the answer should contain.",
+            },
+        },
+        "required": ["description", "prompt"],
+        "additionalProperties": False,
+    }
+
+    def __init__(
+        self, tools: ToolRegistry, system: str, *, may_change: Callable[[], bool] | None = None
+    ) -> None:
+        """`tools` are the subagents' tools and `system` their system prompt, the same for every
+        subagent of the session (a cached prefix). `may_change` is given when those tools edit or
+        run commands: whether the session's mode lets a subagent use them now (None: they only
+        look, so the call is read-only and runs beside other read-only calls)."""
+        self.tools = tools
+        self.system = system
+        self.may_change = may_change
+        self.read_only = may_change is None
+        self.kind = "think" if may_change is None else "other"
+        self._runner: TurnRunner | None = None
+        self._asking = anyio.Lock()
+
+    def bind(self, runner: TurnRunner) -> None:
+        """The session's runner: its model, settings and identity are the subagents' too."""
+        self._runner = runner
+
+    def title(self, args: dict[str, Any]) -> str:
+        description = args.get("description")
+        return f"Subagent: {description}" if isinstance(description, str) and description else "Subagent"
+
+    def time_allowance(self, args: dict[str, Any]) -> float:
+        """No timeout of its own: the turn's wall clock and the editor's cancel bound it."""
+        return math.inf
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise ToolError("the task tool runs only inside a turn")
+
+    async def run_in_turn(self, args: dict[str, Any], ctx: ToolContext, turn: InTurn) -> ToolResult:
+        """Run one subagent under the turn's meter; its answer (or partial answer) is the result."""
+        parent = self._runner
+        if parent is None or ctx.call_id is None:
+            raise ToolError("the task tool is not bound to a session")
+        subagent = turn.meter.child(str(args["description"]), turn.together)
+        if subagent.meter.share == 0:
+            subagent.ended(TurnStop.LIMIT, Limit.REQUESTS)
+            return ToolResult(NOT_RUN, is_error=True)
+        progress = ChildProgress(turn.sink, ctx.call_id)
+        permissions = ChildPermissions(
+            turn.permissions, progress, str(args["description"]), self.may_change or _never, self._asking
+        )
+        child = TurnRunner(
+            parent.model,
+            self.tools,
+            progress,
+            ctx,
+            replace(parent.settings, system=self.system),
+            new_id=parent.new_id,
+            permissions=permissions,
+        )
+        history = History()
+        history.add_prompt([{"type": "text", "text": str(args["prompt"])}])
+        try:
+            return await self._run_child(child, history, subagent, progress)
+        except (anyio.get_cancelled_exc_class(), PermissionCancelled):
+            subagent.ended(TurnStop.CANCELLED)
+            # The parent's call is answered with what the subagent had done (no checkpoint here).
+            await ctx.report(Progress(text=_cancelled(progress), cancelled=True))
+            raise
+        finally:
+            parent.absorb(child)
+
+    async def _run_child(
+        self, child: TurnRunner, history: History, subagent: Subagent, progress: ChildProgress
+    ) -> ToolResult:
+        meter = subagent.meter
+        log.info("subagent.started", description=subagent.description, share=meter.share)
+        try:
+            outcome = await child.run(history, meter)
+        except LimitReached as reached:
+            subagent.ended(reached.limit.stop, reached.limit)
+            note = _limit_note(reached.limit, subagent)
+            return ToolResult(f"{_last_text(history) or NO_ANSWER}\n\n{note}", steps=tuple(progress.lines))
+        except TurnFailed as exc:
+            subagent.ended(TurnStop.END_TURN, error=str(exc))
+            log.warning("subagent.failed", description=subagent.description, error=str(exc))
+            return ToolResult(f"the subagent failed: {exc}", is_error=True, steps=tuple(progress.lines))
+        finally:
+            log.info("subagent.ended", description=subagent.description, requests=meter.model_requests)
+        subagent.ended(outcome.stop)
+        text = outcome.final_text or NO_ANSWER
+        if outcome.stop is TurnStop.MAX_TOKENS:
+            text += "\n\n[the subagent's answer was cut off: it reached max_tokens]"
+        elif outcome.stop is TurnStop.REFUSAL:
+            text = "[the model refused this task]"
+        return ToolResult(text, steps=tuple(progress.lines))
+
+
+def _never() -> bool:
+    return False
+
+
+def _last_text(history: History) -> str:
+    """The text of the subagent's last reply (its partial answer when a limit stopped it)."""
+    for message in reversed(history.messages):
+        if message["role"] == "assistant":
+            return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
+    return ""
+
+
+def _limit_note(limit: Limit, subagent: Subagent) -> str:
+    """ "[subagent stopped at its limit: …]", naming the budget (the turn's, or its own share)."""
+    meter = subagent.meter
+    name = LIMIT_NAMES[limit]
+    if limit is Limit.REQUESTS and meter.parent is not None:
+        if meter.share_spent():
+            detail = f"its share of the turn's requests, {meter.share}"
+        elif meter.parent.requests_left() <= 1:
+            detail = f"the turn's {meter.limits.max_turn_requests} model requests are spent or kept for you"
+        else:
+            detail = "the turn's budget"
+        return f"[subagent stopped at its limit: {name} ({detail})]"
+    return f"[subagent stopped at its limit: {name}]"
+
+
+def _cancelled(progress: ChildProgress) -> str:
+    done = progress.text()
+    return "the user cancelled the turn while the subagent ran" + (
+        f"; it had made these tool calls:\n{done}" if done else ""
+    )
