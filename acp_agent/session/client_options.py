@@ -51,8 +51,8 @@ OWN_TOOLS = frozenset(
     }
 )
 """This agent's built-in tools (a unit test keeps the set equal to the registry's, `ask_user`,
-which is offered when the client has elicitation forms, and `skill`, offered when the session has
-Agent Skills)."""
+which is offered when the client has elicitation forms, `skill`, offered when the session has
+Agent Skills, and `task`, the subagents, unless `--subagent-tools off`)."""
 SERVER_TOOLS = frozenset({"web_search", "web_fetch"})
 """The API's web tools the agent offers (`model/server_tools.py`): a client's tool set names them too."""
 CLAUDE_TOOLS: dict[str, str] = {

@@ -6,10 +6,12 @@ from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS, SERVER_TOO
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.registry import coding_tools
 from acp_agent.tools.skill import SkillTool
+from acp_agent.turn.subagents import TaskTool
 
 
 def test_own_tools_are_the_registrys_and_every_claude_name_maps_to_one() -> None:
-    assert {tool.name for tool in coding_tools()} | {AskUser.name, SkillTool.name} == OWN_TOOLS
+    offered_by_session = {AskUser.name, SkillTool.name, TaskTool.name}
+    assert {tool.name for tool in coding_tools()} | offered_by_session == OWN_TOOLS
     assert set(CLAUDE_TOOLS.values()) <= OWN_TOOLS | SERVER_TOOLS
 
 
@@ -24,5 +26,6 @@ def test_claude_names_rules_and_mcp_names_map_to_what_is_offered() -> None:
     assert offered("Bash(git status:*)", "TodoWrite") == {"run_command", "update_plan"}
     assert offered("mcp__docs__search") == {"mcp__docs__search"}
     assert offered("mcp__docs") == offered("mcp__docs__*") == {"mcp__docs__search", "mcp__docs__fetch"}
-    assert offered("WebFetch", "Task") == set()
+    assert offered("WebFetch", "Agent") == set()
+    assert offered("Task") == {"task"}  # Claude Code's subagent tool is ours too
     assert read_client_options({}).offers("anything")  # no allowedTools: every tool

@@ -1,0 +1,165 @@
+"""The `task` tool in-process: how the tool batch runs calls of a tool that runs beside itself, and
+how a subagent's failure or limit comes back to the parent as a result (D27)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_agent.errors import ModelUnavailable, ToolError
+from acp_agent.limits import Limits
+from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
+from acp_agent.tools.base import ToolContext, ToolResult
+from acp_agent.tools.edit import WriteFile
+from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.events import TurnEvent
+from acp_agent.turn.history import History, result_text
+from acp_agent.turn.meter import TurnMeter
+from acp_agent.turn.permissions import AllowAll
+from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.subagents import TaskTool
+from acp_agent.turn.tool_batch import InTurn, ToolBatch
+
+Reply = tuple[list[dict[str, Any]], str]
+_ids = itertools.count(1)
+CHILD = "CHILD PROMPT"
+
+
+class Events:
+    def __init__(self) -> None:
+        self.seen: list[TurnEvent] = []
+
+    async def emit(self, event: TurnEvent) -> None:
+        self.seen.append(event)
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"toolu_{next(_ids)}", "name": name, "input": args}
+
+
+class Beside:
+    """A tool that runs beside itself: records `together` and waits for its siblings."""
+
+    name, kind, permission, beside_itself = "beside", "other", None, True
+    description = "test"
+    input_schema: dict[str, Any] = {"type": "object"}
+
+    def __init__(self) -> None:
+        self.together: list[int] = []
+        self.running = 0
+        self.most = 0
+
+    def title(self, args: dict[str, Any]) -> str:
+        return "beside"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise AssertionError("run_in_turn is what the batch calls")
+
+    async def run_in_turn(self, args: dict[str, Any], ctx: ToolContext, turn: InTurn) -> ToolResult:
+        self.together.append(turn.together)
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await anyio.sleep(0.05)
+        self.running -= 1
+        return ToolResult("ok")
+
+
+async def test_calls_of_a_tool_that_runs_beside_itself_run_together_and_know_how_many_share(
+    tmp_path: Path,
+) -> None:
+    tool = Beside()
+    calls = [call("beside"), call("beside"), call("write_file", path="w.txt", content="w"), call("beside")]
+    history = History()
+    history.add_assistant(calls)
+    await ToolBatch(
+        calls,
+        tools=ToolRegistry([tool, WriteFile()]),
+        sink=Events(),
+        ctx=ToolContext(cwd=tmp_path),
+        permissions=AllowAll(),
+        tool_timeout=5,
+        history=history,
+        meter=TurnMeter(Limits()),
+    ).run()
+    assert tool.together == [3, 3, 1]  # the first two share with the one still to come
+    assert tool.most == 2  # the two consecutive ones at once; the last alone, after the write
+    assert [b["tool_use_id"] for b in history.messages[-1]["content"]] == [c["id"] for c in calls]
+
+
+class ByConversation:
+    """A ModelClient: the subagent's replies (its system prompt) from one script, the parent's
+    from another; `child` may be a function of the request."""
+
+    streaming = False
+
+    def __init__(self, parent: list[Reply], child: Callable[[ModelRequest], Reply]) -> None:
+        self.parent, self.child = parent, child
+
+    async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        content, stop = self.child(request) if request.system == CHILD else self.parent.pop(0)
+        for index, block in enumerate(content):
+            if block["type"] == "text":
+                yield TextDelta(index, block["text"])
+        yield MessageDone([dict(b) for b in content], stop, Usage(10, 5))
+
+
+async def run_parent(
+    tmp_path: Path, child: Callable[[ModelRequest], Reply], limits: Limits
+) -> tuple[TurnMeter, History]:
+    task = TaskTool(ToolRegistry([ReadFile(), ListFiles()]), CHILD)
+    parent = [([call("task", description="look", prompt="look around")], "tool_use"), ([], "end_turn")]
+    runner = TurnRunner(
+        ByConversation(parent, child),
+        ToolRegistry([task]),
+        Events(),
+        ToolContext(cwd=tmp_path),
+        RunnerSettings(model="m", max_tokens=100, system="PARENT"),
+    )
+    task.bind(runner)
+    history, meter = History(), TurnMeter(limits)
+    history.add_prompt([{"type": "text", "text": "go"}])
+    await runner.run(history, meter)
+    return meter, history
+
+
+async def test_a_subagent_whose_model_fails_is_an_error_result_and_the_parent_goes_on(tmp_path: Path) -> None:
+    def broken(request: ModelRequest) -> Reply:
+        raise ModelUnavailable("the API said no")
+
+    meter, history = await run_parent(tmp_path, broken, Limits())
+    result = history.messages[2]["content"][0]
+    assert result["is_error"] and "the subagent failed: the API said no" in result_text(result["content"])
+    assert meter.subagents[0].error == "the API said no"
+    assert meter.model_requests == 3  # the parent's two and the subagent's failed one
+
+
+async def test_a_subagent_stuck_in_a_loop_ends_at_the_repeat_limit_with_its_partial_answer(
+    tmp_path: Path,
+) -> None:
+    def stuck(request: ModelRequest) -> Reply:
+        return [{"type": "text", "text": "still looking"}, call("list_files")], "tool_use"
+
+    meter, history = await run_parent(tmp_path, stuck, Limits(repeat_limit=3))
+    text = result_text(history.messages[2]["content"][0]["content"])
+    assert text.startswith("still looking") and text.endswith(
+        "[subagent stopped at its limit: repeatedToolCall]"
+    )
+    assert meter.subagents[0].meter.model_requests == 3 and meter.last_repeat == 1
+
+
+async def test_the_task_tool_outside_a_turn_or_unbound_refuses(tmp_path: Path) -> None:
+    task = TaskTool(ToolRegistry([ReadFile()]), CHILD)
+    with pytest.raises(ToolError):
+        await task.run({"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path))
+    turn = InTurn(TurnMeter(Limits()), Events(), AllowAll())
+    with pytest.raises(ToolError, match="not bound"):
+        await task.run_in_turn(
+            {"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path, call_id="c"), turn
+        )
