@@ -182,6 +182,8 @@ class TurnMeter:
     def web_search_allowance(self) -> int | None:
         """The search tool's `max_uses` for the next request: within what is left of
         `maxWebSearches` (`model/server_tools.py:search_allowance`); 0: no search tool."""
+        if self.parent is not None:  # a subagent searches within what is left of the turn's
+            return self.parent.web_search_allowance()
         return search_allowance(self.limits.max_web_searches, self.web_searches)
 
     def retry_scheduled(self) -> None:

@@ -63,6 +63,7 @@ class SubagentRecord(BaseModel):
     output_tokens: int
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    web_searches: int = 0
     cost_usd: float | None = None
     limit: str | None = None
     """The budget that ended it: the turn's, or its own share of requests (`maxTurnRequests`)."""
@@ -80,6 +81,7 @@ class SubagentRecord(BaseModel):
             output_tokens=meter.output_tokens,
             cache_read_input_tokens=meter.cache_read_input_tokens,
             cache_creation_input_tokens=meter.cache_creation_input_tokens,
+            web_searches=meter.web_searches,
             cost_usd=round(meter.cost_usd, 6) if meter.price is not None else None,
         )
 

@@ -125,6 +125,17 @@ def test_repeats_are_seen_per_conversation() -> None:
         second.check_batch()
 
 
+def test_a_child_searches_the_web_within_what_is_left_of_the_turns_searches() -> None:
+    turn = TurnMeter(Limits(max_web_searches=10))
+    child = turn.child("web").meter
+    child.tokens_used(Usage(10, 5, web_search_requests=7))
+    assert (child.web_searches, turn.web_searches) == (7, 7)
+    assert child.web_search_allowance() == turn.web_search_allowance() == 2  # 3 left: 2 a request
+    sibling = turn.child("more").meter
+    sibling.tokens_used(Usage(10, 5, web_search_requests=3))
+    assert child.web_search_allowance() == 0  # the turn's 10 are spent, whoever spent them
+
+
 def test_a_childs_phase_and_model_stop_are_its_own() -> None:
     turn = TurnMeter(Limits())
     turn.running_tools()
@@ -157,6 +168,7 @@ def test_the_record_has_each_subagent_and_the_trees_totals() -> None:
         "outputTokens": 10,
         "cacheReadInputTokens": 0,
         "cacheCreationInputTokens": 0,
+        "webSearches": 0,
         "costUsd": pytest.approx(0.00011),
     }
     assert (second["stop"], second["limit"]) == ("max_turn_requests", "maxTurnRequests")
