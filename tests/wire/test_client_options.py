@@ -66,17 +66,23 @@ async def test_allowed_tools_are_the_tools_offered(
         replies.tool_use("write_file", {"path": "x.txt", "content": "no"}, id="toolu_write"),
         replies.text("ok"),
     )
-    allowed = ["Read", "grep", "Bash(git status)", "mcp__docs__search", "Task", "list_files"]
+    allowed = ["Read", "grep", "Bash(git status)", "mcp__docs__search", "Task", "NotebookEdit", "list_files"]
     session = await agent.new_session(workspace, meta=acpx_meta(allowedTools=allowed))
     response = await agent.prompt(session, "write x.txt")
     assert response["result"]["stopReason"] == "end_turn"
     first = fake_api.requests[0].body
-    assert [t["name"] for t in first["tools"]] == ["read_file", "list_files", "search_text", "run_command"]
+    assert [t["name"] for t in first["tools"]] == [
+        "read_file",
+        "list_files",
+        "search_text",
+        "run_command",
+        "task",
+    ]
     assert "- write_file" not in system_text(first) and "- read_file" in system_text(first)
     result = json.dumps(fake_api.requests[1].body["messages"][-1])
     assert "toolu_write" in result and "write_file" in result  # refused as unknown: not offered
     assert not (workspace / "x.txt").exists()
-    assert "session.tools_unknown" in agent.stderr_text() and "Task" in agent.stderr_text()
+    assert "session.tools_unknown" in agent.stderr_text() and "NotebookEdit" in agent.stderr_text()
 
 
 async def test_an_empty_allowed_tools_list_offers_no_tools(
