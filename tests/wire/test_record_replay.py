@@ -15,12 +15,14 @@ VOLATILE = {"turnId", "durationMs", "modelDurationMs", "streaming"}
 
 
 def normalised(agent: AgentProcess, session: str) -> list[dict[str, Any]]:
-    """The session's updates without what is fresh per run: message ids and update times."""
-    out = []
-    for params in agent.updates(session):
-        update = {k: v for k, v in params["update"].items() if k not in {"messageId", "updatedAt"}}
-        out.append(update)
-    return out
+    """The session's updates without what is fresh per run: message ids and update times. The
+    commands announcement comes first: it follows session/new on its own, so it may arrive before
+    or after the first prompt's title (a stable sort keeps the turn's order)."""
+    out = [
+        {k: v for k, v in params["update"].items() if k not in {"messageId", "updatedAt"}}
+        for params in agent.updates(session)
+    ]
+    return sorted(out, key=lambda update: update["sessionUpdate"] != "available_commands_update")
 
 
 def text_of(updates: list[dict[str, Any]]) -> str:
