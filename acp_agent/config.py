@@ -122,6 +122,25 @@ class Config(BaseModel):
         ),
     ] = Field(0.8, ge=0, le=1)
     """Compact older turns when a request's context passes this fraction of the window (0 = off)."""
+    clear_results_at: Annotated[
+        int,
+        Setting(
+            "when a request's context passes this many tokens, old tool results leave the requests "
+            "in one step (a note says what each was; the journal keeps them); 0 = never",
+            "ACP_AGENT_CLEAR_RESULTS_AT",
+            metavar="TOKENS",
+        ),
+    ] = Field(100_000, ge=0)
+    """Clear old tool results from the requests when one passes this many tokens (0 = never)."""
+    clear_results_keep: Annotated[
+        int,
+        Setting(
+            "tokens of the latest tool results a clearing keeps (at most half of --clear-results-at)",
+            "ACP_AGENT_CLEAR_RESULTS_KEEP",
+            metavar="TOKENS",
+        ),
+    ] = Field(20_000, ge=0)
+    """Tokens of the latest tool results a clearing keeps (at most half the trigger)."""
     thinking_budget: Annotated[
         int | None,
         Setting(

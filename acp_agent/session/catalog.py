@@ -187,7 +187,13 @@ class ModelCatalog:
         }
         if base is not None:
             return replace(base, **values)
-        return RunnerSettings(**values, compact_at=config.compact_at, on_limit=config.on_limit)
+        return RunnerSettings(
+            **values,
+            compact_at=config.compact_at,
+            on_limit=config.on_limit,
+            clear_results_at=config.clear_results_at,
+            clear_results_keep=config.clear_results_keep,
+        )
 
 
 def _log_doubtful_figures(infos: dict[str, dict[str, Any]]) -> None:

@@ -36,6 +36,7 @@ from acp_agent.tools.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.tools.skill import SkillTool
+from acp_agent.turn import clearing
 from acp_agent.turn.driver import TurnResult, drive_turn
 from acp_agent.turn.entries import TurnEntry
 from acp_agent.turn.events import Notice
@@ -278,6 +279,7 @@ def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Con
         f"Context used: {used:,} of {window:,} tokens ({used / window:.0%})\n"
         f"Prompt cache: {cache}\nCost so far: {cost}\n"
         f"Messages in history: {len(session.history)}\n"
+        f"Old tool results cleared from requests: {clearing.status(session.history, settings)}\n"
         f"Sandbox for commands: {sandbox}\n"
         f"Web tools: {_web(settings.web)}\n"
         f"Instructions: {_listed(session.instruction_files)}\n"

@@ -40,6 +40,7 @@ from acp_agent.session.roots import extra_roots, session_root
 from acp_agent.session.state import RunningTurn, Session
 from acp_agent.session.store import JournalWriteFailed, SessionStore
 from acp_agent.session.titles import session_title
+from acp_agent.turn import clearing
 from acp_agent.turn.entries import PromptEntry, RootsEntry, TitleEntry
 from acp_agent.turn.history import History
 from acp_agent.turn.loops import choose_loop
@@ -224,6 +225,7 @@ class SessionManager:
             settings = self.catalog.settings_for(config.model, effort, web=self.catalog.web_for(overrides))
         except ProfileError as exc:
             raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
+        settings = clearing.with_meta(settings, overrides)
         permissions = SessionPermissions(
             session_id,
             self.requester,

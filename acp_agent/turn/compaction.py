@@ -109,7 +109,7 @@ async def compact(
         tools=tools,
         thinking=settings.thinking,
         output_config=settings.output_config,
-        messages=with_user_block(history.messages, {"type": "text", "text": SUMMARY_INSTRUCTION}),
+        messages=with_user_block(history.for_request(), {"type": "text", "text": SUMMARY_INSTRUCTION}),
         previous_message_id=previous_message_id,
         deadline=meter.deadline(),
     )

@@ -34,6 +34,8 @@ __all__ = [
     "ENTRY_CLASSES",
     "JOURNAL_VERSION",
     "AssistantEntry",
+    "ClearedResult",
+    "ClearingEntry",
     "CompactionEntry",
     "EffortEntry",
     "Entry",
@@ -352,6 +354,29 @@ class CompactionEntry:
     type: Literal["compaction"] = "compaction"
 
 
+class ClearedResult(NamedTuple):
+    """One old tool result left out of the requests: its call, the note sent in its place, and
+    the size of what it held (characters of text, images)."""
+
+    tool_use_id: str
+    note: str
+    chars: int
+    images: int
+
+
+@_typed
+class ClearingEntry:
+    """Old tool results left out of what the session sends from here on (`turn/clearing.py`);
+    the results stay in the journal and the history. The thinking blocks of messages `first`+1
+    up to `messages` (the history's length then) go from the requests too: they were signed to
+    the prefix that changed."""
+
+    results: tuple[ClearedResult, ...]
+    first: NonNegativeInt
+    messages: NonNegativeInt
+    type: Literal["clearing"] = "clearing"
+
+
 @_typed
 class RollbackEntry:
     """A refused prompt and what followed it dropped: the history back to this mark."""
@@ -380,6 +405,7 @@ Entry = (
     | RollbackEntry
     | RootsEntry
     | TitleEntry
+    | ClearingEntry
 )
 """Every kind of journal entry."""
 

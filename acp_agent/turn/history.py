@@ -20,8 +20,10 @@ from typing import Any, Protocol
 
 from acp_agent.errors import JournalFailed
 from acp_agent.tools.shown import shown_value
+from acp_agent.turn.cleared import ClearedResults
 from acp_agent.turn.entries import (
     AssistantEntry,
+    ClearingEntry,
     CompactionEntry,
     Entry,
     PromptEntry,
@@ -185,13 +187,24 @@ class History:
     """Messages in Anthropic's input shape, owned by one session.
 
     With a `journal`, every change is also written as an entry (prompt, user, assistant, rollback,
-    compaction; the tool batch adds tool_started and tool_result) from which `History.replay`
-    rebuilds the same messages after a restart.
+    compaction, clearing; the tool batch adds tool_started and tool_result) from which
+    `History.replay` rebuilds the same messages after a restart. `messages` stay whole; a request
+    carries `for_request()`, which leaves out the old results `cleared` holds (`clearing.py`).
     """
 
     def __init__(self, messages: list[Message] | None = None, journal: JournalWriter | None = None) -> None:
         self.messages: list[Message] = messages or []
         self.journal = journal
+        self.cleared = ClearedResults()
+
+    def for_request(self) -> list[Message]:
+        """The messages as a request carries them: cleared results as their notes (`cleared.py`)."""
+        return self.cleared.view(self.messages)
+
+    def clear_results(self, entry: ClearingEntry) -> None:
+        """Leave these old results out of every later request (journaled; the history keeps them)."""
+        self.note(entry)
+        self.cleared.apply(entry, self.messages)
 
     def note(self, entry: Entry, *, sync: bool = True) -> None:
         """Write an entry to the journal (if any), before the change is reported as done.
@@ -226,6 +239,8 @@ class History:
                 history.add_assistant(list(entry.blocks), journal=False)
             elif isinstance(entry, CompactionEntry):
                 history.messages = shown_value([{**m, "content": list(m["content"])} for m in entry.messages])
+            elif isinstance(entry, ClearingEntry):
+                history.cleared.apply(entry, history.messages)
             elif isinstance(entry, RollbackEntry):  # its mark counted the repaired history the session had
                 history.repair(started=started)
                 history.rollback(Mark(entry.messages, entry.blocks), journal=False)

@@ -13,7 +13,9 @@ could not process ("Could not process image", 400) failed every later prompt (is
   (or, when it names none, every image it had not taken before) becomes a note, once per request;
   the request is then sent again (and counted).
 
-Either rewrite goes through `History.replace_all`, so the journal keeps it and `session/load`
+Both count what a request carries (`History.for_request`: a result cleared by `clearing.py` carries
+no image), whose user messages hold their blocks at the history's own places. Either rewrite goes
+through `History.replace_all`, so the journal keeps it and `session/load`
 restores the history the API took. Thinking blocks after the first changed message go too: they
 are signed to the prefix they were written behind.
 """
@@ -108,7 +110,7 @@ def _replaced(history: History, places: set[Where], note: str) -> None:
 def fit_media(history: History) -> int:
     """Take the oldest media out when the history holds more than one request may carry;
     returns how many were taken out (0, the common case, touches nothing)."""
-    found = [(where, len(_data(block) or "")) for where, block in _media(history.messages)]
+    found = [(where, len(_data(block) or "")) for where, block in _media(history.for_request())]
     total = sum(size for _, size in found)
     if len(found) <= MAX_MEDIA and total <= MAX_MEDIA_BYTES:
         return 0
@@ -129,7 +131,7 @@ def replace_refused(history: History, detail: dict[str, Any], accepted: Mark | N
     request it answered; on a 413: the oldest half); returns
     how many (0: the refusal was not about media, or there is nothing to take out)."""
     status, message = detail.get("status"), str(detail.get("apiMessage") or "")
-    found = list(_media(history.messages))
+    found = list(_media(history.for_request()))
     if not found or not (status == 413 or (status == 400 and "image" in message.lower())):
         return 0
     places: set[Where] = set()

@@ -30,6 +30,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.clearing import clear_old_results
 from acp_agent.turn.compaction import compact
 from acp_agent.turn.events import EventSink, Notice, TextChunk, ThoughtChunk, UsageReported
 from acp_agent.turn.history import History, Mark, without_thinking
@@ -137,6 +138,7 @@ class TurnRunner:
     ) -> AttemptOutcome:
         compacted_for_overflow = media_refused = False
         while True:
+            self.last_context_tokens = clear_old_results(history, self.last_context_tokens, self.settings)
             await self._maybe_compact(history, meter)
             fit_media(history)  # within what one request may carry (rarely rewrites anything)
             number = meter.start_request(self.settings.model)
@@ -297,7 +299,7 @@ class TurnRunner:
         settings = self.settings
         tool_choice = self._wrap_up(history, meter)
         self._settle_tools(history, meter)
-        request = self.build_request(history.messages, meter, tool_choice=tool_choice)
+        request = self.build_request(history.for_request(), meter, tool_choice=tool_choice)
         sink = self.sink
         text_id: str | None = None
         thought_id: str | None = None

@@ -28,6 +28,10 @@ class RunnerSettings:
     """wrap_up: the last allowed request carries no tools and asks for a summary (C7)."""
     compact_at: float = 0.8
     """Compact when a request's context passes this fraction of the window (0 = never)."""
+    clear_results_at: int = 100_000
+    """Clear old tool results from the requests when one passes this many tokens (0 = never)."""
+    clear_results_keep: int = 20_000
+    """Tokens of the latest tool results a clearing keeps (at most half of `clear_results_at`)."""
     profile: ModelProfile = field(default_factory=lambda: ModelProfile("unknown"))
     """What the model accepts (structured output for a judge, forced tool choice)."""
     web: WebTools = field(default_factory=WebTools)

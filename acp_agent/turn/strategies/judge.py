@@ -156,14 +156,14 @@ class JudgeEvaluator:
         settings = runner.settings
         if settings.profile.structured_outputs:
             ask = {"type": "text", "text": f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK_IN_SESSION}"}
-            messages = with_user_block(history.messages, ask)
+            messages = with_user_block(history.for_request(), ask)
             output = {
                 **(settings.output_config or {}),
                 "format": {"type": "json_schema", "schema": VERDICT_SCHEMA},
             }
             return runner.build_request(messages, meter, output_config=output)
         text = (
-            f"<conversation>\n{transcript(history.messages)}\n</conversation>\n\n"
+            f"<conversation>\n{transcript(history.for_request())}\n</conversation>\n\n"
             f"<rubric>\n{self.rubric}\n</rubric>\n\n{ASK}"
         )
         return runner.build_request(
