@@ -1,5 +1,5 @@
-"""`python bench/cost.py [--json out.json] [--compare before.json]`: what a turn and a long session
-cost with the prompt cache.
+"""`python bench/cost.py [--json out.json] [--compare before.json] [--sweep]`: what a turn and a long
+session cost with the prompt cache.
 
 The agent runs on `claude-sonnet-5-5` against the loopback fake, which bills the cache markers it
 receives as the API does (`acp_agent/testing/prompt_cache.py`). Scenarios, on both model paths:
@@ -8,7 +8,9 @@ receives as the API does (`acp_agent/testing/prompt_cache.py`). Scenarios, on bo
 - a verify turn with a model judge, and a phased turn (plan → act).
 And, on the streaming path only (the requests are the same on both):
 - a long session: 200 model requests (10 prompts of 19 `read_file` calls and an answer), every
-  tool result 10 KB, no compaction (the history stays far below 80% of the 1M window).
+  tool result 10 KB, no compaction (the history stays far below 80% of the 1M window); old tool
+  results are cleared at the agent's defaults (`acp_agent/turn/clearing.py`), and `--sweep` runs it
+  at several triggers and keeps, clearing off included.
 Cost ratios are the billed input cost over what the same prompts would cost uncached, at the
 generic rates (read 0.1x, write 1.25x) and at Sonnet 5.5's own (read 0.05x, write 1.25x). Token
 figures are the fake's: "sent" is every input token of every request (uncached + read + written),
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,8 @@ SONNET = (0.05, 1.25)
 LONG_PROMPTS = 10
 """The long session: this many prompts of `LOOP` requests each (200 requests)."""
 LONG_RESULT_BYTES = 10_000
+CLEARED = "[cleared to save context"
+"""How a cleared tool result's note starts (`acp_agent/turn/clearing.py`)."""
 
 
 def prompt_tokens(usage: dict[str, Any]) -> int:
@@ -132,8 +137,10 @@ def tool_loop(streaming: bool) -> dict[str, Any]:
         }
 
 
-def long_session(streaming: bool = True) -> dict[str, Any]:
-    """200 requests in one session, every tool result 10 KB: what each request resends."""
+def long_session(streaming: bool = True, **settings: str) -> dict[str, Any]:
+    """200 requests in one session, every tool result 10 KB: what each request resends.
+
+    `settings`: extra environment for the agent (the clearing's trigger and keep, for `--sweep`)."""
     calls = LOOP - 1
     with Scratch() as scratch, FakeMessagesAPI() as api:
         _workspace(scratch.workspace, files=LONG_PROMPTS * calls, size=LONG_RESULT_BYTES)
@@ -145,7 +152,7 @@ def long_session(streaming: bool = True) -> dict[str, Any]:
             ]
             script.append(replies.text(f"Batch {p} read.", usage=(0, 40)))
         api.script(*script)
-        env = scratch.env(api.base_url, streaming=streaming, ACP_AGENT_MODEL=MODEL)
+        env = scratch.env(api.base_url, streaming=streaming, ACP_AGENT_MODEL=MODEL, **settings)
         with spawn(AGENT, scratch, env, "cost-long") as agent:
             agent.initialize()
             _, session = agent.new_session(scratch.workspace)
@@ -155,15 +162,52 @@ def long_session(streaming: bool = True) -> dict[str, Any]:
                 agent.prompt(session, ask, timeout=300)
         usages = _usages(api)
         sent = [prompt_tokens(u) for u in usages]
+        notes = [json.dumps(r.body["messages"]).count(CLEARED) for r in api.requests]
         return {
             "long_requests": len(usages),
             "long_tokens_sent": sum(sent),
             "long_billed_tokens": billed_tokens(usages),
+            "long_billed_tokens_sonnet": billed_tokens(usages, SONNET),
             "long_billed_generic": billed(usages, GENERIC),
             "long_billed_sonnet": billed(usages, SONNET),
             "long_last_request_tokens": sent[-1],
+            "long_largest_request_tokens": max(sent),
             "long_max_breakpoints": max(r.breakpoints() for r in api.requests),
+            "long_clearings": sum(b > a for a, b in pairwise(notes)),
+            "long_results_cleared": notes[-1],
         }
+
+
+SWEEP = ((0, 0), (50_000, 10_000), (100_000, 10_000), (100_000, 20_000), (100_000, 50_000), (200_000, 40_000))
+"""(trigger, keep) pairs `--sweep` runs the long session with; (0, 0) is clearing off."""
+
+
+def sweep() -> list[dict[str, Any]]:
+    """The long session at each (trigger, keep) of `SWEEP`: what the defaults were chosen from."""
+    rows = []
+    for at, keep in SWEEP:
+        figures = long_session(
+            True, ACP_AGENT_CLEAR_RESULTS_AT=str(at), ACP_AGENT_CLEAR_RESULTS_KEEP=str(keep)
+        )
+        rows.append({"clear_results_at": at, "clear_results_keep": keep, **figures})
+    return rows
+
+
+def sweep_table(rows: list[dict[str, Any]]) -> str:
+    off = next(r for r in rows if r["clear_results_at"] == 0)
+    lines = [
+        "| trigger | keep | clearings | billed (read 0.1x) | vs off | billed (Sonnet 5.5) | vs off "
+        "| largest request |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        generic, sonnet = r["long_billed_tokens"], r["long_billed_tokens_sonnet"]
+        lines.append(
+            f"| {r['clear_results_at']:,} | {r['clear_results_keep']:,} | {r['long_clearings']} "
+            f"| {generic:,.0f} | {generic / off['long_billed_tokens']:.2f}x | {sonnet:,.0f} "
+            f"| {sonnet / off['long_billed_tokens_sonnet']:.2f}x | {r['long_largest_request_tokens']:,} |"
+        )
+    return "\n".join(lines)
 
 
 def strategies(streaming: bool) -> dict[str, Any]:
@@ -227,6 +271,11 @@ def strategies(streaming: bool) -> dict[str, Any]:
 COMPARED = (
     ("long session: input tokens sent", "long_tokens_sent", None),
     ("long session: billed input tokens (read 0.1x, write 1.25x)", "long_billed_tokens", 0.5),
+    (
+        "long session: billed input tokens at Sonnet 5.5's rates (read 0.05x)",
+        "long_billed_tokens_sonnet",
+        None,
+    ),
     ("long session: last request's input tokens", "long_last_request_tokens", None),
     ("20-request loop: input tokens sent", "loop_tokens_sent", None),
     ("20-request loop: billed input tokens", "loop_billed_tokens", None),
@@ -234,11 +283,20 @@ COMPARED = (
 """Figures `--compare` sets against the earlier run, with the issue's goal on the ratio where it has one."""
 
 
+def _figure(results: dict[str, Any], key: str) -> Any:
+    """A streaming figure; the Sonnet-rate billed tokens of a file kept before they were written
+    out come from its ratio and the tokens sent."""
+    figures = results.get("streaming", {})
+    if key == "long_billed_tokens_sonnet" and key not in figures and "long_billed_sonnet" in figures:
+        return figures["long_billed_sonnet"] * figures["long_tokens_sent"]
+    return figures.get(key)
+
+
 def compare(before: dict[str, Any], after: dict[str, Any]) -> str:
     """A before/after table of the streaming figures; ratio = after / before."""
     lines = ["| figure | before | after | after/before | goal |", "|---|---|---|---|---|"]
     for label, key, limit in COMPARED:
-        old, new = before.get("streaming", {}).get(key), after.get("streaming", {}).get(key)
+        old, new = _figure(before, key), _figure(after, key)
         ratio = f"{new / old:.2f}x" if isinstance(old, int | float) and old and new is not None else "—"
         goal = f"≤ {limit:.2f}x" if limit is not None else ""
         shown = [f"{v:,.0f}" if isinstance(v, int | float) else "—" for v in (old, new)]
@@ -251,7 +309,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--compare", type=Path, help="print the figures against this earlier --json file")
     parser.add_argument("--long-only", action="store_true", help="only the long session (and the loop)")
+    parser.add_argument(
+        "--sweep", action="store_true", help="only the long session, at several clearing settings (~1 min)"
+    )
     args = parser.parse_args(argv)
+    if args.sweep:
+        rows = sweep()
+        print(json.dumps(rows, indent=2))
+        print("\n" + sweep_table(rows))
+        return 0
     results: dict[str, dict[str, Any]] = {}
     for streaming in (True, False):
         mode = "streaming" if streaming else "non-streaming"
@@ -279,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         ("long session: billed input tokens (read 0.1x)", "long_billed_tokens", ""),
         ("long session billed / uncached (read 0.1x)", "long_billed_generic", ""),
         ("long session: most breakpoints on one request", "long_max_breakpoints", "≤ 4"),
+        ("long session: clearings (old tool results left out)", "long_clearings", ""),
     ]
     print(f"\n| figure | {' | '.join(modes)} | goal |\n|---|{'---|' * len(modes)}---|")
     for label, key, goal in rows:
