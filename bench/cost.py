@@ -9,8 +9,9 @@ receives as the API does (`acp_agent/testing/prompt_cache.py`). Scenarios, on bo
 And, on the streaming path only (the requests are the same on both):
 - a long session: 200 model requests (10 prompts of 19 `read_file` calls and an answer), every
   tool result 10 KB, no compaction (the history stays far below 80% of the 1M window); old tool
-  results are cleared at the agent's defaults (`acp_agent/turn/clearing.py`), and `--sweep` runs it
-  at several triggers and keeps, clearing off included.
+  results are cleared at the agent's defaults (`acp_agent/turn/clearing.py`); again with a thinking
+  block in every reply (a clearing then waits for a turn's end). `--sweep` runs it at several
+  triggers and keeps, clearing off included (~2 min).
 Cost ratios are the billed input cost over what the same prompts would cost uncached, at the
 generic rates (read 0.1x, write 1.25x) and at Sonnet 5.5's own (read 0.05x, write 1.25x). Token
 figures are the fake's: "sent" is every input token of every request (uncached + read + written),
@@ -137,21 +138,31 @@ def tool_loop(streaming: bool) -> dict[str, Any]:
         }
 
 
-def long_session(streaming: bool = True, **settings: str) -> dict[str, Any]:
+def _long_script(thoughts: bool) -> list[replies.Message]:
+    """10 prompts of 19 reads and an answer; with `thoughts`, each reply starts with a thinking
+    block, as Sonnet 5.5's notes between tool calls do."""
+    calls, script = LOOP - 1, []
+    for p in range(LONG_PROMPTS):
+        for i in range(calls):
+            call = replies.tool_use_block("read_file", {"path": f"data/part{p * calls + i:03d}.txt"})
+            thought = (
+                [replies.thinking_block(f"Reading part {p * calls + i}.", "unsigned")] if thoughts else []
+            )
+            script.append(replies.message([*thought, call], stop_reason="tool_use", usage=(0, 60)))
+        thought = [replies.thinking_block("All read.", "unsigned")] if thoughts else []
+        script.append(replies.message([*thought, replies.text_block(f"Batch {p} read.")], usage=(0, 40)))
+    return script
+
+
+def long_session(streaming: bool = True, *, thoughts: bool = False, **settings: str) -> dict[str, Any]:
     """200 requests in one session, every tool result 10 KB: what each request resends.
 
+    `thoughts`: every reply has a thinking block (a clearing then waits for a turn's end);
     `settings`: extra environment for the agent (the clearing's trigger and keep, for `--sweep`)."""
     calls = LOOP - 1
     with Scratch() as scratch, FakeMessagesAPI() as api:
         _workspace(scratch.workspace, files=LONG_PROMPTS * calls, size=LONG_RESULT_BYTES)
-        script = []
-        for p in range(LONG_PROMPTS):
-            script += [
-                replies.tool_use("read_file", {"path": f"data/part{p * calls + i:03d}.txt"}, usage=(0, 60))
-                for i in range(calls)
-            ]
-            script.append(replies.text(f"Batch {p} read.", usage=(0, 40)))
-        api.script(*script)
+        api.script(*_long_script(thoughts))
         env = scratch.env(api.base_url, streaming=streaming, ACP_AGENT_MODEL=MODEL, **settings)
         with spawn(AGENT, scratch, env, "cost-long") as agent:
             agent.initialize()
@@ -178,32 +189,46 @@ def long_session(streaming: bool = True, **settings: str) -> dict[str, Any]:
         }
 
 
-SWEEP = ((0, 0), (50_000, 10_000), (100_000, 10_000), (100_000, 20_000), (100_000, 50_000), (200_000, 40_000))
-"""(trigger, keep) pairs `--sweep` runs the long session with; (0, 0) is clearing off."""
+SWEEP = (
+    (0, 0, False),
+    (50_000, 10_000, False),
+    (100_000, 10_000, False),
+    (100_000, 20_000, False),
+    (100_000, 50_000, False),
+    (200_000, 40_000, False),
+    (0, 0, True),
+    (100_000, 20_000, True),
+)
+"""(trigger, keep, a thinking block in every reply) `--sweep` runs the long session with; a
+trigger of 0 is clearing off."""
 
 
 def sweep() -> list[dict[str, Any]]:
-    """The long session at each (trigger, keep) of `SWEEP`: what the defaults were chosen from."""
+    """The long session at each setting of `SWEEP`: what the defaults were chosen from."""
     rows = []
-    for at, keep in SWEEP:
+    for at, keep, thoughts in SWEEP:
         figures = long_session(
-            True, ACP_AGENT_CLEAR_RESULTS_AT=str(at), ACP_AGENT_CLEAR_RESULTS_KEEP=str(keep)
+            True,
+            thoughts=thoughts,
+            ACP_AGENT_CLEAR_RESULTS_AT=str(at),
+            ACP_AGENT_CLEAR_RESULTS_KEEP=str(keep),
         )
-        rows.append({"clear_results_at": at, "clear_results_keep": keep, **figures})
+        rows.append({"clear_results_at": at, "clear_results_keep": keep, "thoughts": thoughts, **figures})
     return rows
 
 
 def sweep_table(rows: list[dict[str, Any]]) -> str:
-    off = next(r for r in rows if r["clear_results_at"] == 0)
     lines = [
-        "| trigger | keep | clearings | billed (read 0.1x) | vs off | billed (Sonnet 5.5) | vs off "
-        "| largest request |",
-        "|---|---|---|---|---|---|---|---|",
+        "| replies | trigger | keep | clearings | billed (read 0.1x) | vs off | billed (Sonnet 5.5) "
+        "| vs off | largest request |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        off = next(o for o in rows if o["clear_results_at"] == 0 and o["thoughts"] == r["thoughts"])
         generic, sonnet = r["long_billed_tokens"], r["long_billed_tokens_sonnet"]
+        replied = "thinking + tool_use" if r["thoughts"] else "tool_use"
         lines.append(
-            f"| {r['clear_results_at']:,} | {r['clear_results_keep']:,} | {r['long_clearings']} "
+            f"| {replied} | {r['clear_results_at']:,} | {r['clear_results_keep']:,} | {r['long_clearings']} "
             f"| {generic:,.0f} | {generic / off['long_billed_tokens']:.2f}x | {sonnet:,.0f} "
             f"| {sonnet / off['long_billed_tokens_sonnet']:.2f}x | {r['long_largest_request_tokens']:,} |"
         )
@@ -328,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
             results[mode].update(strategies(streaming))
         if streaming:
             results[mode].update(long_session(streaming))
+            thinking = long_session(streaming, thoughts=True)
+            results[mode].update({f"long_thinking_{k.removeprefix('long_')}": v for k, v in thinking.items()})
     text = json.dumps(results, indent=2)
     print(text)
     if args.json:
@@ -346,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         ("long session billed / uncached (read 0.1x)", "long_billed_generic", ""),
         ("long session: most breakpoints on one request", "long_max_breakpoints", "≤ 4"),
         ("long session: clearings (old tool results left out)", "long_clearings", ""),
+        ("the same, a thinking block in every reply: billed input tokens", "long_thinking_billed_tokens", ""),
+        ("the same, a thinking block in every reply: clearings", "long_thinking_clearings", ""),
     ]
     print(f"\n| figure | {' | '.join(modes)} | goal |\n|---|{'---|' * len(modes)}---|")
     for label, key, goal in rows:

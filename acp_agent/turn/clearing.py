@@ -19,7 +19,9 @@ between reads it. Hence the rules:
 - **Enough at once:** a clearing happens only when it frees at least half of
   (trigger - keep); otherwise the requests would churn, each rewriting the cache for a little.
 - **Thinking:** the thinking blocks of every message after the first cleared one leave the
-  requests with it (they were signed to the old prefix: the 5.5 models refuse them).
+  requests with it (they were signed to the old prefix: the 5.5 models refuse them). Those of the
+  current tool-use cycle cannot go (the API wants them back with their results), so while the
+  cycle holds any, the clearing waits: with a thinking model it happens at a turn's first request.
 
 A short session never reaches the trigger, and its requests are exactly what they were.
 """
@@ -34,7 +36,7 @@ import structlog
 
 from acp_agent.errors import LimitsError
 from acp_agent.turn.entries import ClearedResult, ClearingEntry
-from acp_agent.turn.history import History
+from acp_agent.turn.history import THINKING_BLOCKS, History
 from acp_agent.turn.settings import RunnerSettings
 
 __all__ = [
@@ -141,6 +143,26 @@ def _old_results(messages: list[Message], history: History, keep: int) -> list[t
     return [(i, b) for i, b in results[:old] if not b.get("is_error")]
 
 
+def _thinking_of_this_cycle(messages: list[Message], first: int) -> bool:
+    """Whether a thinking block after message `first` belongs to the current tool-use cycle (the
+    replies since the last user message that holds no tool result): the API wants those back, as
+    they were, with their results, so a clearing that would leave them out waits for the turn's end."""
+    start = max(
+        (
+            i
+            for i, m in enumerate(messages)
+            if m["role"] == "user" and not any(b.get("type") == "tool_result" for b in m["content"])
+        ),
+        default=-1,
+    )
+    return any(
+        b.get("type") in THINKING_BLOCKS
+        for m in messages[max(start, first) + 1 :]
+        if m["role"] == "assistant"
+        for b in m["content"]
+    )
+
+
 def clear_old_results(history: History, context_tokens: int, settings: RunnerSettings) -> int:
     """Clear the old tool results from what `history` sends, when `context_tokens` (the latest
     request's context) passed `clear_results_at` and enough can go; returns the context's size
@@ -170,6 +192,9 @@ def clear_old_results(history: History, context_tokens: int, settings: RunnerSet
     if not cleared or freed < (at - keep) // 2:
         return context_tokens
     first = cleared[0][0]
+    if _thinking_of_this_cycle(messages, first):
+        log.debug("history.clearing_waits", reason="the current tool-use cycle has thinking blocks")
+        return context_tokens
     history.clear_results(ClearingEntry(tuple(r for _, r in cleared), first, len(messages)))
     log.info("history.cleared", results=len(cleared), tokens=freed, context=context_tokens, first=first)
     return max(0, context_tokens - freed)

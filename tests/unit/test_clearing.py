@@ -30,15 +30,25 @@ def use(id_: str, tool: str = "read_file", **args: Any) -> dict[str, Any]:
 
 
 def session(
-    steps: list[tuple[dict[str, Any], dict[str, Any]]], journal: list[Entry] | None = None
+    steps: list[tuple[dict[str, Any], dict[str, Any]]],
+    journal: list[Entry] | None = None,
+    *,
+    thoughts: bool = False,
 ) -> History:
-    """A prompt, then one (tool_use, tool_result) step per reply, each reply with a thinking block."""
+    """A prompt, then one (tool_use, tool_result) step per reply (`thoughts`: each reply with a
+    thinking block first, `t0`, `t1`, …)."""
     history = History(journal=None if journal is None else (lambda entry, sync=True: journal.append(entry)))
     history.add_prompt([{"type": "text", "text": "go"}])
     for n, (call, result) in enumerate(steps):
-        history.add_assistant([thinking(f"t{n}"), call])
+        history.add_assistant([thinking(f"t{n}"), call] if thoughts else [call])
         history.add_user([result])
     return history
+
+
+def next_prompt(history: History) -> None:
+    """The turn ends with an answer and the user asks again: a turn boundary."""
+    history.add_assistant([thinking("answer"), {"type": "text", "text": "done"}])
+    history.add_prompt([{"type": "text", "text": "next"}])
 
 
 def reads(count: int, size: str = BIG) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -115,7 +125,8 @@ def test_the_keep_budget_is_at_most_half_the_trigger() -> None:
 
 
 def test_thinking_after_the_first_cleared_result_leaves_the_requests_and_later_thinking_stays() -> None:
-    history = session(reads(8))
+    history = session(reads(8), thoughts=True)
+    next_prompt(history)
     clear_old_results(history, 10_500, SETTINGS)
     sent = history.for_request()
     kept = [
@@ -126,16 +137,29 @@ def test_thinking_after_the_first_cleared_result_leaves_the_requests_and_later_t
         if b["type"] == "thinking"
     ]
     assert kept == ["t0"]  # r0, the first cleared result, answers the first reply
-    assert all(any(b["type"] == "tool_use" for b in m["content"]) for m in sent if m["role"] == "assistant")
+    assert sent[-2]["content"] == [{"type": "text", "text": "done"}]
     history.add_assistant([thinking("after"), use("r8")])
     history.add_user([tool_result("r8", "ok")])
     assert history.for_request()[-2]["content"][0] == thinking("after")  # signed behind the new prefix
     whole = [b for m in history.messages for b in m["content"] if b.get("type") == "thinking"]
-    assert len(whole) == 9  # the history keeps them
+    assert len(whole) == 10  # the history keeps them
+
+
+def test_while_the_current_cycle_holds_thinking_the_clearing_waits_for_the_turn_to_end() -> None:
+    """The API wants the thinking of the replies whose results it is sent back as they were."""
+    history = session(reads(8), thoughts=True)
+    assert clear_old_results(history, 10_500, SETTINGS) == 10_500 and not history.cleared
+    history.add_prompt([{"type": "text", "text": "merged after the results"}])  # still that cycle
+    assert clear_old_results(history, 10_500, SETTINGS) == 10_500 and not history.cleared
+    next_prompt(history)
+    assert clear_old_results(history, 10_500, SETTINGS) < 10_500 and history.cleared.results() == 6
+    # Without thinking in the cycle, a clearing happens in the middle of a turn.
+    history = session(reads(8))
+    assert clear_old_results(history, 10_500, SETTINGS) < 10_500
 
 
 def test_a_reply_of_thinking_alone_keeps_a_short_text() -> None:
-    history = session(reads(1))
+    history = session(reads(1), thoughts=True)
     history.add_assistant([thinking("alone")])
     history.add_prompt([{"type": "text", "text": "next"}])
     for call, result in reads(8)[1:]:
@@ -148,11 +172,11 @@ def test_a_reply_of_thinking_alone_keeps_a_short_text() -> None:
 
 def test_the_journal_rebuilds_the_same_view_and_the_entry_round_trips() -> None:
     journal: list[Entry] = []
-    history = session(reads(8), journal)
-    history.add_prompt([{"type": "text", "text": "more"}])
+    history = session(reads(8), journal, thoughts=True)
+    next_prompt(history)
     clear_old_results(history, 10_500, SETTINGS)
     [entry] = [e for e in journal if isinstance(e, ClearingEntry)]
-    assert (entry.first, entry.messages) == (2, 17) and len(entry.results) == 6
+    assert (entry.first, entry.messages) == (2, 19) and len(entry.results) == 6
     line = json.dumps(entry_json(entry))
     assert read_entry(line) == entry
     history.add_assistant([thinking("later"), use("r9")])

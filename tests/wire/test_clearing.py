@@ -3,7 +3,9 @@ strict fake as Sonnet 5.5 with its thinking blocks: the fake bills the cache mar
 answers 400 to a thinking block replayed behind a changed prefix, as the API does.
 
 The session's trigger is set low through `_meta` (8,000 tokens, keep 2,000): five reads of 6 KB
-files pass it, and the request after the fifth clears the four oldest.
+files pass it. Every reply carries a thinking block, which the API wants back with the results of
+its tool calls, so the clearing waits for the turn's end: the next prompt's first request carries
+the four oldest results as notes.
 """
 
 from __future__ import annotations
@@ -64,10 +66,24 @@ def answer(text: str) -> replies.Message:
 
 SCRIPT = [
     *(noted(f"Reading part {n}.", n) for n in range(1, 6)),
-    answer("All five read."),  # the request for this reply is the one that clears
-    noted("One more.", 6),
+    answer("All five read."),  # past the trigger, but this turn's thinking must come back whole
+    noted("One more.", 6),  # the next prompt's first request: the one that clears
     answer("Six read."),
 ]
+
+
+def this_cycle_has_its_thinking(body: dict[str, Any]) -> bool:
+    """Every reply since the last user message without a tool result (each of this script's
+    replies has a thinking block) is sent with its thinking."""
+    messages = body["messages"]
+    start = max(
+        i
+        for i, m in enumerate(messages)
+        if m["role"] == "user" and not any(b["type"] == "tool_result" for b in m["content"])
+    )
+    return all(
+        m["content"][0]["type"] == "thinking" for m in messages[start + 1 :] if m["role"] == "assistant"
+    )
 
 
 def cleared_in(body: dict[str, Any]) -> list[str]:
@@ -108,34 +124,33 @@ async def test_old_results_become_notes_that_name_the_file_and_the_cache_is_writ
         session = await read_six(agent, workspace)
         await agent.prompt(session, "/status")
         status = "".join(c["content"]["text"] for c in chunks(agent, session))
-    # Thinking in every reply, a clearing in the middle: the strict fake refused nothing.
+    # Thinking in every reply, a clearing between two turns: the strict fake refused nothing, and
+    # every reply of the current tool-use cycle went back with its thinking.
     assert fake_api.attempts == len(fake_api.served) == 8
     bodies = [r.body for r in fake_api.requests]
-    assert [len(cleared_in(b)) for b in bodies] == [0, 0, 0, 0, 0, 4, 4, 4]
+    assert all(this_cycle_has_its_thinking(b) for b in bodies)
+    assert [len(cleared_in(b)) for b in bodies] == [0, 0, 0, 0, 0, 0, 4, 4]
     kb = f"{len(texts[1]) / 1000:.1f}"
-    assert cleared_in(bodies[5]) == [NOTE.format(n=n, kb=kb) for n in range(1, 5)]
-    assert sent(texts[5]) in json.dumps(bodies[5]) and sent(texts[6]) in json.dumps(bodies[7])  # kept whole
+    assert cleared_in(bodies[6]) == [NOTE.format(n=n, kb=kb) for n in range(1, 5)]
+    assert sent(texts[5]) in json.dumps(bodies[6]) and sent(texts[6]) in json.dumps(bodies[7])  # kept whole
     # The thinking of the replies after the first cleared result left with it; later thinking stays.
     thoughts = [
         [b["thinking"] for m in body["messages"] for b in m["content"] if b["type"] == "thinking"]
         for body in bodies
     ]
-    assert thoughts[4] == [f"Reading part {n}." for n in range(1, 5)]
-    assert thoughts[5] == ["Reading part 1."] and thoughts[7] == ["Reading part 1.", "Done.", "One more."]
+    assert thoughts[5] == [f"Reading part {n}." for n in range(1, 6)]
+    assert thoughts[6] == ["Reading part 1."] and thoughts[7] == ["Reading part 1.", "One more."]
     # The cache: the clearing request writes what follows the tools and system once; the next reads it.
     usages = [s.usage for s in fake_api.served]
     assert all(u is not None for u in usages)
-    before, clearing, after = usages[4], usages[5], usages[6]
+    before, clearing, after = usages[5], usages[6], usages[7]
     assert before["cache_read_input_tokens"] > 0.8 * prompt_tokens(before)
     assert clearing["cache_read_input_tokens"] < 3_000  # tools and system only
     assert clearing["cache_creation_input_tokens"] > 1_500 and clearing["input_tokens"] == 0  # the rest
     assert after["cache_read_input_tokens"] >= prompt_tokens(clearing) - 100
     assert prompt_tokens(clearing) < prompt_tokens(before) - 4_000
     # The cleared prefix stays the same bytes until the next clearing.
-    for later in bodies[6:]:
-        assert canonical(later["messages"][: len(bodies[5]["messages"]) - 1]) == canonical(
-            bodies[5]["messages"][:-1]
-        )
+    assert canonical(bodies[7]["messages"][: len(bodies[6]["messages"])]) == canonical(bodies[6]["messages"])
     assert "Old tool results cleared from requests: 4 old tool result(s) in 1 step(s)" in status
     assert f"{4 * len(texts[1]) / 1000:,.1f} KB of text" in status
 
@@ -156,7 +171,7 @@ async def test_the_journal_keeps_the_results_load_replays_them_whole_and_sends_t
     }
     assert all(any(text in str(content) for content in results.values()) for text in texts.values())
     [clearing] = [e for e in journal if e["type"] == "clearing"]
-    assert [r[1] for r in clearing["results"]] == cleared_in(fake_api.requests[5].body)
+    assert [r[1] for r in clearing["results"]] == cleared_in(fake_api.requests[6].body)
     async with AgentProcess.start(env=sonnet_env, schema=acp_schema) as agent:
         await agent.initialize()
         loaded = await agent.request(
