@@ -1,4 +1,4 @@
-"""Old tool results cleared from what a long session sends, at a high-water mark (docs/decisions.md D27).
+"""Old tool results cleared from what a long session sends, at a high-water mark (docs/decisions.md D28).
 
 Every request resends the whole conversation. Cache reads are cheap, but they are paid on every
 token of every request, and old tool results (file contents, command output) are most of a long

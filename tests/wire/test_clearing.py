@@ -1,4 +1,4 @@
-"""A long session's old tool results leave what it sends (issue 28, docs/decisions.md D27), on the
+"""A long session's old tool results leave what it sends (issue 28, docs/decisions.md D28), on the
 strict fake as Sonnet 5.5 with its thinking blocks: the fake bills the cache markers it receives and
 answers 400 to a thinking block replayed behind a changed prefix, as the API does.
 
