@@ -12,7 +12,6 @@ import os
 import signal
 import sys
 import threading
-from pathlib import Path
 from typing import NoReturn
 
 import anyio
@@ -134,9 +133,9 @@ def _open_store(config: Config) -> SessionStore | None:
         return None
     directory = config.state_dir
     if directory is None:
-        import platformdirs
+        from acp_agent.user_dirs import user_data_dir
 
-        directory = Path(platformdirs.user_data_dir("acp-agent")) / "sessions"
+        directory = user_data_dir() / "sessions"
     try:
         return SessionStore.open(directory, keep_days=config.keep_days or None)
     except StateDirError as exc:  # the agent still serves, without session/load (issue 19)

@@ -28,7 +28,6 @@ __all__ = [
     "Config",
     "how_to_set",
     "settings",
-    "user_config_dir",
 ]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -49,13 +48,6 @@ SUBAGENT_TOOLS = ("off", "read", "all")
 
 def _one_of(choices: tuple[str, ...]) -> str:
     return f"^({'|'.join(choices)})$"
-
-
-def user_config_dir() -> Path:
-    """The user's config dir for acp-agent (the stored key, user-level instructions)."""
-    import platformdirs  # only when asked: module import stays free of work
-
-    return Path(platformdirs.user_config_dir("acp-agent"))
 
 
 _LIMITS, _STRATEGY, _SESSIONS, _PROTOCOL = GROUPS[1:]

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from acp_agent.user_dirs import user_config_dir
+
 if TYPE_CHECKING:
     from acp_agent.model.provider import ModelProvider
 
@@ -28,8 +30,6 @@ __all__ = [
 
 
 def credentials_path() -> Path:
-    from acp_agent.config import user_config_dir
-
     return user_config_dir() / "credentials.json"
 
 

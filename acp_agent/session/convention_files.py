@@ -23,7 +23,6 @@ from pathlib import Path
 
 import structlog
 
-from acp_agent.config import user_config_dir
 from acp_agent.session.commands import BUILT_IN_NAMES
 from acp_agent.session.conventions import Conventions, CustomCommand
 from acp_agent.session.frontmatter import split_frontmatter
@@ -36,6 +35,7 @@ from acp_agent.tools.provided import (
     read_provided_files,
 )
 from acp_agent.tools.skill import Skill
+from acp_agent.user_dirs import user_config_dir
 
 __all__ = [
     "FILE_BYTES",

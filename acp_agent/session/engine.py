@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from acp_agent.config import Config, user_config_dir
+from acp_agent.config import Config
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.model.server_tools import WebTools
@@ -45,6 +45,7 @@ from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import Strategy, build_strategy
+from acp_agent.user_dirs import user_config_dir
 
 if TYPE_CHECKING:
     from acp_agent.session.catalog import ModelCatalog

@@ -11,8 +11,9 @@ import contextlib
 import os
 from pathlib import Path
 
-from acp_agent.config import Config, user_config_dir
+from acp_agent.config import Config
 from acp_agent.tools.sandbox import SandboxPolicy
+from acp_agent.user_dirs import user_config_dir, user_data_dir
 
 __all__ = ["hidden_paths", "sandbox_policy"]
 
@@ -26,10 +27,8 @@ def sandbox_policy(config: Config) -> SandboxPolicy:
 
 def hidden_paths(config: Config) -> tuple[Path, ...]:
     """The agent's state dir, its config dir (the stored key) and the SDK's profiles, resolved."""
-    import platformdirs  # only when a session first runs a turn
-
     paths = [
-        config.state_dir or Path(platformdirs.user_data_dir("acp-agent")),
+        config.state_dir or user_data_dir(),
         user_config_dir(),
     ]
     sdk = os.environ.get("ANTHROPIC_CONFIG_DIR")
