@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from acp_agent.tools.grant import Grant
+
 if TYPE_CHECKING:
     from acp_agent.tools.sandbox import CommandSandbox
 
@@ -21,7 +23,6 @@ __all__ = [
     "Diff",
     "Elicitation",
     "FileSystem",
-    "Grant",
     "PlanEntry",
     "Preview",
     "Progress",
@@ -152,14 +153,6 @@ class Diff:
     path: Path
     old_text: str | None
     new_text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Grant:
-    """More than a plain "allow" that a call may be given: offered as one more choice, once only."""
-
-    id: str
-    label: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,19 @@ ALLOWED = {
     "harness": {"testing"},  # by a module string: it starts `python -m acp_agent.testing`
     "demo": set(),
 }
-LEAVES = {"errors", "config", "limits", "settings", "__init__", "logs", "demo", "schemas", "lazy", "jsonrpc", "user_dirs"}
+LEAVES = {
+    "errors",
+    "config",
+    "limits",
+    "settings",
+    "__init__",
+    "logs",
+    "demo",
+    "schemas",
+    "lazy",
+    "jsonrpc",
+    "user_dirs",
+}
 
 
 def room_of(module: str) -> str | None:

@@ -14,9 +14,10 @@ import anyio
 import pytest
 
 from acp_agent.session.permissions import SessionPermissions
-from acp_agent.tools.base import Grant, Preview, ToolContext
+from acp_agent.tools.base import Preview, ToolContext
 from acp_agent.tools.bwrap import Confinement, bwrap_argv
 from acp_agent.tools.git_dirs import find_git_dirs, hooks_path_setting
+from acp_agent.tools.grant import Grant
 from acp_agent.tools.sandbox import GIT_GRANT, CommandSandbox, SandboxPolicy
 from acp_agent.tools.shell import RunCommand
 from acp_agent.turn.inprocess import run_turn
