@@ -10,36 +10,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from acp_agent.testing.model_rules import RULES
+from acp_agent.testing.request_blocks import sources_of
 
 __all__ = ["INVALID_PDF", "document_error"]
 
 INVALID_PDF = "The PDF specified was not valid."
 
 
-def _documents(body: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(path, source) of every document block, in tool results too."""
-    for i, message in enumerate(body.get("messages") or []):
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for j, block in enumerate(content if isinstance(content, list) else []):
-            if not isinstance(block, Mapping):
-                continue
-            inner = block.get("content") if block.get("type") == "tool_result" else None
-            for k, part in enumerate(inner if isinstance(inner, list) else []):
-                if isinstance(part, Mapping) and part.get("type") == "document":
-                    yield f"messages.{i}.content.{j}.content.{k}", part.get("source") or {}
-            if block.get("type") == "document":
-                yield f"messages.{i}.content.{j}", block.get("source") or {}
-
-
 def document_error(body: Mapping[str, Any]) -> str | None:
     """The 400's message for this request's documents; None: every one is fine."""
     model = str(body.get("model") or "")
     rules = RULES.get(model)
-    for path, source in _documents(body):
+    for path, source in sources_of(body, "document"):
         kind, media_type = source.get("type"), source.get("media_type")
         if kind == "text":
             if media_type != "text/plain" or not isinstance(source.get("data"), str):

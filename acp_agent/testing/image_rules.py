@@ -17,8 +17,10 @@ import base64
 import binascii
 import struct
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
+
+from acp_agent.testing.request_blocks import sources_of
 
 __all__ = ["MAX_REQUEST_BYTES", "TOO_LARGE", "UNPROCESSABLE", "image_error"]
 
@@ -26,21 +28,6 @@ MAX_REQUEST_BYTES = 32_000_000
 TOO_LARGE = "Request exceeds the maximum allowed number of bytes."
 UNPROCESSABLE = "Could not process image"
 _MAX_BASE64 = 5 * 1024 * 1024
-
-
-def _images(body: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(path, source) of every image block, in tool results too."""
-    for i, message in enumerate(body.get("messages") or []):
-        content = message.get("content") if isinstance(message, Mapping) else None
-        for j, block in enumerate(content if isinstance(content, list) else []):
-            if not isinstance(block, Mapping):
-                continue
-            inner = block.get("content") if block.get("type") == "tool_result" else None
-            for k, part in enumerate(inner if isinstance(inner, list) else []):
-                if isinstance(part, Mapping) and part.get("type") == "image":
-                    yield f"messages.{i}.content.{j}.content.{k}", part.get("source") or {}
-            if block.get("type") == "image":
-                yield f"messages.{i}.content.{j}", block.get("source") or {}
 
 
 def _png_pixels(data: bytes) -> tuple[int, int]:
@@ -97,7 +84,7 @@ def image_error(body: Mapping[str, Any], content_length: int) -> tuple[int, str,
     """(status, error type, message) the API answers for this request's size or images; None: fine."""
     if content_length > MAX_REQUEST_BYTES:
         return 413, "request_too_large", TOO_LARGE
-    found = list(_images(body))
+    found = list(sources_of(body, "image"))
     if len(found) > 100:
         return 400, "invalid_request_error", "Too many images in the request: at most 100 are allowed."
     limit = 2000 if len(found) > 20 else 8000
