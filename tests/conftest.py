@@ -59,6 +59,16 @@ def acp_schema() -> AcpSchema:
         pytest.skip(str(exc))
 
 
+@pytest.fixture(scope="session")
+def acp_unstable_schema() -> AcpSchema:
+    """The ACP v1 unstable schema (`schema.unstable.json`), for tests of what the agent sends only
+    to a client that advertised an unstable capability (`subagents`); skips when absent."""
+    try:
+        return AcpSchema.load(unstable=True)
+    except SchemaNotFoundError as exc:
+        pytest.skip(str(exc))
+
+
 @pytest.fixture
 def streaming() -> bool:
     """The agent's model path. `support/model_paths.py` parametrizes it (stream, no-stream) for every test

@@ -35,8 +35,10 @@ class ClientCapabilities(AcpModel):
     elicitation: dict[str, Any] | None = None
     session: dict[str, Any] | None = None
     """`notices`, `compaction`, `configOptions.boolean` (each `{}` when supported)."""
+    subagents: dict[str, Any] | None = None
+    """ACP's unstable `subagents` (`{}`): the client shows subagents as child sessions."""
 
-    @field_validator("elicitation", "session", mode="before")
+    @field_validator("elicitation", "session", "subagents", mode="before")
     @classmethod
     def _object_or_nothing(cls, value: Any) -> Any:
         """The schema deserialises a bad value as "not advertised" rather than refusing `initialize`."""
@@ -62,6 +64,11 @@ class ClientCapabilities(AcpModel):
     def boolean_config_options(self) -> bool:
         """`session.configOptions.boolean` advertised: `type: "boolean"` options may be offered."""
         return self._session_has("configOptions", "boolean")
+
+    @property
+    def subagent_sessions(self) -> bool:
+        """`subagents` advertised: each subagent may be shown as a child session (`subagent_update`)."""
+        return self.subagents is not None
 
     @property
     def elicitation_modes(self) -> frozenset[str]:

@@ -109,7 +109,13 @@ class Engine:
                 session.settings, web=replace(web, names=frozenset(filter(session.client.offers, web.names)))
             )
         skills_section = conventions.skills_section()[0]
-        task = task_tool(session, registry, instructions=instructions.prompt_section(), skills=skills_section)
+        task = task_tool(
+            session,
+            registry,
+            self.requester,
+            instructions=instructions.prompt_section(),
+            skills=skills_section,
+        )
         if task is not None:  # subagents (D27), with the session's other tools as they are now
             registry.add(task)
         session.instruction_files = instructions.notes

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from acp_agent.session.requester import Requester
+from acp_agent.session.subagent_sessions import SubagentSessions
 from acp_agent.session.system_prompt import build_subagent_prompt
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.subagents import TaskTool
@@ -23,9 +25,12 @@ CHANGING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 """The modes in which a subagent with `--subagent-tools all` may edit and run commands."""
 
 
-def task_tool(session: Session, registry: ToolRegistry, *, instructions: str, skills: str) -> TaskTool | None:
+def task_tool(
+    session: Session, registry: ToolRegistry, requester: Requester, *, instructions: str, skills: str
+) -> TaskTool | None:
     """The task tool for a session whose tools are `registry`, or None when it offers none
-    (`--subagent-tools off`, or a client's tool set without it)."""
+    (`--subagent-tools off`, or a client's tool set without it). Its subagents are shown as
+    child sessions too when the client advertises `subagents` (`subagent_sessions.py`)."""
     choice = session.subagent_tools
     if choice == "off" or not session.client.offers("task"):
         return None
@@ -40,7 +45,11 @@ def task_tool(session: Session, registry: ToolRegistry, *, instructions: str, sk
         skills=skills if "skill" in children else "",
         extra_roots=session.extra_roots,
     )
+    caps = session.capabilities
+    sessions = SubagentSessions(session.id, requester, caps) if caps.subagent_sessions else None
     if choice == "read":
-        return TaskTool(children, system)
+        return TaskTool(children, system, sessions=sessions)
     permissions = session.permissions
-    return TaskTool(children, system, may_change=lambda: permissions.mode in CHANGING_MODES)
+    return TaskTool(
+        children, system, may_change=lambda: permissions.mode in CHANGING_MODES, sessions=sessions
+    )

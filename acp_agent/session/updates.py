@@ -28,6 +28,7 @@ __all__ = [
     "notice_update",
     "permission_tool_call",
     "plan_update",
+    "subagent_update",
     "text_content",
     "tool_call",
     "tool_call_finished",
@@ -47,6 +48,17 @@ def info_update(*, title: Any = _UNSET, updated_at: str | None = None) -> dict[s
         update["title"] = title
     if updated_at is not None:
         update["updatedAt"] = updated_at
+    return update
+
+
+def subagent_update(session_id: str, *, title: str | None = None, state: dict[str, Any]) -> dict[str, Any]:
+    """A `subagent_update` (ACP unstable), sent on the parent session about its child `session_id`:
+    the first announces it; each replaces the child's whole `state` (and its `title`, if given).
+    No `capabilities`: a client may not prompt or cancel a child on its own."""
+    update: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": session_id}
+    if title is not None:
+        update["title"] = title
+    update["state"] = state
     return update
 
 

@@ -7,13 +7,17 @@ tool call the subagent makes ("Read src/app.py", "Search 'retry'"), replaced as 
 answer is, as the call's result. A call that asks permission (a subagent allowed to edit) is also
 shown as a call of its own, announced before its question, so the editor can show the question,
 the diff and the outcome where it expects them (`ChildPermissions`).
+
+A client that advertises ACP's unstable `subagents` may also be shown each subagent as a child
+session of its own (`ChildSessions`, implemented by the session layer): its whole live traffic,
+text included, goes there too (`Both`), while the parent's tool call stays as it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -28,7 +32,10 @@ from acp_agent.turn.events import (
 )
 from acp_agent.turn.permissions import PermissionAsker, PermissionDecision
 
-__all__ = ["MAX_LINES", "ChildPermissions", "ChildProgress"]
+if TYPE_CHECKING:
+    from acp_agent.turn.meter import Subagent
+
+__all__ = ["MAX_LINES", "Both", "ChildPermissions", "ChildProgress", "ChildSession", "ChildSessions"]
 
 MAX_LINES = 40
 """The most lines shown while a subagent runs (the earlier ones are counted), so the bytes sent
@@ -79,6 +86,39 @@ class ChildProgress:
         if call_id not in self._own:
             self._own.add(call_id)
             await self.sink.emit(ToolCallStarted(call_id, title, kind, raw_input))
+
+
+class ChildSession(Protocol):
+    """One subagent shown as a session of its own: where its events go, and how it ends."""
+
+    @property
+    def sink(self) -> EventSink:
+        """Where the subagent's events go, to be shown in its own session."""
+        ...
+
+    async def ended(self, subagent: Subagent) -> None:
+        """The subagent ended as `subagent` says (its stop, limit or error, and its figures)."""
+        ...
+
+
+class ChildSessions(Protocol):
+    """Where a client that shows subagents as sessions of their own is told of a new one."""
+
+    async def open(self, title: str) -> ChildSession:
+        """Announce a subagent (before any of its traffic) and return its session."""
+        ...
+
+
+@dataclass(slots=True, frozen=True)
+class Both:
+    """An EventSink that hands every event to two sinks, in order."""
+
+    first: EventSink
+    second: EventSink
+
+    async def emit(self, event: TurnEvent) -> None:
+        await self.first.emit(event)
+        await self.second.emit(event)
 
 
 @dataclass(slots=True)

@@ -16,6 +16,10 @@ them all, and the tool batch answers the parent's calls as for any tool.
 
 The tool lives here, in `turn/`, because it runs the loop: the tool batch hands it the turn's meter,
 sink and permission asker (`InTurn`), which a tool in `tools/` never sees.
+
+Where the client shows subagents as sessions of their own (`sessions`, ACP's unstable
+`subagents` capability), each run is announced first and its live traffic goes to its own
+session as well; how it ended is told there once it has, even from a cancelled scope.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ import structlog
 from acp_agent.errors import PermissionCancelled, ToolError, TurnFailed
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.child_progress import ChildPermissions, ChildProgress
+from acp_agent.turn.child_progress import Both, ChildPermissions, ChildProgress, ChildSession, ChildSessions
+from acp_agent.turn.events import EventSink
 from acp_agent.turn.history import History
 from acp_agent.turn.meter import Limit, LimitReached, Subagent
 from acp_agent.turn.record import LIMIT_NAMES
@@ -48,6 +53,8 @@ NOT_RUN = (
     "your answer); answer with what you have"
 )
 NO_ANSWER = "(the subagent ended without an answer)"
+ENDED_SECONDS = 2.0
+"""Bound on telling a child session how its subagent ended (it may be told from a cancelled scope)."""
 
 
 class TaskTool:
@@ -84,15 +91,22 @@ class TaskTool:
     }
 
     def __init__(
-        self, tools: ToolRegistry, system: str, *, may_change: Callable[[], bool] | None = None
+        self,
+        tools: ToolRegistry,
+        system: str,
+        *,
+        may_change: Callable[[], bool] | None = None,
+        sessions: ChildSessions | None = None,
     ) -> None:
         """`tools` are the subagents' tools and `system` their system prompt, the same for every
         subagent of the session (a cached prefix). `may_change` is given when those tools edit or
         run commands: whether the session's mode lets a subagent use them now (None: they only
-        look, so the call is read-only and runs beside other read-only calls)."""
+        look, so the call is read-only and runs beside other read-only calls). `sessions` is
+        given when the client shows each subagent as a child session too."""
         self.tools = tools
         self.system = system
         self.may_change = may_change
+        self.sessions = sessions
         self.read_only = may_change is None
         self.kind = "think" if may_change is None else "other"
         self._runner: TurnRunner | None = None
@@ -126,10 +140,15 @@ class TaskTool:
         permissions = ChildPermissions(
             turn.permissions, progress, str(args["description"]), self.may_change or _never, self._asking
         )
+        shown: ChildSession | None = None
+        sink: EventSink = progress
+        if self.sessions is not None:  # announced before any of its traffic
+            shown = await self.sessions.open(str(args["description"]))
+            sink = Both(progress, shown.sink)
         child = TurnRunner(
             parent.model,
             self.tools,
-            progress,
+            sink,
             ctx,
             replace(parent.settings, system=self.system),
             new_id=parent.new_id,
@@ -146,6 +165,9 @@ class TaskTool:
             raise
         finally:
             parent.absorb(child)
+            if shown is not None:
+                with anyio.move_on_after(ENDED_SECONDS, shield=True):
+                    await shown.ended(subagent)
 
     async def _run_child(
         self, child: TurnRunner, history: History, subagent: Subagent, progress: ChildProgress

@@ -72,16 +72,20 @@ class AcpSchema:
         self._validators: dict[str, Any] = {}
 
     @classmethod
-    def load(cls, directory: Path | None = None) -> AcpSchema:
-        """Read `schema.json` and `meta.json`; `SchemaNotFoundError` says where it looked."""
+    def load(cls, directory: Path | None = None, *, unstable: bool = False) -> AcpSchema:
+        """Read `schema.json` and `meta.json` (with `unstable`, `schema.unstable.json` and
+        `meta.unstable.json`: for what the agent sends only to a client that advertised an
+        unstable capability); `SchemaNotFoundError` says where it looked."""
         where = directory if directory is not None else default_schema_dir()
-        if not ((where / "schema.json").is_file() and (where / "meta.json").is_file()):
+        suffix = ".unstable" if unstable else ""
+        schema_file, meta_file = where / f"schema{suffix}.json", where / f"meta{suffix}.json"
+        if not (schema_file.is_file() and meta_file.is_file()):
             raise SchemaNotFoundError(
                 f"ACP schema not found at {where}; it lives in ../shared/acp/schema/v1 "
                 f"(set {SCHEMA_DIR_ENV} to point elsewhere)"
             )
-        schema = json.loads((where / "schema.json").read_text(encoding="utf-8"))
-        meta = json.loads((where / "meta.json").read_text(encoding="utf-8"))
+        schema = json.loads(schema_file.read_text(encoding="utf-8"))
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
         return cls(schema, meta, source=where)
 
     def def_name(self, method: str, kind: str) -> str | None:
