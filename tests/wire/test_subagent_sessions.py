@@ -12,8 +12,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
+
+from acp_agent.session.system_prompt import SUBAGENT_MARKER
 from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
+from tests.wire.test_subagent_limits import endless_child
 from tests.wire.test_subagents import both_at_once, task, updates_of
 
 CALLS = {"toolu_task_a": "A", "toolu_task_b": "B"}
@@ -168,3 +172,69 @@ async def test_a_request_naming_a_child_session_gets_the_unknown_session_error_a
         assert named["error"]["message"] == unknown["error"]["message"].replace(UNKNOWN, child)
     assert [s["sessionId"] for s in listed["result"]["sessions"]] == [session]
     assert after["result"]["stopReason"] == "end_turn", after
+
+
+def ends(agent: AgentProcess, session: str) -> dict[str, dict[str, Any]]:
+    """Each child's final state, by the title it was announced with."""
+    told = [p["update"] for p in agent.updates(session) if p["update"]["sessionUpdate"] == "subagent_update"]
+    titles = {u["sessionId"]: u["title"] for u in told if "title" in u}
+    return {titles[u["sessionId"]]: u["state"] for u in told if "title" not in u}
+
+
+async def test_a_cancel_during_two_children_ends_both_child_sessions_cancelled_before_the_answer(
+    agent_env: dict[str, str], acp_unstable_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.route(routes.system_has(SUBAGENT_MARKER), otherwise=replies.stall())
+    fake_api.script(
+        replies.message(
+            [task("Slow A", "wait A", "toolu_a"), task("Slow B", "wait B", "toolu_b")], stop_reason="tool_use"
+        )
+    )
+    results: dict[str, Any] = {}
+    async with AgentProcess.start(env=agent_env, schema=acp_unstable_schema) as agent:
+        await agent.initialize(subagents={})
+        session = await agent.new_session(workspace)
+
+        async def prompt() -> None:
+            results["response"] = await agent.prompt(session, "ask two slow helpers")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(prompt)
+            await anyio.to_thread.run_sync(fake_api.wait_for_attempts, 3)  # both children wait
+            await agent.notify("session/cancel", {"sessionId": session})
+            with anyio.fail_after(5):
+                while "response" not in results:
+                    await anyio.sleep(0.01)
+        response = results["response"]
+        answered_at = agent.messages.index(response)
+        told_at = [
+            i
+            for i, m in enumerate(agent.messages)
+            if m.get("method") == "session/update"
+            and m["params"]["update"]["sessionUpdate"] == "subagent_update"
+        ]
+        ended = ends(agent, session)
+    assert response["result"]["stopReason"] == "cancelled"
+    assert len(told_at) == 4 and max(told_at) < answered_at  # told before the prompt's answer
+    assert {title: (s["state"], s["stopReason"]) for title, s in ended.items()} == {
+        "Slow A": ("idle", "cancelled"),
+        "Slow B": ("idle", "cancelled"),
+    }
+
+
+async def test_a_child_stopped_by_the_turns_budget_ends_with_max_turn_requests(
+    agent_env: dict[str, str], acp_unstable_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.route(routes.system_has(SUBAGENT_MARKER), otherwise=endless_child())
+    fake_api.script(
+        replies.message([task("Loop", "loop forever", "toolu_loop")], stop_reason="tool_use"),
+        replies.text("done with what I have"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_unstable_schema) as agent:
+        await agent.initialize(subagents={})
+        session = await agent.new_session(workspace, {"acp-agent": {"maxTurnRequests": 3}})
+        response = await agent.prompt(session, "explore")
+        ended = ends(agent, session)
+    assert response["result"]["stopReason"] == "end_turn", response
+    assert len(fake_api.requests) == 3  # one meter for the tree: parent, child's share of 1, parent
+    assert (ended["Loop"]["state"], ended["Loop"]["stopReason"]) == ("idle", "max_turn_requests")
