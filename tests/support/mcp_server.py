@@ -127,6 +127,7 @@ async def _serve_http(token: str, transport: str) -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # before the port is told: a client that connects at once waits in the backlog
     sys.stdout.write(f"{sock.getsockname()[1]}\n")
     sys.stdout.flush()
     config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
