@@ -44,7 +44,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ JournalWriteFailed (OSError)    session/store: an entry not written (a full disk, a closed
       │                          session) → turn/history (→ JournalFailed),
       │                          session/manager (→ -32010 on session/load)
-      ├─ StateDirError (OSError)         session/store: the state dir is unusable → app (serve unjournaled)
+      ├─ StateDirError (OSError)         session/state_dir: the state dir is unusable
+      │                          → app (serve unjournaled)
       ├─ CursorError (ValueError)        session/listing: a session/list cursor not ours
       │                          → session/handlers answers -32602
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
@@ -58,8 +59,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
 
 Defined outside this module (their rooms import only this leaf): LimitReached (turn/meter.py: it
 carries turn's `Limit`), ProfileError (model/profiles.py), EntryProblem (turn/journal_lines.py),
-JournalCorrupt, JournalWriteFailed, StateDirError (session/store.py), CursorError
-(session/listing.py), and the HarnessError family
+JournalCorrupt, JournalWriteFailed (session/store.py), StateDirError (session/state_dir.py),
+CursorError (session/listing.py), and the HarnessError family
 (harness/). Private classes (`_Name`) are raised and caught inside one module and are not listed.
 """
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import structlog
 
 from acp_agent.errors import AgentError
+from acp_agent.session.state_dir import StateDirError, prepare_state_dir
 from acp_agent.turn.entries import (
     JOURNAL_VERSION,
     AssistantEntry,
@@ -84,10 +85,6 @@ class JournalWriteFailed(AgentError, OSError):
         disk = " (the disk is full)" if exc.errno in {errno.ENOSPC, errno.EDQUOT} else ""
         super().__init__(exc.errno, f"cannot write the session journal {path}: {reason}{disk}")
         self.path = path
-
-
-class StateDirError(AgentError, OSError):
-    """The journal directory cannot be used (not a directory, not writable)."""
 
 
 def _open(path: Path, flags: int, mode: int = 0o600) -> int:
@@ -180,17 +177,13 @@ class SessionStore:
     @classmethod
     def open(cls, directory: Path, *, keep_days: float | None = 30) -> SessionStore:
         """Create or check the directory; raises StateDirError saying what is wrong with it."""
-        try:
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            if not directory.is_dir():
-                raise NotADirectoryError(errno.ENOTDIR, "not a directory")
-            os.chmod(directory, 0o700)
-            if not os.access(directory, os.W_OK | os.X_OK):
-                raise PermissionError(errno.EACCES, "not writable")
-        except OSError as exc:
-            raise StateDirError(
-                exc.errno, f"the state dir {directory} cannot hold session journals: {exc.strerror or exc}"
-            ) from exc
+        prepare_state_dir(directory)
+        return cls.checked(directory, keep_days=keep_days)
+
+    @classmethod
+    def checked(cls, directory: Path, *, keep_days: float | None = 30) -> SessionStore:
+        """The store of a directory `prepare_state_dir` accepted (at start, before `initialize`),
+        with the journals untouched for `keep_days` removed."""
         store = cls(directory)
         if keep_days:
             store.expire(keep_days)
