@@ -10,13 +10,8 @@ import anyio.lowlevel
 import anyio.to_thread
 import structlog
 
-from acp_agent import __version__
 from acp_agent.errors import JournalFailed, LimitsError, RpcError
-from acp_agent.protocol.lifecycle import (
-    ClientCapabilities,
-    InitializeRequest,
-    negotiate_version,
-)
+from acp_agent.protocol.lifecycle import ClientCapabilities, InitializeRequest
 from acp_agent.protocol.session import (
     CancelNotification,
     ListSessionsRequest,
@@ -30,9 +25,10 @@ from acp_agent.protocol.session import (
     SetTitleRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
-from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID, auth_methods, can_run_terminal_auth
+from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
 from acp_agent.session.commands import COMMANDS, command_of
+from acp_agent.session.handshake import initialize_answer
 from acp_agent.session.listing import CursorError, list_sessions
 from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.manager import SessionManager
@@ -43,7 +39,6 @@ from acp_agent.session.state import Session
 from acp_agent.session.store import now_iso
 from acp_agent.session.titles import normalized_title, prompt_title, rename
 from acp_agent.session.updates import info_update
-from acp_agent.tools.mcp_sdk import mcp_servers_supported_http, mcp_servers_supported_sse
 
 __all__ = ["AcpHandler"]
 
@@ -68,7 +63,6 @@ class AcpHandler:
     ) -> None:
         self.manager = manager
         self.client_capabilities = ClientCapabilities()
-        self._terminal_auth = False
         self._keys = keys or NoKeyNeeded()
         self._login = Login(self._keys, manager.requester, request_id)
         self._warm_up = warm_up
@@ -115,33 +109,19 @@ class AcpHandler:
         return False
 
     async def initialize(self, params: Any) -> dict[str, Any]:
+        """The handler's own `initialize` (the app's front handler answers it before this layer
+        is imported, `front.py`, and hands the request to `accept`)."""
         request = parse(InitializeRequest, params)
-        self.client_capabilities = request.client_capabilities
-        self._terminal_auth = can_run_terminal_auth(request)
+        self.accept(request)
         if self._warm_up is not None:
             # The turn machinery and the SDK cost seconds to import: pay for them in the
             # background while the editor sends session/new (acp_agent.lazy).
             self._warm_up()
-        return {
-            "protocolVersion": negotiate_version(request.protocol_version),
-            "agentCapabilities": {
-                "loadSession": self.journaled,
-                "sessionCapabilities": {
-                    **({"list": {}, "resume": {}, "close": {}, "delete": {}} if self.journaled else {}),
-                    "additionalDirectories": {},
-                    "systemPrompt": {},  # ACP's unstable systemPrompt, append mode only
-                    **({"title": {}} if self.journaled else {}),  # ACP's unstable session/set_title
-                },
-                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {
-                    "http": mcp_servers_supported_http(),
-                    "sse": mcp_servers_supported_sse(),
-                },
-                "auth": {"logout": {}},
-            },
-            "authMethods": auth_methods(terminal=self._terminal_auth),
-            "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
-        }
+        return initialize_answer(request, journaled=self.journaled)
+
+    def accept(self, request: InitializeRequest) -> None:
+        """Remember what the client said it can do (the capabilities sessions and logins use)."""
+        self.client_capabilities = request.client_capabilities
 
     async def authenticate(self, params: Any) -> dict[str, Any]:
         """Log in with the key the editor gives, or a form, or say how (`session/login.py`)."""
