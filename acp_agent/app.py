@@ -1,4 +1,5 @@
-"""Composition root: wires stdin/stdout, the JSON-RPC endpoint and the session manager, and owns shutdown.
+"""Composition root: wires stdin/stdout, the JSON-RPC endpoint and the front handler (which builds the
+session layer after `initialize`, D4), and owns shutdown.
 
 stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled (and answered
 `cancelled` while stdout is writable), output is flushed, and the process exits 0.
@@ -12,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import NoReturn
 
 import anyio
@@ -20,24 +22,23 @@ import structlog
 from acp_agent.config import Config
 from acp_agent.credentials import AgentKeys, erase_initial_environ, load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
-from acp_agent.lazy import warm_up
 from acp_agent.model.provider import ModelProvider, model_factory
 from acp_agent.model.sdk import anthropic_sdk, key_in_env, take_env_keys
 from acp_agent.model.spec import replay_path
 from acp_agent.rpc.endpoint import Endpoint, current_request_id
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing
-from acp_agent.session.handlers import AcpHandler
-from acp_agent.session.manager import SessionManager, engine_class
-from acp_agent.session.store import SessionStore, StateDirError
+from acp_agent.session.front import FrontHandler, SessionLayer, Sessions
+from acp_agent.session.state_dir import StateDirError, prepare_state_dir
 
 __all__ = ["run", "serve"]
 
 log = structlog.get_logger(__name__)
 
-WARM_UP = (engine_class, model_factory, anthropic_sdk)
-"""Imported in the background once `initialize` is answered, in the order a first prompt needs;
-then the model client is built (`ModelProvider.warm`)."""
+WARM_UP = (model_factory, anthropic_sdk)
+"""Imported in the background once `initialize` is answered, after the session layer and the turn
+machinery (`session/front.py`), in the order a first prompt needs; then the model client is built
+(`ModelProvider.warm`)."""
 
 SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
@@ -79,35 +80,40 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     )
     if model.model_id != config.model:
         config = config.model_copy(update={"model": model.model_id})
-    manager = SessionManager(
-        config,
-        to_client,
-        model=model,
-        store=_open_store(config),
-        ask_models_api=not replaying and config.record is None,
-    )
-    handler = AcpHandler(
-        manager,
-        warm_up=lambda: warm_up((*WARM_UP, model.warm)),
-        keys=AgentKeys(model, replaying=replaying),  # a replay needs no key: the cassette answers
-        request_id=current_request_id,
-    )
-    endpoint = Endpoint(handler, to_client)
+    state_dir = _state_dir(config)
+    keys = AgentKeys(model, replaying=replaying)  # a replay needs no key: the cassette answers
+
+    def build(layer: SessionLayer) -> Sessions:
+        """The session layer, built once the front has it imported (after `initialize`, D4)."""
+        store = (
+            None if state_dir is None else layer.store.checked(state_dir, keep_days=config.keep_days or None)
+        )
+        manager = layer.manager(
+            config,
+            to_client,
+            model=model,
+            store=store,
+            ask_models_api=not replaying and config.record is None,
+        )
+        return Sessions(manager, layer.handler(manager, keys=keys, request_id=current_request_id))
+
+    front = FrontHandler(build, journaled=state_dir is not None, warm_up_steps=(*WARM_UP, model.warm))
+    endpoint = Endpoint(front, to_client)
 
     async def cancel_turns() -> None:
-        manager.cancel_all()
+        front.cancel_turns()
 
     log.info("agent.started", model=config.model, streaming=config.streaming)
     try:
-        async with anyio.create_task_group() as tg, manager.running():
+        async with anyio.create_task_group() as tg, front.running():
             tg.start_soon(writer.run)
-            tg.start_soon(_watch_signals, manager, tg.cancel_scope)
+            tg.start_soon(_watch_signals, front, tg.cancel_scope)
             await endpoint.serve(reader, on_eof=cancel_turns, grace=SHUTDOWN_GRACE)
             await writer.flush(timeout=0.5)
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            await manager.aclose()
+            await front.aclose()
             await writer.aclose()
             await reader.aclose()
             await model.aclose()
@@ -115,20 +121,24 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     return 0
 
 
-async def _watch_signals(manager: SessionManager, scope: anyio.CancelScope) -> None:
+async def _watch_signals(front: FrontHandler, scope: anyio.CancelScope) -> None:
     """SIGTERM/SIGINT: cancel running turns, give them a moment to answer, then stop serving."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             log.info("agent.signal", signal=signal.Signals(signum).name)
-            manager.cancel_all()
-            with anyio.move_on_after(SHUTDOWN_GRACE):
-                for turn in [s.running for s in manager.sessions.values() if s.running]:
-                    await turn.done.wait()
+            front.cancel_turns()
+            manager = front.manager  # None before the session layer is built: no turn runs
+            if manager is not None:
+                with anyio.move_on_after(SHUTDOWN_GRACE):
+                    for turn in [s.running for s in manager.sessions.values() if s.running]:
+                        await turn.done.wait()
             scope.cancel()
             return
 
 
-def _open_store(config: Config) -> SessionStore | None:
+def _state_dir(config: Config) -> Path | None:
+    """Where sessions are journaled, checked now so `initialize` can say whether they are (the
+    journal machinery is imported later); None when they are not."""
     if not config.journal:
         return None
     directory = config.state_dir
@@ -137,7 +147,7 @@ def _open_store(config: Config) -> SessionStore | None:
 
         directory = user_data_dir() / "sessions"
     try:
-        return SessionStore.open(directory, keep_days=config.keep_days or None)
+        prepare_state_dir(directory)
     except StateDirError as exc:  # the agent still serves, without session/load (issue 19)
         log.error(
             "agent.state_dir_unusable",
@@ -145,6 +155,7 @@ def _open_store(config: Config) -> SessionStore | None:
             hint="fix or change --state-dir / ACP_AGENT_STATE_DIR; sessions are not kept",
         )
         return None
+    return directory
 
 
 def run(config: Config) -> NoReturn:
