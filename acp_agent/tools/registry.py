@@ -7,6 +7,7 @@ back to the model as one readable sentence naming the field instead of a stack t
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -126,16 +127,12 @@ class ToolRegistry:
         return name in self._tools
 
     def api_tools(self) -> list[dict[str, Any]]:
-        """The Messages API `tools` parameter, built once (a stable prefix keeps the cache warm)."""
+        """The Messages API `tools` parameter, built once (a stable prefix keeps the cache warm).
+
+        Its entries are shared by every registry of the process that offers the same tool (see
+        `_shared_entry`): read-only, like the whole list."""
         if self._api_tools is None:
-            self._api_tools = [
-                {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "input_schema": copy.deepcopy(tool.input_schema),
-                }
-                for tool in self._tools.values()
-            ]
+            self._api_tools = [_shared_entry(tool) for tool in self._tools.values()]
         return self._api_tools
 
     def validate(self, tool: Tool, args: Any) -> dict[str, Any]:
@@ -151,6 +148,41 @@ class ToolRegistry:
             raise InvalidToolInput(f"{tool.name}: arguments must be a JSON object")
         checked = _check_object(tool.name, "", args, tool.input_schema)
         return {key: _unicode(tool.name, key, value) for key, value in checked.items()}
+
+
+_ENTRIES: dict[str, dict[str, Any]] = {}
+"""The API entries built so far, by their JSON text: one object per distinct tool definition."""
+_MAX_ENTRIES = 1024
+"""Beyond this many distinct definitions (MCP servers that change theirs), the oldest go."""
+
+
+def _shared_entry(tool: Tool) -> dict[str, Any]:
+    """`tool`'s entry in the API's `tools`: its name, description and a copy of its input schema.
+
+    Every session offers the same built-in tools, so the entry is shared by content rather than
+    copied per session (a session used to keep ~12 KB of schema copies). Equal JSON text means
+    the same bytes on the wire, so a shared entry changes no request. Never mutated: a request
+    that marks the last tool for the cache copies that entry first (`model/caching.py`).
+    """
+    try:
+        key = json.dumps([tool.name, tool.description, tool.input_schema], ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON: its own copy, as before
+        return {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": copy.deepcopy(tool.input_schema),
+        }
+    entry = _ENTRIES.get(key)
+    if entry is None:
+        if len(_ENTRIES) >= _MAX_ENTRIES:
+            del _ENTRIES[next(iter(_ENTRIES))]
+        entry = {
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": copy.deepcopy(tool.input_schema),
+        }
+        _ENTRIES[key] = entry
+    return entry
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -96,9 +98,45 @@ def test_api_tools_is_built_once_and_rebuilt_after_add() -> None:
 
 def test_api_tools_schemas_are_copies() -> None:
     registry = default_registry()
-    registry.api_tools()[0]["input_schema"]["properties"]["evil"] = {"type": "string"}
     read = registry.get("read_file")
-    assert read is not None and "evil" not in read.input_schema["properties"]
+    entry = registry.api_tools()[0]
+    assert read is not None and entry["name"] == "read_file"
+    assert entry["input_schema"] == read.input_schema and entry["input_schema"] is not read.input_schema
+
+
+def test_registries_offering_the_same_tools_share_their_api_entries() -> None:
+    """Every session offers the same built-in tools: one entry per tool for the whole process,
+    not a copy of every schema per session, with the very same JSON as a copy of its own."""
+    first, second = default_registry().api_tools(), default_registry().api_tools()
+    assert first is not second  # each registry has its own list (a session may add tools)
+    assert all(a is b for a, b in zip(first, second, strict=True))
+    tools = default_registry()
+    own = [
+        {"name": t.name, "description": t.description, "input_schema": copy.deepcopy(t.input_schema)}
+        for name in tools.names
+        if (t := tools.get(name)) is not None
+    ]
+    assert json.dumps(first) == json.dumps(own)
+
+
+def test_a_tool_with_another_definition_gets_its_own_entry() -> None:
+    plain, other_text = ToolRegistry([Echo()]), ToolRegistry([Echo(description="Echo louder.")])
+    schema = Echo().input_schema
+    schema["properties"]["extra"] = {"type": "string"}
+    other_schema = ToolRegistry([Echo(input_schema=schema)])
+    same = ToolRegistry([Echo()])
+    entries = [r.api_tools()[0] for r in (plain, other_text, other_schema, same)]
+    assert entries[3] is entries[0]
+    assert entries[1] is not entries[0] and entries[1]["description"] == "Echo louder."
+    assert entries[2] is not entries[0] and "extra" in entries[2]["input_schema"]["properties"]
+    assert "extra" not in entries[0]["input_schema"]["properties"]
+
+
+def test_a_schema_that_is_not_json_gets_its_own_copy() -> None:
+    odd = {"type": "object", "properties": {}, "x-sentinel": object()}
+    first, second = ToolRegistry([Echo(input_schema=odd)]), ToolRegistry([Echo(input_schema=odd)])
+    a, b = first.api_tools()[0], second.api_tools()[0]
+    assert a is not b and a["input_schema"] is not odd and set(a["input_schema"]) == set(odd)
 
 
 def test_every_default_schema_is_valid_json_schema() -> None:
