@@ -1,11 +1,15 @@
 """The session's `task` tool: which tools its subagents get, and their system prompt.
 
 Built with the session's runner (`engine.py`), once: every subagent of the session then sends the
-same tools and system prompt, one cached prefix across its subagents and turns (D14, D27).
+same tools and system prompt, one cached prefix across its subagents and turns (D14, D27). The
+prompt's text is made on the first `task` call, from what the session had when the tool was built.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acp_agent.session.requester import Requester
@@ -38,12 +42,14 @@ def task_tool(
     children = ToolRegistry(
         t for t in offered if t is not None and (choice == "all" or getattr(t, "read_only", False) is True)
     )
-    system = build_subagent_prompt(
+    system = functools.partial(
+        _subagent_prompt,
+        children,
         cwd=session.cwd,
-        tools=[(t["name"], t.get("description", "")) for t in children.api_tools()],
+        today=dt.date.today(),
         instructions=instructions,
         skills=skills if "skill" in children else "",
-        extra_roots=session.extra_roots,
+        extra_roots=tuple(session.extra_roots),
     )
     caps = session.capabilities
     sessions = SubagentSessions(session.id, requester, caps) if caps.subagent_sessions else None
@@ -52,4 +58,25 @@ def task_tool(
     permissions = session.permissions
     return TaskTool(
         children, system, may_change=lambda: permissions.mode in CHANGING_MODES, sessions=sessions
+    )
+
+
+def _subagent_prompt(
+    children: ToolRegistry,
+    *,
+    cwd: Path,
+    today: dt.date,
+    instructions: str,
+    skills: str,
+    extra_roots: tuple[Path, ...],
+) -> str:
+    """The subagents' system prompt, from what the session had when its runner was built (the
+    date too): built on the first `task` call only, as most sessions never make one."""
+    return build_subagent_prompt(
+        cwd=cwd,
+        tools=[(t["name"], t.get("description", "")) for t in children.api_tools()],
+        today=today,
+        instructions=instructions,
+        skills=skills,
+        extra_roots=extra_roots,
     )

@@ -93,24 +93,32 @@ class TaskTool:
     def __init__(
         self,
         tools: ToolRegistry,
-        system: str,
+        system: str | Callable[[], str],
         *,
         may_change: Callable[[], bool] | None = None,
         sessions: ChildSessions | None = None,
     ) -> None:
         """`tools` are the subagents' tools and `system` their system prompt, the same for every
-        subagent of the session (a cached prefix). `may_change` is given when those tools edit or
+        subagent of the session (a cached prefix), or the function that builds it on the first call
+        (most sessions never call `task`). `may_change` is given when those tools edit or
         run commands: whether the session's mode lets a subagent use them now (None: they only
         look, so the call is read-only and runs beside other read-only calls). `sessions` is
         given when the client shows each subagent as a child session too."""
         self.tools = tools
-        self.system = system
+        self._system = system
         self.may_change = may_change
         self.sessions = sessions
         self.read_only = may_change is None
         self.kind = "think" if may_change is None else "other"
         self._runner: TurnRunner | None = None
         self._asking = anyio.Lock()
+
+    @property
+    def system(self) -> str:
+        """The subagents' system prompt, built once, on first use when it was given as a function."""
+        if not isinstance(self._system, str):
+            self._system = self._system()
+        return self._system
 
     def bind(self, runner: TurnRunner) -> None:
         """The session's runner: its model, settings and identity are the subagents' too."""

@@ -111,9 +111,9 @@ class ByConversation:
 
 
 async def run_parent(
-    tmp_path: Path, child: Callable[[ModelRequest], Reply], limits: Limits
+    tmp_path: Path, child: Callable[[ModelRequest], Reply], limits: Limits, system: Any = CHILD
 ) -> tuple[TurnMeter, History]:
-    task = TaskTool(ToolRegistry([ReadFile(), ListFiles()]), CHILD)
+    task = TaskTool(ToolRegistry([ReadFile(), ListFiles()]), system)
     parent = [([call("task", description="look", prompt="look around")], "tool_use"), ([], "end_turn")]
     runner = TurnRunner(
         ByConversation(parent, child),
@@ -138,6 +138,23 @@ async def test_a_subagent_whose_model_fails_is_an_error_result_and_the_parent_go
     assert result["is_error"] and "the subagent failed: the API said no" in result_text(result["content"])
     assert meter.subagents[0].error == "the API said no"
     assert meter.model_requests == 3  # the parent's two and the subagent's failed one
+
+
+async def test_a_system_prompt_given_as_a_function_is_built_once_and_sent_by_the_children(
+    tmp_path: Path,
+) -> None:
+    made: list[str] = []
+
+    def system() -> str:
+        made.append(CHILD)
+        return CHILD
+
+    def answers(request: ModelRequest) -> Reply:
+        return [{"type": "text", "text": "found it"}], "end_turn"
+
+    _, history = await run_parent(tmp_path, answers, Limits(), system)
+    assert result_text(history.messages[2]["content"][0]["content"]) == "found it"
+    assert made == [CHILD]
 
 
 async def test_a_subagent_stuck_in_a_loop_ends_at_the_repeat_limit_with_its_partial_answer(
