@@ -15,7 +15,7 @@ one kind, the project's (nearest directory first) over the user's (`convention_f
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,16 +166,21 @@ class ConventionsSlot:
     read: Callable[[], Awaitable[Conventions]] = _nothing
     _value: Conventions | None = None
     _prompts: tuple[McpPrompt, ...] = ()
-    _lock: anyio.Lock = field(default_factory=anyio.Lock)
+    _lock: anyio.Lock | None = None
+    """Held while the files are read; made then, and dropped once they are (a session keeps none)."""
 
     async def current(self) -> Conventions:
-        async with self._lock:
-            if self._value is None:
-                try:
-                    self._value = await self.read()
-                except Exception as exc:  # a bug here must cost the commands, not the session
-                    log.exception("conventions.failed")
-                    self._value = Conventions(skipped=(f"commands and skills were not read: {exc!r}",))
+        if self._value is None:
+            if self._lock is None:
+                self._lock = anyio.Lock()
+            async with self._lock:  # several callers at once: one reads, the others wait for it
+                if self._value is None:
+                    try:
+                        self._value = await self.read()
+                    except Exception as exc:  # a bug here must cost the commands, not the session
+                        log.exception("conventions.failed")
+                        self._value = Conventions(skipped=(f"commands and skills were not read: {exc!r}",))
+                self._lock = None  # a waiter still holds its own reference
         return replace(self._value, prompts=self._prompts)
 
     def add_prompts(self, prompts: Sequence[McpPrompt]) -> None:

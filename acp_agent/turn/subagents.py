@@ -111,7 +111,8 @@ class TaskTool:
         self.read_only = may_change is None
         self.kind = "think" if may_change is None else "other"
         self._runner: TurnRunner | None = None
-        self._asking = anyio.Lock()
+        self._asking: anyio.Lock | None = None
+        """One permission question of its subagents at a time; made by the first call."""
 
     @property
     def system(self) -> str:
@@ -145,6 +146,8 @@ class TaskTool:
             subagent.ended(TurnStop.LIMIT, Limit.REQUESTS)
             return ToolResult(NOT_RUN, is_error=True)
         progress = ChildProgress(turn.sink, ctx.call_id)
+        if self._asking is None:
+            self._asking = anyio.Lock()
         permissions = ChildPermissions(
             turn.permissions, progress, str(args["description"]), self.may_change or _never, self._asking
         )

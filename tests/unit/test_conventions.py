@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from acp_agent.errors import ToolError
@@ -217,3 +218,28 @@ async def test_a_failing_read_costs_the_commands_not_the_session() -> None:
         "commands and skills were not read: RuntimeError('disk on fire')",
     )
     assert (await slot.current()).skipped == found.skipped and len(calls) == 1  # read once per session
+
+
+async def test_callers_at_once_read_the_files_once_and_the_slot_keeps_no_lock_after() -> None:
+    calls = []
+    release = anyio.Event()
+
+    async def slow() -> Conventions:
+        calls.append(1)
+        await release.wait()
+        return Conventions(skipped=("read",))
+
+    slot = ConventionsSlot(slow)
+    found: list[Conventions] = []
+
+    async def ask() -> None:
+        found.append(await slot.current())
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(3):
+            tg.start_soon(ask)
+        await anyio.wait_all_tasks_blocked()
+        assert len(calls) == 1 and found == []  # the others wait for the one read
+        release.set()
+    assert len(calls) == 1 and [c.skipped for c in found] == [("read",)] * 3
+    assert slot._lock is None  # a session that read its conventions holds no lock (nor its queue)
