@@ -38,6 +38,27 @@ SUBAGENT_RULES = """Rules:
   it complete and self-contained (what you found, where, and what remains unknown)."""
 
 
+_RECENT: dict[str, str] = {}
+"""The latest prompts made, each its own key: sessions of one project get one string, not a copy each."""
+_RECENT_MAX = 8
+_SHARED_MAX_CHARS = 50_000
+"""A longer prompt (large instruction files) is not kept once its sessions are gone."""
+
+
+def _shared(text: str) -> str:
+    """`text`, or the equal string a recent session's prompt already is (the same characters, so
+    the same request bytes and cache prefix), so a thousand sessions of one workspace hold one."""
+    if len(text) > _SHARED_MAX_CHARS:
+        return text
+    kept = _RECENT.get(text)
+    if kept is not None:
+        return kept
+    if len(_RECENT) >= _RECENT_MAX:
+        del _RECENT[next(iter(_RECENT))]
+    _RECENT[text] = text
+    return text
+
+
 def _first_line(text: str) -> str:
     return text.strip().split("\n", 1)[0].split(". ", 1)[0].rstrip(".")
 
@@ -65,7 +86,7 @@ def build_system_prompt(
         budget.append(f"{limits.max_tool_calls} tool calls")
     if limits.max_turn_seconds is not None:
         budget.append(f"{limits.max_turn_seconds:g} seconds")
-    return (
+    return _shared(
         "You are acp-agent, a coding assistant working inside the user's editor through the "
         "Agent Client Protocol.\n"
         f"Workspace root: {cwd}\n" + _roots_lines(extra_roots) + f"Today's date: {today.isoformat()}\n\n"
