@@ -79,6 +79,8 @@ class Limits(BaseModel):
             LimitsError: a value is not valid for its limit (`maxTurnRequests` may not be null).
         """
         fields = {f.alias: name for name, f in type(self).model_fields.items() if f.alias}
+        if not any(key in fields for key in overrides):
+            return self  # frozen: every session without overrides shares the configured limits
         data = self.model_dump()
         for key, value in overrides.items():
             name = fields.get(key)

@@ -58,6 +58,14 @@ def test_session_overrides_may_raise_lower_or_turn_off_budgets() -> None:
     assert limits.max_turn_seconds == 5
 
 
+def test_a_session_without_limit_overrides_shares_the_configured_limits() -> None:
+    configured = Limits(max_turn_requests=7)
+    assert configured.with_overrides({}) is configured
+    assert configured.with_overrides({"subagentTools": "all", "unknownKey": 1}) is configured
+    same_values = configured.with_overrides({"maxTurnRequests": 7})
+    assert same_values is not configured and same_values == configured  # an override is validated
+
+
 @pytest.mark.parametrize("bad", [None, 0, -1, "3", True, 2.5])
 def test_max_turn_requests_override_must_be_a_positive_integer(bad: object) -> None:
     with pytest.raises(LimitsError) as caught:
