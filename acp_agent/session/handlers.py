@@ -31,7 +31,7 @@ from acp_agent.session.commands import COMMANDS, command_of
 from acp_agent.session.handshake import initialize_answer
 from acp_agent.session.listing import CursorError, list_sessions
 from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
-from acp_agent.session.manager import SessionManager
+from acp_agent.session.manager import SessionManager, journal_reload
 from acp_agent.session.options import modes_state
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import to_model_blocks
@@ -192,6 +192,7 @@ class AcpHandler:
 
     async def _restore(self, request: LoadSessionRequest) -> Any:
         overrides, client = session_options(request)
+        await journal_reload()  # imported off the event loop on first use (the load itself is quick)
         try:
             session, updates = self.manager.load(
                 request.session_id,

@@ -7,7 +7,8 @@ within one session a prompt that arrives while a turn runs waits in the session'
 What the models accept is the `ModelCatalog`'s (`catalog.py`); a session's options (mode, model,
 effort, loop) are `SessionOptions`' (`options.py`), which session/load asks to restore the
 journaled choices; reading a journal back is `reload.py`'s.
-The turn machinery and the MCP client are imported on first use (`engine_class`, `mcp_connections`).
+The turn machinery, the MCP client and the journal reading are imported on first use (`engine_class`,
+`mcp_connections`, `journal_reload`).
 """
 
 from __future__ import annotations
@@ -34,11 +35,10 @@ from acp_agent.session.listing import session_roots
 from acp_agent.session.options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.queue import PromptLine
-from acp_agent.session.reload import read_journal, reopen_journal
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import extra_roots, session_root
 from acp_agent.session.state import RunningTurn, Session
-from acp_agent.session.store import JournalWriteFailed, SessionStore
+from acp_agent.session.store import SessionStore, creation_error
 from acp_agent.session.titles import session_title
 from acp_agent.turn import clearing
 from acp_agent.turn.entries import PromptEntry, RootsEntry, TitleEntry
@@ -50,11 +50,12 @@ if TYPE_CHECKING:
 
     from acp_agent.model.base import ModelClient
     from acp_agent.session.engine import Engine
+    from acp_agent.session.reload import Reloaded
     from acp_agent.tools.mcp import McpConnections
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
 
-__all__ = ["SessionManager", "engine_class", "mcp_connections"]
+__all__ = ["SessionManager", "engine_class", "journal_reload", "mcp_connections"]
 
 log = structlog.get_logger(__name__)
 
@@ -79,6 +80,14 @@ def mcp_connections() -> type[McpConnections]:
     from acp_agent.tools.mcp import McpConnections
 
     return McpConnections
+
+
+@deferred
+def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None], Reloaded]:
+    """session/load's journal reading and replay, imported on first use (session/new needs neither)."""
+    from acp_agent.session.reload import reload_journal
+
+    return reload_journal
 
 
 class SessionManager:
@@ -160,7 +169,7 @@ class SessionManager:
                 del self.sessions[session_id]
                 with suppress(OSError):
                     self.store.delete(session_id)
-                raise _no_journal(self.store, session_id, exc) from None
+                raise creation_error(self.store, session_id, exc) from None
         log.info("session.created", session_id=session_id, cwd=str(root))
         self.catalog.learn(self._task_group)
         return session
@@ -187,8 +196,7 @@ class SessionManager:
             self._forget(current)
         root = session_root(cwd)
         extra = extra_roots(directories, root)
-        entries, history, updates = read_journal(self.store, session_id, capabilities)
-        journal = reopen_journal(self.store, session_id)  # before the session is registered
+        entries, history, updates, journal = journal_reload.now()(self.store, session_id, capabilities)
         try:
             session = self._build(session_id, root, overrides, capabilities, history)
         except BaseException:
@@ -387,14 +395,3 @@ class SessionManager:
         return await engine.run_turn(
             session, blocks, scope=turn.scope, shown=shown, price=self.prices.get(session.model)
         )
-
-
-def _no_journal(store: SessionStore, session_id: str, exc: OSError) -> RpcError:
-    """-32010 for a session whose journal cannot be created, naming the state dir and the way out."""
-    failed = exc if isinstance(exc, JournalWriteFailed) else JournalWriteFailed(store.path(session_id), exc)
-    state = str(store.directory)
-    return RpcError.journal_error(
-        f"Cannot create the session: {failed} (state dir {state}: free space there, "
-        "point --state-dir elsewhere, or run with --no-journal)",
-        {"stateDir": state, "journal": str(failed.path)},
-    )

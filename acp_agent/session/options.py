@@ -19,20 +19,23 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from acp_agent.config import Config
 from acp_agent.errors import LimitsError, RpcError
+from acp_agent.lazy import deferred
 from acp_agent.model.profiles import EFFORTS, ModelProfile, ProfileError
 from acp_agent.session.catalog import ModelCatalog, capped_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
 from acp_agent.session.updates import mode_update, notice_update
 from acp_agent.turn.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry, WebEntry
-from acp_agent.turn.events import Notice
 from acp_agent.turn.loops import LOOPS, choose_loop
+
+if TYPE_CHECKING:
+    from acp_agent.turn.events import Notice
 
 __all__ = ["DEFAULT_EFFORT", "DEFAULT_MODE", "MODES", "OPTION_IDS", "SessionOptions", "modes_state"]
 
@@ -51,6 +54,14 @@ UNASKED_MODES = frozenset({"bypassPermissions"})
 """Modes that skip every question: never restored from a journal."""
 DEFAULT_EFFORT = "default"
 """The effort option's value for "the model's own default" (no `output_config.effort` sent)."""
+
+
+@deferred
+def notice_class() -> type[Notice]:
+    """The turn's notice, imported when a model switch says what it costs (session/new needs none)."""
+    from acp_agent.turn.events import Notice
+
+    return Notice
 
 
 def modes_state(current: str) -> dict[str, Any]:
@@ -277,7 +288,7 @@ class SessionOptions:
             new=model_id,
             thinking_dropped=dropped,
         )
-        said = Notice(
+        said = (await notice_class())(
             " ".join(parts) + "\n",
             str(uuid.uuid4()),
             title=parts[0].rstrip("."),

@@ -8,7 +8,7 @@ is at fault). The choices it recorded (mode, model, effort, loop) are restored b
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 
@@ -21,9 +21,26 @@ from acp_agent.session.updates import info_update
 from acp_agent.turn.entries import Entry
 from acp_agent.turn.history import History
 
-__all__ = ["read_journal", "reopen_journal"]
+__all__ = ["Reloaded", "read_journal", "reload_journal", "reopen_journal"]
 
 log = structlog.get_logger(__name__)
+
+
+class Reloaded(NamedTuple):
+    """A journal read back (`read_journal`) and reopened for the next entries (`reopen_journal`)."""
+
+    entries: list[Entry]
+    history: History
+    updates: list[dict[str, Any]]
+    journal: Journal
+
+
+def reload_journal(
+    store: SessionStore, session_id: str, capabilities: ClientCapabilities | None = None
+) -> Reloaded:
+    """session/load's journal: read back, then reopened (before the session is registered)."""
+    entries, history, updates = read_journal(store, session_id, capabilities)
+    return Reloaded(entries, history, updates, reopen_journal(store, session_id))
 
 
 def read_journal(

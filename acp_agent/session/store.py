@@ -30,7 +30,7 @@ from pathlib import Path
 
 import structlog
 
-from acp_agent.errors import AgentError
+from acp_agent.errors import AgentError, RpcError
 from acp_agent.session.state_dir import StateDirError, prepare_state_dir
 from acp_agent.turn.entries import (
     JOURNAL_VERSION,
@@ -49,6 +49,7 @@ __all__ = [
     "JournalWriteFailed",
     "SessionStore",
     "StateDirError",
+    "creation_error",
     "is_session_id",
 ]
 
@@ -274,6 +275,17 @@ def _parse(path: Path, number: int, raw: bytes) -> Entry | None:
         return read_entry(raw)
     except EntryProblem as exc:
         raise JournalCorrupt(path, number, str(exc)) from None
+
+
+def creation_error(store: SessionStore, session_id: str, exc: OSError) -> RpcError:
+    """-32010 for a session whose journal cannot be created, naming the state dir and the way out."""
+    failed = exc if isinstance(exc, JournalWriteFailed) else JournalWriteFailed(store.path(session_id), exc)
+    state = str(store.directory)
+    return RpcError.journal_error(
+        f"Cannot create the session: {failed} (state dir {state}: free space there, "
+        "point --state-dir elsewhere, or run with --no-journal)",
+        {"stateDir": state, "journal": str(failed.path)},
+    )
 
 
 class _ToolIds:

@@ -13,11 +13,13 @@ one against the official schema.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_agent.tools.base import PlanEntry
 from acp_agent.turn.entries import ToolCallShown
-from acp_agent.turn.events import Notice
+
+if TYPE_CHECKING:
+    from acp_agent.turn.events import Notice
 
 __all__ = [
     "chunk",

@@ -36,19 +36,35 @@ DEFERRED = (
     "mcp",
 )
 
+LOAD_ONLY = (
+    "acp_agent.session.reload",
+    "acp_agent.session.replay",
+    "acp_agent.turn.compaction",
+    "acp_agent.turn.server_calls",
+    "acp_agent.turn.meter",
+    "acp_agent.model.base",
+    "acp_agent.turn.events",
+)
+"""What the session layer imports only on use, not for session/new: reading a journal back
+(session/load, session/resume) and the turn's events (a model switch's notice)."""
+
 HANDSHAKE = textwrap.dedent("""
     import json, sys, anyio
     from acp_agent.config import Config
     from acp_agent.model.provider import ModelProvider
     from acp_agent.session.handlers import AcpHandler
     from acp_agent.session.manager import SessionManager
+    from acp_agent.session.store import SessionStore
+    from pathlib import Path
 
     class Requester:
         async def notify(self, method, params): pass
         async def request(self, method, params, *, timeout=None): raise AssertionError(method)
 
     async def main():
-        manager = SessionManager(Config(), Requester(), model=ModelProvider("claude-x", streaming=True))
+        store = SessionStore.open(Path(sys.argv[1]) / "state")
+        manager = SessionManager(Config(), Requester(), model=ModelProvider("claude-x", streaming=True),
+                                 store=store)
         handler = AcpHandler(manager)
         init = await handler.handle_request("initialize", {"protocolVersion": 1})
         new = await handler.handle_request("session/new", {"cwd": sys.argv[1], "mcpServers": []})
@@ -72,6 +88,47 @@ def test_the_handshake_loads_none_of_the_turn_machinery(tmp_path: Path) -> None:
     answer = json.loads(out.stdout.strip().splitlines()[-1])
     assert answer["init"] == 1 and answer["session"].startswith("sess_")
     assert answer["loaded"] == []
+
+
+def test_session_new_loads_none_of_what_only_load_resume_and_a_turn_need(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", HANDSHAKE, str(tmp_path), json.dumps(LOAD_ONLY)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=True,
+    )
+    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    assert answer["session"].startswith("sess_")
+    assert (tmp_path / "state" / f"{answer['session']}.jsonl").exists()  # journaled, and still none of them
+    assert answer["loaded"] == []
+
+
+def test_session_load_loads_the_journal_reading(tmp_path: Path) -> None:
+    """The counterpart: the same modules are what session/load needs."""
+    code = HANDSHAKE.replace(
+        "    deferred = json.loads",
+        "    await handler.handle_request('session/load', {'sessionId': new['sessionId'], 'cwd': sys.argv[1],"
+        " 'mcpServers': []})\n"
+        "    deferred = json.loads",
+    )
+    assert code != HANDSHAKE
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), json.dumps(LOAD_ONLY)],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=True,
+    )
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])["loaded"]
+    assert set(loaded) >= {
+        "acp_agent.session.reload",
+        "acp_agent.session.replay",
+        "acp_agent.turn.compaction",
+        "acp_agent.model.base",
+    }
 
 
 def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None:
