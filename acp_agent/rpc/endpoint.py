@@ -152,10 +152,13 @@ class Endpoint:
             log.exception("rpc.notification_failed", method=msg.method)
 
     def _cancel_incoming(self, params: Any) -> None:
-        if type(params) is not dict or "requestId" not in params:
+        # An open request's id is a string or a number: anything else (null, an object, a list,
+        # which is not even hashable) names no request, and must not end the agent.
+        request_id = params.get("requestId") if type(params) is dict else None
+        if not isinstance(request_id, str | int | float):
             log.debug("rpc.bad_cancel_request", params=params)
             return
-        entry = self._incoming.get(_key(params["requestId"]))
+        entry = self._incoming.get(_key(request_id))
         if entry is None:
             return  # already answered, or never seen: nothing to do
         try:

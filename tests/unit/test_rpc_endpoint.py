@@ -264,7 +264,7 @@ async def test_cancel_request_matches_the_id_type() -> None:
     handler = ScriptedHandler()
     async with connected(handler) as client:
         await client.request(1, "slow")
-        for wrong in ("1", True, 1.0, None):
+        for wrong in ("1", True, 1.0, None, {"id": 1}, [1]):  # an object or a list: no crash either
             await client.send(
                 {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": wrong}}
             )
