@@ -26,7 +26,7 @@ from acp_agent.tools.base import Elicitation
 from acp_agent.tools.mcp_elicit import completion_handler, elicitation_callback
 from acp_agent.tools.mcp_prompts import McpPrompt, adapt_prompts, list_prompts
 from acp_agent.tools.mcp_sdk import mcp_sdk
-from acp_agent.tools.mcp_servers import McpFailure, McpServerSpec, failure_reason, parse_server
+from acp_agent.tools.mcp_servers import McpFailure, McpServerSpec, every_page, failure_reason, parse_server
 from acp_agent.tools.mcp_tool import McpTool, ServerConnection, adapt_tools
 
 __all__ = ["McpConnections"]
@@ -222,12 +222,4 @@ async def _open_client(
 
 
 async def _list_tools(client: Any) -> list[Any]:
-    tools: list[Any] = []
-    cursor = None
-    for _ in range(_LIST_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tools
+    return await every_page(lambda cursor: client.list_tools(cursor=cursor), "tools", _LIST_PAGES)

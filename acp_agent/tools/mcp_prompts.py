@@ -17,7 +17,7 @@ import anyio
 import structlog
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.mcp_servers import failure_reason
+from acp_agent.tools.mcp_servers import every_page, failure_reason
 from acp_agent.tools.mcp_tool import ServerConnection, content_text, tool_name
 
 __all__ = ["McpPrompt", "PromptArgument", "adapt_prompts", "list_prompts"]
@@ -118,15 +118,7 @@ async def list_prompts(client: Any) -> list[Any]:
     """Every prompt the server lists (none when it offers no prompts)."""
     if getattr(client.server_capabilities, "prompts", None) is None:
         return []
-    prompts: list[Any] = []
-    cursor = None
-    for _ in range(_LIST_PAGES):
-        page = await client.list_prompts(cursor=cursor)
-        prompts.extend(page.prompts)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return prompts
+    return await every_page(lambda cursor: client.list_prompts(cursor=cursor), "prompts", _LIST_PAGES)
 
 
 def adapt_prompts(listed: Iterable[Any], connection: ServerConnection, taken: set[str]) -> list[McpPrompt]:

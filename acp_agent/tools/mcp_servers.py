@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["McpFailure", "McpServerSpec", "failure_reason", "parse_server"]
+__all__ = ["McpFailure", "McpServerSpec", "every_page", "failure_reason", "parse_server"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +74,17 @@ def failure_reason(exc: BaseException) -> str:
         return f"command not found: {exc.filename}"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+async def every_page(list_page: Callable[[Any], Awaitable[Any]], items: str, max_pages: int) -> list[Any]:
+    """Every item of an MCP list method (`list_tools`, `list_prompts`), following `next_cursor`
+    for at most `max_pages` pages: a server that pages forever cannot hold the session up."""
+    found: list[Any] = []
+    cursor = None
+    for _ in range(max_pages):
+        page = await list_page(cursor)
+        found.extend(getattr(page, items))
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return found
