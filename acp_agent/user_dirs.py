@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["user_config_dir", "user_data_dir"]
+__all__ = ["user_config_dir", "user_data_dir", "user_home"]
 
 
 def user_config_dir() -> Path:
@@ -15,6 +15,15 @@ def user_config_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_config_dir("acp-agent"))
+
+
+def user_home() -> Path | None:
+    """The user's home, resolved (where `~/.claude` and `~/AGENTS.md` are looked for); None when
+    there is none to speak of (no HOME and no passwd entry)."""
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, OSError):
+        return None
 
 
 def user_data_dir() -> Path:

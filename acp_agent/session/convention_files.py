@@ -35,7 +35,7 @@ from acp_agent.tools.provided import (
     read_provided_files,
 )
 from acp_agent.tools.skill import Skill
-from acp_agent.user_dirs import user_config_dir
+from acp_agent.user_dirs import user_config_dir, user_home
 
 __all__ = [
     "FILE_BYTES",
@@ -229,8 +229,4 @@ async def load_conventions(cwd: Path, *, home: Path | None, config_dir: Path | N
 
 async def session_conventions(cwd: Path) -> Conventions:
     """The commands and skills of a session at `cwd`, with the user's home and config dir."""
-    try:
-        home: Path | None = Path.home().resolve()
-    except (RuntimeError, OSError):
-        home = None
-    return await load_conventions(cwd, home=home, config_dir=user_config_dir())
+    return await load_conventions(cwd, home=user_home(), config_dir=user_config_dir())

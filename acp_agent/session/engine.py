@@ -45,7 +45,7 @@ from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import Strategy, build_strategy
-from acp_agent.user_dirs import user_config_dir
+from acp_agent.user_dirs import user_config_dir, user_home
 
 if TYPE_CHECKING:
     from acp_agent.session.catalog import ModelCatalog
@@ -249,11 +249,7 @@ class Engine:
 
 async def session_instructions(cwd: Path) -> Instructions:
     """The AGENTS.md files for a session at `cwd`, read once when its runner is built."""
-    try:
-        home: Path | None = Path.home().resolve()
-    except (RuntimeError, OSError):
-        home = None
-    return await load_instructions(cwd, home=home, config_dir=user_config_dir())
+    return await load_instructions(cwd, home=user_home(), config_dir=user_config_dir())
 
 
 def _new_id() -> str:
