@@ -80,20 +80,28 @@ async def test_a_cancelled_python_search_frees_its_core_promptly(
     """The worker thread a cancel abandons stops within about one regex call (0.25 s of CPU),
     not at the end of the 600 s budget: it keeps no core busy."""
     (tmp_path / "evil.txt").write_text("a" * 5000 + "b\n")
-    ended = threading.Event()
+    started, ended = threading.Event(), threading.Event()
 
     def watched(*args: Any, **kwargs: Any) -> Any:
+        started.set()
         try:
             return search_in_python(*args, **kwargs)
         finally:
             ended.set()
 
+    async def cancel_once_started(scope: anyio.CancelScope) -> None:
+        # A cancel before the worker picks the call up would mean it never runs at all (and a
+        # loaded box makes that likely), so the cancel waits for the search to be running.
+        await anyio.to_thread.run_sync(started.wait, 15)
+        scope.cancel()
+
     monkeypatch.setattr(search, "search_in_python", watched)
-    # Well inside the per-call limit (0.25 s of CPU), so the cancel, not that limit, ends it.
-    with anyio.move_on_after(0.05) as scope:
-        await SearchText(ripgrep=False, budget_seconds=600.0).run(
-            {"pattern": r"(a+)+$"}, ToolContext(cwd=tmp_path)
-        )
-    assert scope.cancelled_caught
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_once_started, scope)
+            await SearchText(ripgrep=False, budget_seconds=600.0).run(
+                {"pattern": r"(a+)+$"}, ToolContext(cwd=tmp_path)
+            )
+    assert started.is_set() and scope.cancelled_caught
     await anyio.to_thread.run_sync(ended.wait, 15)  # a bound on the wait, far below the budget
     assert ended.is_set()
