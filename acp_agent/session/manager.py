@@ -37,7 +37,7 @@ from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import extra_roots, session_root
-from acp_agent.session.state import RunningTurn, Session
+from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.session.store import SessionStore, creation_error
 from acp_agent.session.titles import session_title
 from acp_agent.turn import clearing
@@ -333,10 +333,10 @@ class SessionManager:
         return session
 
     def cancel(self, session_id: str) -> bool:
-        """session/cancel: end the running turn and every queued prompt; an idle or unknown
-        session is ignored."""
+        """session/cancel: end the running turn and every queued prompt; a running subagent's
+        child session (D27): only that subagent; an idle or unknown session is ignored."""
         line = self._lines.get(session_id)  # its first turn is the session's running one
-        return line.cancel() if line is not None else False
+        return line.cancel() if line is not None else cancel_subagent(self.sessions.values(), session_id)
 
     def cancel_all(self) -> None:
         for session_id in list(self.sessions):

@@ -6,6 +6,7 @@ builds the session's runner and strategy on its first prompt).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from acp_agent.turn.runner import TurnRunner
     from acp_agent.turn.strategies import Strategy
 
-__all__ = ["RunningTurn", "Session"]
+__all__ = ["RunningTurn", "Session", "cancel_subagent"]
 
 
 @dataclass(slots=True)
@@ -83,6 +84,9 @@ class Session:
     """Its title (`titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
     """Its first prompt or a rename settled the title: later prompts do not change it."""
+    subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
+    """Its running subagents shown as child sessions (`subagent_sessions.py`), by child session
+    id: how to cancel each one alone (a `session/cancel` naming it)."""
 
     @property
     def mode(self) -> str:
@@ -117,3 +121,13 @@ class Session:
         turn.cancelled = True
         turn.scope.cancel()
         return True
+
+
+def cancel_subagent(sessions: Iterable[Session], child_id: str) -> bool:
+    """session/cancel naming a running subagent's child session: cancel that subagent alone.
+    An ended subagent's id, or one nobody made, is ignored (False)."""
+    cancel = next((s.subagents[child_id] for s in sessions if child_id in s.subagents), None)
+    if cancel is None:
+        return False
+    cancel()
+    return True

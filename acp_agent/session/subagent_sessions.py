@@ -1,21 +1,28 @@
 """Subagents as child sessions, for a client that advertises ACP's unstable `subagents`.
 
 Each `task` call gets a fresh session id. The parent session is told of it first (a
-`subagent_update` with the task's description as its title, state `running`), then the child's
-own live events (its text, thoughts, tool calls and their updates) go out as `session/update`s
+`subagent_update` with the task's description as its title, state `running`, and the `cancel`
+capability), then the child's session gets its task as a `session_message` from the parent, then
+its own live events (its text, thoughts, tool calls and their updates) go out as `session/update`s
 with the child's id, built by the same relay and builder as the parent's; when it ends, a last
-`subagent_update` gives its state: `idle` with the stop reason (`end_turn`, `max_tokens`,
-`max_turn_requests`, `refusal`, `cancelled`, or `error` with the failure) and its usage.
+`subagent_update` clears the capability and gives its state: `idle` with the stop reason
+(`end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`, or `error` with the
+failure) and its usage.
+
+While it runs, a `session/cancel` naming the child cancels that subagent alone (`Session.subagents`
+holds how; the manager looks there for an id that is no session of its own): its partial answer
+goes back to the parent's `task` call, and the parent's turn goes on. The answer is not sent again
+as a `session_message` to the parent: the parent's `task` call shows it already.
 
 A child session is shown, never kept: it is not journaled, so `session/list` never lists it,
 and the manager does not know its id, so a request naming it (prompt, load, set_mode, …) is
-answered with the usual unknown-session error. No mutation capability is advertised (a client
-cannot cancel one child on its own; `session/cancel` on the parent ends them all).
+answered with the usual unknown-session error.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +30,7 @@ from acp_agent.errors import INTERNAL_ERROR
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.relay import UPDATE, Relay
 from acp_agent.session.requester import Requester
-from acp_agent.session.updates import subagent_update
+from acp_agent.session.updates import session_message, subagent_update
 from acp_agent.turn.meter import Subagent
 from acp_agent.turn.record import SubagentRecord
 
@@ -40,9 +47,12 @@ class ChildSessionShown:
     parent_id: str
     requester: Requester
     sink: Relay
+    running: dict[str, Callable[[], None]]
+    """The parent session's running subagents (`Session.subagents`): this one leaves it when it ends."""
 
     async def ended(self, subagent: Subagent) -> None:
-        update = subagent_update(self.session_id, state=ended_state(subagent))
+        self.running.pop(self.session_id, None)  # a cancel naming it from now on is ignored
+        update = subagent_update(self.session_id, cancel=False, state=ended_state(subagent))
         await self.requester.notify(UPDATE, {"sessionId": self.parent_id, "update": update})
 
 
@@ -53,13 +63,22 @@ class SubagentSessions:
     parent_id: str
     requester: Requester
     capabilities: ClientCapabilities
+    running: dict[str, Callable[[], None]]
+    """The parent session's `subagents`: where a `session/cancel` naming a child finds it."""
 
-    async def open(self, title: str) -> ChildSessionShown:
+    async def open(self, title: str, task: str, cancel: Callable[[], None]) -> ChildSessionShown:
         child_id = f"sess_{uuid.uuid4().hex}"
-        update = subagent_update(child_id, title=title, state={"state": "running"})
-        await self.requester.notify(UPDATE, {"sessionId": self.parent_id, "update": update})
+        self.running[child_id] = cancel  # before the client hears of it, so it may cancel at once
+        update = subagent_update(child_id, title=title, cancel=True, state={"state": "running"})
+        told = session_message(str(uuid.uuid4()), self.parent_id, child_id, task)  # its task, from the parent
+        try:
+            await self.requester.notify(UPDATE, {"sessionId": self.parent_id, "update": update})
+            await self.requester.notify(UPDATE, {"sessionId": child_id, "update": told})
+        except BaseException:
+            del self.running[child_id]
+            raise
         relay = Relay(child_id, self.requester, journal=None, capabilities=self.capabilities)
-        return ChildSessionShown(child_id, self.parent_id, self.requester, relay)
+        return ChildSessionShown(child_id, self.parent_id, self.requester, relay, self.running)
 
 
 def ended_state(subagent: Subagent) -> dict[str, Any]:

@@ -52,7 +52,9 @@ def task_tool(
         extra_roots=tuple(session.extra_roots),
     )
     caps = session.capabilities
-    sessions = SubagentSessions(session.id, requester, caps) if caps.subagent_sessions else None
+    sessions = (
+        SubagentSessions(session.id, requester, caps, session.subagents) if caps.subagent_sessions else None
+    )
     if choice == "read":
         return TaskTool(children, system, sessions=sessions)
     permissions = session.permissions

@@ -30,6 +30,7 @@ __all__ = [
     "notice_update",
     "permission_tool_call",
     "plan_update",
+    "session_message",
     "subagent_update",
     "text_content",
     "tool_call",
@@ -53,15 +54,32 @@ def info_update(*, title: Any = _UNSET, updated_at: str | None = None) -> dict[s
     return update
 
 
-def subagent_update(session_id: str, *, title: str | None = None, state: dict[str, Any]) -> dict[str, Any]:
+def subagent_update(
+    session_id: str, *, title: str | None = None, cancel: bool | None = None, state: dict[str, Any]
+) -> dict[str, Any]:
     """A `subagent_update` (ACP unstable), sent on the parent session about its child `session_id`:
     the first announces it; each replaces the child's whole `state` (and its `title`, if given).
-    No `capabilities`: a client may not prompt or cancel a child on its own."""
+    `cancel` True offers the client `session/cancel` on the child alone (`capabilities.cancel`);
+    False clears the capabilities (`null`: no mutation any more); None leaves them as they were."""
     update: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": session_id}
     if title is not None:
         update["title"] = title
+    if cancel is not None:
+        update["capabilities"] = {"cancel": {}} if cancel else None
     update["state"] = state
     return update
+
+
+def session_message(message_id: str, sender: str, recipient: str, text: str) -> dict[str, Any]:
+    """A whole `session_message` (ACP unstable): one session's text `sender` → `recipient`, as the
+    transcript of the session it is sent on shows it (here: the child's, its task)."""
+    return {
+        "sessionUpdate": "session_message",
+        "messageId": message_id,
+        "senderSessionId": sender,
+        "recipientSessionId": recipient,
+        "content": [{"type": "text", "text": text}],
+    }
 
 
 def text_content(text: str) -> dict[str, Any]:

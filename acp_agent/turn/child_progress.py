@@ -10,7 +10,8 @@ the diff and the outcome where it expects them (`ChildPermissions`).
 
 A client that advertises ACP's unstable `subagents` may also be shown each subagent as a child
 session of its own (`ChildSessions`, implemented by the session layer): its whole live traffic,
-text included, goes there too (`Both`), while the parent's tool call stays as it is.
+text included, goes there too (`Both`), while the parent's tool call stays as it is; and it may
+cancel that subagent alone.
 """
 
 from __future__ import annotations
@@ -104,8 +105,9 @@ class ChildSession(Protocol):
 class ChildSessions(Protocol):
     """Where a client that shows subagents as sessions of their own is told of a new one."""
 
-    async def open(self, title: str) -> ChildSession:
-        """Announce a subagent (before any of its traffic) and return its session."""
+    async def open(self, title: str, task: str, cancel: Callable[[], None]) -> ChildSession:
+        """Announce a subagent (before any of its traffic) and tell its session its `task`; until it
+        ends, the client may `cancel()` it alone (the turn goes on). Return its session."""
         ...
 
 

@@ -19,7 +19,9 @@ sink and permission asker (`InTurn`), which a tool in `tools/` never sees.
 
 Where the client shows subagents as sessions of their own (`sessions`, ACP's unstable
 `subagents` capability), each run is announced first and its live traffic goes to its own
-session as well; how it ended is told there once it has, even from a cancelled scope.
+session as well; how it ended is told there once it has, even from a cancelled scope. Such a
+client may cancel one subagent alone: it stops as in a turn cancel, and its partial answer goes
+back to the parent's call with a note saying so; the parent's turn goes on.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import structlog
 
 from acp_agent.errors import PermissionCancelled, ToolError, TurnFailed
@@ -53,6 +56,7 @@ NOT_RUN = (
     "your answer); answer with what you have"
 )
 NO_ANSWER = "(the subagent ended without an answer)"
+CANCELLED_ALONE = "[the user cancelled this subagent before it finished: above is what it had so far]"
 ENDED_SECONDS = 2.0
 """Bound on telling a child session how its subagent ended (it may be told from a cancelled scope)."""
 
@@ -153,8 +157,9 @@ class TaskTool:
         )
         shown: ChildSession | None = None
         sink: EventSink = progress
+        alone = anyio.CancelScope()  # cancelled when the client cancels this subagent alone
         if self.sessions is not None:  # announced before any of its traffic
-            shown = await self.sessions.open(str(args["description"]))
+            shown = await self.sessions.open(str(args["description"]), str(args["prompt"]), alone.cancel)
             sink = Both(progress, shown.sink)
         child = TurnRunner(
             parent.model,
@@ -168,7 +173,17 @@ class TaskTool:
         history = History()
         history.add_prompt([{"type": "text", "text": str(args["prompt"])}])
         try:
-            return await self._run_child(child, history, subagent, progress)
+            with alone:
+                try:
+                    return await self._run_child(child, history, subagent, progress)
+                except PermissionCancelled:
+                    if not alone.cancel_called:  # its question was cancelled: the turn is
+                        raise
+            await anyio.lowlevel.checkpoint_if_cancelled()  # the whole turn too: answered as below
+            subagent.ended(TurnStop.CANCELLED)
+            log.info("subagent.cancelled", description=subagent.description)
+            text = f"{_last_text(history) or NO_ANSWER}\n\n{CANCELLED_ALONE}"
+            return ToolResult(text, steps=tuple(progress.lines))
         except (anyio.get_cancelled_exc_class(), PermissionCancelled):
             subagent.ended(TurnStop.CANCELLED)
             # The parent's call is answered with what the subagent had done (no checkpoint here).
