@@ -1,6 +1,7 @@
 """Subagents as child sessions (ACP's unstable `subagents`, issue 26, D27): announced on the
-parent by `subagent_update` before any of their traffic, their own live updates under their own
-session ids, a final state; nothing of it for a client that did not advertise the capability;
+parent by `subagent_update` (cancellable alone) before any of their traffic, told their task by a
+`session_message` from the parent, their own live updates under their own session ids, a final
+state; nothing of it for a client that did not advertise the capability;
 and a request naming a child's id is answered with the usual unknown-session error.
 
 Every message of these agents is checked against `schema.unstable.json` where the client
@@ -82,10 +83,22 @@ async def test_each_subagent_is_announced_then_shown_in_its_own_session_then_end
     assert len(children) == 2 and session not in children
     for title, (at, child) in announced.items():
         name = title[-1]
-        assert told[[i for i, _ in told].index(at)][1]["state"] == {"state": "running"}
-        assert "capabilities" not in told[[i for i, _ in told].index(at)][1]  # no mutation offered
+        announcement = told[[i for i, _ in told].index(at)][1]
+        assert announcement["state"] == {"state": "running"}
+        assert announcement["capabilities"] == {"cancel": {}}  # a client may cancel it alone
         own = [(i, p["update"]) for i, p in enumerate(sent) if p["sessionId"] == child]
         assert own and min(i for i, _ in own) > at  # announced before any of its traffic
+        task_told = own[0][1]  # first in its session: its task, a message from the parent
+        assert (
+            task_told["sessionUpdate"],
+            task_told["senderSessionId"],
+            task_told["recipientSessionId"],
+        ) == (
+            "session_message",
+            session,
+            child,
+        )
+        assert task_told["content"] == [{"type": "text", "text": f"question {name}"}]
         kinds = [u["sessionUpdate"] for _, u in own]
         text = "".join(u["content"]["text"] for _, u in own if u["sessionUpdate"] == "agent_message_chunk")
         assert text == f"answer {name}: notes.txt holds alpha, beta, gamma"
@@ -101,6 +114,7 @@ async def test_each_subagent_is_announced_then_shown_in_its_own_session_then_end
         [(end_at, end)] = [(i, u) for i, u in told if u["sessionId"] == child and "title" not in u]
         assert end_at > max(i for i, _ in own)  # the final state, after all of its traffic
         assert end["state"]["state"] == "idle" and end["state"]["stopReason"] == "end_turn"
+        assert end["capabilities"] is None  # ended: nothing left to cancel
         assert end["state"]["usage"]["inputTokens"] == 20 and end["state"]["usage"]["outputTokens"] == 10
     parent_ids = {p["sessionId"] for p in sent} - children
     assert parent_ids == {session}
@@ -214,12 +228,18 @@ async def test_a_cancel_during_two_children_ends_both_child_sessions_cancelled_b
             and m["params"]["update"]["sessionUpdate"] == "subagent_update"
         ]
         ended = ends(agent, session)
+        finals = [
+            p["update"]
+            for p in agent.updates(session)
+            if p["update"]["sessionUpdate"] == "subagent_update" and "title" not in p["update"]
+        ]
     assert response["result"]["stopReason"] == "cancelled"
     assert len(told_at) == 4 and max(told_at) < answered_at  # told before the prompt's answer
     assert {title: (s["state"], s["stopReason"]) for title, s in ended.items()} == {
         "Slow A": ("idle", "cancelled"),
         "Slow B": ("idle", "cancelled"),
     }
+    assert all(u["capabilities"] is None for u in finals)  # cleared: nothing left to cancel
 
 
 async def test_a_child_stopped_by_the_turns_budget_ends_with_max_turn_requests(
