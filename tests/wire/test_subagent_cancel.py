@@ -92,7 +92,7 @@ async def test_cancelling_one_of_two_running_subagents_stops_only_it_and_the_tur
             a_end = await until(lambda: last_state(agent, session, a))
             assert last_state(agent, session, b) is None  # B still runs (its reply is held)
             release_b.set()
-            await until(lambda: results.get("response"))
+            await until(lambda: results.get("response"), 20)
         response = results["response"]
         turn = fake_api.requests  # the first prompt's, before the next one
         b_end = last_state(agent, session, b)
@@ -180,7 +180,7 @@ async def test_a_subagent_cancelled_while_its_command_waits_for_permission_never
             await agent.notify("session/cancel", {"sessionId": child})
             end = await until(lambda: last_state(agent, session, child))
             child_cancelled.set()
-            await until(lambda: results.get("response"))
+            await until(lambda: results.get("response"), 20)
         response = results["response"]
         question = next(m for m in agent.messages if m.get("method") == "session/request_permission")
         withdrawn = [m for m in agent.messages if m.get("method") == "$/cancel_request"]
