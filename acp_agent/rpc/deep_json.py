@@ -29,7 +29,7 @@ TOO_DEEP: Final = _TooDeep()
 
 _TOKEN = re.compile(
     r"""[ \t\n\r]*(?:
-        (?P<string>"(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*")
+        (?P<string>"(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+")
       | (?P<scalar>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null)
       | (?P<opens>\[(?:[ \t\n\r]*\[)+)
       | (?P<closes>\](?:[ \t\n\r]*\])+)
@@ -37,7 +37,9 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE,
 )
-"""One token; a run of `[` or of `]` is one token, so `[[[…]]]` costs a few steps, not one per level."""
+"""One token; a run of `[` or of `]` is one token, so `[[[…]]]` costs a few steps, not one per level.
+A string's quantifiers are possessive: an unterminated string fails in one pass, where backtracking
+into the runs of plain characters took time exponential in its length (a hostile line froze the agent)."""
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 # What the scanner expects next.

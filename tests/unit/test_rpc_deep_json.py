@@ -37,6 +37,12 @@ REFUSED = [
     pytest.param(line(**ENVELOPE, id="3", params=deep(2000)) + b" x", -32700, None, id="trailing-junk"),
     pytest.param(line(**ENVELOPE, id="3", params=deep(2000) + "]"), -32700, None, id="extra-close"),
     pytest.param(deep(3000).encode(), -32700, None, id="not-an-object"),
+    pytest.param(  # a control character ends the string: one pass, not 2**10000 ways to split the x's
+        line(**ENVELOPE, id="3", params=deep(2000), note='"' + "x" * 10_000 + '\x01"'),
+        -32700,
+        None,
+        id="bad-string-after-deep",
+    ),
     pytest.param(
         line(**ENVELOPE, id="3", params=deep(MAX_DEEP_CHARS // 2)), -32700, None, id="over-the-scan-cap"
     ),
