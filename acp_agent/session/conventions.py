@@ -4,9 +4,10 @@ The one place that holds them (`ConventionsSlot`, on the session): read from dis
 session (session/new, session/load, session/resume: each builds a new session) in a worker thread,
 by the task that announces them once the session's answer is on its way (so reading a large
 `.claude` never delays that answer), or by the first prompt if it comes first; the MCP servers'
-prompts are added when they connect. The announcement (`available_commands_update`), the turn machinery (the
-skills in the system prompt, the `skill` tool), a slash command's expansion and /status all read
-this one snapshot, so what the editor lists is what runs.
+prompts are added when they connect, and replaced when a server says its list changed (then the
+menu is announced again if it differs). The announcement (`available_commands_update`), the turn
+machinery (the skills in the system prompt, the `skill` tool), a slash command's expansion and
+/status all read this one snapshot, so what the editor lists is what runs.
 
 Which name wins: the built-ins (`/status`, `/compact`), then skills, then commands; among files of
 one kind, the project's (nearest directory first) over the user's (`convention_files.py`).
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
+from acp_agent.session.commands import COMMANDS
 from acp_agent.tools.skill import Skill
 
 if TYPE_CHECKING:
@@ -168,6 +170,9 @@ class ConventionsSlot:
     _prompts: tuple[McpPrompt, ...] = ()
     _lock: anyio.Lock | None = None
     """Held while the files are read; made then, and dropped once they are (a session keeps none)."""
+    _announced: list[dict[str, Any]] | None = None
+    """The commands last sent in `available_commands_update` (None: none sent yet)."""
+    _announcing: anyio.Lock | None = None
 
     async def current(self) -> Conventions:
         if self._value is None:
@@ -183,6 +188,22 @@ class ConventionsSlot:
                 self._lock = None  # a waiter still holds its own reference
         return replace(self._value, prompts=self._prompts)
 
-    def add_prompts(self, prompts: Sequence[McpPrompt]) -> None:
-        """The prompts of servers that just connected, from now on offered as commands."""
-        self._prompts = tuple(sorted((*self._prompts, *prompts), key=lambda p: p.command))
+    def set_prompts(self, prompts: Sequence[McpPrompt]) -> None:
+        """The MCP servers' prompts, from now on offered as commands (after their servers connect,
+        and again whenever a server's list changes)."""
+        self._prompts = tuple(sorted(prompts, key=lambda p: p.command))
+
+    async def announce(self, send: Callable[[list[dict[str, Any]]], Awaitable[None]], *, first: bool) -> None:
+        """Send the `/` menu's commands (the built-ins, then these) through `send`: the `first` time
+        always, after that only when they differ from the last sent (and never before the first:
+        it lists what is current when it goes). One at a time, so the last sent is the newest."""
+        if self._announcing is None:
+            self._announcing = anyio.Lock()
+        async with self._announcing:
+            if not first and self._announced is None:
+                return
+            commands = [*COMMANDS, *(await self.current()).available_commands()]
+            if not first and commands == self._announced:
+                return
+            self._announced = commands
+            await send(commands)

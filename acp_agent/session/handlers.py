@@ -25,9 +25,10 @@ from acp_agent.protocol.session import (
     SetTitleRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
+from acp_agent.session.announce import announce_commands
 from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
-from acp_agent.session.commands import COMMANDS, command_of
+from acp_agent.session.commands import command_of
 from acp_agent.session.handshake import initialize_answer
 from acp_agent.session.listing import CursorError, list_sessions
 from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
@@ -166,15 +167,7 @@ class AcpHandler:
 
         async def announce() -> None:
             await anyio.lowlevel.checkpoint()
-            conventions = await session.conventions.current()
-            commands = [*COMMANDS, *conventions.available_commands()]
-            await self.manager.requester.notify(
-                "session/update",
-                {
-                    "sessionId": session.id,
-                    "update": {"sessionUpdate": "available_commands_update", "availableCommands": commands},
-                },
-            )
+            await announce_commands(session, self.manager.requester, first=True)
 
         group.start_soon(announce)
 

@@ -27,6 +27,7 @@ from acp_agent.errors import LimitsError, RpcError
 from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.announce import prompts_changed
 from acp_agent.session.catalog import ModelCatalog
 from acp_agent.session.convention_files import session_conventions
 from acp_agent.session.conventions import ConventionsSlot
@@ -306,9 +307,10 @@ class SessionManager:
             elicitation=editor_elicitation(session.id, self.requester, session.capabilities),
         )
         session.mcp = connections
+        connections.on_prompts_changed = lambda: prompts_changed(session, self.requester)
         tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
-        session.conventions.add_prompts(connections.prompts)  # and its prompts are commands
+        session.conventions.set_prompts(connections.prompts)  # and its prompts are commands
         failures = [f"{f.server}: {f.reason}" for f in connections.failures]
         if failures:
             log.warning("session.mcp_failed", session_id=session.id, failures=failures)

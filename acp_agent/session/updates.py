@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "chunk",
+    "commands_update",
     "compaction_chunk",
     "compaction_update",
     "info_update",
@@ -249,6 +250,11 @@ def plan_update(entries: Iterable[PlanEntry]) -> dict[str, Any]:
         "sessionUpdate": "plan",
         "entries": [{"content": e.content, "priority": e.priority, "status": e.status} for e in entries],
     }
+
+
+def commands_update(commands: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `/` menu's commands (`availableCommands`: name, description, input hint)."""
+    return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
 
 def mode_update(mode_id: str) -> dict[str, Any]:

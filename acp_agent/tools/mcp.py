@@ -5,15 +5,15 @@ Its transports are async context managers that must be entered and left in one t
 connection lives in its own long-lived task, in a task group the caller lends or that this object
 opens, and is stopped by an event. A server that fails to start is logged and reported, never fatal.
 What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`; its prompts
-as slash commands, in `mcp_prompts.py`; its questions to the user, relayed to the editor, in
-`mcp_elicit.py`.
+as slash commands, in `mcp_prompts.py` (followed when they change: `mcp_prompt_watch.py`); its
+questions to the user, relayed to the editor, in `mcp_elicit.py`.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from acp_agent.tools.base import Elicitation
 from acp_agent.tools.mcp_elicit import completion_handler, elicitation_callback
+from acp_agent.tools.mcp_prompt_watch import PromptWatch
 from acp_agent.tools.mcp_prompts import McpPrompt, adapt_prompts, list_prompts
 from acp_agent.tools.mcp_sdk import mcp_sdk
 from acp_agent.tools.mcp_servers import McpFailure, McpServerSpec, every_page, failure_reason, parse_server
@@ -64,6 +65,8 @@ class McpConnections:
         self.prompts: list[McpPrompt] = []
         """The connected servers' prompts (the session offers them as slash commands)."""
         self._prompt_names: set[str] = set()
+        self.on_prompts_changed: Callable[[], Awaitable[None]] | None = None
+        """Called when a connected server's prompts changed (`prompts` holds the new ones)."""
         self._closed = False
 
     async def __aenter__(self) -> McpConnections:
@@ -135,11 +138,12 @@ class McpConnections:
         """Own one connection from spawn to stop; report its tools or a failure through `task_status`."""
         connection = ServerConnection(spec.name, self.call_timeout)
         self._connections.append(connection)
+        watch = PromptWatch(spec.name, lambda listed: self._relisted(connection, listed))
         started = False
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
                 async with AsyncExitStack() as stack:
-                    client = await _open_client(stack, spec, cwd, self._callbacks(connection))
+                    client = await _open_client(stack, spec, cwd, self._callbacks(connection, watch))
                     tools = adapt_tools(await _list_tools(client), connection, self._names)
                     await self._add_prompts(client, connection)
                     scope.deadline = math.inf
@@ -148,7 +152,11 @@ class McpConnections:
                     task_status.started(tools)
                     if self._closed:  # aclose() ran while this one was connecting
                         connection.stop.set()
-                    await connection.stop.wait()
+                    async with anyio.create_task_group() as watching:
+                        if getattr(client.server_capabilities, "prompts", None) is not None:
+                            watching.start_soon(watch.run, client)
+                        await connection.stop.wait()
+                        watching.cancel_scope.cancel()
             if not started:
                 task_status.started(McpFailure(spec.name, f"no answer within {timeout:g} s"))
         except Exception as exc:
@@ -170,14 +178,33 @@ class McpConnections:
             return
         self.prompts.extend(adapt_prompts(listed, connection, self._prompt_names))
 
-    def _callbacks(self, connection: ServerConnection) -> dict[str, Any]:
-        """What the SDK client calls when the server asks the user something (elicitation)."""
-        if self.elicitation is None:
-            return {}
-        return {
-            "elicitation_callback": elicitation_callback(connection, self.elicitation),
-            "message_handler": completion_handler(connection, self.elicitation),
-        }
+    async def _relisted(self, connection: ServerConnection, listed: list[Any]) -> None:
+        """A server's prompts, listed again after it said they changed: `prompts` holds the new
+        list, and `on_prompts_changed` is told when it differs."""
+        before = [p for p in self.prompts if p.connection is connection]
+        self._prompt_names.difference_update(p.command for p in before)
+        after = adapt_prompts(listed, connection, self._prompt_names)
+        if after == before:  # compared without their connection: the same commands, words aside
+            return
+        self.prompts = [*(p for p in self.prompts if p.connection is not connection), *after]
+        log.info("mcp.prompts_changed", server=connection.server, prompts=len(after))
+        if self.on_prompts_changed is not None and not self._closed:
+            await self.on_prompts_changed()
+
+    def _callbacks(self, connection: ServerConnection, watch: PromptWatch) -> dict[str, Any]:
+        """What the SDK client calls with the server's notices (a changed prompt list, a url
+        elicitation done) and when the server asks the user something (elicitation)."""
+        completed = None if self.elicitation is None else completion_handler(connection, self.elicitation)
+
+        async def on_message(message: Any) -> None:
+            watch.notice(message)
+            if completed is not None:
+                await completed(message)
+
+        callbacks: dict[str, Any] = {"message_handler": on_message}
+        if self.elicitation is not None:
+            callbacks["elicitation_callback"] = elicitation_callback(connection, self.elicitation)
+        return callbacks
 
     async def aclose(self) -> None:
         """Stop every server (close its stdin, then terminate it), waiting at most `close_timeout`."""

@@ -1,6 +1,7 @@
 """An MCP server's prompts as slash commands: `/mcp__<server>__<prompt> args`.
 
-Listed once when the server connects (if it offers prompts), fetched with `prompts/get` when the
+Listed when the server connects (if it offers prompts) and again when it says they changed
+(`mcp_prompt_watch.py`), fetched with `prompts/get` when the
 user runs one. The command line gives the arguments: `key=value` for a named one, and the other
 words, in order, fill the declared arguments not named yet (the last one takes the rest of the
 line). The result's messages become the user's prompt.
@@ -114,11 +115,15 @@ class McpPrompt:
         return "\n\n".join(f"[{role}]\n{text}" for role, text in texts)
 
 
-async def list_prompts(client: Any) -> list[Any]:
-    """Every prompt the server lists (none when it offers no prompts)."""
+async def list_prompts(client: Any, *, fresh: bool = False) -> list[Any]:
+    """Every prompt the server lists (none when it offers no prompts); `fresh`: asked of the
+    server, not the client's response cache (a re-list after a change notice)."""
     if getattr(client.server_capabilities, "prompts", None) is None:
         return []
-    return await every_page(lambda cursor: client.list_prompts(cursor=cursor), "prompts", _LIST_PAGES)
+    mode = "refresh" if fresh else "use"
+    return await every_page(
+        lambda cursor: client.list_prompts(cursor=cursor, cache_mode=mode), "prompts", _LIST_PAGES
+    )
 
 
 def adapt_prompts(listed: Iterable[Any], connection: ServerConnection, taken: set[str]) -> list[McpPrompt]:

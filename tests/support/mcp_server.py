@@ -17,11 +17,13 @@ from typing import Annotated, Any
 import anyio
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
 app = MCPServer("tests")
+_LEGACY = sys.argv[1:2] == ["--legacy"]
 
 
 @app.tool()
@@ -71,6 +73,42 @@ async def nap(seconds: float) -> str:
 def review_code(path: str, focus: str = "bugs") -> str:
     """Review a file, looking for one kind of problem."""
     return f"Please review {path}, looking for {focus} (the MCP prompt's words)."
+
+
+async def _prompts_changed(ctx: Context) -> None:
+    """Tell the client the prompt list changed: on a 2026-07-28 connection through its
+    `subscriptions/listen` stream, on a 2025 one (`--legacy`) as a plain notification."""
+    await ctx.notify_prompts_changed()
+    if _LEGACY:
+        await ctx.request_context.session.send_prompt_list_changed()
+
+
+@app.tool()
+async def offer_prompt(name: str, ctx: Context) -> str:
+    """Offer one more prompt, `name` (it takes no arguments), and say the prompt list changed."""
+
+    def words() -> str:
+        return f"The {name} prompt's words."
+
+    app.add_prompt(Prompt.from_function(words, name=name, description=f"The {name} prompt."))
+    await _prompts_changed(ctx)
+    return f"offered {name}"
+
+
+@app.tool()
+async def withdraw_prompt(name: str, ctx: Context) -> str:
+    """Stop offering the prompt `name`, and say the prompt list changed."""
+    app.remove_prompt(name)
+    await _prompts_changed(ctx)
+    return f"withdrew {name}"
+
+
+@app.tool()
+async def say_prompts_changed(times: int, ctx: Context) -> str:
+    """Say the prompt list changed `times` times, changing nothing (a burst)."""
+    for _ in range(times):
+        await _prompts_changed(ctx)
+    return f"said it {times} times"
 
 
 class Name(BaseModel):
