@@ -13,6 +13,9 @@ In a command file or a skill:
 - `@path` adds the file's content, read by `read_file`: the session's roots and the same
   confinement, so a path outside them is refused with a note; a name that is no file is left as
   written (`@someone`).
+
+The frontmatter's `allowed-tools` (a command's, or a skill's run as a command) lets the calls it
+names skip the permission question for this turn only (`allowed_tools.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import anyio
 
 from acp_agent.errors import ToolError
 from acp_agent.model.profiles import ProfileError
+from acp_agent.session.allowed_tools import GrantedPermissions, read_allowed_tools
 from acp_agent.session.commands import BUILT_IN_NAMES, slash_of
 from acp_agent.session.conventions import CustomCommand
 from acp_agent.session.expansion import (
@@ -36,6 +40,7 @@ from acp_agent.session.expansion import (
     shell_commands,
     substitute,
 )
+from acp_agent.session.permissions import SessionPermissions
 from acp_agent.tools.mcp_prompts import McpPrompt
 from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.skill import Skill, skill_text
@@ -116,14 +121,22 @@ class CommandTurn:
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
         for note in self.notes:
             await runner.sink.emit(Notice.warning(note, str(uuid.uuid4())))
+        # The command's `allowed-tools`, for this turn only (its `!` lines and subagents included).
+        session_asker = runner.permissions
+        grants = read_allowed_tools(getattr(self.invocation.target, "allowed_tools", ""))
+        if grants and isinstance(session_asker, SessionPermissions):
+            runner.permissions = GrantedPermissions(session_asker, grants)
         try:
-            text = await self._prompt_text(runner, meter)
-        except ToolError as exc:  # the prompt could not be built: say why, ask nothing
-            await runner.sink.emit(Notice(f"/{self.invocation.name}: {exc}", str(uuid.uuid4())))
-            return AttemptOutcome(TurnStop.END_TURN)
-        blocks = [{"type": "text", "text": text}, *self.invocation.extra]
-        history.add_user(blocks)  # journaled: a loaded session holds what the model was sent
-        return await self.inner.run(runner, history, meter)
+            try:
+                text = await self._prompt_text(runner, meter)
+            except ToolError as exc:  # the prompt could not be built: say why, ask nothing
+                await runner.sink.emit(Notice(f"/{self.invocation.name}: {exc}", str(uuid.uuid4())))
+                return AttemptOutcome(TurnStop.END_TURN)
+            blocks = [{"type": "text", "text": text}, *self.invocation.extra]
+            history.add_user(blocks)  # journaled: a loaded session holds what the model was sent
+            return await self.inner.run(runner, history, meter)
+        finally:
+            runner.permissions = session_asker
 
     async def _prompt_text(self, runner: TurnRunner, meter: TurnMeter) -> str:
         target, arguments = self.invocation.target, self.invocation.arguments

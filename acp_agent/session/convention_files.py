@@ -23,6 +23,7 @@ from pathlib import Path
 
 import structlog
 
+from acp_agent.session.allowed_tools import read_allowed_tools
 from acp_agent.session.commands import BUILT_IN_NAMES
 from acp_agent.session.conventions import Conventions, CustomCommand
 from acp_agent.session.frontmatter import split_frontmatter
@@ -167,6 +168,7 @@ def _add_command(found: _Found, path: Path, namespace: str, source: str, inside:
             fields.get("description") or first[:100] or "Custom command",
             fields.get("argument-hint") or None,
             fields.get("model") or None,
+            _allowed_tools(path, fields),
         )
 
 
@@ -213,9 +215,19 @@ def _add_skill(found: _Found, path: Path, text: str, source: str) -> None:
             fields.get("argument-hint") or None,
             model_invocable=fields.get("disable-model-invocation", "").lower() != "true",
             user_invocable=fields.get("user-invocable", "").lower() != "false",
+            allowed_tools=_allowed_tools(path, fields),
         )
         return
     found.skip(path, f"skipped: {why}" if not why.startswith("shadowed") else why)
+
+
+def _allowed_tools(path: Path, fields: dict[str, str]) -> str:
+    """The `allowed-tools` value as written; what of it will be ignored is logged here, once."""
+    value = fields.get("allowed-tools", "")
+    ignored = read_allowed_tools(value).ignored if value.strip() else ()
+    if ignored:
+        log.warning("conventions.allowed_tools_ignored", path=str(path), ignored=list(ignored))
+    return value
 
 
 async def load_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -> Conventions:

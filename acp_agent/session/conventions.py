@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
+from acp_agent.session.allowed_tools import read_allowed_tools
 from acp_agent.session.commands import COMMANDS
 from acp_agent.tools.skill import Skill
 
@@ -49,6 +50,8 @@ class CustomCommand:
     description: str = ""
     argument_hint: str | None = None
     model: str | None = None
+    allowed_tools: str = ""
+    """Its frontmatter's `allowed-tools`, as written (`allowed_tools.py` reads it)."""
 
     @property
     def label(self) -> str:
@@ -127,13 +130,14 @@ class Conventions:
     def status(self) -> str:
         """The /status lines: what was loaded from where, and what was not and why."""
         parts = [f"Custom commands: {_count(self.commands)}"]
-        parts += [f"- /{c.name} {c.label}: {c.path}" for c in self.commands]
+        parts += [f"- /{c.name} {c.label}: {c.path}{_grants(c.allowed_tools)}" for c in self.commands]
         parts.append(f"Skills: {_count(self.skills)}")
         _, left_out = self.skills_section()
         parts += [
             f"- {s.name} ({s.source}): {s.path}"
             + (" (left out of the system prompt: the skill list's cap)" if s.name in left_out else "")
             + ("" if s.model_invocable else " (for the user only)")
+            + _grants(s.allowed_tools)
             for s in self.skills
         ]
         if self.prompts:
@@ -150,6 +154,13 @@ def _entry(name: str, description: str, hint: str | None) -> dict[str, Any]:
     if hint:
         entry["input"] = {"hint": hint}
     return entry
+
+
+def _grants(allowed_tools: str) -> str:
+    """What a command's `allowed-tools` grants when it runs, and what it names that is ignored."""
+    if not allowed_tools.strip():
+        return ""
+    return f" ({read_allowed_tools(allowed_tools).describe()})"
 
 
 def _count(items: Sequence[object]) -> str:

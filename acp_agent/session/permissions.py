@@ -1,8 +1,10 @@
 """Asking the user before a tool edits or executes, under the session's mode.
 
-"Always" answers are remembered per session and tool; a rejection tells the model the user
-declined; a cancelled question ends the turn `cancelled`. Only a `selected` outcome naming an
-offered option allows anything: every other answer is a rejection, and the log says why.
+A command's `allowed-tools` (`allowed_tools.py`) lets the calls it names skip the question, in
+the turn that command starts. "Always" answers are remembered per session and tool; a rejection
+tells the model the user declined; a cancelled question ends the turn `cancelled`. Only a
+`selected` outcome naming an offered option allows anything: every other answer is a rejection,
+and the log says why.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from acp_agent.turn.entries import ToolCallShown
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 
 if TYPE_CHECKING:
+    from acp_agent.session.allowed_tools import ToolGrants
     from acp_agent.turn.strategies.phased import PlanQuestion
 
 __all__ = ["SessionPermissions", "read_answer"]
@@ -106,7 +109,10 @@ class SessionPermissions:
         permission: str,
         raw_input: dict[str, Any],
         preview: Callable[[], Awaitable[Preview | None]] | None = None,
+        granted: ToolGrants | None = None,
     ) -> PermissionDecision:
+        """`granted`: what the command that started the turn allows without asking
+        (`allowed_tools.py`); never past plan mode, an "always reject" or a sensitive edit."""
         if self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan":
@@ -116,6 +122,9 @@ class SessionPermissions:
         remembered = self.always.get(tool_name)
         if remembered is False or (remembered and permission != "sensitive"):
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
+        if granted is not None and permission != "sensitive" and granted.covers(tool_name, raw_input):
+            log.info("permission.granted_by_command", tool=tool_name, call_id=call_id)
+            return ALLOW
         options, grants = OPTIONS, {}
         shown = await preview() if preview is not None else None
         # Shown before approval: the diff, or the command and its cwd, as the final update shows it.

@@ -47,6 +47,8 @@ class Skill:
     argument_hint: str | None = None
     model_invocable: bool = True
     user_invocable: bool = True
+    allowed_tools: str = ""
+    """Its frontmatter's `allowed-tools`, as written: granted when the user runs it as a command."""
 
     @property
     def directory(self) -> Path:

@@ -37,7 +37,11 @@ async def menu_count(agent: AgentProcess, session: str, count: int) -> list[set[
 
 @pytest.mark.parametrize("generation", [[], ["--legacy"]], ids=["2026-07-28", "2025"])
 async def test_a_changed_prompt_list_is_offered_and_announced_again_once_per_change(
-    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI, generation: list[str]
+    agent_env: dict[str, str],
+    acp_schema: Any,
+    workspace: Path,
+    fake_api: FakeMessagesAPI,
+    generation: list[str],
 ) -> None:
     fake_api.script(
         replies.tool_use("mcp__tests__offer_prompt", {"name": "summarize"}, id="toolu_offer"),
@@ -56,7 +60,7 @@ async def test_a_changed_prompt_list_is_offered_and_announced_again_once_per_cha
         assert "mcp__tests__review_code" in first and "mcp__tests__summarize" not in first
         # The model calls the tool that adds a prompt: the menu is sent again, with it.
         assert (await agent.prompt(session, "offer it", timeout=60))["result"]["stopReason"] == "end_turn"
-        first_menu, second = await menu_count(agent, session, 2)
+        _, second = await menu_count(agent, session, 2)
         assert second == first | {"mcp__tests__summarize"}
         # It runs as a command, fetched from the server.
         response = await agent.prompt(session, "/mcp__tests__summarize", timeout=60)

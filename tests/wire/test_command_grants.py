@@ -1,0 +1,76 @@
+"""A command's `allowed-tools`: the calls it names run without asking, in its turn only, and never
+past plan mode, a sensitive file or a chained command line (issue 25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.agent import AgentProcess, RpcError
+from tests.support.conventions import claude_repo
+from tests.wire.conftest import turn_record
+from tests.wire.test_conventions import status_text, user_text
+
+SHIP = (
+    "---\ndescription: Ship it\nallowed-tools:\n  - Bash(echo GRANTED:*)\n  - Write\n  - Frobnicate\n---\n"
+    "Ship it. Status: !`echo GRANTED now`\n"
+)
+
+
+def calls(*uses: tuple[str, dict[str, Any]]) -> Any:
+    blocks = [replies.tool_use_block(name, args, id=f"toolu_g{i}") for i, (name, args) in enumerate(uses)]
+    return replies.message(blocks, stop_reason="tool_use")
+
+
+async def test_allowed_tools_skip_the_question_for_what_they_name_in_that_turn_only(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    (workspace / ".claude" / "commands" / "ship.md").write_text(SHIP)
+    asked: list[dict[str, Any]] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            asked.append(params["toolCall"]["rawInput"])
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        return RpcError(-32601, method)
+
+    fake_api.script(
+        calls(
+            ("run_command", {"command": "echo GRANTED by the model"}),  # granted
+            ("run_command", {"command": "echo GRANTED; echo chained"}),  # chained: asked
+            ("run_command", {"command": "echo GRANTEDNOT"}),  # not past a space: asked
+            ("write_file", {"path": "notes/out.txt", "content": "x\n"}),  # granted
+            ("write_file", {"path": ".envrc", "content": "x\n"}),  # a sensitive file: asked
+        ),
+        replies.text("shipped"),
+        replies.tool_use("run_command", {"command": "echo GRANTED later"}, id="toolu_later"),  # next turn
+        replies.text("asked this time"),
+        replies.text("planned"),  # /ship in plan mode
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "/ship")
+        assert turn_record(response)["toolCalls"] == 6  # the `!` line and the model's five
+        assert [a.get("command") or a.get("path") for a in asked] == [
+            "echo GRANTED; echo chained",
+            "echo GRANTEDNOT",
+            ".envrc",
+        ]
+        assert "GRANTED now" in user_text(fake_api, 0)  # the `!` line ran, unasked
+        assert (workspace / "notes" / "out.txt").read_text() == "x\n"
+        # The grant ended with the turn.
+        await agent.prompt(session, "again")
+        assert asked[-1] == {"command": "echo GRANTED later"}
+        # Plan mode still refuses the `!` line, without asking.
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
+        await agent.prompt(session, "/ship")
+        assert len(asked) == 4 and "not run: Refused: the session is in plan mode" in user_text(fake_api)
+        status = await status_text(agent, session)
+        assert (
+            "(allowed-tools: write_file, run_command `echo GRANTED:*`; "
+            "ignored: Frobnicate (no such tool here))" in status
+        ), status
+        assert '"conventions.allowed_tools_ignored"' in agent.stderr_text()
