@@ -6,10 +6,11 @@ prompt's messages), adds it to the history as the user's message, then runs the 
 any prompt. Building it costs no model request; the turn that follows is an ordinary metered one.
 
 In a command file or a skill:
-- `` !`cmd` `` runs as a `run_command` tool call of the turn: the editor is shown it, the user is
-  asked as for any command (the mode decides first: plan mode refuses it, bypass runs it), it runs
-  in the session's sandbox and counts against the tool-call budget; its output (or why it did not
-  run) takes its place in the prompt. Nothing runs unseen.
+- `` !`cmd` `` runs as a `run_command` tool call of the turn (`command_shell.py`): the editor is
+  shown it, the user is asked as for any command (the mode decides first: plan mode refuses it,
+  bypass runs it), it runs in the session's sandbox and counts against the tool-call budget; its
+  output (or why it did not run) takes its place in the prompt; it is journaled, and session/load
+  shows it again. Nothing runs unseen.
 - `@path` adds the file's content, read by `read_file`: the session's roots and the same
   confinement, so a path outside them is refused with a note; a name that is no file is left as
   written (`@someone`).
@@ -30,14 +31,12 @@ import anyio
 from acp_agent.errors import ToolError
 from acp_agent.model.profiles import ProfileError
 from acp_agent.session.allowed_tools import GrantedPermissions, read_allowed_tools
+from acp_agent.session.command_shell import run_shell_lines
 from acp_agent.session.commands import BUILT_IN_NAMES, slash_of
 from acp_agent.session.conventions import CustomCommand
 from acp_agent.session.expansion import (
     MAX_FILE_REFS,
-    MAX_SHELL_COMMANDS,
-    SHELL,
     file_refs,
-    shell_commands,
     substitute,
 )
 from acp_agent.session.permissions import SessionPermissions
@@ -45,11 +44,10 @@ from acp_agent.tools.mcp_prompts import McpPrompt
 from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.skill import Skill, skill_text
 from acp_agent.turn.events import Notice
-from acp_agent.turn.history import History, result_text
+from acp_agent.turn.history import History, JournalWriter
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
-from acp_agent.turn.tool_batch import ToolBatch
 
 if TYPE_CHECKING:
     from acp_agent.session.catalog import ModelCatalog
@@ -128,7 +126,7 @@ class CommandTurn:
             runner.permissions = GrantedPermissions(session_asker, grants)
         try:
             try:
-                text = await self._prompt_text(runner, meter)
+                text = await self._prompt_text(runner, meter, history.journal)
             except ToolError as exc:  # the prompt could not be built: say why, ask nothing
                 await runner.sink.emit(Notice(f"/{self.invocation.name}: {exc}", str(uuid.uuid4())))
                 return AttemptOutcome(TurnStop.END_TURN)
@@ -138,7 +136,7 @@ class CommandTurn:
         finally:
             runner.permissions = session_asker
 
-    async def _prompt_text(self, runner: TurnRunner, meter: TurnMeter) -> str:
+    async def _prompt_text(self, runner: TurnRunner, meter: TurnMeter, journal: JournalWriter | None) -> str:
         target, arguments = self.invocation.target, self.invocation.arguments
         if isinstance(target, McpPrompt):
             text = await target.fetch(target.bind(arguments))
@@ -153,45 +151,8 @@ class CommandTurn:
         if not text.strip():
             raise ToolError("the command's file holds no text (and no arguments were given)")
         refs = file_refs(text)[:MAX_FILE_REFS]  # before the commands run: their output is not scanned
-        text = await _run_shell_lines(text, runner, meter)
+        text = await run_shell_lines(text, runner, meter, journal)
         return await _add_files(text, refs, runner)
-
-
-async def _run_shell_lines(text: str, runner: TurnRunner, meter: TurnMeter) -> str:
-    """Each `` !`cmd` `` → its output, run as a run_command tool call of this turn."""
-    commands = shell_commands(text)
-    if not commands:
-        return text
-    outputs: dict[str, str] = {}
-    if "run_command" not in runner.tools:
-        outputs = dict.fromkeys(commands, "[not run: run_command is not offered in this session]")
-    else:
-        ran = commands[:MAX_SHELL_COMMANDS]
-        outputs = dict.fromkeys(commands[len(ran) :], f"[not run: at most {MAX_SHELL_COMMANDS} commands run]")
-        calls = [
-            {"id": f"toolu_cmd_{uuid.uuid4().hex[:20]}", "name": "run_command", "input": {"command": c}}
-            for c in ran
-        ]
-        scratch = History()  # the results go into the prompt, not after a tool_use of the model's
-        batch = ToolBatch(
-            calls,
-            tools=runner.tools,
-            sink=runner.sink,
-            ctx=runner.ctx,
-            permissions=runner.permissions,
-            tool_timeout=runner.settings.tool_timeout,
-            history=scratch,
-            meter=meter,
-        )
-        await batch.run()
-        for command, result in zip(ran, scratch.messages[-1]["content"], strict=True):
-            output = result_text(result.get("content", "")).rstrip()
-            outputs[command] = (
-                f"[`{command}` failed or was not run: {output}]"
-                if result.get("is_error")
-                else f"\n```\n$ {command}\n{output}\n```\n"
-            )
-    return SHELL.sub(lambda m: outputs.get(m.group(1).strip(), m.group(0)), text)
 
 
 async def _add_files(text: str, refs: list[str], runner: TurnRunner) -> str:

@@ -1,13 +1,13 @@
 """session/load: the journal's entries → the `session/update`s that show the conversation again.
 
 User prompts, agent text and thinking, tool calls with their final status (their images from the
-journaled result block), notices, compactions (for a client that shows them) and the last plan, in
-the order they happened (the restored mode follows them: `SessionOptions.restore`). A
-tool call is shown as the live turn showed it: from the `ToolCallShown` journaled with its
-result, through the builder the live relay uses (`updates.py`). A tool call that a crash left
-without a result ends `failed`, with what the model is told about it. A web search or fetch (a
-server tool's blocks in the reply) is shown from those blocks, as the live turn showed it
-(`turn/server_calls.py`).
+journaled result block), the calls a command file's `!` lines made, notices, compactions (for a
+client that shows them) and the last plan, in the order they happened (the restored mode follows
+them: `SessionOptions.restore`). A tool call is shown as the live turn showed it: from the
+`ToolCallShown` journaled with its result, through the builder the live relay uses
+(`updates.py`). A tool call that a crash left without a result ends `failed`, with what the model
+is told about it. A web search or fetch (a server tool's blocks in the reply) is shown from those
+blocks, as the live turn showed it (`turn/server_calls.py`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from acp_agent.turn.entries import (
     NoticeEntry,
     PlanChangedEntry,
     PromptEntry,
+    ShownCallEntry,
     ToolCallShown,
     ToolResultEntry,
     ToolStartedEntry,
@@ -82,6 +83,11 @@ def replay_updates(
                 if block["type"] == "tool_result":
                     updates.extend(_tool_result(block, shown, announced))
                     finished.add(block["tool_use_id"])
+        elif isinstance(entry, ShownCallEntry) and not entry.shown.hidden:  # a command's `!` line
+            shown = entry.shown
+            updates.append(_announce(entry.tool_use_id, shown, entry.name, entry.raw_input))
+            updates.append(tool_call_finished(entry.tool_use_id, shown))
+            finished.add(entry.tool_use_id)
         elif isinstance(entry, NoticeEntry):
             if not (notices and entry.title):
                 updates.append(chunk("agent_message_chunk", entry.text, str(uuid.uuid4())))

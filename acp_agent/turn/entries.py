@@ -49,6 +49,7 @@ __all__ = [
     "PromptEntry",
     "RollbackEntry",
     "RootsEntry",
+    "ShownCallEntry",
     "ShownDiff",
     "ShownLink",
     "ShownLocation",
@@ -221,6 +222,18 @@ class ToolResultEntry:
 
 
 @_typed
+class ShownCallEntry:
+    """A tool call made for the user, not the model (a command file's `` !`cmd` ``): its output went
+    into the prompt, so it is never a message; session/load shows it as the live turn did."""
+
+    tool_use_id: str
+    name: str
+    raw_input: dict[str, Any]
+    shown: ToolCallShown
+    type: Literal["shown_call"] = "shown_call"
+
+
+@_typed
 class TurnEntry:
     """A turn's record (`schemas/turn-record.schema.json`), kept as written: never read back."""
 
@@ -342,6 +355,7 @@ Entry = (
     | AssistantEntry
     | ToolStartedEntry
     | ToolResultEntry
+    | ShownCallEntry
     | TurnEntry
     | NoticeEntry
     | PlanChangedEntry

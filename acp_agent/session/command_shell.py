@@ -1,0 +1,76 @@
+"""A command file's `` !`cmd` `` lines, run as `run_command` tool calls of the turn it starts.
+
+Each runs through the turn's tool batch: shown to the editor, asked about under the session's
+mode (and the command's `allowed-tools`), sandboxed, counted against the tool-call budget. Its
+output, or why it did not run, takes its place in the prompt; so the call is not a message of the
+model's history (no `tool_use` of the model's asked for it). It is journaled all the same, as a
+`ShownCallEntry` with what the editor was shown, so session/load shows it as the live turn did.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from acp_agent.session.expansion import MAX_SHELL_COMMANDS, SHELL, shell_commands
+from acp_agent.turn.entries import Entry, ShownCallEntry, ToolResultEntry
+from acp_agent.turn.history import History, JournalWriter, result_text
+from acp_agent.turn.meter import TurnMeter
+from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.tool_batch import ToolBatch
+
+__all__ = ["run_shell_lines"]
+
+
+class _ShownOnly:
+    """The batch's journal: each call's result as a `ShownCallEntry` in the session's journal
+    (its `tool_started` mark is not kept: no message of the history waits for its result)."""
+
+    def __init__(self, journal: JournalWriter, calls: list[dict[str, Any]]) -> None:
+        self.journal = journal
+        self.inputs = {call["id"]: call["input"] for call in calls}
+
+    def __call__(self, entry: Entry, *, sync: bool = True) -> None:
+        if isinstance(entry, ToolResultEntry):
+            call_id = entry.block["tool_use_id"]
+            self.journal(ShownCallEntry(call_id, "run_command", self.inputs[call_id], entry.shown), sync=sync)
+
+
+async def run_shell_lines(
+    text: str, runner: TurnRunner, meter: TurnMeter, journal: JournalWriter | None
+) -> str:
+    """`text` with each `` !`cmd` `` replaced by its output (run as a run_command tool call)."""
+    commands = shell_commands(text)
+    if not commands:
+        return text
+    outputs: dict[str, str] = {}
+    if "run_command" not in runner.tools:
+        outputs = dict.fromkeys(commands, "[not run: run_command is not offered in this session]")
+    else:
+        ran = commands[:MAX_SHELL_COMMANDS]
+        outputs = dict.fromkeys(commands[len(ran) :], f"[not run: at most {MAX_SHELL_COMMANDS} commands run]")
+        calls = [
+            {"id": f"toolu_cmd_{uuid.uuid4().hex[:20]}", "name": "run_command", "input": {"command": c}}
+            for c in ran
+        ]
+        # The results go into the prompt, not after a tool_use of the model's: a history of their own.
+        scratch = History(journal=None if journal is None else _ShownOnly(journal, calls))
+        batch = ToolBatch(
+            calls,
+            tools=runner.tools,
+            sink=runner.sink,
+            ctx=runner.ctx,
+            permissions=runner.permissions,
+            tool_timeout=runner.settings.tool_timeout,
+            history=scratch,
+            meter=meter,
+        )
+        await batch.run()
+        for command, result in zip(ran, scratch.messages[-1]["content"], strict=True):
+            output = result_text(result.get("content", "")).rstrip()
+            outputs[command] = (
+                f"[`{command}` failed or was not run: {output}]"
+                if result.get("is_error")
+                else f"\n```\n$ {command}\n{output}\n```\n"
+            )
+    return SHELL.sub(lambda m: outputs.get(m.group(1).strip(), m.group(0)), text)
