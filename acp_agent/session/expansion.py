@@ -1,7 +1,10 @@
 """A command file's text → the prompt: its arguments substituted, its `!` commands and `@` files found.
 
-Claude Code's rules: `$ARGUMENTS` is everything typed after the command name, `$1`…`$9` its words
-(quotes group words); a body that uses neither gets the arguments appended on a line of their
+Claude Code's rules: `$ARGUMENTS` is everything typed after the command name (quotes group
+words); `$ARGUMENTS[N]` is its word N counted from 0, as Claude Code's current docs have it;
+`$1`…`$9` are its words counted from 1, as issue 25 and Claude Code's older command docs have it
+(its current docs count `$N` from 0, so `$1` is the second word there; this project keeps the
+issue's reading). A body that uses none of them gets the arguments appended on a line of their
 own, so nothing the user typed is lost. `` !`cmd` `` runs `cmd` and puts its output there; `@path`
 adds the file's content. Finding them is pure text (here); running and reading them is
 `command_turn.py`'s, under the session's permission rules and confinement.
@@ -16,22 +19,23 @@ __all__ = ["MAX_FILE_REFS", "MAX_SHELL_COMMANDS", "file_refs", "shell_commands",
 
 MAX_SHELL_COMMANDS = 10
 MAX_FILE_REFS = 20
-_PLACEHOLDER = re.compile(r"\$ARGUMENTS|\$([1-9])(?!\d)")
+_PLACEHOLDER = re.compile(r"\$ARGUMENTS\[(\d{1,3})\]|\$ARGUMENTS|\$([1-9])(?!\d)")
 SHELL = re.compile(r"!`([^`\n]+)`")
 _FILE_REF = re.compile(r"(?<![\w@`/\\])@((?:~/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*/?)")
 
 
 def substitute(body: str, arguments: str) -> str:
-    """`body` with `$ARGUMENTS` and `$1`…`$9` replaced (a missing word is empty)."""
+    """`body` with `$ARGUMENTS`, `$ARGUMENTS[N]` and `$1`…`$9` replaced (a missing word is empty)."""
     try:
         words = shlex.split(arguments)
     except ValueError:  # an unbalanced quote: plain words then
         words = arguments.split()
 
     def value(match: re.Match[str]) -> str:
-        if match.group(1) is None:
+        indexed, numbered = match.group(1), match.group(2)
+        if indexed is None and numbered is None:
             return arguments
-        index = int(match.group(1)) - 1
+        index = int(indexed) if indexed is not None else int(numbered) - 1
         return words[index] if index < len(words) else ""
 
     text = _PLACEHOLDER.sub(value, body)  # in one pass: a `$1` typed by the user stays as it is

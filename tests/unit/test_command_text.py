@@ -56,6 +56,12 @@ def test_text_without_frontmatter_is_all_body() -> None:
     assert split_frontmatter("# Title\n---\nmore") == ({}, "# Title\n---\nmore", None)
 
 
+def test_indexed_arguments_count_from_zero_as_claude_code_documents() -> None:
+    body = "First $ARGUMENTS[0], second $ARGUMENTS[1], none $ARGUMENTS[7]; $1 is the first too."
+    assert substitute(body, 'a "b c"') == "First a, second b c, none ; a is the first too."
+    assert substitute("Only $ARGUMENTS[0].", "x y") == "Only x."  # a placeholder: nothing appended
+
+
 def test_arguments_are_substituted_in_one_pass() -> None:
     body = "Review $ARGUMENTS; first $1, then $2, $3 as typed, [$4] empty, $10 is not a placeholder."
     assert substitute(body, 'src/app.py "two words" $1') == (
