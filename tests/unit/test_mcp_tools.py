@@ -68,7 +68,14 @@ async def test_tools_are_offered_as_mcp__server__tool_with_object_schemas(demo: 
     _, tools, _ = demo
     assert set(tools) == {
         f"mcp__demo__{n}"
-        for n in ("echo", "add", "fail", "env_get", "where", "pid", "nap", "greet_me", "sign_in")
+        for n in (
+            *("echo", "add", "fail", "env_get", "where", "pid", "nap", "greet_me", "sign_in"),
+            *(
+                "offer_prompt",
+                "withdraw_prompt",
+                "say_prompts_changed",
+            ),  # tests/wire/test_mcp_prompt_changes.py
+        )
     }
     echo = tools["mcp__demo__echo"]
     assert echo.input_schema["type"] == "object"
@@ -185,7 +192,9 @@ async def test_http_servers_connect_with_their_headers_and_a_lost_one_gives_tool
             t.name: t for t in await connections.start(servers, cwd=tmp_path, timeout=50, allow_http=True)
         }
         assert (await tools["mcp__web__echo"].run({"text": "over http"}, ctx)).text == "over http"
-        proc.terminate()
+        # Killed: a graceful stop would wait for the agent's open `subscriptions/listen` stream
+        # (the server offers prompt-list changes), which lasts as long as the connection.
+        proc.kill()
         proc.wait(timeout=10)
         with anyio.fail_after(15), pytest.raises(ToolError, match="'web' failed"):
             await tools["mcp__web__echo"].run({"text": "anyone?"}, ctx)
