@@ -18,7 +18,7 @@ restriction. Here:
   allows could be read or edited, but the pattern would not be enforced.
 
 What a grant never does (`SessionPermissions.ask`): outlive the turn the command starts (the
-turn's asker carries it, `GrantedPermissions`); lift plan mode's refusal, an "always reject"
+turn's asker carries it, `permissions.GrantedPermissions`); lift plan mode's refusal, an "always reject"
 answer, or the question before an edit of a sensitive file; reach outside the sandbox or the
 workspace (the tools' own refusals stand). A subagent of that turn asks through the turn's asker,
 so it gets the turn's grants and nothing more.
@@ -33,10 +33,9 @@ from typing import TYPE_CHECKING, Any
 from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS
 
 if TYPE_CHECKING:
-    from acp_agent.session.permissions import SessionPermissions
-    from acp_agent.turn.permissions import PermissionDecision
+    pass
 
-__all__ = ["GrantedPermissions", "ToolGrants", "command_matches", "read_allowed_tools"]
+__all__ = ["ToolGrants", "command_matches", "read_allowed_tools"]
 
 _BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
 _ENTRY = re.compile(r"^([A-Za-z0-9_*-]+)(?:\((.*)\))?$", re.DOTALL)
@@ -134,24 +133,3 @@ def command_matches(pattern: str, command: str) -> bool:
             return True
     regex = ".*".join(re.escape(part) for part in pattern.strip().split("*"))
     return re.fullmatch(regex, line, re.DOTALL) is not None
-
-
-class GrantedPermissions:
-    """The session's permission asker for the turn a command starts, with the command's grants."""
-
-    def __init__(self, inner: SessionPermissions, grants: ToolGrants) -> None:
-        self.inner = inner
-        self.grants = grants
-
-    @property
-    def mode(self) -> str:
-        return self.inner.mode
-
-    async def ask(self, **call: Any) -> PermissionDecision:
-        return await self.inner.ask(**call, granted=self.grants)
-
-    async def switch_mode(self, mode_id: str) -> None:
-        await self.inner.switch_mode(mode_id)
-
-    async def approve_plan(self, question: Any) -> str:
-        return await self.inner.approve_plan(question)

@@ -30,7 +30,7 @@ import anyio
 
 from acp_agent.errors import ToolError
 from acp_agent.model.profiles import ProfileError
-from acp_agent.session.allowed_tools import GrantedPermissions, read_allowed_tools
+from acp_agent.session.allowed_tools import read_allowed_tools
 from acp_agent.session.command_shell import run_shell_lines
 from acp_agent.session.commands import BUILT_IN_NAMES, slash_of
 from acp_agent.session.conventions import CustomCommand
@@ -39,7 +39,7 @@ from acp_agent.session.expansion import (
     file_refs,
     substitute,
 )
-from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.permissions import GrantedPermissions, SessionPermissions
 from acp_agent.tools.mcp_prompts import McpPrompt
 from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.skill import Skill, skill_text

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from acp_agent.session.allowed_tools import ToolGrants
     from acp_agent.turn.strategies.phased import PlanQuestion
 
-__all__ = ["SessionPermissions", "read_answer"]
+__all__ = ["GrantedPermissions", "SessionPermissions", "read_answer"]
 
 log = structlog.get_logger(__name__)
 
@@ -199,3 +199,24 @@ def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= LOGGED_ANSWER_CHARS else text[:LOGGED_ANSWER_CHARS] + "…"
+
+
+class GrantedPermissions:
+    """The session's permission asker for the turn a command starts, with the command's grants."""
+
+    def __init__(self, inner: SessionPermissions, grants: ToolGrants) -> None:
+        self.inner = inner
+        self.grants = grants
+
+    @property
+    def mode(self) -> str:
+        return self.inner.mode
+
+    async def ask(self, **call: Any) -> PermissionDecision:
+        return await self.inner.ask(**call, granted=self.grants)
+
+    async def switch_mode(self, mode_id: str) -> None:
+        await self.inner.switch_mode(mode_id)
+
+    async def approve_plan(self, question: Any) -> str:
+        return await self.inner.approve_plan(question)
