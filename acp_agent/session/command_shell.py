@@ -17,7 +17,6 @@ from acp_agent.turn.entries import Entry, ShownCallEntry, ToolResultEntry
 from acp_agent.turn.history import History, JournalWriter, result_text
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import TurnRunner
-from acp_agent.turn.tool_batch import ToolBatch
 
 __all__ = ["run_shell_lines"]
 
@@ -55,17 +54,7 @@ async def run_shell_lines(
         ]
         # The results go into the prompt, not after a tool_use of the model's: a history of their own.
         scratch = History(journal=None if journal is None else _ShownOnly(journal, calls))
-        batch = ToolBatch(
-            calls,
-            tools=runner.tools,
-            sink=runner.sink,
-            ctx=runner.ctx,
-            permissions=runner.permissions,
-            tool_timeout=runner.settings.tool_timeout,
-            history=scratch,
-            meter=meter,
-        )
-        await batch.run()
+        await runner.tool_batch(calls, scratch, meter).run()
         for command, result in zip(ran, scratch.messages[-1]["content"], strict=True):
             output = result_text(result.get("content", "")).rstrip()
             outputs[command] = (

@@ -175,7 +175,7 @@ class TurnRunner:
                 continue
             if done.stop_reason == "tool_use" and tool_uses:
                 try:
-                    await self._tool_batch(tool_uses, history, meter).run()
+                    await self.tool_batch(tool_uses, history, meter).run()
                 finally:
                     self._step(number, done, tool_uses, history)
                 meter.check_batch()
@@ -188,7 +188,8 @@ class TurnRunner:
             stop = map_model_stop(done.stop_reason) or TurnStop.END_TURN
             return AttemptOutcome(stop, done.stop_reason, text)
 
-    def _tool_batch(self, tool_uses: list[dict[str, Any]], history: History, meter: TurnMeter) -> ToolBatch:
+    def tool_batch(self, tool_uses: list[dict[str, Any]], history: History, meter: TurnMeter) -> ToolBatch:
+        """A batch of these calls with this runner's tools, sink, context, asker and timeout."""
         return ToolBatch(
             tool_uses,
             tools=self.tools,
