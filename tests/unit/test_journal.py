@@ -28,16 +28,16 @@ def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_an_assistant_reply_is_synced_by_the_tool_result_after_it(tmp_path: Path, fsyncs: list[int]) -> None:
+def test_the_header_and_an_assistant_reply_are_synced_by_the_entry_after_them(tmp_path: Path, fsyncs: list[int]) -> None:
     store = SessionStore.open(tmp_path, keep_days=None)
     journal = store.create(ID1, str(tmp_path))
-    assert len(fsyncs) == 1  # the header
+    assert fsyncs == []  # the header waits for the first prompt (session/new never waits on the disk)
     history = History(journal=journal.append)
     history.add_prompt([{"type": "text", "text": "go"}])
     history.add_assistant([{"type": "tool_use", "id": "tu_1", "name": "read_file", "input": {}}])
-    assert len(fsyncs) == 2  # the prompt; the reply waits for what follows it
+    assert len(fsyncs) == 1  # the prompt, with the header before it; the reply waits for what follows it
     history.note(ToolResultEntry(tool_result("tu_1", "ok")))
-    assert len(fsyncs) == 3
+    assert len(fsyncs) == 2
     kinds = [e.type for e in store.read(ID1)]
     assert kinds == ["meta", "prompt", "assistant", "tool_result"]
     assert History.replay(store.read(ID1)).messages == [
