@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acp_agent import __version__
+from acp_agent import __version__, startup_gc
 from acp_agent.config import Config, settings
 from acp_agent.hardening import make_undumpable
 from acp_agent.settings import GROUPS, Setting
@@ -99,6 +99,8 @@ def settings_table() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     make_undumpable()  # first: no other process of this user may read our memory or our stdin
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("smoke", "login", "harness"):
+        startup_gc.resume()  # only serving resumes it later, once its session layer is built
     if argv and argv[0] == "smoke":
         from acp_agent.harness.smoke import smoke_main
 

@@ -21,6 +21,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import structlog
 
+from acp_agent import startup_gc
 from acp_agent.errors import RpcError
 from acp_agent.lazy import Deferred, deferred, warm_up
 from acp_agent.protocol.lifecycle import InitializeRequest
@@ -208,6 +209,7 @@ class FrontHandler:
             log.exception("session.layer_failed")
             self._done = None  # the next request tries again
         finally:
+            startup_gc.resume()  # start-up is over: collect again (paused by `__main__`)
             done.set()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent import startup_gc
 from acp_agent.errors import RpcError
 from acp_agent.protocol.lifecycle import InitializeRequest
 from acp_agent.session.front import FrontHandler, SessionLayer, Sessions, session_layer
@@ -170,3 +172,20 @@ async def test_with_a_warm_up_the_build_waits_for_its_import_of_the_layer(monkey
         await anyio.to_thread.run_sync(steps[1])  # the warm-up's next step: the layer is imported
         assert await front.handle_request("session/new", {}) == {"method": "session/new"}
     assert imports_on_the_loop == ["ok"] and len(recipe.layers) == 1
+
+
+async def test_the_collector_paused_at_start_up_collects_again_once_the_layer_is_built() -> None:
+    recipe = Recipe(failures=1)
+    front = FrontHandler(recipe, journaled=False)
+    startup_gc.pause()
+    try:
+        async with front.running():
+            await front.handle_request("initialize", HELLO)
+            assert not gc.isenabled()  # the build under way is still start-up
+            with pytest.raises(RpcError):
+                await front.handle_request("session/new", {})
+            assert gc.isenabled() and not startup_gc.paused()  # even when the build failed
+    finally:
+        startup_gc.resume()
+        gc.unfreeze()
+        gc.enable()

@@ -28,7 +28,9 @@ def fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def test_the_header_and_an_assistant_reply_are_synced_by_the_entry_after_them(tmp_path: Path, fsyncs: list[int]) -> None:
+def test_the_header_and_an_assistant_reply_are_synced_by_the_entry_after_them(
+    tmp_path: Path, fsyncs: list[int]
+) -> None:
     store = SessionStore.open(tmp_path, keep_days=None)
     journal = store.create(ID1, str(tmp_path))
     assert fsyncs == []  # the header waits for the first prompt (session/new never waits on the disk)

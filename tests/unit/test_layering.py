@@ -37,6 +37,7 @@ LEAVES = {
     "lazy",
     "jsonrpc",
     "user_dirs",
+    "startup_gc",
 }
 
 
