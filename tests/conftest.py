@@ -105,13 +105,19 @@ def fake_api(request: pytest.FixtureRequest) -> Iterator[FakeMessagesAPI]:
 
 @pytest.fixture
 def agent_env(tmp_path: Path, fake_api: Any, streaming: bool) -> dict[str, str]:
-    """The env of an agent talking to `fake_api`, streaming or not, with a short stall limit."""
+    """The env of an agent talking to `fake_api`, streaming or not.
+
+    The stall limit is well past anything a test does while a `replies.stall()` hangs (a cancel, a
+    close, a queue of prompts on a loaded box): a shorter one would end that stall with a retry
+    first, and the retry would take the next scripted reply. `test_model_faults.py` sets its own
+    short limit to test the stall itself.
+    """
     return base_env(
         tmp_path,
         ANTHROPIC_API_KEY="test-key",
         ANTHROPIC_BASE_URL=str(fake_api.base_url),
         ACP_AGENT_MODEL="claude-test-1",
         ACP_AGENT_STREAMING="1" if streaming else "0",
-        ACP_AGENT_STALL_SECONDS="2",
+        ACP_AGENT_STALL_SECONDS="20",
         ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
     )
