@@ -7,6 +7,7 @@ hold gives up (20 s), and the order of arrival shows who went first.
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,24 @@ async def test_a_prompt_sent_at_once_goes_out_before_the_models_api_question(
     arrivals = watch_arrivals(fake_api, monkeypatch)
     fake_api.script(replies.text("Hello there."))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
-        await agent.initialize()
-        session = await agent.new_session(workspace)
+        # In one write, as an editor opening a session at start-up does: the warm-up (started by
+        # `initialize`) is then still building the model client when the prompt arrives. A test
+        # that paused between the two (a loaded box) would let the warm-up finish first, and the
+        # question rightly go out at once, with no prompt waiting (the test below).
+        requests = [
+            ("hello", "initialize", {"protocolVersion": 1}),
+            ("open", "session/new", {"cwd": str(workspace), "mcpServers": []}),
+        ]
+        for id_, _, _ in requests:
+            agent._inbox.expect(id_)
+        await agent.send_raw(
+            "".join(
+                json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": p}) + "\n"
+                for i, m, p in requests
+            )
+        )
+        assert "result" in await agent.response("hello"), agent.messages
+        session = (await agent.response("open"))["result"]["sessionId"]
         with anyio.fail_after(15):  # far below the 20 s hold: it never waited for the question
             response = await agent.prompt(session, "hi")
         still_asked = await asked(arrivals)
