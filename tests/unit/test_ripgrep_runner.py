@@ -73,9 +73,20 @@ async def test_a_cancel_while_the_child_is_silent_kills_and_reaps_it(tmp_path: P
     before = _children()
     seen: list[bytes] = []
     code = "import time; print('started', flush=True); time.sleep(60)"
-    with anyio.move_on_after(1) as scope:
-        await run_rg(_script(code), tmp_path, lambda line: seen.append(line) or True)
-    assert scope.cancelled_caught
+    started = anyio.Event()
+
+    def on_line(line: bytes) -> bool:
+        seen.append(line)
+        started.set()
+        return True
+
+    # Cancelled once the child has spoken (a fixed delay could end before a loaded box started it).
+    with anyio.fail_after(30):  # a hang guard: the child sleeps 60 s
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run_rg, _script(code), tmp_path, on_line)
+            await started.wait()
+            tg.cancel_scope.cancel()
+    assert tg.cancel_scope.cancelled_caught
     assert seen == [b"started"]
     assert _children() == before
 
