@@ -238,12 +238,13 @@ async def test_a_command_timeout_leaves_no_process_behind(
     agent.on_request = choose("allow_once")
     sleep = marked_sleep()  # sandboxed, `$!` is a pid of the command's own PID namespace
     command = f"{sleep} & echo started; wait"
-    fake_api.script(replies.tool_use("run_command", {"command": command, "timeout": 1}), replies.text("done"))
+    # 5 s: a loaded box starts the sandbox and the shell, and prints "started", well before the kill.
+    fake_api.script(replies.tool_use("run_command", {"command": command, "timeout": 5}), replies.text("done"))
     response = await agent.prompt(session, "run it")
     assert response["result"]["stopReason"] == "end_turn"
     result = last_results(fake_api)[0]
     assert "timed out" in str(result["content"]) and "started" in str(result["content"])
-    with anyio.fail_after(5):
+    with anyio.fail_after(30):  # a hang guard: the sleep would run for minutes
         while running(sleep):
             await anyio.sleep(0.05)
 
