@@ -76,12 +76,19 @@ async def test_calls_that_need_permission_run_alone_between_runs_of_reads(
     for name in ("a.txt", "b.txt", "c.txt"):
         (workspace / name).write_text(f"{name}\n")
     events: list[str] = []
+    both_asked = anyio.Event()
 
     async def editor(method: str, params: Any) -> Any:
         if method == "fs/read_text_file":
             name = Path(params["path"]).name
             events.append(f"read {name}")
-            await anyio.sleep(0.2)
+            if name == "a.txt":
+                await anyio.sleep(0.2)  # a question asked beside this read would come before its end
+            else:  # b and c run together: each ends once both are asked (no race with a delay)
+                if {"read b.txt", "read c.txt"} <= set(events):
+                    both_asked.set()
+                with anyio.move_on_after(10):  # one at a time: b ends alone, and the test fails
+                    await both_asked.wait()
             events.append(f"done {name}")
             return {"content": (workspace / name).read_text()}
         if method == "session/request_permission":
