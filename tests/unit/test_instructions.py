@@ -195,7 +195,8 @@ async def test_reading_is_bounded_in_time_and_off_the_event_loop() -> None:
 
     async with anyio.create_task_group() as group:
         group.start_soon(ticker)
-        got = await read_provided_files(lambda: [release.wait(30)], seconds=0.3)
+        # 1 s: ~100 ticks on a quiet box; a loaded one that wakes the loop late still gets 10.
+        got = await read_provided_files(lambda: [release.wait(30)], seconds=1.0)
         group.cancel_scope.cancel()
     release.set()
     assert got is None and ticks >= 10

@@ -202,7 +202,7 @@ def test_a_first_use_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path,
         return module
 
     module = anyio.run(first_use)
-    thread.join(5)
+    thread.join(30)  # a hang guard, for a loaded box
     assert module.DONE is True  # the whole module, whose import the event loop's own ticks ended
     assert probe.now() is module
 
@@ -212,7 +212,7 @@ def test_warm_up_survives_a_broken_module_and_goes_on(tmp_path: Path, monkeypatc
     broken = lazy.deferred(lambda: importlib.import_module("acp_lazy_probe_broken"))
     probe = _slow_module(tmp_path, monkeypatch, "acp_lazy_probe_b")
     thread = lazy.warm_up([broken, probe])
-    thread.join(5)
+    thread.join(30)  # a hang guard, for a loaded box
     assert not thread.is_alive()
     assert getattr(sys.modules.get("acp_lazy_probe_b"), "DONE", False) is True
     assert "acp_lazy_probe_broken" not in sys.modules
@@ -229,7 +229,7 @@ def test_two_threads_loading_one_module_get_one_module(tmp_path: Path, monkeypat
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(5)
+        thread.join(30)  # a hang guard, for a loaded box
     assert len(results) == 3 and all(r is results[0] for r in results)
     assert len(calls) == 1  # the others waited for the first one's import, and got its result
 
