@@ -46,7 +46,7 @@ def running(command_line: str) -> list[int]:
     return found
 
 
-async def started(command_line: str, timeout: float = 10) -> list[int]:
+async def started(command_line: str, timeout: float = 30) -> list[int]:
     """The pids of `command_line` once it runs: a shell may print a child's pid (`$!`) before
     the child has exec'd its program, so a check made on that signal alone races the exec."""
     with anyio.fail_after(timeout):

@@ -61,7 +61,7 @@ def cmdline(pid: int) -> str:
         return ""
 
 
-async def poll_for(probe: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
+async def poll_for(probe: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
     """Nothing signals that a process appeared or went away: /proc has to be looked at again."""
     with anyio.move_on_after(timeout):
         while not (found := probe()):

@@ -24,7 +24,7 @@ def both_at_once(reply: replies.Reply, barrier: threading.Barrier) -> replies.Re
     the other, the first would wait alone, and the test fails on the barrier instead of hanging."""
 
     def serve(body: dict[str, Any], attempt: int) -> replies.Reply:
-        barrier.wait(timeout=10)
+        barrier.wait(timeout=30)  # a hang guard, for a loaded box
         return reply
 
     return serve
