@@ -37,7 +37,11 @@ def command(sleeps: dict[str, str], daemon: str) -> str:
         f"set -m; {sleeps['JOB']} & echo JOB=$!; set +m\n"
         f"nohup {sleeps['NOHUP']} > /dev/null 2>&1 & echo NOHUP=$!\n"
         f"{daemon}\n"
-        "sleep 0.5; cat setsid.out double.out; echo DAEMON=$(cat daemon.pid)\n"
+        # Until the detached ones have said who they are (a fixed `sleep 0.5` could lose that race on a
+        # loaded box); 30 s at most.
+        "for _ in $(seq 300); do [ -s setsid.out ] && [ -s double.out ] && [ -s daemon.pid ] && break; "
+        "sleep 0.1; done\n"
+        "cat setsid.out double.out; echo DAEMON=$(cat daemon.pid)\n"
     )
 
 
