@@ -17,6 +17,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from acp_agent.testing import FakeMessagesAPI, replies
 from acp_agent.testing.image_rules import MAX_REQUEST_BYTES, TOO_LARGE
 from acp_agent.turn.media_budget import OVER_BUDGET, REFUSED
@@ -119,6 +121,8 @@ async def test_an_image_the_api_cannot_process_is_taken_out_and_the_session_reco
     assert images_in(fake_api.requests[-1].body) == [good] and REFUSED in str(fake_api.requests[-1].body)
 
 
+@pytest.mark.slow  # ~6 s alone; ten requests of up to ~20 MB each: over 30 s on a loaded box
+@pytest.mark.timeout(300)
 async def test_eight_large_screenshots_never_push_a_request_past_the_limit(
     agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, workspace: Path
 ) -> None:
@@ -130,9 +134,9 @@ async def test_eight_large_screenshots_never_push_a_request_past_the_limit(
         replies.text("seen them all"),
         replies.text("and more"),
     )
-    response = await agent.prompt(session, "look at every screenshot")
+    response = await agent.prompt(session, "look at every screenshot", timeout=240)
     assert response["result"]["stopReason"] == "end_turn", response
-    assert (await agent.prompt(session, "next"))["result"]["stopReason"] == "end_turn"
+    assert (await agent.prompt(session, "next", timeout=120))["result"]["stopReason"] == "end_turn"
     sizes = [int(r.headers["content-length"]) for r in fake_api.requests]
     assert len(sizes) == 10 and max(sizes) < MAX_REQUEST_BYTES, sizes  # no 413, no second try
     last = fake_api.requests[-1].body
