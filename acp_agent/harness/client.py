@@ -49,6 +49,8 @@ __all__ = [
 RequestHandler = Callable[["AgentClient", dict[str, Any]], Awaitable[None]]
 NotificationHandler = Callable[[dict[str, Any]], None]
 _T = TypeVar("_T")
+STDERR_EOF_WAIT = 2.0
+"""How long an exited agent's stderr may stay open (held by a grandchild) before it is left unread."""
 
 
 async def _reply_method_not_found(client: AgentClient, message: dict[str, Any]) -> None:
@@ -313,14 +315,19 @@ class AgentClient:
         raise TimeoutError(f"no {what} within {timeout} s{self._context()}")
 
     async def wait_exit(self, timeout: float = 10) -> int:
-        """The agent's exit code, once it has exited.
+        """The agent's exit code, once it has exited and its stderr has been read (its last log
+        lines are in `stderr_text()`; a grandchild holding stderr gets `STDERR_EOF_WAIT` s).
 
         Raises:
             TimeoutError: it was still running after `timeout` s.
         """
+        code: int | None = None
         with anyio.move_on_after(timeout):
-            return await self._child.wait()
-        raise TimeoutError(f"the agent was still running after {timeout} s{self._context()}")
+            code = await self._child.wait()
+        if code is None:
+            raise TimeoutError(f"the agent was still running after {timeout} s{self._context()}")
+        await self._child.stderr_drained(STDERR_EOF_WAIT)
+        return code
 
     async def _take(
         self, predicate: Callable[[dict[str, Any]], bool], since: int | None, timeout: float, what: str
@@ -373,6 +380,7 @@ class AgentClient:
         with anyio.move_on_after(2):  # let the reader record the last lines
             while not self.stdout_closed:
                 await self._inbox.changed()
+        await self._child.stderr_drained(STDERR_EOF_WAIT)  # and the last log lines
 
 
 spawn_agent = AgentClient.spawn

@@ -75,6 +75,8 @@ class ChildProcess:
         self.pid = process.pid
         self._sink, self._stderr_keep = stderr_sink, stderr_keep
         self._stderr = bytearray()
+        self._stderr_read: anyio.Event | None = None
+        """Set once `drain_stderr` has read stderr to its end (None: nobody reads it)."""
         self._write_lock = anyio.Lock()
 
     @property
@@ -113,15 +115,27 @@ class ChildProcess:
 
     async def drain_stderr(self, stderr: ByteReceiveStream) -> None:
         """Read stderr to its end: keep its tail, copy it to the sink."""
-        with contextlib.suppress(*IO_ERRORS):
-            async for chunk in stderr:
-                self._stderr += chunk
-                if self._stderr_keep is not None:
-                    del self._stderr[: -self._stderr_keep]
-                if self._sink is not None:
-                    with contextlib.suppress(OSError, ValueError):
-                        self._sink.write(chunk)
-                        self._sink.flush()
+        self._stderr_read = done = anyio.Event()
+        try:
+            with contextlib.suppress(*IO_ERRORS):
+                async for chunk in stderr:
+                    self._stderr += chunk
+                    if self._stderr_keep is not None:
+                        del self._stderr[: -self._stderr_keep]
+                    if self._sink is not None:
+                        with contextlib.suppress(OSError, ValueError):
+                            self._sink.write(chunk)
+                            self._sink.flush()
+        finally:
+            done.set()
+
+    async def stderr_drained(self, timeout: float) -> None:
+        """Return once stderr has been read to its end, or after `timeout` s (a grandchild may
+        hold it open). The exit and the last bytes of stderr arrive apart: a caller that has seen
+        the exit waits here before it looks at the last log lines."""
+        if self._stderr_read is not None:
+            with anyio.move_on_after(timeout):
+                await self._stderr_read.wait()
 
     async def stop(self, grace: float, stop_signals: Sequence[tuple[signal.Signals, float]]) -> None:
         """EOF on stdin, `grace` s to leave, then each signal and its wait, until it has exited."""
