@@ -37,6 +37,13 @@ class Server:
         return SimpleNamespace(prompts=[SimpleNamespace(name=n) for n in self.names], next_cursor=None)
 
 
+async def until(done: Any) -> None:
+    """Wait for what the watch does in the background (a fixed sleep races a loaded box)."""
+    with anyio.fail_after(20):
+        while not done():
+            await anyio.sleep(0.01)
+
+
 async def watched(server: Server, steps: Any) -> list[list[str]]:
     got: list[list[str]] = []
 
@@ -46,7 +53,7 @@ async def watched(server: Server, steps: Any) -> list[list[str]]:
     watch = PromptWatch("demo", relisted)
     async with anyio.create_task_group() as group:
         group.start_soon(watch.run, server)
-        await steps(watch)
+        await steps(watch, got)
         group.cancel_scope.cancel()
     return got
 
@@ -55,13 +62,14 @@ async def test_a_burst_of_notices_is_one_relist_past_the_cache(monkeypatch: pyte
     monkeypatch.setattr(mcp_prompt_watch, "QUIET_SECONDS", 0.05)
     server = Server()
 
-    async def steps(watch: PromptWatch) -> None:
+    async def steps(watch: PromptWatch, got: list[list[str]]) -> None:
         watch.notice(SimpleNamespace(method="notifications/tools/list_changed"))  # not a prompt change
         await anyio.sleep(0.2)
         server.names = ["a", "b"]
         for _ in range(30):
             watch.notice(CHANGE)
-        await anyio.sleep(0.3)
+        await until(lambda: got)
+        await anyio.sleep(0.3)  # a second re-list for the same burst would come by now
 
     assert await watched(server, steps) == [["a", "b"]]
     assert server.lists == ["refresh"]
@@ -73,13 +81,13 @@ async def test_a_failed_relist_keeps_the_old_list_with_a_warning_and_the_next_no
     monkeypatch.setattr(mcp_prompt_watch, "QUIET_SECONDS", 0.05)
     server = Server()
 
-    async def steps(watch: PromptWatch) -> None:
+    async def steps(watch: PromptWatch, got: list[list[str]]) -> None:
         server.failing = True
         watch.notice(CHANGE)
-        await anyio.sleep(0.3)
+        await until(lambda: server.lists)  # the failed re-list (it logs before the next await)
         server.failing, server.names = False, ["c"]
         watch.notice(CHANGE)
-        await anyio.sleep(0.3)
+        await until(lambda: got)
 
     with capture_logs() as logs:
         got = await watched(server, steps)
