@@ -174,7 +174,7 @@ async def test_a_subagent_cancelled_while_its_command_waits_for_permission_never
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(prompt)
-            with anyio.fail_after(10):
+            with anyio.fail_after(30):  # a hang guard: two model requests and a child first
                 await asked.wait()
             child = child_of(agent, session, "Helper")
             await agent.notify("session/cancel", {"sessionId": child})
