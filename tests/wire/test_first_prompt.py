@@ -76,11 +76,17 @@ async def test_a_prompt_sent_at_once_goes_out_before_the_models_api_question(
         )
         assert "result" in await agent.response("hello"), agent.messages
         session = (await agent.response("open"))["result"]["sessionId"]
+        before_the_prompt = list(arrivals)
         with anyio.fail_after(15):  # far below the 20 s hold: it never waited for the question
             response = await agent.prompt(session, "hi")
         still_asked = await asked(arrivals)
     assert response["result"]["stopReason"] == "end_turn"
-    assert arrivals[0] == "POST /v1/messages", arrivals
+    # The order is the agent's to keep only if the prompt was there to wait for: a loaded box can
+    # stall this test between the two writes until the warm-up has built the client, and then the
+    # question rightly goes out at once (as when no prompt comes, the test below). Seen once in 11
+    # runs at load 15; a question out before the prompt was even written shows that case.
+    if "GET /v1/models" not in before_the_prompt:
+        assert arrivals[0] == "POST /v1/messages", arrivals
     assert still_asked, arrivals  # once the API has begun to answer, the question goes out
 
 
