@@ -2,7 +2,7 @@
 
 The agent asks `GET /v1/models` once, in the background. Here the fake holds that question until the
 prompt's Messages request has arrived: an agent that waited for the question would stall until the
-hold gives up (20 s), and the order of arrival shows who went first.
+hold gives up (20 s).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ async def asked(arrivals: list[str]) -> bool:
     return "GET /v1/models" in arrivals
 
 
-async def test_a_prompt_sent_at_once_goes_out_before_the_models_api_question(
+async def test_a_prompt_sent_at_once_never_waits_for_the_models_api_question(
     agent_env: dict[str, str],
     acp_schema: Any,
     workspace: Path,
@@ -76,17 +76,13 @@ async def test_a_prompt_sent_at_once_goes_out_before_the_models_api_question(
         )
         assert "result" in await agent.response("hello"), agent.messages
         session = (await agent.response("open"))["result"]["sessionId"]
-        before_the_prompt = list(arrivals)
         with anyio.fail_after(15):  # far below the 20 s hold: it never waited for the question
             response = await agent.prompt(session, "hi")
         still_asked = await asked(arrivals)
     assert response["result"]["stopReason"] == "end_turn"
-    # The order is the agent's to keep only if the prompt was there to wait for: a loaded box can
-    # stall this test between the two writes until the warm-up has built the client, and then the
-    # question rightly goes out at once (as when no prompt comes, the test below). Seen once in 11
-    # runs at load 15; a question out before the prompt was even written shows that case.
-    if "GET /v1/models" not in before_the_prompt:
-        assert arrivals[0] == "POST /v1/messages", arrivals
+    # Which of the two reaches the fake first is not asserted: a test stalled between session/new's
+    # answer and its prompt (a loaded box) lets the warm-up build the client first, and then the
+    # question rightly goes out at once. The hold above is what shows the prompt never waits for it.
     assert still_asked, arrivals  # once the API has begun to answer, the question goes out
 
 
