@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from acp_agent.errors import RpcError
 from acp_agent.rpc.deep_json import MAX_DEEP_CHARS, TOO_DEEP, read_deep_object
 from acp_agent.rpc.messages import ErrorObject, Request, Response, classify
+from tests.support.examples import examples
 
 
 def deep(n: int, inner: str = "") -> str:
@@ -81,7 +82,7 @@ JSON = st.recursive(
 )
 
 
-@settings(deadline=None, max_examples=300)
+@settings(deadline=None, max_examples=examples(300))
 @given(st.dictionaries(st.text(max_size=5), JSON, max_size=5), st.integers(0, 2), st.data())
 def test_the_scanner_agrees_with_json_on_valid_and_mutated_text(
     obj: dict[str, Any], indent: int, data: st.DataObject
