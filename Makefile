@@ -23,12 +23,15 @@ serve: $(STAMP)  ## serve ACP on stdin/stdout (what an editor runs)
 # The tests mostly wait on agent subprocesses and sockets: a few pytest-xdist workers keep both
 # cores busy. `make test TEST_WORKERS=0` runs them in one process.
 TEST_WORKERS ?= 3
+# Bytecode is written even where the shell sets PYTHONDONTWRITEBYTECODE: otherwise every worker
+# compiles and assert-rewrites each test module again on every run (~5 s of CPU per worker).
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 test: $(STAMP)  ## the whole test suite (both model paths, every Hypothesis example)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+	$(PYTEST) -n $(TEST_WORKERS)
 
 test-fast: $(STAMP)  ## the edit-test loop: one model path (streaming), a tenth of the Hypothesis examples
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) -k "not no-stream" --hypothesis-profile=fast
+	$(PYTEST) -n $(TEST_WORKERS) -k "not no-stream" --hypothesis-profile=fast
 
 $(LINT_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
