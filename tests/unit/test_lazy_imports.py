@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import anyio
 import pytest
@@ -76,30 +77,28 @@ HANDSHAKE = textwrap.dedent("""
 """)
 
 
-def test_the_handshake_loads_none_of_the_turn_machinery(tmp_path: Path) -> None:
+def handshake_answer(code: str, tmp_path: Path, modules: tuple[str, ...]) -> dict[str, Any]:
+    """Run `code` (HANDSHAKE or a variant) in a fresh interpreter; its last stdout line, parsed."""
     out = subprocess.run(
-        [sys.executable, "-c", HANDSHAKE, str(tmp_path), json.dumps(DEFERRED)],
+        [sys.executable, "-c", code, str(tmp_path), json.dumps(modules)],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
         timeout=60,
         check=True,
     )
-    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    answer: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def test_the_handshake_loads_none_of_the_turn_machinery(tmp_path: Path) -> None:
+    answer = handshake_answer(HANDSHAKE, tmp_path, DEFERRED)
     assert answer["init"] == 1 and answer["session"].startswith("sess_")
     assert answer["loaded"] == []
 
 
 def test_session_new_loads_none_of_what_only_load_resume_and_a_turn_need(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-c", HANDSHAKE, str(tmp_path), json.dumps(LOAD_ONLY)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=True,
-    )
-    answer = json.loads(out.stdout.strip().splitlines()[-1])
+    answer = handshake_answer(HANDSHAKE, tmp_path, LOAD_ONLY)
     assert answer["session"].startswith("sess_")
     assert (tmp_path / "state" / f"{answer['session']}.jsonl").exists()  # journaled, and still none of them
     assert answer["loaded"] == []
@@ -114,15 +113,7 @@ def test_session_load_loads_the_journal_reading(tmp_path: Path) -> None:
         "    deferred = json.loads",
     )
     assert code != HANDSHAKE
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path), json.dumps(LOAD_ONLY)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=True,
-    )
-    loaded = json.loads(out.stdout.strip().splitlines()[-1])["loaded"]
+    loaded = handshake_answer(code, tmp_path, LOAD_ONLY)["loaded"]
     assert set(loaded) >= {
         "acp_agent.session.reload",
         "acp_agent.session.replay",
@@ -137,15 +128,7 @@ def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None
         "    deferred = json.loads", "    await manager.engine()\n    deferred = json.loads"
     )
     assert code != HANDSHAKE
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path), json.dumps(DEFERRED)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=True,
-    )
-    loaded = json.loads(out.stdout.strip().splitlines()[-1])["loaded"]
+    loaded = handshake_answer(code, tmp_path, DEFERRED)["loaded"]
     assert {"acp_agent.session.engine", "acp_agent.turn.runner", "acp_agent.model.anthropic", "regex"} <= set(
         loaded
     )
