@@ -167,22 +167,19 @@ def _shared_entry(tool: Tool) -> dict[str, Any]:
     try:
         key = json.dumps([tool.name, tool.description, tool.input_schema], ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON: its own copy, as before
-        return {
-            "name": tool.name,
-            "description": tool.description,
-            "input_schema": copy.deepcopy(tool.input_schema),
-        }
+        return _own_entry(tool)
     entry = _ENTRIES.get(key)
     if entry is None:
         if len(_ENTRIES) >= _MAX_ENTRIES:
             del _ENTRIES[next(iter(_ENTRIES))]
-        entry = {
-            "name": tool.name,
-            "description": tool.description,
-            "input_schema": copy.deepcopy(tool.input_schema),
-        }
-        _ENTRIES[key] = entry
+        entry = _ENTRIES[key] = _own_entry(tool)
     return entry
+
+
+def _own_entry(tool: Tool) -> dict[str, Any]:
+    """A new entry for `tool`, with its own copy of the input schema."""
+    schema = copy.deepcopy(tool.input_schema)
+    return {"name": tool.name, "description": tool.description, "input_schema": schema}
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
