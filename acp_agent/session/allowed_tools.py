@@ -28,12 +28,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["ToolGrants", "command_matches", "read_allowed_tools"]
 
