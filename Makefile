@@ -8,17 +8,20 @@ STAMP := $(VENV)/.installed
 .PHONY: demo serve test test-fast lint bench check-wheel clean
 LINT_STAMP := $(VENV)/.lint-installed
 
-$(STAMP): pyproject.toml constraints.txt
+# The distribution was called acp-agent before 0.2.0: an old .venv drops that name first (the
+# unrelated PyPI project acp-agent installs the same import package, acp_agent).
+$(STAMP): pyproject.toml constraints.txt acp_agent/__init__.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip uninstall --quiet --yes acp-agent
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## the offline demo: one recorded turn through the real agent, no API key needed
-	$(BIN)/acp-agent smoke --demo --yes
+	$(BIN)/governed-acp-agent smoke --demo --yes
 
 serve: $(STAMP)  ## serve ACP on stdin/stdout (what an editor runs)
-	$(BIN)/acp-agent
+	$(BIN)/governed-acp-agent
 
 # The tests mostly wait on agent subprocesses and sockets: a few pytest-xdist workers keep both
 # cores busy. `make test TEST_WORKERS=0` runs them in one process.
@@ -50,14 +53,21 @@ bench: $(STAMP)  ## the benchmarks (figures, not tests)
 WHEEL_DIR := build/wheel
 WHEEL_VENV := build/wheel-venv
 
-check-wheel: $(STAMP)  ## build the wheel, install it into a clean venv, run it (version + demo)
-	rm -rf $(WHEEL_DIR) $(WHEEL_VENV) build/wheel-state
+# As a user gets it: the wheel in a clean venv, run by its new command name (version, the demo),
+# then by `uvx` as the ACP Registry's entry runs it (uv comes from PyPI into .venv; its tool env
+# and cache live under build/, so nothing outside the checkout is touched).
+check-wheel: $(STAMP)  ## build the wheel, install it into a clean venv, run it (version + demo), then via uvx
+	rm -rf $(WHEEL_DIR) $(WHEEL_VENV) build/wheel-state build/uv
 	$(BIN)/pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR) .
 	$(PYTHON) -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/pip install --quiet -c constraints.txt $(WHEEL_DIR)/acp_agent-*.whl
-	cd $(WHEEL_DIR) && ../wheel-venv/bin/acp-agent --version
+	$(WHEEL_VENV)/bin/pip install --quiet -c constraints.txt $(WHEEL_DIR)/governed_acp_agent-*.whl
+	cd $(WHEEL_DIR) && ../wheel-venv/bin/governed-acp-agent --version
 	cd $(WHEEL_DIR) && ACP_AGENT_STATE_DIR=$(CURDIR)/build/wheel-state \
-		../wheel-venv/bin/acp-agent smoke --demo --yes
+		../wheel-venv/bin/governed-acp-agent smoke --demo --yes
+	$(BIN)/pip install --quiet -c constraints.txt uv
+	cd $(WHEEL_DIR) && UV_CACHE_DIR=$(CURDIR)/build/uv/cache UV_TOOL_DIR=$(CURDIR)/build/uv/tools \
+		UV_PYTHON_DOWNLOADS=never $(CURDIR)/$(BIN)/uvx --quiet --no-config --python $(PYTHON) \
+		-c $(CURDIR)/constraints.txt --from ./governed_acp_agent-*.whl governed-acp-agent --version
 
 clean:
 	rm -rf $(VENV) build

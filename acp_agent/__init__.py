@@ -3,5 +3,5 @@
 Nothing happens at import: the cold start is what an editor user waits for.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = ["__version__"]

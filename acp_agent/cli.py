@@ -1,4 +1,4 @@
-"""Command line: `acp-agent` serves ACP on stdin/stdout until stdin closes.
+"""Command line: `governed-acp-agent` (or `acp-agent`) serves ACP on stdin/stdout until stdin closes.
 
 Flags win over environment variables, which win over the defaults (see `config.py`).
 """
@@ -15,7 +15,10 @@ from acp_agent.config import Config, settings
 from acp_agent.hardening import make_undumpable
 from acp_agent.settings import GROUPS, Setting
 
-__all__ = ["build_parser", "flag_values", "main", "settings_table"]
+__all__ = ["DISTRIBUTION", "build_parser", "flag_values", "main", "settings_table"]
+
+DISTRIBUTION = "governed-acp-agent"
+"""The name on PyPI (`uvx governed-acp-agent`): `--version` says it, whichever command name ran."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         "stdio. With no sub-command it serves ACP on stdin/stdout until stdin closes.",
         epilog="Credentials come from ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN). Logs go to stderr.",
     )
-    parser.add_argument("--version", action="version", version=f"acp-agent {__version__}")
+    parser.add_argument("--version", action="version", version=f"{DISTRIBUTION} {__version__}")
     parser.add_argument(
         "command",
         nargs="?",

@@ -1,4 +1,5 @@
-"""The ACP Registry entry in the repo: valid against the registry's schema, in step with the package.
+"""The ACP Registry entry in the repo: valid against the registry's schema, in step with the package
+(its name and version: `test_distribution.py`).
 
 The schema lives beside the repo in `../shared/acp/registry/` (or `$ACP_REGISTRY_DIR`), like the
 ACP schema (tests/support/schema.py), and is never copied in; the test skips only when it is absent.
@@ -9,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 import acp_agent
+from acp_agent.cli import DISTRIBUTION
 from tests.support import REPO_ROOT
 
 REGISTRY_DIR_ENV = "ACP_REGISTRY_DIR"
@@ -44,12 +45,6 @@ def registry_schema() -> dict[str, Any]:
     return schema
 
 
-def project_version() -> str:
-    with (REPO_ROOT / "pyproject.toml").open("rb") as f:
-        version: str = tomllib.load(f)["project"]["version"]
-    return version
-
-
 def test_the_entry_is_valid_against_the_registry_schema(
     entry: dict[str, Any], registry_schema: dict[str, Any]
 ) -> None:
@@ -63,10 +58,12 @@ def test_the_entry_is_valid_against_the_registry_schema(
 
 
 def test_the_entry_installs_this_exact_version_with_uvx(entry: dict[str, Any]) -> None:
-    version = project_version()
-    assert entry["id"] == "acp-agent"
-    assert entry["version"] == version == acp_agent.__version__
-    assert entry["distribution"] == {"uvx": {"package": f"acp-agent=={version}"}}
+    """`uvx --from governed-acp-agent==<version> governed-acp-agent`: the distribution's own name
+    (`acp-agent` on PyPI is another project) at the version `--version` prints."""
+    version = acp_agent.__version__
+    assert entry["id"] == entry["name"] == DISTRIBUTION == "governed-acp-agent"
+    assert entry["version"] == version
+    assert entry["distribution"] == {"uvx": {"package": f"{DISTRIBUTION}=={version}"}}
 
 
 def test_the_icon_is_a_16px_monochrome_svg_as_the_registry_requires(entry: dict[str, Any]) -> None:
