@@ -16,7 +16,7 @@ import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import IO, Any, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import anyio
 from anyio.abc import Process, TaskGroup
@@ -27,6 +27,7 @@ from acp_agent.harness.process import (
     IO_ERRORS,
     STOP_SIGNALS,
     TAIL_BYTES,
+    ByteSink,
     ChildProcess,
     StderrMode,
     open_agent_process,
@@ -77,7 +78,7 @@ class AgentClient:
         *,
         on_request: RequestHandler | None = None,
         on_notification: NotificationHandler | None = None,
-        stderr_sink: IO[bytes] | None = None,
+        stderr_sink: ByteSink | None = None,
         stderr_keep: int | None = TAIL_BYTES,
         transcript: Transcript | None = None,
         first_id: int = 0,
@@ -111,7 +112,7 @@ class AgentClient:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
-        stderr: IO[bytes] | None = None,
+        stderr: ByteSink | None = None,
         stderr_mode: StderrMode = "pipe",
         stderr_keep: int | None = TAIL_BYTES,
         on_request: RequestHandler | None = None,

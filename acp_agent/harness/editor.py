@@ -1,4 +1,5 @@
-"""The smoke runner's editor side: it answers the agent's permission questions and file requests.
+"""The smoke runner's editor side: it answers the agent's permission questions and file requests,
+and turns the person's Ctrl-C into `session/cancel`.
 
 Permissions follow `--yes` / `--no`; otherwise a person at a terminal is asked. A stdin that is
 not a terminal is never waited on: the question is rejected, with a line saying so (D8). Files
@@ -8,6 +9,7 @@ are read anywhere but written only inside the session's cwd, so a smoke run cann
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -58,6 +60,24 @@ class Editor:
         self.cancelled = True
         for scope in self._questions:
             scope.cancel()
+
+    async def watch_interrupts(self, client: AgentClient, session_id: str) -> None:
+        """The person's Ctrl-C: the first cancels the turn the ACP way; the second kills the agent."""
+        try:
+            receiver = anyio.open_signal_receiver(signal.SIGINT)
+        except (RuntimeError, ValueError):  # not the main thread: no signal handling
+            return
+        with receiver as signals:
+            count = 0
+            async for _ in signals:
+                count += 1
+                if count == 1:
+                    self.printer.line("cancelling the turn (Ctrl-C again to kill the agent)", "yellow")
+                    self.cancel_questions()
+                    await client.notify("session/cancel", {"sessionId": session_id})
+                else:
+                    self.printer.line("killing the agent", "yellow")
+                    client.send_signal(signal.SIGKILL)
 
     async def handle(self, client: AgentClient, message: dict[str, Any]) -> None:
         method, params, rid = message.get("method"), message.get("params") or {}, message.get("id")

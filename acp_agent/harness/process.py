@@ -11,7 +11,7 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from subprocess import DEVNULL, PIPE
-from typing import IO, Literal
+from typing import Literal, Protocol
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
@@ -23,10 +23,20 @@ __all__ = [
     "STOP_SIGNALS",
     "TAIL_BYTES",
     "AgentSpawnError",
+    "ByteSink",
     "ChildProcess",
     "StderrMode",
     "open_agent_process",
 ]
+
+
+class ByteSink(Protocol):
+    """Where the agent's stderr is copied: a binary file, or a reader of its lines (`AgentLog`)."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+    def flush(self) -> object: ...
+
 
 StderrMode = Literal["pipe", "unread", "devnull"]
 """pipe: read, kept (see `stderr_keep`) and copied to `stderr`; unread: a pipe nobody reads (it
@@ -68,7 +78,7 @@ class ChildProcess:
     """One agent process: its stdin, the stderr it wrote (what was kept), and its ending."""
 
     def __init__(
-        self, process: Process, *, stderr_sink: IO[bytes] | None = None, stderr_keep: int | None = TAIL_BYTES
+        self, process: Process, *, stderr_sink: ByteSink | None = None, stderr_keep: int | None = TAIL_BYTES
     ) -> None:
         assert process.stdin is not None
         self._process, self._stdin = process, process.stdin

@@ -1,5 +1,7 @@
 """Show an ACP turn the way a person wants to read it: text as it streams, tool calls with their
-status, diffs, plans, and at the end the stop reason and the turn record.
+status, diffs, plans, and at the end the stop reason and a summary of the turn record (the whole
+record when verbose). Values are shown as text (`k=v`), never as raw JSON, and a missing one is
+left out rather than printed as `None`.
 
 It reads plain JSON (any agent's `session/update` payloads), never this agent's own types, so
 the smoke runner works against every agent.
@@ -8,9 +10,10 @@ the smoke runner works against every agent.
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Mapping
 from typing import Any, TextIO
+
+from acp_agent.harness.agent_log import flat
 
 __all__ = ["TurnPrinter", "block_text"]
 
@@ -33,16 +36,17 @@ def block_text(block: Any) -> str:
     return f"[{kind} {block.get('mimeType', '')}]".replace(" ]", "]")
 
 
-def _compact(value: Any, limit: int = 120) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 class TurnPrinter:
     """Writes one session's updates to `out`; keeps streamed text on its line until something else."""
 
-    def __init__(self, out: TextIO, *, color: bool = False, max_lines: int = 30) -> None:
-        self.out, self.color, self.max_lines = out, color, max_lines
+    def __init__(
+        self, out: TextIO, *, color: bool = False, max_lines: int = 30, verbose: bool = False
+    ) -> None:
+        self.out, self.color, self.max_lines, self.verbose = out, color, max_lines, verbose
         self._stream: tuple[str, Any] | None = None  # (kind, messageId) of the open text stream
         self._tools: dict[str, dict[str, Any]] = {}
         self.usage: Mapping[str, Any] | None = None
@@ -92,13 +96,15 @@ class TurnPrinter:
             names = [f"/{c.get('name')}" for c in update.get("availableCommands") or []]
             self.line(f"commands: {' '.join(names) or '(none)'}", "dim")
         elif kind == "current_mode_update":
-            self.line(f"mode: {update.get('currentModeId')}", "dim")
+            if update.get("currentModeId"):
+                self.line(f"mode: {update['currentModeId']}", "dim")
         elif kind == "session_info_update":
-            self.line(f"session title: {update.get('title')}", "dim")
+            if isinstance(update.get("title"), str) and update["title"].strip():
+                self.line(f"session title: {update['title']}", "dim")  # a cleared title is not shown
         elif kind == "config_option_update":
             self.line(f"config options: {len(update.get('configOptions') or [])}", "dim")
         else:
-            self.line(f"(update {kind}: {_compact(update)})", "dim")
+            self.line(f"(update {kind}: {flat(update, 120)})", "dim")
 
     def _chunk(self, kind: str, update: Mapping[str, Any]) -> None:
         key = (kind, update.get("messageId"))
@@ -124,8 +130,8 @@ class TurnPrinter:
         if new:
             kind = f" ({known['kind']})" if known.get("kind") else ""
             self.line(f"-> tool {title}{kind}: {status}", "bold")
-            if update.get("rawInput") is not None:
-                self.line(f"   input: {_compact(update['rawInput'])}", "dim")
+            if update.get("rawInput"):
+                self.line(f"   input: {flat(update['rawInput'], 120)}", "dim")
             for place in update.get("locations") or []:
                 at = f":{place['line']}" if place.get("line") else ""
                 self.line(f"   at {place.get('path')}{at}", "dim")
@@ -189,23 +195,71 @@ class TurnPrinter:
             )
 
     def finish(self, result: Mapping[str, Any]) -> None:
-        """The stop reason, then the turn record (this agent's `_meta`) or what the agent sent."""
+        """The stop reason, then a summary of the turn record (this agent's `_meta`), or all of it
+        when verbose; from another agent, what it sent."""
         self.line()
         self.line(f"stop reason: {result.get('stopReason')}", "bold")
         meta = result.get("_meta")
         turn = meta.get("acp-agent", {}).get("turn") if isinstance(meta, Mapping) else None
         if isinstance(turn, Mapping):
             self._strategy(turn)
-            self.line("turn record:")
-            for key, value in turn.items():
-                if key in {"trials", "transitions"}:
-                    continue  # shown readably above
-                self.line(f"  {key}: {value if isinstance(value, str) else _compact(value, 200)}")
+            if self.verbose:
+                self.line("turn record:")
+                for key, value in turn.items():
+                    if key not in {"trials", "transitions"}:  # shown readably above
+                        self.line(f"  {key}: {flat(value, 200)}")
+            else:
+                self._summary(turn)
         elif meta:
-            self.line(f"_meta: {_compact(meta, 400)}")
+            self.line(f"_meta: {flat(meta, 400 if self.verbose else 120)}")
         if isinstance(result.get("usage"), Mapping):
-            self.line(f"usage: {_compact(result['usage'], 200)}")
-        if self.usage is not None:
+            self.line(f"usage: {flat(result['usage'], 200)}")
+        if self.usage is not None and self.usage.get("used") is not None:
+            size = f" of {_count(self.usage['size'])}" if self.usage.get("size") is not None else ""
             cost = self.usage.get("cost")
-            money = f", cost {cost.get('amount')} {cost.get('currency')}" if isinstance(cost, Mapping) else ""
-            self.line(f"context: {self.usage.get('used')} of {self.usage.get('size')} tokens{money}", "dim")
+            money = (
+                f", cost {cost['amount']} {cost.get('currency') or ''}".rstrip()
+                if isinstance(cost, Mapping)
+                and cost.get("amount") is not None
+                and not isinstance(turn, Mapping)
+                else ""
+            )
+            self.line(f"context: {_count(self.usage['used'])}{size} tokens{money}", "dim")
+        if isinstance(turn, Mapping) and not self.verbose:
+            self.line("(the whole turn record: --verbose, or --json)", "dim")
+
+    def _summary(self, turn: Mapping[str, Any]) -> None:
+        """A few lines of the turn record: why it stopped, requests of the limit, tool calls,
+        tokens, cost. A figure the record does not have is left out."""
+        if turn.get("limit"):
+            self.line(f"limit: {turn['limit']}", "yellow")
+        if turn.get("error"):
+            self.line(f"error: {flat(turn['error'], 200)}", "red")
+        if turn.get("modelRequests") is not None:
+            limit = f" of {_count(turn['maxTurnRequests'])}" if turn.get("maxTurnRequests") else ""
+            retries = turn.get("retries") or 0
+            retries_text = f" ({retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
+            self.line(f"requests: {_count(turn['modelRequests'])}{limit}{retries_text}")
+        if turn.get("toolCalls") is not None:
+            outcomes = [
+                f"{_count(turn[key])} {word}"
+                for key, word in (
+                    ("toolCallsFailed", "failed"),
+                    ("toolCallsDenied", "denied"),
+                    ("toolCallsSkipped", "skipped"),
+                )
+                if turn.get(key)
+            ]
+            more = f" ({', '.join(outcomes)})" if outcomes else ""
+            self.line(f"tool calls: {_count(turn['toolCalls'])}{more}")
+        if turn.get("inputTokens") is not None and turn.get("outputTokens") is not None:
+            cached = (
+                f" ({_count(turn['cacheReadInputTokens'])} read from the cache)"
+                if turn.get("cacheReadInputTokens")
+                else ""
+            )
+            self.line(f"tokens: {_count(turn['inputTokens'])} in{cached}, {_count(turn['outputTokens'])} out")
+        if isinstance(turn.get("costUsd"), int | float):
+            self.line(f"cost: ${turn['costUsd']:.4f}")
+        if turn.get("subagents"):
+            self.line(f"subagents: {len(turn['subagents'])}")

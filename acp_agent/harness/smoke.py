@@ -1,9 +1,10 @@
 """`acp-agent smoke [PROMPT]`: run one prompt turn against an ACP agent and show it as it happens.
 
 It spawns the agent (by default this one), runs initialize → session/new → session/prompt, and
-prints the turn for a person: streamed text, tool calls with their status, diffs, plans,
-permission questions, then the stop reason and the turn record. It speaks plain ACP, so it works
-against any agent. The exit code says how the turn ended (see `--help`).
+prints the turn for a person: streamed text, tool calls, diffs, plans, permission questions, then
+the stop reason and a summary of the turn record (`-v`: all of it, and the agent's log lines each
+on a line of its own). It speaks plain ACP, so it works against any agent. The exit code says how
+the turn ended (see `--help`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ import dataclasses
 import json
 import os
 import shlex
-import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import Any, TextIO
 
 import anyio
 
 from acp_agent import __version__
+from acp_agent.harness.agent_log import AgentLog, log_line
 from acp_agent.harness.client import (
     AgentClient,
     AgentExitedError,
@@ -31,6 +32,7 @@ from acp_agent.harness.client import (
     spawn_agent,
 )
 from acp_agent.harness.editor import Editor, Policy
+from acp_agent.harness.process import ByteSink
 from acp_agent.harness.render import TurnPrinter
 from acp_agent.harness.script import DEFAULT_AGENT, key_values, open_stderr_sink, quiet_stdout
 
@@ -77,7 +79,13 @@ class SmokeOptions:
     timeout: float = 600.0
     color: bool = False
     stdin_fd: int | None = None
-    stderr: IO[bytes] | None = None
+    stderr: ByteSink | None = None  # gets the agent's stderr as it comes (None: shown only if it fails)
+    verbose: bool = False  # the agent's log lines, rendered, and the whole turn record
+    json_out: TextIO | None = None  # where `--json` writes the turn's result, one JSON object
+
+
+def _story(args: argparse.Namespace) -> TextIO:
+    return sys.stderr if args.json else sys.stdout  # stdout carries `--json`'s result alone
 
 
 class _InvalidAnswer(Exception):
@@ -91,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Spawn an ACP agent, run one prompt turn and show it as it happens: text as it "
         "streams, tool calls and their status, diffs, plans, permission questions, then "
-        "the stop reason and the turn record.",
+        "the stop reason and a summary of the turn record.",
     )
     parser.add_argument(
         "prompt",
@@ -140,9 +148,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not offer the agent file reads and writes through us",
     )
     parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show the agent's log lines (its stderr, rendered) and the whole turn record",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the turn's result (stop reason and turn record) as one JSON object on stdout; "
+        "the rest goes to stderr",
+    )
+    parser.add_argument(
         "--agent-stderr",
         metavar="FILE",
-        help="append the agent's stderr (its logs) to FILE (default: our stderr)",
+        help="append the agent's stderr (its logs, as written) to FILE, or to our stderr with '-' "
+        "(default: shown only with -v, or when the agent fails)",
     )
     parser.add_argument(
         "--color",
@@ -151,27 +172,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="colour the output (default: auto, when stdout is a terminal)",
     )
     return parser
-
-
-async def _watch_interrupts(
-    client: AgentClient, session_id: str, editor: Editor, printer: TurnPrinter
-) -> None:
-    """First Ctrl-C: cancel the turn the ACP way; second: kill the agent."""
-    try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
-    except (RuntimeError, ValueError):  # not the main thread: no signal handling
-        return
-    with receiver as signals:
-        count = 0
-        async for _ in signals:
-            count += 1
-            if count == 1:
-                printer.line("cancelling the turn (Ctrl-C again to kill the agent)", "yellow")
-                editor.cancel_questions()
-                await client.notify("session/cancel", {"sessionId": session_id})
-            else:
-                printer.line("killing the agent", "yellow")
-                client.send_signal(signal.SIGKILL)
 
 
 def _auth_help(init: Mapping[str, Any], printer: TurnPrinter) -> None:
@@ -198,10 +198,8 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
     if not isinstance(init, dict):
         raise _InvalidAnswer(f"initialize answered {init!r}, not an object")
     info = init.get("agentInfo") or {}
-    printer.line(
-        f"agent: {info.get('name', '?')} {info.get('version', '')} (protocol {init.get('protocolVersion')})",
-        "dim",
-    )
+    name = " ".join(str(info[key]) for key in ("name", "version") if info.get(key)) or "?"
+    printer.line(f"agent: {name} (protocol {init.get('protocolVersion', '?')})", "dim")
     try:
         new = await client.call("session/new", {"cwd": str(options.cwd), "mcpServers": []})
     except AgentRpcError as exc:
@@ -220,7 +218,7 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
     )
     failure: Exception | None = None
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_watch_interrupts, client, session_id, editor, printer)
+        tg.start_soon(editor.watch_interrupts, client, session_id)
         try:
             answer = await client.response(rid, timeout=None)
         except Exception as exc:  # re-raised below, so no exception group wraps it
@@ -235,6 +233,9 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
     if not isinstance(result, dict):
         raise _InvalidAnswer(f"session/prompt answered {result!r}, not an object")
     printer.finish(result)
+    if options.json_out is not None:
+        options.json_out.write(json.dumps(result, ensure_ascii=False, indent=2) + "\n")
+        options.json_out.flush()
     reason = result.get("stopReason")
     code = STOP_EXIT_CODES.get(reason) if isinstance(reason, str) else None
     if code is None:
@@ -245,7 +246,9 @@ async def _turn(client: AgentClient, options: SmokeOptions, printer: TurnPrinter
 
 async def run_smoke(options: SmokeOptions, out: TextIO) -> int:
     """Run one smoke turn, writing what happens to `out`; return the exit code."""
-    printer = TurnPrinter(out, color=options.color)
+    printer = TurnPrinter(out, color=options.color, verbose=options.verbose)
+    agent_log = AgentLog(lambda text: printer.line(text, "dim")) if options.verbose else None
+    stderr = options.stderr or agent_log
     editor = Editor(printer, policy=options.policy, cwd=options.cwd, fs=options.fs, stdin_fd=options.stdin_fd)
 
     def on_notification(message: dict[str, Any]) -> None:
@@ -262,7 +265,7 @@ async def run_smoke(options: SmokeOptions, out: TextIO) -> int:
                 options.command,
                 env=options.env,
                 cwd=options.cwd,
-                stderr=options.stderr,
+                stderr=stderr,
                 on_request=editor.handle,
                 on_notification=on_notification,
             ) as client:
@@ -279,13 +282,17 @@ async def run_smoke(options: SmokeOptions, out: TextIO) -> int:
         return EXIT_RPC_ERROR
     except AgentExitedError as exc:
         printer.line(str(exc), "red")
-        if options.stderr is None or options.stderr is not getattr(sys.stderr, "buffer", None):
-            printer.line(f"its stderr ended with:\n{exc.stderr_tail.rstrip()}", "dim")
+        seen = stderr is not None and stderr in (agent_log, getattr(sys.stderr, "buffer", None))
+        if not seen:  # its last lines, for a person
+            tail = "\n".join(log_line(line) for line in exc.stderr_tail.rstrip().splitlines())
+            printer.line(f"its stderr ended with:\n{tail}", "dim")
         return EXIT_AGENT_FAILED
     except TimeoutError:
         printer.line(f"the agent did not finish within {options.timeout} s", "red")
         return EXIT_AGENT_FAILED
     finally:
+        if agent_log is not None:
+            agent_log.close()
         if client is not None:
             for line in client.invalid_lines[:5]:
                 printer.line(f"warning: the agent wrote a line that is not JSON-RPC: {line}", "red")
@@ -324,7 +331,7 @@ def _options(args: argparse.Namespace) -> SmokeOptions:
     tty = sys.stdin is not None and sys.stdin.isatty()
     policy: Policy = "allow" if args.yes else "reject" if args.no else "ask" if tty else "no-tty"
     color = args.color == "always" or (
-        args.color == "auto" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        args.color == "auto" and _story(args).isatty() and "NO_COLOR" not in os.environ
     )
     return SmokeOptions(
         prompt=args.prompt,
@@ -336,23 +343,26 @@ def _options(args: argparse.Namespace) -> SmokeOptions:
         timeout=args.timeout,
         color=color,
         stdin_fd=sys.stdin.fileno() if tty else None,
+        verbose=args.verbose,
+        json_out=sys.stdout if args.json else None,
     )
 
 
 def smoke_main(argv: list[str] | None = None) -> int:
-    """`acp-agent smoke [PROMPT] [--cwd DIR] [--agent "CMD ..."] [--yes|--no]`; returns the exit code."""
+    """`acp-agent smoke [PROMPT] [--cwd DIR] [--agent "CMD ..."] [--yes|--no] [-v] [--json]`; returns
+    the exit code."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2)
         return int(exc.code or 0)
     try:
         options = _options(args)
-        sink = open_stderr_sink(args.agent_stderr)
+        sink = open_stderr_sink(args.agent_stderr) if args.agent_stderr else None
     except (OSError, ValueError) as exc:
         sys.stderr.write(f"acp-agent smoke: {exc}\n")
         return EXIT_USAGE
     try:
-        return anyio.run(run_smoke, dataclasses.replace(options, stderr=sink), sys.stdout)
+        return anyio.run(run_smoke, dataclasses.replace(options, stderr=sink), _story(args))
     except KeyboardInterrupt:
         sys.stdout.write("\ninterrupted\n")
         return STOP_EXIT_CODES["cancelled"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from acp_agent.demo import DEMO_PROMPT, make_workspace
+from tests.support import REPO_ROOT
 from tests.support.agent import AgentProcess, RpcError, base_env
 from tests.wire.conftest import chunks, turn_record
 
@@ -57,29 +60,75 @@ async def test_a_replay_beyond_the_cassette_is_a_clear_error(tmp_path: Path) -> 
     assert "cassette exhausted" in extra["error"]["message"]
 
 
-@pytest.mark.slow
-def test_the_smoke_runner_shows_the_demo_and_exits_zero(tmp_path: Path) -> None:
-    env = base_env(tmp_path)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "acp_agent",
-            "smoke",
-            "--demo",
-            "--yes",
-            "--cwd",
-            str(make_workspace(tmp_path)),
-        ],
-        env=env,
+def make_demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`make demo`'s own command line (read from the Makefile), run by this interpreter: its console
+    script's `main` is `python -m acp_agent`'s. Its scratch project goes under `tmp_path`."""
+    recipe = re.search(r"^demo:.*\n\t\$\(BIN\)/(\S+) (.+)$", (REPO_ROOT / "Makefile").read_text(), re.M)
+    assert recipe is not None and recipe[1] == "governed-acp-agent", "make demo's recipe moved"
+    return subprocess.run(
+        [sys.executable, "-m", "acp_agent", *shlex.split(recipe[2]), *extra],
+        env=base_env(tmp_path, TMPDIR=str(tmp_path)),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def raw_json_objects(text: str) -> list[str]:
+    """Every JSON object written out as such in `text` (a log line, a `{}`), wherever it starts."""
+    decoder = json.JSONDecoder()
+    found = []
+    for brace in re.finditer(r"\{", text):
+        try:
+            value, end = decoder.raw_decode(text, brace.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(text[brace.start() : end])
+    return found
+
+
+def test_the_json_check_sees_a_log_line_glued_to_the_answer() -> None:
+    glued = 'to check.{"turnId": "t_1", "limits": {"maxTurnRequests": 50}, "event": "turn.ended"}\n'
+    assert raw_json_objects(glued) == [glued[9:-1], '{"maxTurnRequests": 50}']
+    assert raw_json_objects("input: path=calc.py\nplan: {not json}") == []
+
+
+@pytest.mark.slow
+def test_make_demo_tells_the_turn_then_a_short_summary_with_no_raw_json_and_no_none(tmp_path: Path) -> None:
+    done = make_demo(tmp_path)
+    combined = done.stdout + done.stderr  # what the person at the terminal sees
+    assert done.returncode == 0, combined[-2000:]
+    assert raw_json_objects(combined) == []
+    assert re.search(r"\bNone\b", combined) is None
+    assert "session title: The average test fails" in done.stdout
+    assert "(or `python -m pytest -q`) to check.\n\nstop reason: end_turn\n" in done.stdout
+    summary = done.stdout[done.stdout.index("stop reason: end_turn") :].splitlines()
+    assert summary[1:5] == [
+        "requests: 6 of 50",
+        "tool calls: 5",
+        "tokens: 13,730 in, 455 out",
+        "cost: $0.0320",
+    ]
+    assert "turn record:\n" not in combined and "turnId" not in combined  # the whole record: -v or --json
+    assert "turn.started" not in combined  # the agent's log lines: -v
+
+
+@pytest.mark.slow
+def test_make_demo_verbose_shows_rendered_log_lines_and_json_gives_the_whole_record(tmp_path: Path) -> None:
+    done = make_demo(tmp_path, "-v", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "stop reason: end_turn" in done.stdout
-    assert "modelRequests: 6" in done.stdout
+    result = json.loads(done.stdout)  # stdout holds the result alone
+    assert result["stopReason"] == "end_turn"
+    assert result["_meta"]["acp-agent"]["turn"]["modelRequests"] == 6
+    story = done.stderr
+    assert raw_json_objects(story) == [] and re.search(r"\bNone\b", story) is None
+    assert re.search(r"^\d\d:\d\d:\d\d info turn\.started turn_id=t_\w+ max_turn_requests=50$", story, re.M)
+    assert re.search(r"to check\.\n\d\d:\d\d:\d\d info turn\.ended ", story)  # never glued to the answer
+    assert "turn record:\n  turnId: t_" in story and "  modelRequests: 6\n" in story
+    assert "  limits: maxTurnRequests=50 maxToolCalls=200" in story
 
 
 def test_record_then_replay_gives_the_same_turn(tmp_path: Path) -> None:
@@ -107,6 +156,6 @@ def test_record_then_replay_gives_the_same_turn(tmp_path: Path) -> None:
             check=False,
         )
         assert done.returncode == 0, done.stderr[-2000:]
-        assert "modelRequests: 6" in done.stdout
+        assert "requests: 6 of 50" in done.stdout
     lines = cassette.read_text().splitlines()
     assert len(lines) == 7 and json.loads(lines[0])["model"] == "claude-sonnet-5-5"

@@ -72,7 +72,7 @@ def test_end_turn_streams_the_text_then_the_turn_record_and_exits_0(
     out = done.stdout
     assert "Hello there, smoke tester." in out  # the chunks joined on one line, as streamed
     assert out.index("> say hi") < out.index("Hello there") < out.index("stop reason: end_turn")
-    assert "turn record:" in out and "modelRequests: 1" in out
+    assert "requests: 1 of 50" in out and "tool calls: 0" in out  # the summary of the turn record
 
 
 @pytest.mark.slow
@@ -93,6 +93,7 @@ def test_the_request_limit_exits_4_and_each_tool_call_shows_its_status(
     assert done.stdout.count("-> tool ") == 2
     assert done.stdout.count(": completed") + done.stdout.count(": failed") == 2
     assert "stop reason: max_turn_requests" in done.stdout and "limit: maxTurnRequests" in done.stdout
+    assert "requests: 2 of 2" in done.stdout
     assert fake_api.attempts == 2
 
 
