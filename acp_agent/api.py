@@ -16,6 +16,10 @@ without notice, while these keep their meaning (`tests/unit/test_public_api.py` 
 `acp_agent.testing`, the loopback Messages API, is public in its own right (decisions D8), and the
 ACP server is the `acp-agent` command, not an import.
 
+Nothing here writes to stdout (an embedder may itself be a stdio server): the agent's log events
+go to the stdlib logger of their module (`acp_agent.…`), so your logging decides where they go,
+unless structlog was configured, or `configure_logging` sends them as JSON lines to stderr.
+
 Importing this module loads the turn machinery, not the SDK (`AnthropicModel` loads `anthropic`
 at its first request); `import acp_agent` alone loads nothing of it, since the editor's cold start
 begins there (D4).
@@ -23,7 +27,9 @@ begins there (D4).
 
 from __future__ import annotations
 
-from acp_agent import __version__
+from typing import TextIO
+
+from acp_agent import __version__, logs
 from acp_agent.limits import Limits
 from acp_agent.model.anthropic import AnthropicModel
 from acp_agent.model.base import (
@@ -72,6 +78,21 @@ from acp_agent.turn.strategies import (
     VerifyResult,
     VerifyStrategy,
 )
+
+
+def configure_logging(level: str | None = None, stream: TextIO | None = None) -> None:
+    """Write acp-agent's log events as JSON lines (plain lines on a TTY) to `stream`, default
+    stderr, at `level` ("debug", "info", …; default ACP_AGENT_LOG_LEVEL, else info).
+
+    This configures structlog for the whole process; your stdlib root logger is left alone.
+
+    Raises:
+        ValueError: `stream` is stdout, or `level` is not a level name.
+    """
+    logs.configure(level, stream, embedded=True)
+
+
+logs.route_to_stdlib()  # structlog's own default would print on stdout
 
 __all__ = [
     "AnthropicModel",
@@ -122,6 +143,7 @@ __all__ = [
     "VerifyStrategy",
     "__version__",
     "coding_tools",
+    "configure_logging",
     "default_registry",
     "run_turn",
 ]

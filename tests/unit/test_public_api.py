@@ -11,8 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import acp_agent.api
 from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support import base_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -65,6 +68,7 @@ PUBLIC = [
     "VerifyStrategy",
     "__version__",
     "coding_tools",
+    "configure_logging",
     "default_registry",
     "run_turn",
 ]
@@ -99,6 +103,7 @@ def package_imports(source: str) -> list[tuple[str, list[str]]]:
 
 def test_the_readme_examples_import_only_the_public_api() -> None:
     blocks = python_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    blocks.append((REPO / "examples" / "embed.py").read_text(encoding="utf-8"))
     imports = [i for block in blocks for i in package_imports(block)]
     assert imports, "no Python example imports acp_agent in the README: the check is broken"
     for module, names in imports:
@@ -136,3 +141,77 @@ async def test_a_turn_runs_through_the_public_api_alone(tmp_path: Path) -> None:
         await model.aclose()
     assert (outcome.status, outcome.output) == ("completed", "nothing here")
     assert outcome.record.model_requests == 2
+
+
+EMBED = REPO / "examples" / "embed.py"
+CHECK_AND_MODEL = ("--check", "test -f fixed.txt", "--model", "claude-test-1")
+
+
+def test_the_embedding_example_runs_a_governed_turn_and_writes_nothing_on_stdout(tmp_path: Path) -> None:
+    """`examples/embed.py` as a user runs it, on the loopback API: the model writes the fix (an
+    edit, allowed by the example's asker), the sandboxed check passes, and stdout stays empty."""
+    project = tmp_path / "project"
+    project.mkdir()
+    with FakeMessagesAPI() as fake:
+        fake.script(
+            replies.tool_use("write_file", {"path": "fixed.txt", "content": "yes\n"}),
+            replies.text("I wrote fixed.txt."),
+        )
+        done = subprocess.run(
+            [sys.executable, str(EMBED), str(project), "fix it", *CHECK_AND_MODEL],
+            env=base_env(tmp_path, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.base_url),
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.stdout == b""
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert done.stderr.decode().startswith("completed (end_turn); checks: passed\nI wrote fixed.txt.\n")
+    assert (project / "fixed.txt").read_text() == "yes\n"
+
+
+RUN_A_TURN = """
+import anyio, sys
+from acp_agent.api import AnthropicModel, default_registry, run_turn
+{setup}
+async def main():
+    model = AnthropicModel(streaming=False, api_key="test-key", base_url=sys.argv[1])
+    outcome = await run_turn("hi", model=model, tools=default_registry(), cwd=sys.argv[2],
+                             model_id="claude-test-1")
+    await model.aclose()
+    assert outcome.status == "completed", outcome
+anyio.run(main)
+"""
+
+
+def run_a_turn(tmp_path: Path, setup: str) -> subprocess.CompletedProcess[str]:
+    with FakeMessagesAPI() as fake:
+        fake.script(replies.tool_use("list_files", {"pattern": "*"}), replies.text("nothing here"))
+        return subprocess.run(
+            [sys.executable, "-c", RUN_A_TURN.format(setup=setup), fake.base_url, str(tmp_path)],
+            env=base_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+
+def test_a_turn_logs_through_the_embedders_stdlib_logging_never_stdout(tmp_path: Path) -> None:
+    quiet = run_a_turn(tmp_path, "")
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")  # nobody set logging up
+    chosen = run_a_turn(tmp_path, "import logging; logging.basicConfig(level=logging.DEBUG)")
+    assert chosen.returncode == 0 and chosen.stdout == ""
+    assert "INFO:acp_agent.turn.driver:turn.started turn_id=t_" in chosen.stderr
+    assert "DEBUG:acp_agent.turn.tool_batch:tool.started " in chosen.stderr
+
+
+def test_configure_logging_gives_json_lines_on_stderr_and_refuses_stdout(tmp_path: Path) -> None:
+    done = run_a_turn(tmp_path, "from acp_agent.api import configure_logging; configure_logging('debug')")
+    assert done.returncode == 0 and done.stdout == ""
+    events = [json.loads(line)["event"] for line in done.stderr.splitlines()]
+    assert events[0] == "turn.started" and events[-1] == "turn.ended"
+    with pytest.raises(ValueError, match="never go to stdout"):  # refused before anything changes
+        acp_agent.api.configure_logging(stream=sys.stdout)
+    with pytest.raises(ValueError, match="never go to stdout"):
+        acp_agent.api.configure_logging(stream=open(1, "w", closefd=False))  # noqa: SIM115
