@@ -10,12 +10,15 @@ restriction. Here:
   search_text, Glob and LS → list_files...); this agent's own names and MCP names
   (`mcp__server__tool`, `mcp__server` or `mcp__server__*` for all of a server's) are taken as
   they are. Anything else is ignored, and said (`ToolGrants.ignored`: /status and the log).
-- `Bash(pattern)` grants the commands it matches: `git status:*` is `git status` and anything after
-  it past a space; `*` is any text (`npm run *` also matches `npm run`); no `*` is that exact
-  command line. A command line that chains, pipes, redirects or substitutes (`;`, `&`, `|`, `<`,
-  `>`, a backquote, `$(`, a newline) is never matched: it is asked as usual. A pattern on another
-  tool (`Read(src/**)`, `Edit(docs/*)`) is ignored: only paths this agent's confinement already
-  allows could be read or edited, but the pattern would not be enforced.
+- `Bash(pattern)` grants the commands it matches (`tools/shell_line.py`): `git status:*` is the
+  words `git status` and any arguments after them; `*` is any text (`npm run *` also matches `npm
+  run`); no `*` is that exact command. The line is matched as bash would run it, not as text: it
+  is split at `;`, `&&`, `||`, `|` and newlines, each simple command must be granted on its own,
+  and a line with anything bash would expand or treat specially (any `$` or backquote, a `!`,
+  a redirection, a glob, a subshell, an assignment before the command...) is never matched: it
+  is asked as usual. A pattern that is not one simple command is ignored and said. A pattern on
+  another tool (`Read(src/**)`, `Edit(docs/*)`) is ignored: only paths this agent's confinement
+  already allows could be read or edited, but the pattern would not be enforced.
 
 What a grant never does (`SessionPermissions.ask`): outlive the turn the command starts (the
 turn's asker carries it, `permissions.GrantedPermissions`); lift plan mode's refusal, an "always reject"
@@ -31,14 +34,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS
+from acp_agent.tools.shell_line import CommandPattern, line_matches, read_pattern
 
 __all__ = ["ToolGrants", "command_matches", "read_allowed_tools"]
 
 _BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
 _ENTRY = re.compile(r"^([A-Za-z0-9_*-]+)(?:\((.*)\))?$", re.DOTALL)
 _MCP = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__\*)?")
-_CHAINED = re.compile(r"[;&|<>`\n\r]|\$\(")
-"""What makes one command line run more than one command, or write where the pattern does not say."""
 MAX_ENTRIES = 50
 
 
@@ -48,8 +50,8 @@ class ToolGrants:
 
     tools: frozenset[str] = frozenset()
     """Every call of these tools (this agent's names; `mcp__server` for all of a server's)."""
-    commands: tuple[str, ...] = ()
-    """`run_command` lines matching these patterns (`command_matches`)."""
+    commands: tuple[CommandPattern, ...] = ()
+    """`run_command` lines whose every simple command matches one of these."""
     ignored: tuple[str, ...] = ()
     """Entries not honoured, each with why."""
 
@@ -66,8 +68,9 @@ class ToolGrants:
         command = raw_input.get("command")
         return (
             tool_name == "run_command"
+            and bool(self.commands)
             and isinstance(command, str)
-            and any(command_matches(pattern, command) for pattern in self.commands)
+            and line_matches(self.commands, command)
         )
 
     def describe(self) -> str:
@@ -80,7 +83,7 @@ class ToolGrants:
 def read_allowed_tools(value: str) -> ToolGrants:
     """An `allowed-tools` value (the frontmatter's string: a list's items joined with ", ")."""
     tools: set[str] = set()
-    commands: list[str] = []
+    commands: dict[str, CommandPattern] = {}
     ignored: list[str] = []
     for entry in _entries(value)[:MAX_ENTRIES]:
         match = _ENTRY.match(entry)
@@ -94,10 +97,14 @@ def read_allowed_tools(value: str) -> ToolGrants:
         elif pattern is None or pattern.strip() in ("", "*"):
             tools.add(own.removesuffix("__*"))
         elif own == "run_command":
-            commands.append(pattern.strip())
+            read = read_pattern(pattern)
+            if isinstance(read, str):
+                ignored.append(f"{entry[:60]} (not one simple command: {read})")
+            else:
+                commands.setdefault(read.text, read)
         else:
             ignored.append(f"{entry[:60]} (a pattern is honoured on Bash only)")
-    return ToolGrants(frozenset(tools), tuple(dict.fromkeys(commands)), tuple(ignored))
+    return ToolGrants(frozenset(tools), tuple(commands.values()), tuple(ignored))
 
 
 def _entries(value: str) -> list[str]:
@@ -117,16 +124,6 @@ def _entries(value: str) -> list[str]:
 
 
 def command_matches(pattern: str, command: str) -> bool:
-    """Whether the command line `command` is one `Bash(pattern)` grants (see the module's docstring)."""
-    line = command.strip()
-    if not line or _CHAINED.search(line):
-        return False
-    if pattern.endswith(":*"):
-        prefix = pattern[:-2].strip()
-        return bool(prefix) and (line == prefix or line.startswith(prefix + " "))
-    if pattern.endswith(" *"):  # `git *`: git with any arguments, or none
-        bare = pattern[:-2].strip()
-        if line == bare:
-            return True
-    regex = ".*".join(re.escape(part) for part in pattern.strip().split("*"))
-    return re.fullmatch(regex, line, re.DOTALL) is not None
+    """Whether `Bash(pattern)` alone grants the command line `command` (see the module's docstring)."""
+    read = read_pattern(pattern)
+    return not isinstance(read, str) and line_matches((read,), command)

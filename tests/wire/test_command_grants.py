@@ -1,5 +1,6 @@
 """A command's `allowed-tools`: the calls it names run without asking, in its turn only, and never
-past plan mode, a sensitive file or a chained command line (issue 25)."""
+past plan mode, a sensitive file, or a command line that runs more than the pattern names: a chain
+or anything bash expands (issue 25, issue 35 item 1)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,15 @@ from tests.support.agent import AgentProcess, RpcError
 from tests.support.conventions import claude_repo
 from tests.wire.conftest import turn_record
 from tests.wire.test_conventions import status_text, user_text
+
+ATTACKS = (
+    "echo GRANTED now; touch pwned",  # each part must be granted
+    "echo GRANTED $(touch pwned)",
+    "echo GRANTED ${x:=\\$\\(touch\\ pwned\\)} ${x@P}",  # bash runs the prompt expansion
+    "echo GRANTED ${y:=a[\\$\\(touch\\ pwned\\)]} $[y]",  # and the arithmetic's subscript
+    "echo GRANTED ${y:=a[\\$\\(touch\\ pwned\\)]} ${PWD:y:0}",
+)
+"""Lines the prefix `echo GRANTED` matches, which run `touch pwned` too: asked, and declined."""
 
 SHIP = (
     "---\ndescription: Ship it\nallowed-tools:\n  - Bash(echo GRANTED:*)\n  - Write\n  - Frobnicate\n---\n"
@@ -33,13 +43,18 @@ async def test_allowed_tools_skip_the_question_for_what_they_name_in_that_turn_o
     async def editor(method: str, params: Any) -> Any:
         if method == "session/request_permission":
             asked.append(params["toolCall"]["rawInput"])
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+            answer = (
+                "reject_once"
+                if "pwned" in str(params["toolCall"]["rawInput"].get("command"))
+                else "allow_once"
+            )
+            return {"outcome": {"outcome": "selected", "optionId": answer}}
         return RpcError(-32601, method)
 
     fake_api.script(
         calls(
             ("run_command", {"command": "echo GRANTED by the model"}),  # granted
-            ("run_command", {"command": "echo GRANTED; echo chained"}),  # chained: asked
+            *(("run_command", {"command": line}) for line in ATTACKS),  # asked
             ("run_command", {"command": "echo GRANTEDNOT"}),  # not past a space: asked
             ("write_file", {"path": "notes/out.txt", "content": "x\n"}),  # granted
             ("write_file", {"path": ".envrc", "content": "x\n"}),  # a sensitive file: asked
@@ -53,21 +68,23 @@ async def test_allowed_tools_skip_the_question_for_what_they_name_in_that_turn_o
         await agent.initialize()
         session = await agent.new_session(workspace)
         response = await agent.prompt(session, "/ship")
-        assert turn_record(response)["toolCalls"] == 6  # the `!` line and the model's five
+        record = turn_record(response)  # the `!` line and the model's nine, five of them declined
+        assert (record["toolCalls"], record["toolCallsDenied"]) == (5, len(ATTACKS))
         assert [a.get("command") or a.get("path") for a in asked] == [
-            "echo GRANTED; echo chained",
+            *ATTACKS,
             "echo GRANTEDNOT",
             ".envrc",
         ]
         assert "GRANTED now" in user_text(fake_api, 0)  # the `!` line ran, unasked
         assert (workspace / "notes" / "out.txt").read_text() == "x\n"
+        assert not (workspace / "pwned").exists()
         # The grant ended with the turn.
         await agent.prompt(session, "again")
         assert asked[-1] == {"command": "echo GRANTED later"}
         # Plan mode still refuses the `!` line, without asking.
         await agent.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
         await agent.prompt(session, "/ship")
-        assert len(asked) == 4 and "not run: Refused: the session is in plan mode" in user_text(fake_api)
+        assert len(asked) == 8 and "not run: Refused: the session is in plan mode" in user_text(fake_api)
         status = await status_text(agent, session)
         assert (
             "(allowed-tools: write_file, run_command `echo GRANTED:*`; "

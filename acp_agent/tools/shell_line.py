@@ -1,0 +1,210 @@
+"""A shell command line read as bash reads it, into the argv of each simple command, or refused.
+
+A grant (a command's `allowed-tools`, later the settings' permission rules) names commands by
+their words: `Bash(git status:*)` is argv `git status …`. Matching the line as text lets bash
+run what the text hides: `git status ${x:=$(cmd)}`, `$[y]`, `git status; rm`. So the grant
+matches the argv bash would build, and a line is split only where the parser is sure: at `;`,
+`&&`, `||`, `|` and newlines outside quotes, each part one simple command of plain words
+(quote removal and backslash escapes done as bash does them).
+
+Anything else bash would expand or treat specially makes the parser unsure, and an unsure
+line is never granted (it is asked as usual). `UNSURE` lists each with why; in short:
+- any `$` (parameter, arithmetic, command expansion, `$'…'`), any backquote, any `!` (history
+  expansion, negation): refused even inside quotes, where they are not always inert;
+- redirections and here-docs (`<`, `>`: they write and read files the words do not name),
+  process substitution, subshells and groups (`(`, `)`, `{`, `}`), background jobs (`&`, `|&`),
+  `case` terminators (`;;`);
+- unquoted globs (`*`, `?`, `[`): a file name would become an argument, and an option
+  (`--pre=sh` to rg runs a program);
+- a tilde that bash expands, a `#` that starts a comment, a line continuation, a control
+  character (bash takes `\\r` as part of a word), an unclosed quote, an empty command;
+- a variable assignment before the command (`PAGER=… git log`, `LD_PRELOAD=…` run other code)
+  and a reserved word (`if`, `for`, `while`, `function`, `time`...) in a command's place.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+__all__ = ["UNSURE", "CommandPattern", "ParsedLine", "line_matches", "parse_line", "read_pattern"]
+
+UNSURE = {
+    "$": "a `$` expands parameters, arithmetic and commands",
+    "`": "a backquote runs a command",
+    "!": "a `!` expands history or negates",
+    "<": "a redirection, here-doc or process substitution reads or writes what the words do not say",
+    ">": "a redirection or process substitution writes what the words do not say",
+    "(": "a subshell, process substitution or function runs other code",
+    ")": "a subshell, process substitution or function runs other code",
+    "{": "a brace expansion or command group",
+    "}": "a brace expansion or command group",
+    "*": "an unquoted glob: file names would become arguments",
+    "?": "an unquoted glob: file names would become arguments",
+    "[": "an unquoted glob: file names would become arguments",
+    "&": "a background job",
+    "|&": "a pipe of stderr",
+    ";;": "a `case` terminator",
+    "~": "a tilde expansion",
+    "#": "a comment",
+    "\\\n": "a line continuation",
+    "\\": "a backslash that ends the line",
+    "control": "a control character",
+    "quote": "an unclosed quote",
+    "empty": "an empty command",
+    "assignment": "a variable assignment before the command (it can make the command run other code)",
+    "reserved": "a reserved word (a compound command)",
+}
+"""Why the parser is unsure of a line, by what it found."""
+
+_ANYWHERE = re.compile(r"[$`!\x00-\x08\x0b-\x1f\x7f]|\\\n")
+"""Refused wherever they are, quoted or not."""
+_TOKEN = re.compile(
+    r"""(?P<blank>[ \t]+)
+    |(?P<op>;;&?|;&|\|&|&&|\|\||[;|&\n])
+    |(?P<word>(?:[^ \t\n'"\\|&;<>(){}*?\[]|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)""",
+    re.VERBOSE | re.DOTALL,
+)
+_PIECE = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^'"\\]+)""", re.DOTALL)
+_IN_DOUBLE_QUOTES = re.compile(r'\\(["\\])')
+"""The escapes bash removes inside double quotes (`$`, backquote and newline are refused before)."""
+_SEPARATORS = {";", "&&", "||", "|", "\n"}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_TILDE = re.compile(r"^~|[=:]~")
+RESERVED = frozenset(
+    {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done"}
+    | {"in", "function", "time", "coproc", "[[", "]]"}
+)
+"""Words that begin or end a compound command where a command's name stands."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedLine:
+    """What a command line runs: each simple command's argv, or why the parser cannot say."""
+
+    commands: tuple[tuple[str, ...], ...] = ()
+    unsure: str | None = None
+    """Set when the line uses anything the parser does not vouch for (then `commands` is empty)."""
+
+
+def _unsure(key: str, at: str | None = None) -> ParsedLine:
+    return ParsedLine(unsure=f"{UNSURE[key]} ({at!r})" if at else UNSURE[key])
+
+
+def parse_line(line: str) -> ParsedLine:
+    """The simple commands of `line`, split at `;`, `&&`, `||`, `|` and newlines, or unsure."""
+    if found := _ANYWHERE.search(line):
+        char = found.group()
+        return _unsure(char if char in UNSURE else "control", char)
+    commands: list[tuple[str, ...]] = []
+    words: list[str] = []
+    position, separator = 0, "\n"
+    while position < len(line):
+        token = _TOKEN.match(line, position)
+        if token is None:
+            char = line[position]
+            return _unsure("quote" if char in "'\"" else char if char in UNSURE else "control", char)
+        position = token.end()
+        if (op := token.group("op")) is not None:
+            if op not in _SEPARATORS:
+                return _unsure(op if op in UNSURE else ";;", op)  # `&`, `|&`; `;;`, `;&`, `;;&`
+            if words:
+                commands.append(tuple(words))
+            elif op != "\n":  # `; a`, `a; ; b`, `a && || b`: bash refuses them too
+                return _unsure("empty", op)
+            elif separator in ("&&", "||", "|"):  # `a &&` then a newline: bash reads on
+                continue
+            words, separator = [], op
+        elif (raw := token.group("word")) is not None:
+            if problem := _word_problem(raw, first=not words):
+                return problem
+            words.append(_unquoted(raw))
+    if words:
+        commands.append(tuple(words))
+    elif separator in ("&&", "||", "|"):
+        return _unsure("empty", separator)
+    return ParsedLine(tuple(commands)) if commands else _unsure("empty")
+
+
+def _word_problem(raw: str, *, first: bool) -> ParsedLine | None:
+    """Why bash would not take this word (as written, quotes included) literally, or None."""
+    if raw.startswith("#"):
+        return _unsure("#", raw)
+    if _TILDE.search(raw):
+        return _unsure("~", raw)
+    if first and _ASSIGNMENT.match(raw):
+        return _unsure("assignment", raw)
+    if first and raw in RESERVED:
+        return _unsure("reserved", raw)
+    return None
+
+
+def _unquoted(raw: str) -> str:
+    """A word after quote removal."""
+    if "'" not in raw and '"' not in raw and "\\" not in raw:
+        return raw
+    parts = []
+    for piece in _PIECE.finditer(raw):
+        single, double, escaped, plain = piece.groups()
+        if double is not None:
+            parts.append(_IN_DOUBLE_QUOTES.sub(r"\1", double))
+        else:
+            parts.append(single if single is not None else escaped if escaped is not None else plain)
+    return "".join(parts)
+
+
+_STAR = "__acp_agent_star__"
+"""What stands for a pattern's `*` while the pattern is parsed as a command (plain word characters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandPattern:
+    """A `Bash(…)` pattern, matched against one simple command's argv (`read_pattern`)."""
+
+    text: str
+    """As written."""
+    words: tuple[str, ...] = ()
+    """`git status:*` and `npm test`: the words, matched whole."""
+    prefix: bool = False
+    """`:*`: these words, then any arguments."""
+    glob: re.Pattern[str] | None = None
+    """A pattern with `*`: matched against the argv written back as one line (`shlex.join`)."""
+
+    def matches(self, argv: tuple[str, ...]) -> bool:
+        if self.glob is not None:
+            return self.glob.fullmatch(shlex.join(argv)) is not None
+        return argv[: len(self.words)] == self.words if self.prefix else argv == self.words
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def read_pattern(text: str) -> CommandPattern | str:
+    """A `Bash(…)` pattern: `git status:*` (those words, then anything), `npm run *` (`*` is any
+    text, and `npm run` alone), `npm test` (that command only); or why it is not one simple command.
+
+    The pattern is read by the rules of a command line, so its words are those bash would see
+    (`git commit -m "wip":*` is four words) and `git status; rm:*` names no command."""
+    pattern = text.strip()
+    prefix = pattern.endswith(":*")
+    body = pattern[:-2].rstrip() if prefix else pattern
+    parsed = parse_line(body.replace("*", _STAR) if not prefix else body)
+    if parsed.unsure or len(parsed.commands) != 1:
+        return parsed.unsure or "it names more than one command"
+    words = parsed.commands[0]
+    if prefix or "*" not in body:
+        return CommandPattern(pattern, words, prefix=prefix)
+    written = shlex.join(words)
+    regex = ".*".join(re.escape(part) for part in written.split(_STAR))
+    if written.endswith(" " + _STAR):  # `git *`: git with any arguments, or none
+        regex = f"(?:{regex}|{re.escape(written[: -len(_STAR) - 1])})"
+    return CommandPattern(pattern, glob=re.compile(regex, re.DOTALL))
+
+
+def line_matches(patterns: tuple[CommandPattern, ...], line: str) -> bool:
+    """Whether every simple command of `line` matches one of `patterns` (never when unsure)."""
+    parsed = parse_line(line)
+    return parsed.unsure is None and all(
+        any(pattern.matches(argv) for pattern in patterns) for argv in parsed.commands
+    )

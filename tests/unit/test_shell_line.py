@@ -1,0 +1,141 @@
+"""A command line read as bash reads it, checked against bash itself: the argv of each simple
+command where the parser is sure, and why it is not sure of the rest."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_agent.tools.shell_line import UNSURE, parse_line, read_pattern
+
+BASH = shutil.which("bash")
+_SHOW_ARGV = 'command_not_found_handle() { printf "%s\\0" "$@"; printf "\\1"; }\n'
+"""Every command is one bash cannot find (PATH is empty): the handler prints the argv bash built."""
+
+
+def bash_argvs(line: str) -> tuple[tuple[str, ...], ...]:
+    """The argv of each command bash runs for `line`, in order (none of them exists)."""
+    assert BASH is not None
+    ran = subprocess.run(
+        [BASH, "-c", _SHOW_ARGV + line],
+        env={"PATH": "/nonexistent", "LC_ALL": "C.UTF-8"},
+        capture_output=True,
+        timeout=10,
+        check=False,
+    )
+    out = ran.stdout.decode("utf-8", "surrogateescape")
+    return tuple(tuple(cmd.split("\0")[:-1]) for cmd in out.split("\1")[:-1])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ab cd",
+        "  ab\tcd  ",
+        "ab 'c d' \"e f\" g\\ h",
+        'ab \'it\'\\\'\'s\' "say \\"hi\\"" "back\\\\slash" "keep\\n" \'k\\n\'',
+        'ab "a\nb" c',
+        "ab a#b 'x'#y",
+        "ab HEAD~1 a~ x=y",
+        "ab \\; \\| \\& \\< \\> \\( \\) \\* \\? \\[ \\{ \\~ \\#",
+        "ab '*' \"?\" '[x]' '{a,b}' '~' '#'",
+        "ab; ba && aa\nbb",
+        "ab &&\nba",
+        "ab;\n\nba;",
+        "\n\nab\n",
+        '"if" \\then ab',
+        "ab if then fi for do done",
+        "ab \u00e9 \u00a0x",
+    ],
+)
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+def test_what_the_parser_vouches_for_is_what_bash_runs(line: str) -> None:
+    parsed = parse_line(line)
+    assert parsed.unsure is None
+    assert parsed.commands == bash_argvs(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("ab ${x:=\\$\\(touch pwned\\)} ${x@P}", "$"),
+        ("ab $[y] ${PWD:y:0} 'quoted $HOME'", "$"),
+        ("ab `id`", "`"),
+        ("ab !! 'quoted !'", "!"),
+        ("ab <(id)", "<"),
+        ("ab >(id)", ">"),
+        ("ab > out", ">"),
+        ("ab 2>&1", ">"),
+        ("ab <<EOF\nx\nEOF", "<"),
+        ("ab (x)", "("),
+        ("ab; { ba; }", "{"),
+        ("ab {a,b}", "{"),
+        ("ab *", "*"),
+        ("ab x?", "?"),
+        ("ab [ab]", "["),
+        ("ab &", "&"),
+        ("ab & ba", "&"),
+        ("ab |& ba", "|&"),
+        ("case x in x) ab;; esac", "reserved"),
+        ("ab;; ba", ";;"),
+        ("ab ~", "~"),
+        ("ab ~root/x", "~"),
+        ("ab --dir=~/x", "~"),
+        ("ab PATH=x:~/bin", "~"),
+        ("ab #; ba", "#"),
+        ("ab \\\nba", "\\\n"),
+        ("ab \\", "\\"),
+        ("ab\r", "control"),
+        ("ab\x1b[2J", "control"),
+        ("ab 'unclosed", "quote"),
+        ('ab "unclosed', "quote"),
+        ("ab; ; ba", "empty"),
+        ("; ab", "empty"),
+        ("ab &&", "empty"),
+        ("ab |", "empty"),
+        ("", "empty"),
+        ("PAGER=x ab", "assignment"),
+        ("LD_PRELOAD=/tmp/x.so ab", "assignment"),
+        ("x+=1 ab", "assignment"),
+        ("time ab", "reserved"),
+        ("ab; if ba", "reserved"),
+        ("function ab", "reserved"),
+        ("coproc ab", "reserved"),
+    ],
+)
+def test_what_bash_would_expand_or_treat_specially_is_unsure_and_says_why(line: str, why: str) -> None:
+    parsed = parse_line(line)
+    assert parsed.commands == () and parsed.unsure is not None
+    assert parsed.unsure.startswith(UNSURE[why]), parsed.unsure
+
+
+_PIECES = st.sampled_from(
+    [
+        *["ab", "ba", "a", "é", " ", " ", "\t", "'", '"', "\\", ";", "&&", "\n", "#", "~", "=", "-"],
+        "'a b'",
+        '"c\\"d"',
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, min_size=1, max_size=12).map("".join))
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+def test_random_lines_are_either_unsure_or_read_as_bash_reads_them(line: str) -> None:
+    parsed = parse_line(line)
+    if parsed.unsure is None:
+        assert parsed.commands == bash_argvs(line), line
+
+
+def test_patterns_are_read_as_one_simple_command() -> None:
+    pattern = read_pattern('git commit -m "wip":*')
+    assert not isinstance(pattern, str) and pattern.words == ("git", "commit", "-m", "wip") and pattern.prefix
+    assert read_pattern("git status; rm:*") == "it names more than one command"
+    assert read_pattern("echo $HOME:*") == f"{UNSURE['$']} ('$')"
+    glob = read_pattern("npm run * --silent")
+    assert not isinstance(glob, str) and glob.matches(("npm", "run", "build", "--silent"))
+    assert not glob.matches(("npm", "run", "build --silent"))
