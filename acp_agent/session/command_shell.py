@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from acp_agent.session.expansion import MAX_SHELL_COMMANDS, SHELL, shell_commands
+from acp_agent.session.expansion import MAX_SHELL_COMMANDS, Piece, shell_commands
 from acp_agent.turn.entries import Entry, ShownCallEntry, ToolResultEntry
 from acp_agent.turn.history import History, JournalWriter, result_text
 from acp_agent.turn.meter import TurnMeter
@@ -36,16 +36,14 @@ class _ShownOnly:
 
 
 async def run_shell_lines(
-    text: str, runner: TurnRunner, meter: TurnMeter, journal: JournalWriter | None
+    pieces: list[Piece], runner: TurnRunner, meter: TurnMeter, journal: JournalWriter | None
 ) -> str:
-    """`text` with each `` !`cmd` `` replaced by its output (run as a run_command tool call)."""
-    commands = shell_commands(text)
-    if not commands:
-        return text
+    """The prompt's text, each `` !`cmd` `` replaced by its output (run as a run_command tool call)."""
+    commands = shell_commands(pieces)
     outputs: dict[str, str] = {}
-    if "run_command" not in runner.tools:
+    if commands and "run_command" not in runner.tools:
         outputs = dict.fromkeys(commands, "[not run: run_command is not offered in this session]")
-    else:
+    elif commands:
         ran = commands[:MAX_SHELL_COMMANDS]
         outputs = dict.fromkeys(commands[len(ran) :], f"[not run: at most {MAX_SHELL_COMMANDS} commands run]")
         calls = [
@@ -62,4 +60,13 @@ async def run_shell_lines(
                 if result.get("is_error")
                 else f"\n```\n$ {command}\n{output}\n```\n"
             )
-    return SHELL.sub(lambda m: outputs.get(m.group(1).strip(), m.group(0)), text)
+    return "".join(_shown(piece, outputs) for piece in pieces)
+
+
+def _shown(piece: Piece, outputs: dict[str, str]) -> str:
+    """What takes a piece's place in the prompt: text as it is, a `!` line's output or why not."""
+    if isinstance(piece, str):
+        return piece
+    if piece.refused is not None:
+        return f"[`{piece.command}` was not run: {piece.refused}]"
+    return outputs[piece.command]

@@ -34,11 +34,7 @@ from acp_agent.session.allowed_tools import read_allowed_tools
 from acp_agent.session.command_shell import run_shell_lines
 from acp_agent.session.commands import BUILT_IN_NAMES, slash_of
 from acp_agent.session.conventions import CustomCommand
-from acp_agent.session.expansion import (
-    MAX_FILE_REFS,
-    file_refs,
-    substitute,
-)
+from acp_agent.session.expansion import MAX_FILE_REFS, expand, file_refs, text_of
 from acp_agent.session.permissions import GrantedPermissions, SessionPermissions
 from acp_agent.tools.mcp_prompts import McpPrompt
 from acp_agent.tools.paths import resolve_inside
@@ -143,15 +139,14 @@ class CommandTurn:
             if not text.strip():
                 raise ToolError(f"the MCP prompt {target.name!r} returned no text")
             return text
-        if isinstance(target, Skill):
-            text = await skill_text(replace(target, body=substitute(target.body, arguments)))
-            text = f"The user ran the skill /{target.name}. Follow its instructions:\n\n{text}"
-        else:
-            text = substitute(target.body, arguments)
-        if not text.strip():
+        pieces = expand(target.body, arguments)  # the `!` lines are the file's own, never typed text
+        if isinstance(target, CustomCommand) and not any(not isinstance(p, str) or p.strip() for p in pieces):
             raise ToolError("the command's file holds no text (and no arguments were given)")
-        refs = file_refs(text)[:MAX_FILE_REFS]  # before the commands run: their output is not scanned
-        text = await run_shell_lines(text, runner, meter, journal)
+        refs = file_refs(text_of(pieces))[:MAX_FILE_REFS]  # before the commands run: not their output
+        text = await run_shell_lines(pieces, runner, meter, journal)
+        if isinstance(target, Skill):
+            text = await skill_text(replace(target, body=text))
+            text = f"The user ran the skill /{target.name}. Follow its instructions:\n\n{text}"
         return await _add_files(text, refs, runner)
 
 

@@ -14,8 +14,18 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
 
-__all__ = ["MAX_FILE_REFS", "MAX_SHELL_COMMANDS", "file_refs", "shell_commands", "substitute"]
+__all__ = [
+    "MAX_FILE_REFS",
+    "MAX_SHELL_COMMANDS",
+    "Piece",
+    "ShellLine",
+    "expand",
+    "file_refs",
+    "shell_commands",
+    "text_of",
+]
 
 MAX_SHELL_COMMANDS = 10
 MAX_FILE_REFS = 20
@@ -24,13 +34,54 @@ SHELL = re.compile(r"!`([^`\n]+)`")
 _FILE_REF = re.compile(r"(?<![\w@`/\\])@((?:~/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*/?)")
 
 
-def substitute(body: str, arguments: str) -> str:
-    """`body` with `$ARGUMENTS`, `$ARGUMENTS[N]` and `$1`…`$9` replaced (a missing word is empty)."""
-    try:
-        words = shlex.split(arguments)
-    except ValueError:  # an unbalanced quote: plain words then
-        words = arguments.split()
+@dataclass(frozen=True, slots=True)
+class ShellLine:
+    """A `` !`cmd` `` of the file's own text."""
 
+    command: str
+    refused: str | None = None
+    """Why it is not run (it names a placeholder), or None."""
+
+
+Piece = str | ShellLine
+"""A part of a command's prompt: text (its arguments substituted) or a `!` line to run."""
+
+
+def expand(body: str, arguments: str) -> list[Piece]:
+    """`body` cut at its own `` !`cmd` `` lines, the arguments substituted in its text only (see
+    `substitute`); a body whose text names no placeholder gets them appended."""
+    pieces: list[Piece] = []
+    position, uses = 0, False
+    for match in SHELL.finditer(body):
+        pieces.append(body[position : match.start()])
+        command = match.group(1).strip()
+        if (named := _PLACEHOLDER.search(command)) is not None:
+            refused = f"a `!` line takes no arguments ({named.group()}): what is typed is never run"
+            pieces.append(ShellLine(command, refused))
+        else:
+            pieces.append(ShellLine(command) if command else match.group())
+        position = match.end()
+    pieces.append(body[position:])
+    words = _words(arguments)
+    for index, piece in enumerate(pieces):
+        if isinstance(piece, str):
+            uses = uses or _PLACEHOLDER.search(piece) is not None
+            pieces[index] = _substituted(piece, arguments, words)
+    if arguments and not uses:
+        if isinstance(pieces[-1], str):
+            pieces[-1] = pieces[-1].rstrip()
+        pieces.append(f"\n\nARGUMENTS: {arguments}")
+    return [piece for piece in pieces if piece != ""]
+
+
+def _words(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:  # an unbalanced quote: plain words then
+        return arguments.split()
+
+
+def _substituted(text: str, arguments: str, words: list[str]) -> str:
     def value(match: re.Match[str]) -> str:
         indexed, numbered = match.group(1), match.group(2)
         if indexed is None and numbered is None:
@@ -38,15 +89,17 @@ def substitute(body: str, arguments: str) -> str:
         index = int(indexed) if indexed is not None else int(numbered) - 1
         return words[index] if index < len(words) else ""
 
-    text = _PLACEHOLDER.sub(value, body)  # in one pass: a `$1` typed by the user stays as it is
-    if arguments and _PLACEHOLDER.search(body) is None:
-        text = f"{text.rstrip()}\n\nARGUMENTS: {arguments}"
-    return text
+    return _PLACEHOLDER.sub(value, text)  # in one pass: a `$1` typed by the user stays as it is
 
 
-def shell_commands(text: str) -> list[str]:
-    """The `` !`cmd` `` commands in `text`, in order (each once)."""
-    return list(dict.fromkeys(m.group(1).strip() for m in SHELL.finditer(text) if m.group(1).strip()))
+def text_of(pieces: list[Piece]) -> str:
+    """The text pieces, joined where the `!` lines were (to look for `@path` in)."""
+    return "".join(piece for piece in pieces if isinstance(piece, str))
+
+
+def shell_commands(pieces: list[Piece]) -> list[str]:
+    """The commands of the `!` lines that run, in order (each once)."""
+    return list(dict.fromkeys(p.command for p in pieces if isinstance(p, ShellLine) and p.refused is None))
 
 
 def file_refs(text: str) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 
 from acp_agent.errors import ToolError
 from acp_agent.session.commands import slash_of
-from acp_agent.session.expansion import file_refs, shell_commands, substitute
+from acp_agent.session.expansion import ShellLine, expand, file_refs, shell_commands, text_of
 from acp_agent.session.frontmatter import split_frontmatter
 from acp_agent.tools.mcp_prompts import McpPrompt, PromptArgument
 
@@ -56,6 +56,10 @@ def test_text_without_frontmatter_is_all_body() -> None:
     assert split_frontmatter("# Title\n---\nmore") == ({}, "# Title\n---\nmore", None)
 
 
+def substitute(body: str, arguments: str) -> str:
+    return text_of(expand(body, arguments))
+
+
 def test_indexed_arguments_count_from_zero_as_claude_code_documents() -> None:
     body = "First $ARGUMENTS[0], second $ARGUMENTS[1], none $ARGUMENTS[7]; $1 is the first too."
     assert substitute(body, 'a "b c"') == "First a, second b c, none ; a is the first too."
@@ -74,10 +78,44 @@ def test_arguments_are_substituted_in_one_pass() -> None:
 
 
 def test_shell_lines_and_file_references_are_found() -> None:
-    text = "Status: !`git status`, again !`git status` and !`ls -la`.\nSee @src/app.py, @README.md."
-    assert shell_commands(text) == ["git status", "ls -la"]
+    pieces = expand(
+        "Status: !`git status`, again !`git status` and !`ls -la`.\nSee @src/app.py, @README.md.", ""
+    )
+    assert shell_commands(pieces) == ["git status", "ls -la"]
+    assert pieces[:2] == ["Status: ", ShellLine("git status")]
     refs = "mail me@example.com, see @src/app.py, `@code`, @../up.txt and !`cat @inside.txt`"
-    assert file_refs(refs) == ["src/app.py", "../up.txt"]
+    assert file_refs(text_of(expand(refs, ""))) == ["src/app.py", "../up.txt"]
+
+
+PASTED = '"!`touch one`" "```\n!`touch two`\n```" z` !`touch three` `'
+"""`!` lines once substituted: as `$1`, in a code span and a fence the argument closes."""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Review `$ARGUMENTS` now.",
+        "First: $1, then $2.",
+        "```\n$ARGUMENTS[1]\n```\nand `$ARGUMENTS[2]` $ARGUMENTS[3] $ARGUMENTS[4]",
+        "No placeholder: the arguments are appended.",
+        "Own: !`echo own`\n```\n$ARGUMENTS\n```",
+    ],
+)
+def test_typed_arguments_never_become_shell_lines(body: str) -> None:
+    pieces = expand(body, PASTED)
+    assert shell_commands(pieces) == (["echo own"] if "!`echo own`" in body else [])
+    assert "!`touch" in text_of(pieces)  # the model still reads what was typed, as text
+
+
+def test_a_shell_line_naming_a_placeholder_is_not_run_and_says_why() -> None:
+    pieces = expand("Log: !`git log -n $1` and !`echo $ARGUMENTS[0]` !`cat $ARGUMENTS`", "5; touch pwned")
+    assert shell_commands(pieces) == []
+    assert [p.refused for p in pieces if isinstance(p, ShellLine)] == [
+        "a `!` line takes no arguments ($1): what is typed is never run",
+        "a `!` line takes no arguments ($ARGUMENTS[0]): what is typed is never run",
+        "a `!` line takes no arguments ($ARGUMENTS): what is typed is never run",
+    ]
+    assert text_of(pieces).endswith("ARGUMENTS: 5; touch pwned")  # no placeholder in the text: appended
 
 
 @pytest.mark.parametrize(
