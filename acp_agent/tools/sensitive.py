@@ -10,6 +10,11 @@ points (`gitdir:`), and the hooks wherever `core.hooksPath` puts them (`tools/gi
 hard link to `.git/config` under another name, written in place by the editor, changes the config.
 So the file's repository is asked where git looks, and an existing file with more than one name
 (a hard link: compared by device and inode, not by name) counts too.
+
+Commands, skills, agents, hooks and settings are grants (issue 35): a command file's
+`allowed-tools` and `!` lines run at its next `/name`, unasked. So all of `.claude/` (but the
+checkouts in `.claude/worktrees/`, as Claude Code has it) and `.agents/skills/` count by name, and
+by identity where their links lead (`tools/grant_dirs.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import anyio.to_thread
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.gitdir import Repository, find_repository, looks_like_git_dir
+from acp_agent.tools.grant_dirs import UNGUARDED, grant_places
 from acp_agent.tools.paths import Roots, resolve_inside
 
 __all__ = ["SENSITIVE_DIRS", "SENSITIVE_FILES", "SENSITIVE_SUFFIXES", "sensitive_reason", "sensitive_write"]
@@ -31,8 +37,14 @@ SENSITIVE_DIRS = {
     ".husky": "git hooks run from here",
     ".devcontainer": "a dev container runs the commands it names",
     ".idea": "JetBrains IDEs run the run configurations kept here",
+    ".claude": (
+        "Claude Code and this agent run what is kept here: commands and skills (their allowed-tools "
+        "and ! lines), agents, hooks, settings"
+    ),
+    ".agents/skills": "this agent runs the skills kept here (their allowed-tools and ! lines)",
 }
-"""Any file below a directory of this name (at any depth: a submodule has its own `.git`)."""
+"""Any file below a directory of this name, or these two names (at any depth: a submodule has its
+own `.git`, a sub-directory its own `.claude`)."""
 
 _VSCODE = "VS Code runs its tasks and the programs its settings name (some on folder open)"
 SENSITIVE_FILES = {
@@ -54,8 +66,6 @@ SENSITIVE_FILES = {
     ".nvim.lua": "Neovim runs it on start (with 'exrc')",
     ".nvimrc": "Neovim runs it on start (with 'exrc')",
     ".exrc": "Vim runs it on start (with 'exrc')",
-    ".claude/settings.json": "Claude Code runs the hooks and MCP servers it names",
-    ".claude/settings.local.json": "Claude Code runs the hooks and MCP servers it names",
     ".mcp.json": "MCP clients start the servers it names",
     ".cursor/mcp.json": "Cursor starts the MCP servers it names",
     "mise.toml": "mise runs the tasks and hooks it names on entering the directory",
@@ -75,9 +85,12 @@ SENSITIVE_SUFFIXES = {".code-workspace": "VS Code runs the tasks and settings of
 
 def _reason(relative: str) -> str | None:
     parts = [p.casefold() for p in PurePosixPath(relative).parts]  # case-insensitive disks too
-    for part in parts[:-1]:
-        if part in SENSITIVE_DIRS:
-            return SENSITIVE_DIRS[part]
+    for index, part in enumerate(parts[:-1]):
+        below = parts[index + 1]
+        if part == ".claude" and below == UNGUARDED:
+            continue
+        if reason := SENSITIVE_DIRS.get(part) or SENSITIVE_DIRS.get(f"{part}/{below}"):
+            return reason
     if parts and parts[-1] in SENSITIVE_DIRS:  # the directory itself (write_file ".git" fails)
         return SENSITIVE_DIRS[parts[-1]]
     tail = "/".join(parts[-2:])
@@ -186,7 +199,22 @@ def sensitive_reason(roots: Roots, path: str) -> str | None:
     if shown != "." and (reason := _reason(shown)):
         return reason
     repositories = _repositories(roots, resolved)
-    return _git_reason(repositories, resolved) or _link_reason(repositories, resolved)
+    return (
+        _git_reason(repositories, resolved)
+        or _grant_reason(roots, resolved)
+        or _link_reason(repositories, resolved)
+    )
+
+
+def _grant_reason(roots: Roots, resolved: Path) -> str | None:
+    """Why `resolved` is a grant by identity (a link's target), or None."""
+    places = grant_places(tuple(Path(os.path.realpath(r)) for r in _as_tuple(roots)))
+    if places.holds(resolved):
+        return (
+            "a command, skill, agent, hook or Claude settings file is read from there (through a "
+            "link): its allowed-tools and ! lines run code"
+        )
+    return None
 
 
 async def sensitive_write(roots: Roots, path: str) -> str | None:

@@ -44,6 +44,22 @@ from acp_agent.tools.sensitive import sensitive_reason
         ".mcp.json",
         ".vscode/mcp.json",
         ".vscode/launch.json",
+        # issue 35: commands, skills, agents, hooks and settings are grants
+        ".claude/commands/review.md",
+        ".claude/commands/frontend/component.md",
+        ".claude/skills/deploy/SKILL.md",
+        ".claude/skills/deploy/scripts/go.sh",
+        ".agents/skills/deploy/SKILL.md",
+        ".claude/agents/reviewer.md",
+        ".claude/hooks/guard.sh",
+        ".claude/CLAUDE.md",
+        "pkg/.claude/commands/x.md",
+        ".CLAUDE/Commands/x.md",
+        ".Agents/Skills/x/SKILL.md",
+        "./.claude/../.claude/commands/x.md",
+        "src/../.claude/commands/x.md",
+        ".claude/worktrees/../commands/x.md",
+        ".claude/worktrees/feature/.claude/commands/x.md",
     ],
 )
 def test_files_that_make_tools_run_code(tmp_path: Path, path: str) -> None:
@@ -65,6 +81,11 @@ def test_files_that_make_tools_run_code(tmp_path: Path, path: str) -> None:
         "languages.toml",
         "code-workspace.md",
         "docs/mise.toml.md",
+        ".claude/worktrees/feature/src/app.py",  # a checkout Claude Code made: edited as any tree
+        "claude/commands/x.md",
+        "docs/commands/review.md",
+        ".agents/notes.md",
+        "skills/deploy/SKILL.md",
     ],
 )
 def test_ordinary_files(tmp_path: Path, path: str) -> None:
@@ -177,3 +198,46 @@ def test_fifos_where_git_keeps_its_files_never_block_the_check(tmp_path: Path) -
     # (the test's timeout fails it).
     assert sensitive_reason(tmp_path, "sub/src/app.py") is None
     assert sensitive_reason(tmp_path, "app.py") is None
+
+
+def test_the_grants_are_found_where_their_links_lead(tmp_path: Path) -> None:
+    """A `.claude` (or its `commands`, or one command file) that is a link: its target is written
+    under another name, and the commands reader reads it all the same."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for directory in ("conf/commands", "shared/skills/x", "docs", "pkg/conf", "pkg/src"):
+        (repo / directory).mkdir(parents=True)
+    (repo / ".claude").symlink_to("conf")
+    (repo / "docs" / "review.md").write_text("Review.\n")
+    (repo / "conf" / "commands" / "review.md").symlink_to("../../docs/review.md")
+    (repo / "conf" / "commands" / "ghost.md").symlink_to("../../docs/ghost.md")  # to nothing yet
+    (repo / ".agents").mkdir()
+    (repo / ".agents" / "skills").symlink_to("../shared/skills")
+    assert "allowed-tools" in (sensitive_reason(repo, "conf/commands/new.md") or "")
+    assert sensitive_reason(repo, "CONF/../conf/commands/new.md")
+    assert sensitive_reason(repo, "docs/review.md")  # the target of a command file's link
+    assert sensitive_reason(repo, "docs/ghost.md")  # writing it would create the command
+    assert sensitive_reason(repo, "docs/other.md") is None
+    assert sensitive_reason(repo, "shared/skills/x/SKILL.md")
+    # A session in a sub-directory: the repository root's `.claude` is read too, wherever it leads.
+    (repo / ".claude").unlink()
+    (repo / ".claude").symlink_to("pkg/conf")
+    assert sensitive_reason(repo / "pkg", "conf/commands/x.md")
+    assert sensitive_reason(repo / "pkg", "src/app.py") is None
+
+
+def test_the_users_own_commands_count_from_inside_their_dirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".claude" / "commands").mkdir(parents=True)
+    (home / ".claude" / "worktrees" / "feature").mkdir(parents=True)
+    (home / "xdg" / "acp-agent" / "skills").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    assert sensitive_reason(home / ".claude", "commands/x.md")  # a session whose cwd is ~/.claude
+    assert sensitive_reason(home, "xdg/acp-agent/skills/x/SKILL.md")  # this agent's own skills
+    assert sensitive_reason(home, "xdg/acp-agent/notes.md") is None
+    assert sensitive_reason(home / ".claude" / "worktrees" / "feature", "src/app.py") is None
+    worktree = home / ".claude" / "worktrees" / "feature"
+    assert sensitive_reason(worktree, str(worktree / "src" / "app.py")) is None
