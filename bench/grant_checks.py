@@ -1,6 +1,7 @@
 """`python bench/grant_checks.py [--reps N]`: what the permission checks of one tool call cost.
 
-Figures (the best of 5 runs of `--reps` calls each, per call, in this process):
+Figures (CPU time of this process per call, the best of 5 runs of `--reps` calls each: a busy box
+inflates wall-clock time, much less CPU time):
 - `parse_line`: a command line read into the argv of its simple commands (or refused), for a short
   line, a long quoted one, a four-part list and a refused one;
 - `ToolGrants.covers` for `run_command` under an `allowed-tools` of three `Bash(…)` patterns;
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 import timeit
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +37,7 @@ LINES = {
 
 
 def per_call_us(call: Callable[[], Any], reps: int) -> float:
-    return min(timeit.repeat(call, number=reps, repeat=5)) / reps * 1e6
+    return min(timeit.Timer(call, timer=time.process_time).repeat(number=reps, repeat=5)) / reps * 1e6
 
 
 def make_repo(root: Path) -> Path:
