@@ -17,7 +17,8 @@ line is never granted (it is asked as usual). `UNSURE` lists each with why; in s
 - unquoted globs (`*`, `?`, `[`): a file name would become an argument, and an option
   (`--pre=sh` to rg runs a program);
 - a tilde that bash expands, a `#` that starts a comment, a line continuation, a control
-  character (bash takes `\\r` as part of a word), an unclosed quote, an empty command;
+  character (bash takes `\\r` as part of a word), an unclosed quote, an empty command, a backslash
+  after a non-ASCII character (a multibyte locale may take it as part of that character);
 - a variable assignment before the command (`PAGER=… git log`, `LD_PRELOAD=…` run other code)
   and a reserved word (`if`, `for`, `while`, `function`, `time`...) in a command's place.
 """
@@ -49,7 +50,7 @@ UNSURE = {
     "~": "a tilde expansion",
     "#": "a comment",
     "\\\n": "a line continuation",
-    "\\": "a backslash that ends the line",
+    "\\": "a backslash that ends the line, or follows a non-ASCII character",
     "control": "a control character",
     "quote": "an unclosed quote",
     "empty": "an empty command",
@@ -58,8 +59,10 @@ UNSURE = {
 }
 """Why the parser is unsure of a line, by what it found."""
 
-_ANYWHERE = re.compile(r"[$`!\x00-\x08\x0b-\x1f\x7f]|\\\n")
-"""Refused wherever they are, quoted or not."""
+_ANYWHERE = re.compile(r"[$`!\x00-\x08\x0b-\x1f\x7f]|\\\n|(?<=[^\x00-\x7f])\\")
+"""Refused wherever they are, quoted or not. A backslash right after a non-ASCII character too: in
+a Big5, GBK or Shift JIS locale bash reads that byte as the character's second one, so the escape
+(or a closing quote it protects) is not what it looks like here."""
 _TOKEN = re.compile(
     r"""(?P<blank>[ \t]+)
     |(?P<op>;;&?|;&|\|&|&&|\|\||[;|&\n])

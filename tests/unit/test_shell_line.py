@@ -7,10 +7,11 @@ import shutil
 import subprocess
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_agent.tools.shell_line import UNSURE, parse_line, read_pattern
+from tests.support.examples import examples
 
 BASH = shutil.which("bash")
 _SHOW_ARGV = 'command_not_found_handle() { printf "%s\\0" "$@"; printf "\\1"; }\n'
@@ -89,6 +90,8 @@ def test_what_the_parser_vouches_for_is_what_bash_runs(line: str) -> None:
         ("ab #; ba", "#"),
         ("ab \\\nba", "\\\n"),
         ("ab \\", "\\"),
+        ("ab \u4e2d\\;ba", "\\"),  # in Big5, 中 ends in 0xAD and takes the backslash as its 2nd byte
+        ('ab "\u4e2d\\"; ba; \\""', "\\"),
         ("ab\r", "control"),
         ("ab\x1b[2J", "control"),
         ("ab 'unclosed", "quote"),
@@ -122,7 +125,7 @@ _PIECES = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150))
 @given(st.lists(_PIECES, min_size=1, max_size=12).map("".join))
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")
 def test_random_lines_are_either_unsure_or_read_as_bash_reads_them(line: str) -> None:
