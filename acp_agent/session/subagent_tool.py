@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,11 +31,18 @@ CHANGING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 
 
 def task_tool(
-    session: Session, registry: ToolRegistry, requester: Requester, *, instructions: str, skills: str
+    session: Session,
+    registry: ToolRegistry,
+    requester: Requester,
+    *,
+    instructions: str,
+    skills: str,
+    today: Callable[[], dt.date] = dt.date.today,
 ) -> TaskTool | None:
     """The task tool for a session whose tools are `registry`, or None when it offers none
     (`--subagent-tools off`, or a client's tool set without it). Its subagents are shown as
-    child sessions too when the client advertises `subagents` (`subagent_sessions.py`)."""
+    child sessions too when the client advertises `subagents` (`subagent_sessions.py`).
+    `today` is the clock the subagents' prompt takes its date from (a test passes its own)."""
     choice = session.subagent_tools
     if choice == "off" or not session.client.offers("task"):
         return None
@@ -46,7 +54,7 @@ def task_tool(
         _subagent_prompt,
         children,
         cwd=session.cwd,
-        today=dt.date.today(),
+        today=today(),
         instructions=instructions,
         skills=skills if "skill" in children else "",
         extra_roots=tuple(session.extra_roots),

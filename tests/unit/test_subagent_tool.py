@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -49,12 +48,12 @@ def test_the_subagents_prompt_is_built_on_the_first_call_once_with_what_the_sess
         return build_subagent_prompt(**kwargs)
 
     today = [dt.date(2026, 11, 25)]
-    clock = SimpleNamespace(date=SimpleNamespace(today=lambda: today[0]))
     monkeypatch.setattr(subagent_tool, "build_subagent_prompt", counting)
-    monkeypatch.setattr(subagent_tool, "dt", clock)
     session = a_session(tmp_path, tmp_path / "other")
     tools = default_registry()
-    task = subagent_tool.task_tool(session, tools, NO_CLIENT, instructions="RULES", skills="")
+    task = subagent_tool.task_tool(
+        session, tools, NO_CLIENT, instructions="RULES", skills="", today=lambda: today[0]
+    )
     assert task is not None
     assert built == []  # a session that never calls `task` never makes the text
     today[0] = dt.date(2026, 11, 26)  # midnight passed, the roots changed: the runner's prompt
