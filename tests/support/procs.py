@@ -11,7 +11,7 @@ import os
 import secrets
 from pathlib import Path
 
-import anyio
+from tests.support.waits import wait_until
 
 __all__ = ["alive", "marked_sleep", "running", "started"]
 
@@ -49,7 +49,4 @@ def running(command_line: str) -> list[int]:
 async def started(command_line: str, timeout: float = 30) -> list[int]:
     """The pids of `command_line` once it runs: a shell may print a child's pid (`$!`) before
     the child has exec'd its program, so a check made on that signal alone races the exec."""
-    with anyio.fail_after(timeout):
-        while not (found := running(command_line)):
-            await anyio.sleep(0.02)
-    return found
+    return await wait_until(lambda: running(command_line), f"`{command_line}` to run", timeout=timeout)

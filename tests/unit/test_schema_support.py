@@ -23,6 +23,7 @@ from tests.support.schema import (
     default_schema_dir,
     parse_line,
 )
+from tests.support.waits import wait_until
 
 # A stand-in agent: answers every request with `{}` (or params._meta.reply); obeys `stand_in/*`.
 STAND_IN = r"""
@@ -67,13 +68,13 @@ for line in sys.stdin:
         reply = {"written": written}
     elif method == "stand_in/env":
         reply = dict(os.environ)
-    elif method == "stand_in/spawn":
+    elif method == "stand_in/spawn":  # a child still running when the agent exits
         reply = {"pid": subprocess.Popen(["sleep", "60"], stdout=subprocess.DEVNULL).pid}
     elif method == "stand_in/exit":
         sys.exit(params["code"])
     if "id" in msg:
         send({"jsonrpc": "2.0", "id": mid, "result": reply})
-if os.environ.get("STAND_IN_IGNORE_EOF"):
+if os.environ.get("STAND_IN_IGNORE_EOF"):  # an agent that stays after EOF, until it is killed
     time.sleep(3600)
 sys.exit(int(sys.argv[sys.argv.index("--exit-code") + 1]) if "--exit-code" in sys.argv else 0)
 """
@@ -474,9 +475,8 @@ async def test_an_agent_ignoring_eof_is_killed_on_exit(stand_in: list[str], tmp_
 async def test_nothing_the_agent_spawned_outlives_it(stand_in: list[str]) -> None:
     async with AgentProcess.start(command=stand_in) as agent:
         child = (await agent.request("stand_in/spawn"))["result"]["pid"]
-    with anyio.fail_after(30):  # a hang guard, for a loaded box
-        while alive(child):
-            await anyio.sleep(0.02)  # SIGKILL is sent; the orphan's reaping by init has no event to wait on
+    # SIGKILL is sent; the orphan's reaping by init has no event to wait on.
+    await wait_until(lambda: not alive(child), "the agent's child to be gone")
 
 
 async def test_env_is_the_whole_environment_and_base_env_is_minimal(

@@ -9,6 +9,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 from tests.wire.conftest import turn_record
 
 CANCEL_BOUND = 5.0  # generous for CI (decisions D5); the tight figure is measured in bench/
@@ -16,12 +17,6 @@ CANCEL_BOUND = 5.0  # generous for CI (decisions D5); the tight figure is measur
 
 async def start_prompt(agent: AgentProcess, session: str, text: str, results: dict) -> None:
     results["response"] = await agent.prompt(session, text)
-
-
-async def wait_until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.01)
 
 
 async def test_cancel_during_a_slow_stream_answers_cancelled(
@@ -37,9 +32,11 @@ async def test_cancel_during_a_slow_stream_answers_cancelled(
         if streaming:
             await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
         else:
-            await wait_until(lambda: fake_api.attempts == 1)
+            await wait_until(lambda: fake_api.attempts == 1, "the request at the model")
         await agent.notify("session/cancel", {"sessionId": session})
-        await wait_until(lambda: "response" in results, CANCEL_BOUND)  # the stream would last 10 s
+        await wait_until(
+            lambda: "response" in results, "the answer (the stream lasts 10 s)", timeout=CANCEL_BOUND
+        )
     response = results["response"]
     assert response["result"]["stopReason"] == "cancelled"
     assert turn_record(response)["abortedDuring"] == "model"
@@ -64,7 +61,9 @@ async def test_cancel_during_a_tool_closes_the_tool_call_as_failed(
         tg.start_soon(start_prompt, agent, session, "read it", results)
         await agent.wait_for(lambda m: m["params"]["update"].get("status") == "in_progress")
         await agent.notify("session/cancel", {"sessionId": session})
-        await wait_until(lambda: "response" in results, CANCEL_BOUND)  # the command would last 60 s
+        await wait_until(
+            lambda: "response" in results, "the answer (the command lasts 60 s)", timeout=CANCEL_BOUND
+        )
     response = results["response"]
     assert response["result"]["stopReason"] == "cancelled"
     assert turn_record(response)["abortedDuring"] == "tools"
@@ -93,7 +92,7 @@ async def test_cancel_request_for_a_pending_prompt_answers_cancelled(
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
-        await wait_until(lambda: fake_api.attempts == 1)
+        await wait_until(lambda: fake_api.attempts == 1, "the request at the model")
         await agent.notify("$/cancel_request", {"requestId": "prompt-1"})
     response = results["response"]
     assert response["id"] == "prompt-1"
@@ -109,7 +108,7 @@ async def test_a_prompt_after_cancel_waits_for_the_cancelled_turn_then_runs(
     results: dict = {}
     async with anyio.create_task_group() as tg:
         tg.start_soon(start_prompt, agent, session, "first", results)
-        await wait_until(lambda: fake_api.attempts == 1)
+        await wait_until(lambda: fake_api.attempts == 1, "the request at the model")
         await agent.notify("session/cancel", {"sessionId": session})
         second = await agent.prompt(session, "second")
     assert results["response"]["result"]["stopReason"] == "cancelled"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
 from tests.support.procs import marked_sleep, running
+from tests.support.waits import wait_until
 from tests.wire.conftest import chunks, turn_record
 
 
@@ -244,9 +244,7 @@ async def test_a_command_timeout_leaves_no_process_behind(
     assert response["result"]["stopReason"] == "end_turn"
     result = last_results(fake_api)[0]
     assert "timed out" in str(result["content"]) and "started" in str(result["content"])
-    with anyio.fail_after(30):  # a hang guard: the sleep would run for minutes
-        while running(sleep):
-            await anyio.sleep(0.05)
+    await wait_until(lambda: not running(sleep), "the command's sleep to be gone")  # it runs for minutes
 
 
 async def test_a_non_zero_exit_is_a_result_not_a_failed_turn(

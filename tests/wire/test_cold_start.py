@@ -11,10 +11,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.model_free  # none of these reaches the model: each runs once
 
@@ -112,8 +112,7 @@ async def test_an_agent_that_only_got_initialize_exits_zero(
         else:
             agent.send_signal(signal.SIGTERM)
         code = await agent.wait_exit(timeout=10)
-        with anyio.move_on_after(30):  # the test's reader may still be draining the pipe
-            while '"agent.stopped"' not in agent.stderr_text():
-                await anyio.sleep(0.01)
+        # The test's reader may still be draining the pipe.
+        await wait_until(lambda: '"agent.stopped"' in agent.stderr_text(), "the agent.stopped line")
     assert code == 0
     assert '"agent.stopped"' in agent.stderr_text()

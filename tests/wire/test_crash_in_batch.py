@@ -15,6 +15,7 @@ from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING
 from tests.support.agent import AgentProcess
 from tests.support.client import allow, prompt_until_killed
 from tests.support.history import assert_valid_history
+from tests.support.waits import wait_until
 
 
 async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_history(
@@ -26,7 +27,7 @@ async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_histor
                 replies.tool_use_block("write_file", {"path": "w.txt", "content": "w\n"}, id="toolu_w"),
                 replies.tool_use_block(
                     "run_command", {"command": "echo ran > ran.txt; sleep 9"}, id="toolu_cmd"
-                ),
+                ),  # still running when the agent is killed
                 replies.tool_use_block("read_file", {"path": "w.txt"}, id="toolu_r"),
             ],
             stop_reason="tool_use",
@@ -46,9 +47,7 @@ async def test_a_kill_during_the_command_of_a_batch_leaves_a_valid_honest_histor
                 ),
                 timeout=20,
             )
-            with anyio.fail_after(10):
-                while not (workspace / "ran.txt").exists():  # the command's effect happened
-                    await anyio.sleep(0.02)
+            await wait_until((workspace / "ran.txt").exists, "the command's effect")
             os.kill(agent.pid, signal.SIGKILL)
     fake_api.script(replies.text("after the crash"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:

@@ -15,6 +15,7 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 from tests.support.client import allow, prompt_until_killed
 from tests.support.history import assert_valid_history
+from tests.support.waits import wait_until
 from tests.wire.conftest import chunks
 
 
@@ -114,9 +115,7 @@ async def test_close_during_a_prompt_answers_it_cancelled(
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
-        with anyio.fail_after(10):
-            while fake_api.attempts < 1:
-                await anyio.sleep(0.01)
+        await wait_until(lambda: fake_api.attempts >= 1, "the request at the model")
         await agent.request("session/close", {"sessionId": session})
     assert results["r"]["result"]["stopReason"] == "cancelled"
 

@@ -18,6 +18,7 @@ import pytest
 from acp_agent.testing import FakeMessagesAPI, replies
 from acp_agent.testing.recorded import RecordedRequest
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 
 
 def watch_arrivals(
@@ -42,10 +43,8 @@ def watch_arrivals(
 
 
 async def asked(arrivals: list[str]) -> bool:
-    with anyio.move_on_after(10):
-        while "GET /v1/models" not in arrivals:
-            await anyio.sleep(0.05)
-    return "GET /v1/models" in arrivals
+    """Once the Models API question has reached the fake (True), or a hang guard failed the test."""
+    return await wait_until(lambda: "GET /v1/models" in arrivals, "the Models API question")
 
 
 async def test_a_prompt_sent_at_once_never_waits_for_the_models_api_question(

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
@@ -23,6 +22,7 @@ from acp_agent.testing.messages_api import RecordedRequest
 from tests.support import base_env
 from tests.support.agent import AgentProcess
 from tests.support.history import assert_valid_history
+from tests.support.waits import wait_until
 from tests.wire.conftest import chunks, turn_record
 
 # Both limits bound every request of the module, not only the faulty ones: a healthy reply must
@@ -316,10 +316,12 @@ async def test_401_and_403_end_the_turn_auth_required(case: Case, status: int, k
 async def stderr_since(agent: AgentProcess, start: int, until: str, timeout: float = 10) -> str:
     """The agent's stderr from `start` on, once a line holding `until` has arrived (it comes
     after every line the test counts: stderr is one ordered stream, read in the background)."""
-    with anyio.fail_after(timeout):
-        while until not in (text := agent.stderr_text()[start:]):
-            await anyio.sleep(0.02)
-    return text
+
+    def arrived() -> str | None:
+        text = agent.stderr_text()[start:]
+        return text if until in text else None
+
+    return await wait_until(arrived, f"{until!r} on the agent's stderr", timeout=timeout)
 
 
 async def test_x_should_retry_true_retries_even_a_400_and_the_retry_is_logged_once(case: Case) -> None:

@@ -12,14 +12,14 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 
 
 @pytest.mark.model_free
 async def test_nothing_is_written_before_the_first_message(agent_env: dict[str, str]) -> None:
     async with AgentProcess.start(env=agent_env) as agent:
-        with anyio.fail_after(10):  # its last line before it reads stdin
-            while '"agent.started"' not in agent.stderr_text():
-                await anyio.sleep(0.02)
+        # Its last line before it reads stdin.
+        await wait_until(lambda: '"agent.started"' in agent.stderr_text(), "the agent.started line")
         assert agent.stdout_lines == []
         result = await agent.initialize()
     assert agent.messages[0].get("result") == result, agent.messages[0]  # its first line answers ours
@@ -71,9 +71,7 @@ async def test_stdin_eof_during_a_turn_answers_cancelled_and_exits_zero(
             )
             + "\n"
         )
-        with anyio.fail_after(10):
-            while fake_api.attempts < 1:
-                await anyio.sleep(0.01)
+        await wait_until(lambda: fake_api.attempts >= 1, "the request at the model")
         await agent.close_stdin()
         assert await agent.wait_exit(timeout=10) == 0
     answer = [m for m in agent.messages if m.get("id") == 99]

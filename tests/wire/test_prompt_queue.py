@@ -15,6 +15,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 from tests.wire.conftest import turn_record
 
 CANCEL_BOUND = 5.0
@@ -34,12 +35,6 @@ async def send_prompt(
     results[request_id] = await agent.request("session/prompt", prompt_params(session, text), id=request_id)
 
 
-async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.01)
-
-
 async def test_a_prompt_sent_mid_stream_is_queued_and_both_turns_complete_in_order(
     agent: AgentProcess, session: str, fake_api: FakeMessagesAPI, streaming: bool
 ) -> None:
@@ -57,7 +52,7 @@ async def test_a_prompt_sent_mid_stream_is_queued_and_both_turns_complete_in_ord
         if streaming:  # as Toad does: the user types while the reply streams in
             await agent.wait_for(lambda m: m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
         else:
-            await wait_until(lambda: fake_api.attempts == 1)
+            await wait_until(lambda: fake_api.attempts == 1, "the first request at the model")
         await agent.send_request("session/prompt", prompt_params(session, "second"), id="p2")
         await agent.round_trip()  # the second prompt has been read and queued
         if not streaming:  # the first reply is held at the fake: the queued prompt cannot have run
@@ -93,14 +88,15 @@ async def test_the_queue_holds_eight_and_a_cancel_answers_every_prompt_cancelled
     ids = [f"q{n}" for n in range(9)]  # one running and eight waiting
     async with anyio.create_task_group() as tg:
         tg.start_soon(send_prompt, agent, session, "running", ids[0], results)
-        await wait_until(lambda: fake_api.attempts == 1)
+        await wait_until(lambda: fake_api.attempts == 1, "the first request at the model")
         for request_id in ids[1:]:
             tg.start_soon(send_prompt, agent, session, f"waiting {request_id}", request_id, results)
         await wait_until(
             lambda: (
                 sum(1 for m in agent.sent if isinstance(m, dict) and str(m.get("id", "")).startswith("q"))
                 == 9
-            )
+            ),
+            "all nine prompts sent",
         )
         await agent.round_trip()  # all nine are in the agent's hands
         full = await agent.prompt(session, "one too many")
@@ -110,7 +106,7 @@ async def test_the_queue_holds_eight_and_a_cancel_answers_every_prompt_cancelled
         assert results == {}
         with anyio.fail_after(CANCEL_BOUND):
             await agent.notify("session/cancel", {"sessionId": session})
-            await wait_until(lambda: len(results) == 9, CANCEL_BOUND)
+            await wait_until(lambda: len(results) == 9, "nine answers", timeout=CANCEL_BOUND)
     assert [results[i]["result"]["stopReason"] for i in ids] == ["cancelled"] * 9
     assert [answer_index(agent, i) for i in ids] == sorted(answer_index(agent, i) for i in ids)
     assert fake_api.attempts == 1
@@ -130,7 +126,7 @@ async def test_close_and_delete_cancel_the_running_and_queued_prompts_before_the
     results: dict[str, Any] = {}
     async with anyio.create_task_group() as tg:
         tg.start_soon(send_prompt, agent, session, "running", "r", results)
-        await wait_until(lambda: fake_api.attempts == 1)
+        await wait_until(lambda: fake_api.attempts == 1, "the first request at the model")
         await agent.send_request("session/prompt", prompt_params(session, "waiting"), id="w")
         closed = await agent.request(method, {"sessionId": session}, id="close")
     results["w"] = await agent.response("w")
@@ -149,7 +145,7 @@ async def test_prompts_in_different_sessions_still_run_at_once(
     results: dict[str, Any] = {}
     async with anyio.create_task_group() as tg:
         tg.start_soon(send_prompt, agent, session, "slow", "slow", results)
-        await wait_until(lambda: fake_api.attempts == 1)
+        await wait_until(lambda: fake_api.attempts == 1, "the first request at the model")
         quick = await agent.prompt(other, "quick")
         assert quick["result"]["stopReason"] == "end_turn", quick
         assert "slow" not in results
@@ -170,7 +166,7 @@ async def test_a_slash_command_sent_mid_turn_waits_its_turn_and_runs_as_a_comman
     results: dict[str, Any] = {}
     async with anyio.create_task_group() as tg:
         tg.start_soon(send_prompt, agent, session, "work", "work", results)
-        await wait_until(lambda: fake_api.attempts == 1)
+        await wait_until(lambda: fake_api.attempts == 1, "the first request at the model")
         await agent.send_request("session/prompt", prompt_params(session, "/status"), id="status")
         await agent.round_trip()  # the command has been read and queued behind the held turn
         assert results == {}

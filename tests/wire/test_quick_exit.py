@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.parametrize("streaming", [True], ids=["stream"])  # path-independent
 
@@ -26,9 +26,8 @@ async def test_an_idle_agent_exits_zero_on_eof_with_journal_stdout_and_logs_comp
         response = await agent.prompt(session, "hello")
         await agent.close_stdin()
         code = await agent.wait_exit(timeout=10)
-        with anyio.move_on_after(30):  # the test's reader may still be draining the pipe
-            while '"agent.stopped"' not in agent.stderr_text():
-                await anyio.sleep(0.02)
+        # The test's reader may still be draining the pipe.
+        await wait_until(lambda: '"agent.stopped"' in agent.stderr_text(), "the agent.stopped line")
     assert code == 0
     assert response["result"]["stopReason"] == "end_turn"
     assert agent.messages[-1]["id"] == response["id"]  # every line complete (checked on exit)

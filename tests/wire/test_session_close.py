@@ -14,6 +14,7 @@ import pytest
 from acp_agent.errors import RESOURCE_NOT_FOUND
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 
 
 def request_line(id_: int, method: str, params: dict[str, Any]) -> str:
@@ -50,9 +51,7 @@ async def test_a_prompt_sent_with_the_close_of_a_busy_session_never_runs(
             running["answer"] = await agent.prompt(session, "a long one")
 
         tg.start_soon(first)
-        with anyio.fail_after(10):
-            while fake_api.attempts < 1:
-                await anyio.sleep(0.01)
+        await wait_until(lambda: fake_api.attempts >= 1, "the request at the model")
         prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "and this"}]}
         await send_together(agent, (100, method, {"sessionId": session}), (101, "session/prompt", prompt))
         closed, late = await agent.response(100), await agent.response(101)

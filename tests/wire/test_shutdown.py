@@ -20,6 +20,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, method_not_found
+from tests.support.waits import wait_until
 from tests.wire.conftest import turn_record
 
 EXIT_BOUND = 10.0
@@ -59,15 +60,6 @@ def cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
     except OSError:
         return ""
-
-
-async def poll_for(probe: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    """Nothing signals that a process appeared or went away: /proc has to be looked at again."""
-    with anyio.move_on_after(timeout):
-        while not (found := probe()):
-            await anyio.sleep(0.02)
-        return found
-    raise AssertionError(f"{what} within {timeout} s")
 
 
 def is_update(kind: str, **fields: Any) -> Callable[[dict[str, Any]], bool]:
@@ -166,19 +158,20 @@ async def test_a_running_command_is_stopped_and_reaped_before_the_agent_exits_ze
         found: dict[str, Proc] = {}
 
         async def sleeping() -> None:
-            """The command's shell is the agent's child, and its `sleep` is running."""
-            shell = await poll_for(
+            """The command's shell is the agent's child, and its `sleep` is running (nothing signals
+            that a process appeared: /proc is looked at again)."""
+            shell = await wait_until(
                 lambda: next(
                     (p for p in all_procs() if p.ppid == agent.pid and marker in cmdline(p.pid)), None
                 ),
-                "the command's shell did not appear",
+                "the command's shell",
             )
             found["shell"] = shell
-            found["sleep"] = await poll_for(
+            found["sleep"] = await wait_until(
                 lambda: next(
                     (p for p in all_procs() if p.ppid == shell.pid and "sleep" in cmdline(p.pid)), None
                 ),
-                "its `sleep 300` did not start",
+                "its `sleep 300`",
             )
 
         response, code = await run_and_stop(

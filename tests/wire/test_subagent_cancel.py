@@ -18,6 +18,7 @@ from acp_agent.testing import FakeMessagesAPI, replies, routes
 from acp_agent.turn.subagents import CANCELLED_ALONE
 from tests.support.agent import AgentProcess
 from tests.support.history import assert_valid_history
+from tests.support.waits import wait_until
 from tests.wire.conftest import turn_record
 from tests.wire.test_subagent_sessions import UNKNOWN
 from tests.wire.test_subagents import conversation, task, updates_of
@@ -38,14 +39,6 @@ def child_of(agent: AgentProcess, session: str, title: str) -> str:
 def last_state(agent: AgentProcess, session: str, child: str) -> dict[str, Any] | None:
     ends = [u for u in told(agent, session) if u["sessionId"] == child and "title" not in u]
     return ends[-1] if ends else None
-
-
-async def until(found: Any, seconds: float = 5) -> Any:
-    """Poll `found()` until it gives something (the agent's messages arrive on their own task)."""
-    with anyio.fail_after(seconds):
-        while (value := found()) is None:
-            await anyio.sleep(0.01)
-    return value
 
 
 async def test_cancelling_one_of_two_running_subagents_stops_only_it_and_the_turn_goes_on(
@@ -89,10 +82,12 @@ async def test_cancelling_one_of_two_running_subagents_stops_only_it_and_the_tur
             await anyio.to_thread.run_sync(fake_api.wait_for_attempts, 4)  # parent, A twice, B once
             a, b = child_of(agent, session, "Find A"), child_of(agent, session, "Find B")
             await agent.notify("session/cancel", {"sessionId": a})
-            a_end = await until(lambda: last_state(agent, session, a))
+            a_end = await wait_until(
+                lambda: last_state(agent, session, a), "A's end", timeout=5
+            )  # D5's bound
             assert last_state(agent, session, b) is None  # B still runs (its reply is held)
             release_b.set()
-            await until(lambda: results.get("response"), 20)
+            await wait_until(lambda: results.get("response"), "the answer", timeout=20)
         response = results["response"]
         turn = fake_api.requests  # the first prompt's, before the next one
         b_end = last_state(agent, session, b)
@@ -178,9 +173,11 @@ async def test_a_subagent_cancelled_while_its_command_waits_for_permission_never
                 await asked.wait()
             child = child_of(agent, session, "Helper")
             await agent.notify("session/cancel", {"sessionId": child})
-            end = await until(lambda: last_state(agent, session, child))
+            end = await wait_until(
+                lambda: last_state(agent, session, child), "the child's end", timeout=5
+            )  # D5
             child_cancelled.set()
-            await until(lambda: results.get("response"), 20)
+            await wait_until(lambda: results.get("response"), "the answer", timeout=20)
         response = results["response"]
         question = next(m for m in agent.messages if m.get("method") == "session/request_permission")
         withdrawn = [m for m in agent.messages if m.get("method") == "$/cancel_request"]

@@ -18,6 +18,7 @@ import anyio
 from acp_agent.session.system_prompt import SUBAGENT_MARKER
 from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 from tests.wire.test_subagent_limits import endless_child
 from tests.wire.test_subagents import both_at_once, task, updates_of
 
@@ -216,9 +217,7 @@ async def test_a_cancel_during_two_children_ends_both_child_sessions_cancelled_b
             tg.start_soon(prompt)
             await anyio.to_thread.run_sync(fake_api.wait_for_attempts, 3)  # both children wait
             await agent.notify("session/cancel", {"sessionId": session})
-            with anyio.fail_after(5):
-                while "response" not in results:
-                    await anyio.sleep(0.01)
+            await wait_until(lambda: "response" in results, "the cancelled answer", timeout=5)  # D5
         response = results["response"]
         answered_at = agent.messages.index(response)
         told_at = [
