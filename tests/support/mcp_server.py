@@ -65,7 +65,7 @@ def pid() -> int:
 @app.tool()
 async def nap(seconds: float) -> str:
     """Sleep (cancellably), then say so."""
-    await anyio.sleep(seconds)
+    await anyio.sleep(seconds)  # deliberate: the slow tool a test asks for, not a wait of the test's
     return "rested"
 
 

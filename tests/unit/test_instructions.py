@@ -190,7 +190,7 @@ async def test_reading_is_bounded_in_time_and_off_the_event_loop() -> None:
     async def ticker() -> None:
         nonlocal ticks
         while True:
-            await anyio.sleep(0.01)
+            await anyio.sleep(0.01)  # deliberate: a tick, counting how often the loop runs meanwhile
             ticks += 1
 
     async with anyio.create_task_group() as group:

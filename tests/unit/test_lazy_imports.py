@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,6 +21,7 @@ import anyio
 import pytest
 
 from acp_agent import lazy
+from tests.support.waits import wait_until_sync
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,7 +135,8 @@ def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None
 
 
 def _slow_module(tmp_path: Path, monkeypatch, name: str) -> lazy.Deferred[ModuleType]:
-    """A module that takes 0.3 s to import, and the deferred import that loads it."""
+    """A module that takes 0.3 s to import (its sleep is the slowness under test, not a wait), and the
+    deferred import that loads it."""
     (tmp_path / f"{name}.py").write_text(
         "import time\nSTARTED = time.monotonic()\ntime.sleep(0.3)\nDONE = True\n"
     )
@@ -159,10 +160,10 @@ def _gated_module(tmp_path: Path, monkeypatch, name: str) -> tuple[lazy.Deferred
 def test_a_first_use_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path, monkeypatch) -> None:
     probe, gate = _gated_module(tmp_path, monkeypatch, "acp_lazy_probe_a")
     thread = lazy.warm_up([probe])
-    for _ in range(1000):  # until the warm-up is inside the module's import
-        if hasattr(sys.modules.get("acp_lazy_probe_a"), "STARTED"):
-            break
-        time.sleep(0.01)
+    wait_until_sync(
+        lambda: hasattr(sys.modules.get("acp_lazy_probe_a"), "STARTED"),
+        "the warm-up inside the module's import",
+    )
     assert not hasattr(sys.modules["acp_lazy_probe_a"], "DONE")  # in sys.modules, but not finished
 
     async def first_use() -> ModuleType:
@@ -176,7 +177,7 @@ def test_a_first_use_during_a_warm_up_waits_for_the_whole_module(tmp_path: Path,
                 ticks += 1
                 if ticks == 5:
                     gate.touch()
-                await anyio.sleep(0.01)
+                await anyio.sleep(0.01)  # deliberate: a tick of the loop, the clock that opens the gate
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(tick)

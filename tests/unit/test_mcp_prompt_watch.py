@@ -15,6 +15,7 @@ from structlog.testing import capture_logs
 
 from acp_agent.tools import mcp_prompt_watch
 from acp_agent.tools.mcp_prompt_watch import CHANGED, PromptWatch
+from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -37,13 +38,6 @@ class Server:
         return SimpleNamespace(prompts=[SimpleNamespace(name=n) for n in self.names], next_cursor=None)
 
 
-async def until(done: Any) -> None:
-    """Wait for what the watch does in the background (a fixed sleep races a loaded box)."""
-    with anyio.fail_after(20):
-        while not done():
-            await anyio.sleep(0.01)
-
-
 async def watched(server: Server, steps: Any) -> list[list[str]]:
     got: list[list[str]] = []
 
@@ -59,17 +53,19 @@ async def watched(server: Server, steps: Any) -> list[list[str]]:
 
 
 async def test_a_burst_of_notices_is_one_relist_past_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mcp_prompt_watch, "QUIET_SECONDS", 0.05)
+    # No quiet time (its sleep is then a checkpoint): once every other task is blocked, the watch
+    # has done all that the notices so far made it do, and waits for the next one.
+    monkeypatch.setattr(mcp_prompt_watch, "QUIET_SECONDS", 0)
     server = Server()
 
     async def steps(watch: PromptWatch, got: list[list[str]]) -> None:
         watch.notice(SimpleNamespace(method="notifications/tools/list_changed"))  # not a prompt change
-        await anyio.sleep(0.2)
+        await anyio.wait_all_tasks_blocked()  # a re-list it made would have listed ["a"]
         server.names = ["a", "b"]
         for _ in range(30):
             watch.notice(CHANGE)
-        await until(lambda: got)
-        await anyio.sleep(0.3)  # a second re-list for the same burst would come by now
+        await wait_until(lambda: got, "the re-list")
+        await anyio.wait_all_tasks_blocked()  # a second re-list for the same burst has come by now
 
     assert await watched(server, steps) == [["a", "b"]]
     assert server.lists == ["refresh"]
@@ -84,10 +80,10 @@ async def test_a_failed_relist_keeps_the_old_list_with_a_warning_and_the_next_no
     async def steps(watch: PromptWatch, got: list[list[str]]) -> None:
         server.failing = True
         watch.notice(CHANGE)
-        await until(lambda: server.lists)  # the failed re-list (it logs before the next await)
+        await wait_until(lambda: server.lists, "the failed re-list")  # it logs before the next await
         server.failing, server.names = False, ["c"]
         watch.notice(CHANGE)
-        await until(lambda: got)
+        await wait_until(lambda: got, "the re-list")
 
     with capture_logs() as logs:
         got = await watched(server, steps)

@@ -72,7 +72,7 @@ async def test_answered_once_returns_when_the_api_begins_to_answer(
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(wait)
-            await anyio.sleep(0.05)
+            await anyio.wait_all_tasks_blocked()  # the waiter has gone as far as it can
             assert answered_after == []  # nothing sent yet: it waits
             async for _ in model.respond(REQUEST):
                 pass

@@ -121,7 +121,7 @@ async def test_nul_records_keep_newlines_inside_paths_across_chunk_boundaries(
         "out = sys.stdout.buffer\n"
         "parts = [b'x\\ninno', b'cent.txt\\x001:the ', b'needle\\ninnocent.txt\\x002:', b'b\\n']\n"
         "for part in [*parts, b'y\\x003:c']:\n"
-        "    out.write(part); out.flush(); time.sleep(0.02)\n"
+        "    out.write(part); out.flush(); time.sleep(0.02)\n"  # apart: each part a read of its own
     )
     records: list[bytes] = []
     await run_rg(_script(code), tmp_path, lambda r: records.append(r) or True, "path-nul-line")

@@ -287,7 +287,12 @@ async def test_a_daemon_that_clears_its_environment_and_leaves_the_session_dies_
     require_bwrap()
     sleep = marked_sleep()
     ctx = ToolContext(cwd=tmp_path.resolve(), sandbox=CommandSandbox(SandboxPolicy()))
-    command = f"(setsid env -i {sleep} > /dev/null 2>&1 < /dev/null &); sleep 0.3; echo started"
+    # The command ends once the daemon is up (it says so in a file before it becomes the sleep).
+    daemon = f"sh -c 'touch up; exec {sleep}'"
+    command = (
+        f"(setsid env -i {daemon} > /dev/null 2>&1 < /dev/null &); "
+        "for _ in $(seq 3000); do [ -e up ] && break; sleep 0.01; done; echo started"
+    )
     result = await RunCommand(kill_grace=0.5).run({"command": command}, ctx)
     assert "started" in result.text and "bwrap" not in result.text
     assert running(sleep) == []
@@ -343,6 +348,6 @@ async def test_a_cancel_while_bwrap_sets_up_still_stops_what_it_starts_without_w
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(RunCommand(kill_grace=600).run, {"command": sleep}, ctx)
-                await anyio.sleep(delay)
+                await anyio.sleep(delay)  # deliberate: the moment of the cancel, swept across the setup
                 scope.cancel()
         assert running(sleep) == [], delay

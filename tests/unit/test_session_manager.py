@@ -35,10 +35,11 @@ def _manager() -> SessionManager:
 async def test_services_run_in_the_managers_task_group_and_end_with_it() -> None:
     manager = _manager()
     assert manager.task_group is None
-    stopped = anyio.Event()
+    started, stopped = anyio.Event(), anyio.Event()
 
     async def service() -> None:
         try:
+            started.set()
             await anyio.sleep_forever()
         finally:
             stopped.set()
@@ -48,7 +49,7 @@ async def test_services_run_in_the_managers_task_group_and_end_with_it() -> None
             group = manager.task_group
             assert group is not None
             group.start_soon(service)
-            await anyio.sleep(0)
+            await started.wait()
             outer.cancel_scope.cancel()  # how the app ends: its scope cancelled around the manager's
         assert stopped.is_set()
     assert manager.task_group is None

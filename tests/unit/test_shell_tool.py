@@ -342,7 +342,7 @@ async def test_terminal_cancel_kills_then_reads_output_then_releases(cwd: Path) 
         async with anyio.create_task_group() as tg:
             tg.start_soon(RunCommand().run, {"command": "sleep 300"}, terminal_ctx(cwd, host, reports))
             await host.waiting.wait()
-            await anyio.sleep(0.2)
+            await anyio.sleep(0.2)  # deliberate: how long it runs, which its last word must show
             tg.cancel_scope.cancel()
     assert host.names() == ["create", "wait_for_exit", "kill", "output", "release"]
     embedded, last = reports

@@ -26,6 +26,7 @@ from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.subagents import TaskTool
 from acp_agent.turn.tool_batch import InTurn, ToolBatch
+from tests.support.waits import wait_until
 
 Reply = tuple[list[dict[str, Any]], str]
 _ids = itertools.count(1)
@@ -45,7 +46,7 @@ def call(name: str, **args: Any) -> dict[str, Any]:
 
 
 class Beside:
-    """A tool that runs beside itself: records `together` and waits for its siblings."""
+    """A tool that runs beside itself: records `together`, and holds each call until `release`."""
 
     name, kind, permission, beside_itself = "beside", "other", None, True
     description = "test"
@@ -55,6 +56,7 @@ class Beside:
         self.together: list[int] = []
         self.running = 0
         self.most = 0
+        self.release = anyio.Event()
 
     def title(self, args: dict[str, Any]) -> str:
         return "beside"
@@ -66,7 +68,7 @@ class Beside:
         self.together.append(turn.together)
         self.running += 1
         self.most = max(self.most, self.running)
-        await anyio.sleep(0.05)
+        await self.release.wait()
         self.running -= 1
         return ToolResult("ok")
 
@@ -78,16 +80,21 @@ async def test_calls_of_a_tool_that_runs_beside_itself_run_together_and_know_how
     calls = [call("beside"), call("beside"), call("write_file", path="w.txt", content="w"), call("beside")]
     history = History()
     history.add_assistant(calls)
-    await ToolBatch(
+    batch = ToolBatch(
         calls,
         tools=ToolRegistry([tool, WriteFile()]),
         sink=Events(),
         ctx=ToolContext(cwd=tmp_path),
         permissions=AllowAll(),
-        tool_timeout=5,
+        tool_timeout=30,
         history=history,
         meter=TurnMeter(Limits()),
-    ).run()
+    )
+    async with anyio.create_task_group() as group:
+        group.start_soon(batch.run)
+        # Held until both are in: one at a time, the second never comes and this fails.
+        await wait_until(lambda: tool.running == 2, "the first two calls running together", timeout=10)
+        tool.release.set()
     assert tool.together == [3, 3, 1]  # the first two share with the one still to come
     assert tool.most == 2  # the two consecutive ones at once; the last alone, after the write
     assert [b["tool_use_id"] for b in history.messages[-1]["content"]] == [c["id"] for c in calls]

@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.model.profiles import builtin_profile
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 from tests.wire.conftest import chunks, turn_record
 
 SONNET = "claude-sonnet-5-5"
@@ -223,14 +223,11 @@ async def test_what_the_models_api_says_sets_the_window_of_an_unknown_model(
         )
         async with AgentProcess.start(env=env, schema=acp_schema) as agent:
             await agent.initialize()
-            shown = ""
-            for _ in range(50):
-                session = await agent.new_session(workspace)
-                await agent.prompt(session, "/status")
-                shown = "".join(c["content"]["text"] for c in chunks(agent, session))
-                if "of 300,000 tokens" in shown:
-                    break
-                await anyio.sleep(0.2)
+            await agent.new_session(workspace)  # the first session has the Models API asked
+            await wait_until(lambda: "models.listed" in agent.stderr_text(), "the Models API's answer")
+            session = await agent.new_session(workspace)  # made after the answer: uses it
+            await agent.prompt(session, "/status")
+            shown = "".join(c["content"]["text"] for c in chunks(agent, session))
         listed = [r for r in api.other_requests if r.path.startswith("/v1/models")]
     assert "of 300,000 tokens" in shown, shown
     assert len(listed) == 1  # asked once per process

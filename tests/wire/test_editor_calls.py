@@ -61,7 +61,7 @@ async def test_a_terminal_command_killed_by_cancel_reports_how_long_it_ran_and_i
             await agent.wait_for(
                 lambda m: any(c.get("type") == "terminal" for c in m["params"]["update"]["content"])
             )
-            await anyio.sleep(0.3)
+            await anyio.sleep(0.3)  # deliberate: how long it runs, which its last word must show
             await agent.notify("session/cancel", {"sessionId": session})
         live = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == "toolu_make"]
         final = live[-1]

@@ -7,14 +7,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 from tests.support.client import allow
 from tests.support.conventions import MCP_SERVER
+from tests.support.waits import wait_until
 from tests.wire.test_conventions import user_text
+
+RELISTED, CHANGED = '"mcp.prompts_relisted"', '"mcp.prompts_changed"'
 
 
 def menus(agent: AgentProcess, session: str) -> list[set[str]]:
@@ -27,11 +29,10 @@ def menus(agent: AgentProcess, session: str) -> list[set[str]]:
 
 
 async def menu_count(agent: AgentProcess, session: str, count: int) -> list[set[str]]:
-    """The menus, once there are `count` of them (and no more a moment later)."""
-    with anyio.fail_after(30):
-        while len(menus(agent, session)) < count:
-            await anyio.sleep(0.05)
-    await anyio.sleep(1.0)  # a re-list (0.2 s after a notice) that would send one more has run
+    """The menus, once there are `count` of them. One more that should not have come shows up
+    later: the server's watch re-lists and announces in one task, in order, so a menu of the
+    next change comes after it."""
+    await wait_until(lambda: len(menus(agent, session)) >= count, f"{count} menus")
     return menus(agent, session)
 
 
@@ -67,11 +68,19 @@ async def test_a_changed_prompt_list_is_offered_and_announced_again_once_per_cha
         assert response["result"]["stopReason"] == "end_turn"
         assert user_text(fake_api) == "The summarize prompt's words."
         # A burst of notices that change nothing: re-listed (at most a few times), not announced.
-        relisted = agent.stderr_text().count('"mcp.prompts_relisted"')
+        await wait_until(lambda: CHANGED in agent.stderr_text(), "the offer's change on stderr")
+        mark = len(agent.stderr_text())  # stderr is read in the background: past the offer's lines
         assert (await agent.prompt(session, "burst", timeout=60))["result"]["stopReason"] == "end_turn"
-        assert len(await menu_count(agent, session, 2)) == 2
-        assert 1 <= agent.stderr_text().count('"mcp.prompts_relisted"') - relisted <= 3
-        # Withdrawn: announced again without it.
+        await wait_until(lambda: RELISTED in agent.stderr_text()[mark:], "a re-list after the burst")
+        # Withdrawn: announced again without it (after anything the burst's re-lists sent).
         assert (await agent.prompt(session, "withdraw", timeout=60))["result"]["stopReason"] == "end_turn"
-        *_, third = await menu_count(agent, session, 3)
-        assert third == first and len(menus(agent, session)) == 3
+        await menu_count(agent, session, 3)
+        assert menus(agent, session) == [first, second, first]
+
+        def until_changed() -> str | None:
+            """The agent's stderr from the burst to the withdrawal's change, its re-list included."""
+            text = agent.stderr_text()[mark:]
+            return text.split(CHANGED)[0] if CHANGED in text else None
+
+        relists = (await wait_until(until_changed, "the withdrawal's change on stderr")).count(RELISTED)
+        assert 2 <= relists <= 4  # the burst's one to three, and the withdrawal's own

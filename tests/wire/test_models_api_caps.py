@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.model.models_listing import MAX_BYTES, MAX_PAGES
@@ -21,6 +20,7 @@ from acp_agent.session.catalog import MAX_MODEL_CHOICES
 from acp_agent.testing import FakeMessagesAPI, ModelsListing, replies
 from tests.support import base_env
 from tests.support.agent import AgentProcess
+from tests.support.waits import wait_until
 from tests.wire.conftest import chunks
 
 MODEL = "claude-test-1"
@@ -43,13 +43,16 @@ def hostile_api(
 
 
 async def listed(agent: AgentProcess, timeout: float = 30) -> str:
-    """Wait until the agent has read the Models API (or given up on it); its stderr so far."""
-    with anyio.fail_after(timeout):
-        while True:
-            text = agent.stderr_text()
-            if "models.listed" in text or "models.unavailable" in text:
-                return text
-            await anyio.sleep(0.05)
+    """Wait until the agent has read the Models API (or given up on it); its stderr so far.
+
+    The line waited for is the listing's last act: every page it asked for has been asked by then,
+    and nothing is asked later (the Models API is asked once per process)."""
+
+    def ended() -> str | None:
+        text = agent.stderr_text()
+        return text if "models.listed" in text or "models.unavailable" in text else None
+
+    return await wait_until(ended, "the Models API's listing to end", timeout=timeout)
 
 
 def gets(api: FakeMessagesAPI) -> int:
@@ -123,7 +126,6 @@ async def test_an_endless_listing_is_read_for_a_few_pages_only(
             await agent.initialize()
             await agent.new_session(workspace)
             log = await listed(agent)
-            await anyio.sleep(0.5)  # nothing more is asked later
             answer = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})
     assert gets(api) == api.models_listing.pages_served == MAX_PAGES
     assert "models.capped" in log and f"more than {MAX_PAGES} pages" in log
@@ -140,7 +142,6 @@ async def test_endless_padded_pages_stop_at_the_byte_cap(
             await agent.initialize()
             await agent.new_session(workspace)
             log = await listed(agent)
-            await anyio.sleep(0.5)
     assert gets(api) == MAX_BYTES // padding + 1 < MAX_PAGES  # the third page crosses 4 MiB
     assert "models.capped" in log and f"more than {MAX_BYTES} bytes" in log
 
@@ -154,7 +155,6 @@ async def test_one_huge_page_is_not_read_past_the_byte_cap(
             await agent.initialize()
             await agent.new_session(workspace)
             log = await listed(agent)
-            await anyio.sleep(0.5)
             session = await agent.new_session(workspace)
         assert session
     assert gets(api) == 1

@@ -9,6 +9,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.waits import wait_until
 from tests.wire.conftest import turn_record
 
 
@@ -47,8 +48,7 @@ async def test_five_reads_of_one_reply_are_in_the_editors_hands_at_once_and_come
         with anyio.fail_after(10):
             await all_open.wait()
             # The first file answers last: completion order is the reverse of the model's order.
-            while not set(names[names.index(name) + 1 :]) <= set(answered):
-                await anyio.sleep(0.01)
+            await wait_until(lambda: set(names[names.index(name) + 1 :]) <= set(answered), "the later reads")
         answered.append(name)
         return {"content": buffers[params["path"]]}
 
@@ -83,7 +83,8 @@ async def test_calls_that_need_permission_run_alone_between_runs_of_reads(
             name = Path(params["path"]).name
             events.append(f"read {name}")
             if name == "a.txt":
-                await anyio.sleep(0.2)  # a question asked beside this read would come before its end
+                # deliberate: a stall the editor holds, in which a question asked beside the read would come
+                await anyio.sleep(0.2)
             else:  # b and c run together: each ends once both are asked (no race with a delay)
                 if {"read b.txt", "read c.txt"} <= set(events):
                     both_asked.set()
@@ -145,13 +146,11 @@ async def test_cancel_during_a_parallel_batch_fails_every_open_call_and_keeps_hi
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(prompt)
-            with anyio.fail_after(10):
-                while running() < 3:  # all three reads at once (one at a time would stop at one)
-                    await anyio.sleep(0.01)
+            # All three reads at once (one at a time would stop at one).
+            await wait_until(lambda: running() >= 3, "three reads running", timeout=10)
             await agent.notify("session/cancel", {"sessionId": session})
-            with anyio.fail_after(5):  # D5's cancel bound: the reads are never answered by themselves
-                while "response" not in results:
-                    await anyio.sleep(0.01)
+            # D5's cancel bound: the reads are never answered by themselves.
+            await wait_until(lambda: "response" in results, "the cancelled answer", timeout=5)
         response = results["response"]
         assert response["result"]["stopReason"] == "cancelled"
         assert turn_record(response)["abortedDuring"] == "tools"
