@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -42,6 +43,9 @@ machinery (`session/front.py`), in the order a first prompt needs; then the mode
 
 SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
+
+THREAD_GRACE = 0.25
+"""Seconds, in all, that worker threads get to end once the event loop is closed (`leave`)."""
 
 
 async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
@@ -158,6 +162,17 @@ def _state_dir(config: Config) -> Path | None:
     return directory
 
 
+def _threads_left(grace: float) -> list[threading.Thread]:
+    """The non-daemon threads still alive after `grace` seconds in all. AnyIO stops its idle
+    worker threads as the event loop closes, a moment after `anyio.run` returns: they end within
+    the grace, and only a thread really blocked (in the kernel, in a tool) is left."""
+    deadline = time.monotonic() + grace
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return [t for t in others if t.is_alive()]
+
+
 def run(config: Config) -> NoReturn:
     """Run the server on the asyncio backend, then leave at once (`leave`)."""
     leave(anyio.run(serve, config))
@@ -173,11 +188,7 @@ def leave(code: int) -> NoReturn:
     waits for (acpx sends SIGTERM 240 ms after EOF), and a tool's thread blocked in the kernel (a
     FIFO, a hung mount) could not be interrupted anyway: it is named in the log and left behind.
     """
-    stuck = [
-        t.name
-        for t in threading.enumerate()
-        if t is not threading.current_thread() and not t.daemon and t.is_alive()
-    ]
+    stuck = [t.name for t in _threads_left(grace=THREAD_GRACE)]
     if stuck:
         log.warning("agent.stuck_threads", threads=stuck, action="exiting without waiting for them")
     for stream in (sys.stdout, sys.stderr):
