@@ -2,24 +2,20 @@
 tool call, for `ask_user` and for the MCP servers that ask the user something.
 
 Only the modes the client advertised are used (`tools.base.Elicitation.modes`); its answer is
-checked (D19): an unknown action is a dismissal, and content keeps only the value types ACP allows.
+checked against the question (`form_answers.py`, D19): an unknown action, content outside the
+form's schema or past `ANSWER_CHARS` is a dismissal.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import structlog
-
 from acp_agent.errors import RpcError, ToolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.form_answers import checked_answer
 from acp_agent.session.requester import Requester
 
 __all__ = ["EditorElicitation", "editor_elicitation"]
-
-log = structlog.get_logger(__name__)
-
-ACTIONS = frozenset({"accept", "decline", "cancel"})
 
 
 def editor_elicitation(
@@ -51,30 +47,7 @@ class EditorElicitation:
             raise ToolError(f"the editor could not ask the user: {exc.message}") from None
         except TimeoutError:
             raise ToolError(f"the user did not answer within {timeout:g} s") from None
-        return _checked(answer)
+        return checked_answer(answer, request.get("requestedSchema") if mode == "form" else None)
 
     async def complete(self, elicitation_id: str) -> None:
         await self.requester.notify("elicitation/complete", {"elicitationId": elicitation_id})
-
-
-def _checked(answer: Any) -> dict[str, Any]:
-    action = answer.get("action") if isinstance(answer, dict) else None
-    if action not in ACTIONS:
-        log.info("elicitation.unknown_answer", action=str(action)[:40])
-        return {"action": "cancel"}
-    if action != "accept":
-        return {"action": action}
-    content = answer.get("content")
-    if not isinstance(content, dict):
-        return {"action": "accept"}
-    return {
-        "action": "accept",
-        "content": {k: v for k, v in content.items() if isinstance(k, str) and _allowed(v)},
-    }
-
-
-def _allowed(value: Any) -> bool:
-    """ACP's `ElicitationContentValue`: a string, number, boolean or list of strings."""
-    if isinstance(value, str | bool | int | float):
-        return True
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)

@@ -18,6 +18,7 @@ import structlog
 from acp_agent.errors import RpcError
 from acp_agent.protocol.lifecycle import AuthenticateRequest, ClientCapabilities
 from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_IDS
+from acp_agent.session.form_answers import checked_answer
 from acp_agent.session.params import parse
 from acp_agent.session.requester import Requester
 
@@ -165,6 +166,7 @@ class Login:
                         "description": "From console.anthropic.com. Stored in the agent's config dir "
                         "(mode 0600) and never shown again.",
                         "minLength": 1,
+                        "maxLength": MAX_KEY_CHARS,
                         "_meta": {"acp-agent": {"secret": True}},
                     }
                 },
@@ -179,11 +181,10 @@ class Login:
         except TimeoutError:
             log.warning("auth.form_unanswered", seconds=KEY_FORM_SECONDS)
             return None
-        action = answer.get("action") if isinstance(answer, dict) else None
-        content = answer.get("content") if isinstance(answer, dict) else None
-        key = content.get(KEY_FIELD) if action == "accept" and isinstance(content, dict) else None
-        if action != "accept" or _key_problem(key) is not None:
-            log.info("auth.form_without_key", action=str(action)[:20])
+        checked = checked_answer(answer, params["requestedSchema"])  # the one reading of forms
+        key = checked.get("content", {}).get(KEY_FIELD)
+        if _key_problem(key) is not None:
+            log.info("auth.form_without_key", action=checked["action"])
             return None
         assert isinstance(key, str)
         return key.strip()

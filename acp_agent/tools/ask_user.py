@@ -20,6 +20,8 @@ ASK_SECONDS = 1800.0
 """How long a question waits for its answer (someone may have stepped away)."""
 MAX_CHOICES = 10
 MAX_ANSWER_CHARS = 8000
+"""The text box's `maxLength`: an answer outside the form (longer, or a choice never offered)
+comes back from the `Elicitation` as a dismissal, so what reaches the model was offered."""
 
 DECLINED = (
     "The user declined to answer. Do not ask the same again: go on with your best judgement, "
@@ -38,7 +40,7 @@ def question_form(question: str, choices: list[str], free_text: bool) -> dict[st
         properties["choice"] = {"type": "string", "title": "Choose one", "enum": choices}
     if free_text:
         title = "Or answer in your own words" if choices else "Your answer"
-        properties["answer"] = {"type": "string", "title": title}
+        properties["answer"] = {"type": "string", "title": title, "maxLength": MAX_ANSWER_CHARS}
     required = ["choice"] if choices and not free_text else [] if choices else ["answer"]
     return {
         "mode": "form",
@@ -111,7 +113,7 @@ class AskUser:
         if isinstance(choice, str) and choice.strip():
             lines.append(f"The user chose: {choice.strip()}")
         if isinstance(text, str) and text.strip():
-            lines.append(f"The user answered: {text.strip()[:MAX_ANSWER_CHARS]}")
+            lines.append(f"The user answered: {text.strip()}")
         return ToolResult(
             "\n".join(lines) or "The user submitted the form without an answer.",
             raw_output={"action": "accept"},

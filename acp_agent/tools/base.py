@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from acp_agent.tools.sandbox import CommandSandbox
 
 __all__ = [
+    "ANSWER_CHARS",
     "Diff",
     "Elicitation",
     "FileSystem",
@@ -79,14 +80,20 @@ class TerminalHost(Protocol):
     async def release(self, terminal_id: str) -> None: ...
 
 
+ANSWER_CHARS = 16 * 1024
+"""The longest answer to any question the agent asks (`ask_user`, a relayed MCP question, the key
+form): every key and string of its content together, in characters. A longer one is a dismissal."""
+
+
 class Elicitation(Protocol):
     """The editor's forms and links (ACP `elicitation/create`), for a client that advertised them.
 
     `modes` are the ones it advertised ("form", "url"); no other may be used. `request` is an
     elicitation as MCP and ACP share it, without its scope: `{"mode": "form", "message",
     "requestedSchema"}` or `{"mode": "url", "message", "url", "elicitationId"}`. The answer is
-    `{"action": "accept" | "decline" | "cancel", "content"?: {...}}`; anything else the editor says
-    comes back as "cancel". Cancelling the caller abandons the question (`$/cancel_request`).
+    `{"action": "accept" | "decline" | "cancel", "content"?: {...}}`, its content within the form's
+    schema and `ANSWER_CHARS`; anything else the editor says comes back as "cancel". Cancelling
+    the caller abandons the question (`$/cancel_request`).
 
     Raises:
         ToolError: the editor answered an error, or nothing within `timeout` seconds.

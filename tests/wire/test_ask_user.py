@@ -114,3 +114,48 @@ async def test_no_question_tool_for_a_client_without_forms(
     assert "ask_user" not in {t["name"] for t in fake_api.requests[0].body["tools"]}
     assert "unknown tool" in json.dumps(tool_result(fake_api, "toolu_nope"))
     assert not any(m.get("method") == "elicitation/create" for m in agent.messages)
+
+
+OUTSIDE_THE_FORM = {
+    "a choice never offered": {"action": "accept", "content": {"choice": "MongoDB"}},
+    "a 5 MB choice": {"action": "accept", "content": {"choice": "SQLite" + "x" * 5_000_000}},
+    "a number for the choice": {"action": "accept", "content": {"choice": 2}},
+    "a field the form lacks": {"action": "accept", "content": {"choice": "SQLite", "sql": "DROP"}},
+    "an action that is a list": {"action": ["accept"], "content": {"choice": "SQLite"}},
+    "an action that is an object": {"action": {"accept": True}},
+    "content that is a list": {"action": "accept", "content": ["SQLite"]},
+    "the required choice missing": {"action": "accept", "content": {}},
+}
+
+
+async def test_an_answer_outside_the_form_is_a_dismissal_and_the_turn_goes_on(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    editor = Editor(*OUTSIDE_THE_FORM.values())
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await zed_initialize(agent)
+        session = await agent.new_session(workspace)
+        for n, case in enumerate(OUTSIDE_THE_FORM):
+            call_id = f"toolu_odd{n}"
+            fake_api.script(replies.tool_use("ask_user", QUESTION, id=call_id), replies.text("noted"))
+            response = await agent.prompt(session, "set up the app")
+            assert response["result"]["stopReason"] == "end_turn", (case, response)
+            result = json.dumps(tool_result(fake_api, call_id))
+            assert "The user dismissed the question" in result and "chose" not in result, (case, result)
+            assert len(result) < 2_000  # nothing of the answer reached the model
+            shown = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == call_id]
+            assert shown[-1]["status"] == "completed" and shown[-1]["rawOutput"] == {"action": "cancel"}
+    assert len(editor.forms) == len(OUTSIDE_THE_FORM)
+
+
+async def test_a_free_text_answer_past_its_length_is_a_dismissal(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    editor = Editor({"action": "accept", "content": {"answer": "y" * 9_000}})
+    fake_api.script(replies.tool_use("ask_user", {"question": "Why?"}, id="toolu_long"), replies.text("ok"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await zed_initialize(agent)
+        session = await agent.new_session(workspace)
+        await agent.prompt(session, "ask")
+    assert editor.forms[0]["requestedSchema"]["properties"]["answer"]["maxLength"] == 8000
+    assert "The user dismissed the question" in json.dumps(tool_result(fake_api, "toolu_long"))

@@ -121,6 +121,26 @@ async def test_every_advertised_method_logs_in_or_says_how_and_an_unknown_one_is
     assert bad_key["error"]["code"] == -32602 and "two words" not in json.dumps(bad_key)
 
 
+async def test_a_key_form_answered_outside_its_schema_logs_nobody_in(
+    keyless_env: dict[str, str], acp_schema: Any
+) -> None:
+    outside = [
+        {"action": ["accept"], "content": {"apiKey": KEY}},  # an action that is a list
+        {"action": "accept", "content": {"apiKey": KEY, "admin": True}},  # a field the form lacks
+        {"action": "accept", "content": {"apiKey": "sk-" + "k" * 2_000_000}},  # past every cap
+        {"action": "accept", "content": {"apiKey": ["sk-ant-in-a-list"]}},
+    ]
+    editor = Editor(*outside)
+    async with AgentProcess.start(env=keyless_env, schema=acp_schema, on_request=editor) as agent:
+        await zed_initialize(agent)
+        answers = [await agent.request("authenticate", {"methodId": "login"}) for _ in outside]
+        stderr = agent.stderr_text()
+    assert [a["error"]["code"] for a in answers] == [-32000] * len(outside), answers
+    assert len(editor.forms) == len(outside) and not stored_key(keyless_env).exists()
+    assert editor.forms[0]["requestedSchema"]["properties"]["apiKey"]["maxLength"] == 1024
+    assert KEY not in stderr and "kkkkkkkk" not in stderr
+
+
 async def test_logout_also_forgets_the_key_the_agent_was_started_with(
     keyless_env: dict[str, str], acp_schema: Any, workspace: Path
 ) -> None:

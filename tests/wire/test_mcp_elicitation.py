@@ -54,6 +54,33 @@ async def test_a_form_from_an_mcp_server_is_relayed_for_its_tool_call(
     assert "hello, Ada" in tool_result(fake_api, "toolu_greet")
 
 
+OUTSIDE_THE_FORM = {
+    "a number for the name": {"action": "accept", "content": {"name": 42}},
+    "a field the form lacks": {"action": "accept", "content": {"name": "Ada", "admin": True}},
+    "an action that is a list": {"action": ["accept"], "content": {"name": "Ada"}},
+    "a name past the answer cap": {"action": "accept", "content": {"name": "A" * 5_000_000}},
+}
+
+
+async def test_an_answer_outside_the_servers_form_reaches_it_as_a_dismissal(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    editor = Editor(*OUTSIDE_THE_FORM.values())
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await zed_initialize(agent)
+        session = await agent.new_session(workspace, mcp_servers=[server()])
+        for n, case in enumerate(OUTSIDE_THE_FORM):
+            call_id = f"toolu_odd{n}"
+            fake_api.script(replies.tool_use("mcp__demo__greet_me", {}, id=call_id), replies.text("done"))
+            response = await agent.prompt(session, "go", timeout=60)
+            assert response["result"]["stopReason"] == "end_turn", (case, response)
+            assert "no name (cancel)" in tool_result(fake_api, call_id), (
+                case,
+                tool_result(fake_api, call_id),
+            )
+    assert len(editor.forms) == len(OUTSIDE_THE_FORM)
+
+
 async def test_a_url_from_an_mcp_server_is_relayed_and_its_completion_passed_on(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
