@@ -22,7 +22,15 @@ from acp_agent.model.diagnostics import DiagnosticsField
 from acp_agent.model.models_listing import read_models
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
 from acp_agent.model.sdk import ENV_KEYS, anthropic_sdk, env_key
-from acp_agent.model.stream_events import Attempt, cache_miss_of, message_events, relay_events, usage_of
+from acp_agent.model.stream_events import (
+    Attempt,
+    MalformedReply,
+    cache_miss_of,
+    message_events,
+    relay_events,
+    usage_of,
+    web_search_bound,
+)
 
 if TYPE_CHECKING:
     import anthropic
@@ -133,13 +141,14 @@ class AnthropicModel:
         import httpx2
 
         retries = 0
+        max_searches = web_search_bound(request.tools)
         probe: Failure | None = None
         """The 400 of a request that carried diagnostics, while it is re-sent without them."""
         while True:
             kwargs = self._request_kwargs(request, diagnostics=probe is None)
             carried = "diagnostics" in kwargs
             undecided = self._diagnostics.accepted is None and (carried or probe is not None)
-            attempt = Attempt()
+            attempt = Attempt(max_searches)
             try:
                 once = self._stream_once if self.streaming else self._create_once
                 async with aclosing(once(client, kwargs, attempt)) as events:
@@ -211,10 +220,8 @@ class AnthropicModel:
         try:
             async for event in relay_events(stream, attempt):
                 yield event
-        except (KeyError, ValueError) as exc:  # deltas for an unknown block, or bad event JSON
-            raise StreamBroken(
-                f"the reply was malformed ({type(exc).__name__})", partial=attempt.content(partial=True)
-            ) from None
+        except (KeyError, ValueError) as exc:  # deltas for an unknown block, bad JSON or figures
+            raise _malformed(exc, attempt) from None
         finally:
             with anyio.move_on_after(2, shield=True):
                 await stream.close()
@@ -246,10 +253,13 @@ class AnthropicModel:
         if not isinstance(message, anthropic.types.Message):
             raise ModelUnavailable("the API answered with a body that is not a message")
         attempt.relayed = True  # nothing after this point is retried
+        try:  # checked before any of it is relayed, as the stream's message_start is
+            usage = usage_of(message.usage, max_searches=attempt.max_searches)
+        except MalformedReply as exc:
+            raise _malformed(exc, attempt) from None
         events, content = message_events(message)
         for event in events:
             yield event
-        usage = usage_of(message.usage)
         yield usage
         if message.stop_reason is None:
             raise StreamBroken("the reply ended without a stop_reason", partial=content)
@@ -365,6 +375,12 @@ def prompt_too_long(failure: Failure) -> bool:
         and failure.error_type == "invalid_request_error"
         and (failure.api_message or "").lower().startswith("prompt is too long")
     )
+
+
+def _malformed(exc: Exception, attempt: Attempt) -> StreamBroken:
+    """A reply the API could not have sent, on either path: the turn ends with what it relayed."""
+    what = str(exc) if isinstance(exc, MalformedReply) else type(exc).__name__
+    return StreamBroken(f"the reply was malformed ({what})", partial=attempt.content(partial=True))
 
 
 def _is_connect_timeout(exc: BaseException) -> bool:

@@ -21,8 +21,11 @@ from acp_agent.model.base import (
 
 __all__ = [
     "EMPTY_TEXT",
+    "MAX_SERVER_TOOL_USES",
+    "MAX_USAGE_TOKENS",
     "NO_USAGE",
     "Attempt",
+    "MalformedReply",
     "cache_miss_of",
     "input_block",
     "is_server_block",
@@ -30,6 +33,7 @@ __all__ = [
     "relay_events",
     "tool_input",
     "usage_of",
+    "web_search_bound",
 ]
 
 NO_USAGE = Usage()
@@ -37,6 +41,17 @@ EMPTY_TEXT = {"type": "text", "text": ""}
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 SERVER_USAGE_FIELDS = ("web_search_requests", "web_fetch_requests")
 """`usage.server_tool_use`: what the server tools ran (cumulative, like the token counts)."""
+MAX_USAGE_TOKENS = 4_000_000
+"""The most tokens one usage figure of one reply may count: four times the largest context
+window (1M on every current model, claude-models.md), room for models to come. A count below 0
+or above it is no figure the API sends: the reply is malformed."""
+MAX_SERVER_TOOL_USES = 10_000
+"""The most web searches (or fetches) one reply may report when the request set no `max_uses`:
+each is a `server_tool_use` block the model wrote, and a reply has at most 128K output tokens."""
+
+
+class MalformedReply(ValueError):
+    """A reply the API could not have sent (a usage figure below 0 or past its bound)."""
 
 
 class Attempt:
@@ -47,6 +62,7 @@ class Attempt:
         "_done",
         "_parts",
         "cache_miss",
+        "max_searches",
         "message_id",
         "relayed",
         "stop_reason",
@@ -54,7 +70,9 @@ class Attempt:
         "usage",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, max_searches: int = MAX_SERVER_TOOL_USES) -> None:
+        self.max_searches = max_searches
+        """The most web searches the reply may report: the request's `max_uses` (`web_search_bound`)."""
         self.relayed = self.stopped = False
         self.stop_reason: str | None = None
         self.message_id: str | None = None
@@ -141,12 +159,12 @@ async def relay_events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
                 yield ServerToolBlock(index, block)
         elif kind == "message_delta":
             a.stop_reason = event.delta.stop_reason
-            a.usage = usage_of(event.usage, a.usage)
+            a.usage = usage_of(event.usage, a.usage, max_searches=a.max_searches)
             yield a.usage
         elif kind == "message_start":
             a.message_id = event.message.id
             a.cache_miss = cache_miss_of(event.message)
-            a.usage = usage_of(event.message.usage)
+            a.usage = usage_of(event.message.usage, max_searches=a.max_searches)
             yield a.usage
         elif kind == "message_stop":
             a.stopped = True
@@ -213,24 +231,43 @@ def tool_input(text: str) -> Any:
         return value if isinstance(value, dict) else {}
 
 
-def usage_of(raw: Any, prev: Usage = NO_USAGE) -> Usage:
-    """Usage from the API; counts that a message_delta leaves out keep their earlier values."""
-    split = getattr(raw, "cache_creation", None)
-    one_hour = getattr(split, "ephemeral_1h_input_tokens", None)
-    counts = {
-        name: getattr(prev, name) if getattr(raw, name, None) is None else int(getattr(raw, name))
-        for name in USAGE_FIELDS
-    }
+def usage_of(raw: Any, prev: Usage = NO_USAGE, *, max_searches: int = MAX_SERVER_TOOL_USES) -> Usage:
+    """Usage from the API; counts that a message_delta leaves out keep their earlier values.
+
+    Raises:
+        MalformedReply: a count that is not a whole number from 0 to its bound
+            (`MAX_USAGE_TOKENS`; `max_searches` web searches, `MAX_SERVER_TOOL_USES` fetches).
+    """
+    counts = {name: _count(raw, name, getattr(prev, name), MAX_USAGE_TOKENS) for name in USAGE_FIELDS}
     server = getattr(raw, "server_tool_use", None)
-    for name in SERVER_USAGE_FIELDS:
-        value = getattr(server, name, None)
-        counts[name] = getattr(prev, name) if value is None else int(value)
-    return Usage(
-        **counts,
-        cache_creation_1h_input_tokens=(
-            prev.cache_creation_1h_input_tokens if one_hour is None else int(one_hour)
-        ),
+    for name, most in zip(SERVER_USAGE_FIELDS, (max_searches, MAX_SERVER_TOOL_USES), strict=True):
+        counts[name] = _count(server, name, getattr(prev, name), most, "server_tool_use.")
+    split = getattr(raw, "cache_creation", None)
+    counts["cache_creation_1h_input_tokens"] = _count(
+        split, "ephemeral_1h_input_tokens", prev.cache_creation_1h_input_tokens, MAX_USAGE_TOKENS
     )
+    return Usage(**counts)
+
+
+def _count(raw: Any, name: str, prev: int, most: int, where: str = "") -> int:
+    value = getattr(raw, name, None)
+    if value is None:
+        return prev
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise MalformedReply(f"usage.{where}{name} is {str(value)[:40]}, not a count from 0 to {most:,}")
+    return value
+
+
+def web_search_bound(tools: list[dict[str, Any]] | None) -> int:
+    """The most web searches a reply to a request with these `tools` can report: its search
+    tool's `max_uses`, 0 without a search tool, `MAX_SERVER_TOOL_USES` without a `max_uses`."""
+    for tool in tools or ():
+        if tool.get("name") == "web_search" and str(tool.get("type", "")).startswith("web_search_"):
+            most = tool.get("max_uses")
+            return most if isinstance(most, int) else MAX_SERVER_TOOL_USES
+    return 0
 
 
 def cache_miss_of(message: Any) -> dict[str, Any] | None:

@@ -108,7 +108,9 @@ class Message:
     body cleanly after k events; `error_event_after=k` sends an `overloaded_error` event after k.
     Faults before any response, on both paths: `stall` hangs before the status line, `drop`
     closes the connection without answering. `delay` seconds pass before the response starts, on
-    both paths (the API's time to first byte, for benches).
+    both paths (the API's time to first byte, for benches). `reported_usage` replaces fields of the
+    reply's `usage` with what a broken (or hostile) API might say, `server_tool_use` included:
+    negative counts, more searches than `max_uses` allowed.
     """
 
     blocks: tuple[Block, ...] = ()
@@ -123,6 +125,7 @@ class Message:
     stall: bool = False
     drop: bool = False
     delay: float = 0.0
+    reported_usage: Mapping[str, Any] | None = None
 
     @property
     def has_stream_faults(self) -> bool:
@@ -321,6 +324,7 @@ def _usage(reply: Message, usage: dict[str, Any] | None) -> dict[str, Any]:
     server = server_usage([content_json(b) for b in reply.blocks if isinstance(b, ServerBlock)])
     if server is not None:
         out["server_tool_use"] = server
+    out.update(reply.reported_usage or {})
     return out
 
 
@@ -370,7 +374,7 @@ def render_events(
         diagnostics=diagnostics,
         with_diagnostics=with_diagnostics,
     )
-    final: dict[str, Any] = {"output_tokens": reply.usage[1]}
+    final: dict[str, Any] = {"output_tokens": body["usage"]["output_tokens"]}
     if "server_tool_use" in body["usage"]:  # cumulative, like the token counts
         final["server_tool_use"] = body["usage"]["server_tool_use"]
     events = message_to_events(body, pieces=[_pieces(block) for block in reply.blocks], delta_usage=final)

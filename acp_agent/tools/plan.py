@@ -13,6 +13,10 @@ __all__ = ["UpdatePlan"]
 STATUSES = ("pending", "in_progress", "completed")
 PRIORITIES = ("high", "medium", "low")
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+MAX_ENTRIES = 100
+MAX_ENTRY_CHARS = 1000
+"""A plan is one `plan` update to the editor, sent whole on every change: both bound its size
+(checked in `run`, not in the schema: the tool list is the head of every request's cached prefix)."""
 
 
 @dataclass(slots=True)
@@ -57,6 +61,12 @@ class UpdatePlan:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if "entries" in args:
+            entries = args["entries"]
+            if len(entries) > MAX_ENTRIES or any(len(e["content"]) > MAX_ENTRY_CHARS for e in entries):
+                raise ToolError(
+                    f"update_plan: at most {MAX_ENTRIES} entries of at most {MAX_ENTRY_CHARS} "
+                    "characters each; keep the plan short"
+                )
             self.entries = [
                 PlanEntry(e["content"], e.get("priority", "medium"), e.get("status", "pending"))
                 for e in args["entries"]

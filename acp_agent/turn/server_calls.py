@@ -22,7 +22,11 @@ __all__ = ["KINDS", "ServerCalls", "call_finished", "call_started", "is_server_b
 KINDS = {"web_search": "search", "web_fetch": "fetch"}
 """ACP's tool kind of each server tool (any other: `other`)."""
 MAX_LISTED = 20
-"""Results listed in a search's text (all of them are links)."""
+"""Results a search's update lists and links: 3,000 results were one 9.3 MB update (issue 35);
+the rest are counted in a note ("… and 2,980 more"), and all of them stay in the model's history."""
+MAX_URL_CHARS = 2048
+"""The longest URL shown or linked (the common browser limit); a longer one is counted only."""
+TITLE_CHARS = 120
 
 
 def call_started(block: dict[str, Any]) -> ToolCallStarted:
@@ -59,18 +63,25 @@ def call_finished(block: dict[str, Any]) -> ToolCallFinished:
 
 
 def _search_results(results: list[Any]) -> ToolCallShown:
-    links = tuple(
-        ShownLink(str(r.get("url")), str(r.get("title") or r.get("url")))
-        for r in results
-        if isinstance(r, dict) and isinstance(r.get("url"), str)
-    )
-    if not links:
+    found = [r["url"] for r in results if isinstance(r, dict) and isinstance(r.get("url"), str)]
+    if not found:
         return ToolCallShown(status="completed", text="No results.")
-    lines = [f"- {clip_line(title, 120)}: {uri}" for uri, title in links[:MAX_LISTED]]
-    if len(links) > MAX_LISTED:
-        lines.append(f"… and {len(links) - MAX_LISTED} more")
-    count = f"{len(links)} result{'s' if len(links) != 1 else ''}"
-    return ToolCallShown(status="completed", text=f"{count}:\n" + "\n".join(lines), links=links)
+    links: list[ShownLink] = []
+    for result in results:
+        if len(links) == MAX_LISTED:
+            break
+        url = result.get("url") if isinstance(result, dict) else None
+        if isinstance(url, str) and len(url) <= MAX_URL_CHARS:
+            links.append(ShownLink(url, _link_title(result.get("title"), url)))
+    lines = [f"- {title}: {uri}" for uri, title in links]
+    if len(found) > len(links):
+        lines.append(f"… and {len(found) - len(links):,} more")
+    count = f"{len(found):,} result{'s' if len(found) != 1 else ''}"
+    return ToolCallShown(status="completed", text=f"{count}:\n" + "\n".join(lines), links=tuple(links))
+
+
+def _link_title(title: Any, url: str) -> str:
+    return clip_line(title, TITLE_CHARS) if isinstance(title, str) and title else url
 
 
 def _fetched(result: dict[str, Any]) -> ToolCallShown:
@@ -82,11 +93,12 @@ def _fetched(result: dict[str, Any]) -> ToolCallShown:
     source = source if isinstance(source, dict) else {}
     data = source.get("data")
     size = f" ({len(data):,} characters)" if isinstance(data, str) and source.get("type") == "text" else ""
-    named = f": {clip_line(title, 120)}" if isinstance(title, str) and title else ""
+    named = f": {clip_line(title, TITLE_CHARS)}" if isinstance(title, str) and title else ""
+    linked = url and len(url) <= MAX_URL_CHARS
     return ToolCallShown(
         status="completed",
-        text=f"Fetched {url}{named}{size}",
-        links=(ShownLink(url, title if isinstance(title, str) and title else url),) if url else (),
+        text=f"Fetched {clip_line(url, MAX_URL_CHARS)}{named}{size}",
+        links=(ShownLink(url, _link_title(title, url)),) if linked else (),
     )
 
 

@@ -286,6 +286,25 @@ async def test_a_plan_update_reaches_the_editor_whole(
     assert [e["status"] for e in plans[1]["entries"]] == ["completed", "pending"]
 
 
+async def test_a_plan_too_long_for_one_update_is_refused_and_the_old_one_stands(
+    agent: AgentProcess, session: str, fake_api: FakeMessagesAPI
+) -> None:
+    fake_api.script(
+        replies.tool_use("update_plan", {"entries": [{"content": "step one"}]}),
+        replies.tool_use("update_plan", {"entries": [{"content": f"step {n}"} for n in range(5_000)]}),
+        replies.tool_use("update_plan", {"entries": [{"content": "x" * 200_000}]}),
+        replies.text("planned"),
+    )
+    response = await agent.prompt(session, "plan it")
+    assert response["result"]["stopReason"] == "end_turn"
+    assert [p["entries"] for p in chunks(agent, session, "plan")] == [
+        [{"content": "step one", "priority": "medium", "status": "pending"}]
+    ]
+    sent = [b for m in fake_api.requests[-1].body["messages"] for b in m["content"]]
+    refused = [b for b in sent if b.get("type") == "tool_result" and b.get("is_error")]
+    assert len(refused) == 2 and all("at most 100 entries" in str(r["content"]) for r in refused)
+
+
 async def test_commands_run_in_the_editor_terminal_when_offered(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:

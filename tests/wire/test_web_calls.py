@@ -7,6 +7,7 @@ so the replay of the journaled reply shows the same call.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,29 @@ async def test_a_web_fetch_round_trips_and_replays(
     assert text_of(final) == f"Fetched {PAGE}: Tool Calls (27 characters)"
     record = turn_record(responses[0])
     assert record["webFetches"] == 1 and record["webSearches"] == 0
+
+
+async def test_a_search_of_3000_results_is_one_small_update_with_a_note(
+    sonnet_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    long_url = "https://example.com/" + "u" * 10_000
+    results = [("a title " + "t" * 300, long_url)] + [
+        (f"result {n}", f"https://example.com/{n}") for n in range(2_999)
+    ]
+    search = web_replies.web_search("everything", results, id="srvtoolu_big")
+    fake_api.script(web_replies.searched(search, text="Too many."), replies.text("ok"))
+    responses, live, replayed = await live_and_replayed(
+        sonnet_env, acp_schema, workspace, "Find all.", "And?"
+    )
+    assert responses[0]["result"]["stopReason"] == "end_turn", responses[0]
+    final = same_calls(live, replayed)["srvtoolu_big"][-1]
+    assert len(json.dumps(final)) < 16_000, len(json.dumps(final))  # was 3,000 links
+    assert links(final) == [(f"https://example.com/{n}", f"result {n}") for n in range(20)]
+    assert text_of(final).startswith("3,000 results:") and "… and 2,980 more" in text_of(final)
+    assert long_url not in json.dumps(final)
+    # Only what the editor is shown is capped: the model's history keeps every result.
+    sent = fake_api.requests[1].body["messages"][1]["content"]
+    assert len(next(b for b in sent if b["type"] == "web_search_tool_result")["content"]) == 3_000
 
 
 async def test_error_results_are_failed_calls_live_and_on_load(
