@@ -172,8 +172,10 @@ class AnthropicModel:
                 yield MessageDone([], "context_window_exceeded", Usage())
                 return
             if failure.status == 400 and carried and self._diagnostics.accepted is None:
-                probe = failure
-                continue  # the same request again, without the field: not a retry
+                probe, retries = failure, retries + 1  # the same request again, without the field
+                log.info("model.resent", attempt=retries, reason="a 400 to a request with diagnostics")
+                yield RetryScheduled(retries, 0.0, "sent again without diagnostics", quiet=True)
+                continue
             if failure.status == 400 and probe is not None:
                 failure = probe  # refused without the field too: it was not the field's fault
             decision = self.policy.decide(

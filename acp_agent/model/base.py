@@ -120,12 +120,14 @@ class Usage:
 class RetryScheduled:
     """An attempt failed before any output; the client waits `delay` seconds and tries again.
 
-    Not output: the runner counts it as a retry and may tell the user.
+    Not output: the runner counts it as a retry and may tell the user. `quiet`: a re-send of the
+    client's own making, at once (the API refused a field it can do without): counted, not told.
     """
 
     attempt: int
     delay: float
     reason: str
+    quiet: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,10 @@ class DiagnosticsField:
 
     On when the installed SDK has the parameter. A gateway that does not know the field answers
     a 400 that does not say so in any field we can read; so the first 400 to a request carrying
-    it, before the API ever took one, re-sends that request once without it: if that one is
-    taken, the field is refused and left out from then on (one warning); if that one fails too,
-    the field was not the problem. Once a request carrying it is taken, a 400 is just a 400.
+    it, before the API ever took one, re-sends that request once without it (a retry on the
+    turn's record, like any attempt the API received): if that one is taken, the field is refused
+    and left out from then on (one warning); if that one fails too, the field was not the problem.
+    Once a request carrying it is taken, a 400 is just a 400.
     """
 
     _sdk_has_it: bool | None = None

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.model.base import MessageDone, ModelClient, ModelRequest, TextDelta
+from acp_agent.model.base import MessageDone, ModelClient, ModelRequest, RetryScheduled, TextDelta
 from acp_agent.turn.events import CompactionEnded, CompactionStarted, CompactionText, EventSink
 from acp_agent.turn.history import History, with_user_block, without_thinking
 from acp_agent.turn.meter import TurnMeter
@@ -121,6 +121,8 @@ async def compact(
         async for event in model.respond(request):
             if isinstance(event, TextDelta):
                 await tell.event(CompactionText(compaction_id, event.text))
+            elif isinstance(event, RetryScheduled):  # an attempt the API received: on the record
+                meter.retry_scheduled()
             elif isinstance(event, MessageDone):
                 done = event
     except anyio.get_cancelled_exc_class():

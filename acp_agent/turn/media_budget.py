@@ -11,7 +11,7 @@ could not process ("Could not process image", 400) failed every later prompt (is
   so it drops down to half the budget at once: the next rewrite is many images away.
 - **Refusal.** When the API refuses an image (a 400 that says so, or a 413), the image it names
   (or, when it names none, every image it had not taken before) becomes a note, once per request;
-  the request is then sent again (and counted).
+  the request is then sent again (a retry on the turn's record, not a new request).
 
 Both count what a request carries (`History.for_request`: a result cleared by `clearing.py` carries
 no image), whose user messages hold their blocks at the history's own places. Either rewrite goes

@@ -136,13 +136,17 @@ class TurnRunner:
     async def _loop(
         self, history: History, meter: TurnMeter, stop_when: Callable[[], bool] | None
     ) -> AttemptOutcome:
-        compacted_for_overflow = media_refused = False
+        compacted_for_overflow = media_refused = resend = False
         while True:
-            self.last_context_tokens = clear_old_results(history, self.last_context_tokens, self.settings)
-            await self._maybe_compact(history, meter)
-            fit_media(history)  # within what one request may carry (rarely rewrites anything)
-            number = meter.start_request(self.settings.model)
-            log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
+            if resend:  # the refused request again, once its fault is mended: a retry (D1)
+                meter.retry_scheduled()
+                resend = False
+            else:
+                self.last_context_tokens = clear_old_results(history, self.last_context_tokens, self.settings)
+                await self._maybe_compact(history, meter)
+                fit_media(history)  # within what one request may carry (rarely rewrites anything)
+                number = meter.start_request(self.settings.model)
+                log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
             mark = history.mark()
             try:
                 done = await self._send_request(history, meter, number)
@@ -151,7 +155,7 @@ class TurnRunner:
                 # request is then sent again, so the session never stays stuck on it.
                 if media_refused or not replace_refused(history, exc.detail, self._accepted_media):
                     raise
-                media_refused = True
+                media_refused = resend = True
                 continue
             self._accepted_media = mark  # the media before it were taken
             meter.model_stopped(done.stop_reason)
@@ -163,6 +167,7 @@ class TurnRunner:
                 # The API refused the prompt as too long: compact once and try again (D1).
                 compacted_for_overflow = True
                 if await self._maybe_compact(history, meter, force=True):
+                    resend = True
                     continue
             tool_uses = [b for b in done.content if b.get("type") == "tool_use"]
             text = "".join(b.get("text", "") for b in done.content if b.get("type") == "text")
@@ -211,6 +216,8 @@ class TurnRunner:
     def _wrap_up(self, history: History, meter: TurnMeter) -> dict[str, Any] | None:
         """With --on-limit wrap_up, the last allowed request of a continuing loop: no tools, a note."""
         # Called after this request was counted: it is the last one when none are left.
+        if meter.wrapped_up:  # that request sent again (a retry): its note is there already
+            return {"type": "none"}
         if (
             self.settings.on_limit != "wrap_up"
             or meter.requests_left() != 0
@@ -327,7 +334,8 @@ class TurnRunner:
                         await sink.emit(shown)
                 elif kind is RetryScheduled:
                     meter.retry_scheduled()
-                    await self._tell_retry(event)  # type: ignore[arg-type]
+                    if not event.quiet:  # type: ignore[union-attr]
+                        await self._tell_retry(event)  # type: ignore[arg-type]
                 elif kind is MessageDone:
                     done = event  # type: ignore[assignment]
         except StreamBroken as exc:

@@ -107,7 +107,8 @@ async def test_an_image_the_api_cannot_process_is_taken_out_and_the_session_reco
         assert images_in(bodies[2]) == [good, base64.b64encode(undecodable_png()).decode()]
         assert images_in(bodies[3]) == [good]  # the one it took stays
         assert REFUSED in str(bodies[3]["messages"])
-        assert response["result"]["_meta"]["acp-agent"]["turn"]["modelRequests"] == 4
+        record = response["result"]["_meta"]["acp-agent"]["turn"]
+        assert (record["modelRequests"], record["retries"]) == (3, 1)  # the re-send is a retry
         assert (await agent.prompt(session, "and now?"))["result"]["stopReason"] == "end_turn"
     fake_api.script(replies.text("after load"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:

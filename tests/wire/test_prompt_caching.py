@@ -105,6 +105,6 @@ async def test_a_gateway_that_refuses_diagnostics_gets_none_after_the_first_400(
             stderr = agent.stderr_text()
     assert response["result"]["stopReason"] == "end_turn"
     record = turn_record(response)
-    assert (record["modelRequests"], record["retries"]) == (3, 0)
+    assert (record["modelRequests"], record["retries"]) == (3, 1)  # the re-send is a retry
     assert ["diagnostics" in r.body for r in api.requests] == [True, False, False, False]
     assert stderr.count('"model.diagnostics_refused"') == 1
