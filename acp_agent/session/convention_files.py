@@ -151,8 +151,8 @@ def _add_command(found: _Found, path: Path, namespace: str, source: str, inside:
     fields, body, problem = split_frontmatter(text)
     if problem:
         found.skip(path, f"skipped: {problem}")
-    elif not name or any(c.isspace() for c in name):
-        found.skip(path, "skipped: a command's name (its file name) cannot hold spaces")
+    elif not name or any(c.isspace() or not c.isprintable() for c in name):
+        found.skip(path, "skipped: a command's name (its file name) cannot hold spaces or control characters")
     elif name in BUILT_IN_NAMES:
         found.skip(path, f"shadowed by the built-in /{name}")
     elif name in found.commands:

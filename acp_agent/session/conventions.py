@@ -25,6 +25,7 @@ import structlog
 
 from acp_agent.session.allowed_tools import read_allowed_tools
 from acp_agent.session.commands import COMMANDS
+from acp_agent.tools.printable import one_line, printable
 from acp_agent.tools.skill import Skill
 
 if TYPE_CHECKING:
@@ -146,12 +147,13 @@ class Conventions:
         if self.skipped:
             parts.append("Not loaded:")
             parts += [f"- {line}" for line in self.skipped]
-        return "\n".join(parts)
+        return printable("\n".join(parts))  # file and directory names the repository chose
 
 
 def _entry(name: str, description: str, hint: str | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": name, "description": description.strip()}
-    if hint:
+    """A menu entry; each field as a repository or a server wrote it, made one printable line."""
+    entry: dict[str, Any] = {"name": one_line(name), "description": one_line(description)}
+    if hint and (hint := one_line(hint)):
         entry["input"] = {"hint": hint}
     return entry
 

@@ -14,6 +14,7 @@ from typing import Any
 from acp_agent.errors import RpcError
 from acp_agent.session.state import Session
 from acp_agent.session.store import SessionStore
+from acp_agent.tools.printable import one_line
 from acp_agent.turn.entries import Entry, PromptEntry, TitleEntry
 
 __all__ = [
@@ -32,12 +33,13 @@ RENAME_CHARS = 200
 
 
 def prompt_title(prompt: Iterable[Any]) -> str | None:
-    """The first line of the prompt's first text that holds more than whitespace, cut to
-    `TITLE_CHARS`; None when it holds no text (an image alone)."""
+    """The first line of the prompt's first text that holds more than whitespace (and control
+    characters), one printable line cut to `TITLE_CHARS`; None when it holds no text (an image)."""
     for block in prompt:
         text = block.get("text") if isinstance(block, dict) else None
-        if isinstance(text, str) and text.strip():
-            return text.strip().splitlines()[0][:TITLE_CHARS]
+        line = one_line(text.strip().splitlines()[0]) if isinstance(text, str) and text.strip() else ""
+        if line:
+            return line[:TITLE_CHARS]
     return None
 
 
@@ -47,18 +49,18 @@ def session_title(entries: Iterable[Entry]) -> str | None:
     prompted = False
     for entry in entries:
         if isinstance(entry, TitleEntry):
-            title, prompted = entry.title, True
+            title, prompted = one_line(entry.title) or None, True  # a journal from before the check
         elif isinstance(entry, PromptEntry) and not prompted:
             title, prompted = prompt_title(entry.prompt), True
     return title
 
 
 def normalized_title(text: str) -> str:
-    """A title as a rename stores it: one line, runs of whitespace as one space, at most
-    `RENAME_CHARS`. Raises ValueError when nothing is left."""
-    title = " ".join(text.split())[:RENAME_CHARS].rstrip()
+    """A title as a rename stores it: one printable line, runs of whitespace as one space, at
+    most `RENAME_CHARS`. Raises ValueError when nothing is left."""
+    title = one_line(text)[:RENAME_CHARS].rstrip()
     if not title:
-        raise ValueError("must hold more than whitespace")
+        raise ValueError("must hold more than whitespace and control characters")
     return title
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from acp_agent.tools.base import PlanEntry
+from acp_agent.tools.printable import one_line
 from acp_agent.turn.entries import ToolCallShown
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ def subagent_update(
     False clears the capabilities (`null`: no mutation any more); None leaves them as they were."""
     update: dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": session_id}
     if title is not None:
-        update["title"] = title
+        update["title"] = one_line(title)  # the task's description, as the model wrote it
     if cancel is not None:
         update["capabilities"] = {"cancel": {}} if cancel else None
     update["state"] = state
@@ -138,7 +139,13 @@ def compaction_chunk(compaction_id: str, text: str) -> dict[str, Any]:
 def _tool_call_fields(
     call_id: str, title: str, kind: str, raw_input: dict[str, Any], name: str | None
 ) -> dict[str, Any]:
-    fields = {"toolCallId": call_id, "title": title, "kind": kind, "status": "pending", "rawInput": raw_input}
+    fields: dict[str, Any] = {
+        "toolCallId": call_id,
+        "title": one_line(title),  # it names what a server or the model said (an MCP tool, a query)
+        "kind": kind,
+        "status": "pending",
+        "rawInput": raw_input,
+    }
     if name:
         fields["name"] = name
     return fields

@@ -7,6 +7,7 @@ from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import PlanEntry, ToolContext, ToolResult
+from acp_agent.tools.printable import one_line
 
 __all__ = ["UpdatePlan"]
 
@@ -67,9 +68,9 @@ class UpdatePlan:
                     f"update_plan: at most {MAX_ENTRIES} entries of at most {MAX_ENTRY_CHARS} "
                     "characters each; keep the plan short"
                 )
-            self.entries = [
-                PlanEntry(e["content"], e.get("priority", "medium"), e.get("status", "pending"))
-                for e in args["entries"]
+            self.entries = [  # each entry one printable line: the editor shows the plan as a list
+                PlanEntry(one_line(e["content"]), e.get("priority", "medium"), e.get("status", "pending"))
+                for e in entries
             ]
         elif "index" in args and "status" in args:
             index = args["index"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_agent.model.stream_events import is_server_block
+from acp_agent.tools.printable import one_line
 from acp_agent.tools.truncate import clip_line
 from acp_agent.turn.entries import ShownLink, ToolCallShown
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
@@ -40,7 +41,7 @@ def call_started(block: dict[str, Any]) -> ToolCallStarted:
 def _title(name: str, args: dict[str, Any]) -> str:
     query, url = args.get("query"), args.get("url")
     if name == "web_search" and isinstance(query, str):
-        return f"Search the web for {clip_line(query, 80)!r}"
+        return f"Search the web for {clip_line(one_line(query), 80)!r}"
     if name == "web_fetch" and isinstance(url, str):
         return f"Fetch {clip_line(url, 120)}"
     return name
@@ -71,7 +72,7 @@ def _search_results(results: list[Any]) -> ToolCallShown:
         if len(links) == MAX_LISTED:
             break
         url = result.get("url") if isinstance(result, dict) else None
-        if isinstance(url, str) and len(url) <= MAX_URL_CHARS:
+        if isinstance(url, str) and _linkable(url):
             links.append(ShownLink(url, _link_title(result.get("title"), url)))
     lines = [f"- {title}: {uri}" for uri, title in links]
     if len(found) > len(links):
@@ -80,8 +81,15 @@ def _search_results(results: list[Any]) -> ToolCallShown:
     return ToolCallShown(status="completed", text=f"{count}:\n" + "\n".join(lines), links=tuple(links))
 
 
+def _linkable(url: str) -> bool:
+    """Not too long to show, and with no control character (a URL cannot hold one)."""
+    return len(url) <= MAX_URL_CHARS and url.isprintable()
+
+
 def _link_title(title: Any, url: str) -> str:
-    return clip_line(title, TITLE_CHARS) if isinstance(title, str) and title else url
+    """The page's title as the API gave it, one printable line (or the URL, without one)."""
+    shown = one_line(title) if isinstance(title, str) else ""
+    return clip_line(shown, TITLE_CHARS) if shown else url
 
 
 def _fetched(result: dict[str, Any]) -> ToolCallShown:
@@ -93,12 +101,11 @@ def _fetched(result: dict[str, Any]) -> ToolCallShown:
     source = source if isinstance(source, dict) else {}
     data = source.get("data")
     size = f" ({len(data):,} characters)" if isinstance(data, str) and source.get("type") == "text" else ""
-    named = f": {clip_line(title, TITLE_CHARS)}" if isinstance(title, str) and title else ""
-    linked = url and len(url) <= MAX_URL_CHARS
+    named = f": {_link_title(title, '')}" if isinstance(title, str) and one_line(title) else ""
     return ToolCallShown(
         status="completed",
-        text=f"Fetched {clip_line(url, MAX_URL_CHARS)}{named}{size}",
-        links=(ShownLink(url, _link_title(title, url)),) if linked else (),
+        text=f"Fetched {one_line(clip_line(url, MAX_URL_CHARS))}{named}{size}",
+        links=(ShownLink(url, _link_title(title, url)),) if url and _linkable(url) else (),
     )
 
 

@@ -37,6 +37,7 @@ import structlog
 
 from acp_agent.errors import PermissionCancelled, ToolError, TurnFailed
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
+from acp_agent.tools.printable import one_line
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.child_progress import Both, ChildPermissions, ChildProgress, ChildSession, ChildSessions
 from acp_agent.turn.events import EventSink
@@ -145,7 +146,8 @@ class TaskTool:
         parent = self._runner
         if parent is None or ctx.call_id is None:
             raise ToolError("the task tool is not bound to a session")
-        subagent = turn.meter.child(str(args["description"]), turn.together)
+        description = one_line(str(args["description"]))  # its name wherever the editor shows it
+        subagent = turn.meter.child(description, turn.together)
         if subagent.meter.share == 0:
             subagent.ended(TurnStop.LIMIT, Limit.REQUESTS)
             return ToolResult(NOT_RUN, is_error=True)
@@ -153,13 +155,13 @@ class TaskTool:
         if self._asking is None:
             self._asking = anyio.Lock()
         permissions = ChildPermissions(
-            turn.permissions, progress, str(args["description"]), self.may_change or _never, self._asking
+            turn.permissions, progress, description, self.may_change or _never, self._asking
         )
         shown: ChildSession | None = None
         sink: EventSink = progress
         alone = anyio.CancelScope()  # cancelled when the client cancels this subagent alone
         if self.sessions is not None:  # announced before any of its traffic
-            shown = await self.sessions.open(str(args["description"]), str(args["prompt"]), alone.cancel)
+            shown = await self.sessions.open(description, str(args["prompt"]), alone.cancel)
             sink = Both(progress, shown.sink)
         child = TurnRunner(
             parent.model,

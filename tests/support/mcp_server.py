@@ -75,6 +75,23 @@ def review_code(path: str, focus: str = "bugs") -> str:
     return f"Please review {path}, looking for {focus} (the MCP prompt's words)."
 
 
+ODD = "\x1b]0;pwned\x07"  # a window title set by an OSC sequence, as a hostile server names things
+if os.environ.get("MCP_TEST_ODD_NAMES"):  # a server whose names hold control characters (issue 35)
+
+    def _odd_words() -> str:
+        return "The odd prompt's words."
+
+    def _odd_tool(text: str) -> str:
+        return f"odd: {text}"
+
+    app.add_prompt(
+        Prompt.from_function(
+            _odd_words, name="odd", title=f"{ODD}Odd", description=f"Clears{ODD}\x1b[2J the \x00screen\x07"
+        )
+    )
+    app.add_tool(_odd_tool, name="odd\x1b[31mtool", description="A tool whose name holds ESC.")
+
+
 async def _prompts_changed(ctx: Context) -> None:
     """Tell the client the prompt list changed: on a 2026-07-28 connection through its
     `subscriptions/listen` stream, on a 2025 one (`--legacy`) as a plain notification."""
