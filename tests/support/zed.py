@@ -8,14 +8,16 @@ with `Editor(...)` to fill in forms, decline or dismiss them, and allow tool cal
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
 
+from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
 
-__all__ = ["ZED_CAPABILITIES", "ZED_CLIENT_INFO", "Editor", "zed_initialize"]
+__all__ = ["ZED_CAPABILITIES", "ZED_CLIENT_INFO", "Editor", "answer_each", "zed_initialize"]
 
 ZED_CAPABILITIES: dict[str, Any] = {
     "fs": {"readTextFile": True, "writeTextFile": True},
@@ -65,3 +67,29 @@ class Editor:
             await anyio.sleep_forever()
         answer = self.answers.pop(0)
         return answer if isinstance(answer, dict) else await answer(params)
+
+
+async def answer_each(
+    env: dict[str, str],
+    schema: Any,
+    workspace: Path,
+    fake_api: FakeMessagesAPI,
+    answers: Mapping[str, Answer],
+    call: tuple[str, dict[str, Any]],
+    mcp_servers: Sequence[dict[str, Any]] = (),
+) -> tuple[AgentProcess, str, list[tuple[str, str, dict[str, Any]]]]:
+    """One prompt per answer in one session of a Zed-like agent: the model makes `call` (a tool
+    name and its input), the editor answers the question it asks with the next of `answers`.
+    Returns the agent (stopped: its messages stay readable), the session, and each answer's
+    (name, tool call id, prompt response)."""
+    editor = Editor(*answers.values())
+    ran = []
+    async with AgentProcess.start(env=env, schema=schema, on_request=editor) as agent:
+        await zed_initialize(agent)
+        session = await agent.new_session(workspace, mcp_servers=mcp_servers)
+        for n, case in enumerate(answers):
+            call_id = f"toolu_answer{n}"
+            fake_api.script(replies.tool_use(*call, id=call_id), replies.text("noted"))
+            ran.append((case, call_id, await agent.prompt(session, f"case {case}", timeout=60)))
+    assert len(editor.forms) == len(answers)
+    return agent, session, ran

@@ -12,7 +12,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
-from tests.support.zed import Editor, zed_initialize
+from tests.support.zed import Editor, answer_each, zed_initialize
 from tests.wire.conftest import turn_record
 
 QUESTION = {"question": "Which database should the app use?", "choices": ["SQLite", "Postgres"]}
@@ -131,21 +131,17 @@ OUTSIDE_THE_FORM = {
 async def test_an_answer_outside_the_form_is_a_dismissal_and_the_turn_goes_on(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
-    editor = Editor(*OUTSIDE_THE_FORM.values())
-    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
-        await zed_initialize(agent)
-        session = await agent.new_session(workspace)
-        for n, case in enumerate(OUTSIDE_THE_FORM):
-            call_id = f"toolu_odd{n}"
-            fake_api.script(replies.tool_use("ask_user", QUESTION, id=call_id), replies.text("noted"))
-            response = await agent.prompt(session, "set up the app")
-            assert response["result"]["stopReason"] == "end_turn", (case, response)
-            result = json.dumps(tool_result(fake_api, call_id))
-            assert "The user dismissed the question" in result and "chose" not in result, (case, result)
-            assert len(result) < 2_000  # nothing of the answer reached the model
-            shown = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == call_id]
-            assert shown[-1]["status"] == "completed" and shown[-1]["rawOutput"] == {"action": "cancel"}
-    assert len(editor.forms) == len(OUTSIDE_THE_FORM)
+    call = ("ask_user", QUESTION)
+    agent, session, ran = await answer_each(
+        agent_env, acp_schema, workspace, fake_api, OUTSIDE_THE_FORM, call
+    )
+    for case, call_id, response in ran:
+        assert response["result"]["stopReason"] == "end_turn", (case, response)
+        result = json.dumps(tool_result(fake_api, call_id))
+        assert "The user dismissed the question" in result and "chose" not in result, (case, result)
+        assert len(result) < 2_000  # nothing of the answer reached the model
+        shown = [p["update"] for p in agent.updates(session) if p["update"].get("toolCallId") == call_id]
+        assert shown[-1]["status"] == "completed" and shown[-1]["rawOutput"] == {"action": "cancel"}
 
 
 async def test_a_free_text_answer_past_its_length_is_a_dismissal(

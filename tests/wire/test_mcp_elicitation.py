@@ -11,7 +11,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
-from tests.support.zed import Editor, zed_initialize
+from tests.support.zed import Editor, answer_each, zed_initialize
 
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 
@@ -65,20 +65,14 @@ OUTSIDE_THE_FORM = {
 async def test_an_answer_outside_the_servers_form_reaches_it_as_a_dismissal(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
-    editor = Editor(*OUTSIDE_THE_FORM.values())
-    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
-        await zed_initialize(agent)
-        session = await agent.new_session(workspace, mcp_servers=[server()])
-        for n, case in enumerate(OUTSIDE_THE_FORM):
-            call_id = f"toolu_odd{n}"
-            fake_api.script(replies.tool_use("mcp__demo__greet_me", {}, id=call_id), replies.text("done"))
-            response = await agent.prompt(session, "go", timeout=60)
-            assert response["result"]["stopReason"] == "end_turn", (case, response)
-            assert "no name (cancel)" in tool_result(fake_api, call_id), (
-                case,
-                tool_result(fake_api, call_id),
-            )
-    assert len(editor.forms) == len(OUTSIDE_THE_FORM)
+    call = ("mcp__demo__greet_me", {})
+    _, _, ran = await answer_each(
+        agent_env, acp_schema, workspace, fake_api, OUTSIDE_THE_FORM, call, mcp_servers=[server()]
+    )
+    for case, call_id, response in ran:
+        assert response["result"]["stopReason"] == "end_turn", (case, response)
+        result = tool_result(fake_api, call_id)
+        assert "no name (cancel)" in result, (case, result)
 
 
 async def test_a_url_from_an_mcp_server_is_relayed_and_its_completion_passed_on(

@@ -103,8 +103,14 @@ async def test_a_gateway_that_refuses_diagnostics_gets_none_after_the_first_400(
             session = await agent.new_session(workspace)
             response = await agent.prompt(session, "look")
             stderr = agent.stderr_text()
+            thoughts = [
+                p["update"] for p in agent.updates(session) if "thought" in p["update"]["sessionUpdate"]
+            ]
     assert response["result"]["stopReason"] == "end_turn"
     record = turn_record(response)
-    assert (record["modelRequests"], record["retries"]) == (3, 1)  # the re-send is a retry
+    # The re-send is a retry (issue 35: it was on no record), told to nobody: the API is not busy.
+    assert (record["modelRequests"], record["retries"]) == (3, 1)
+    assert record["modelRequests"] + record["retries"] == len(api.requests)
+    assert not any("retrying" in str(t) for t in thoughts)
     assert ["diagnostics" in r.body for r in api.requests] == [True, False, False, False]
     assert stderr.count('"model.diagnostics_refused"') == 1

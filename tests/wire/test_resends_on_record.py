@@ -1,7 +1,8 @@
 """Every request that reaches the API is on the turn's record (issue 35, item 9): a request the
 agent sends again after mending what the API refused (a field, an image, a prompt too long) is a
 retry of that request, not a new one (decisions D1, turn-semantics C2.3), and a retry of any request
-of the turn (a compaction's too) is counted. What the fake received is modelRequests + retries."""
+of the turn (a compaction's too) is counted. What the fake received is modelRequests + retries.
+(The re-send without `diagnostics`: `test_prompt_caching.py`; a refused image: `test_image_budget.py`.)"""
 
 from __future__ import annotations
 
@@ -9,12 +10,25 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from tests.support import base_env
 from tests.support.agent import AgentProcess
-from tests.wire.conftest import chunks, turn_record
+from tests.wire.conftest import turn_record
 
-SONNET = "claude-sonnet-5-5"
 TOO_LONG = "prompt is too long: 212345 tokens > 200000 maximum"
+
+
+async def third_turn(
+    env: dict[str, str], schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> tuple[dict[str, Any], int]:
+    """Three prompts in one session (compaction keeps the last two turns: the third can compact
+    the first); the third's response and how many attempts the fake received during it."""
+    async with AgentProcess.start(env=env, schema=schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.prompt(session, "first prompt")
+        await agent.prompt(session, "second prompt")
+        before = len(fake_api.requests)
+        response = await agent.prompt(session, "third prompt")
+    return response, len(fake_api.requests) - before
 
 
 def on_record(response: dict[str, Any], attempts: int) -> dict[str, Any]:
@@ -22,33 +36,6 @@ def on_record(response: dict[str, Any], attempts: int) -> dict[str, Any]:
     record = turn_record(response)
     assert record["modelRequests"] + record["retries"] == attempts, (attempts, record)
     return record
-
-
-async def test_the_re_send_without_diagnostics_is_a_counted_retry_told_to_nobody(
-    tmp_path: Path, acp_schema: Any, workspace: Path, streaming: bool
-) -> None:
-    with FakeMessagesAPI(reject_diagnostics=True) as api:
-        api.script(replies.text("taken"), replies.text("again"))
-        env = base_env(
-            tmp_path,
-            ANTHROPIC_API_KEY="test-key",
-            ANTHROPIC_BASE_URL=api.base_url,
-            ACP_AGENT_MODEL=SONNET,
-            ACP_AGENT_STREAMING="1" if streaming else "0",
-            ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
-        )
-        async with AgentProcess.start(env=env, schema=acp_schema) as agent:
-            await agent.initialize()
-            session = await agent.new_session(workspace)
-            first = await agent.prompt(session, "hello")
-            second = await agent.prompt(session, "and again")
-            thoughts = chunks(agent, session, "agent_thought_chunk")
-    assert first["result"]["stopReason"] == "end_turn", first
-    assert ["diagnostics" in r.body for r in api.requests] == [True, False, False]
-    record = on_record(first, attempts=2)
-    assert (record["modelRequests"], record["retries"]) == (1, 1)  # was (1, 0): one unrecorded
-    assert (turn_record(second)["modelRequests"], turn_record(second)["retries"]) == (1, 0)
-    assert not any("retrying" in t["content"]["text"] for t in thoughts)  # no busy API to tell of
 
 
 async def test_a_retried_compaction_request_is_on_the_record(
@@ -62,16 +49,11 @@ async def test_a_retried_compaction_request_is_on_the_record(
         replies.text("SUMMARY", usage=(300, 20)),
         replies.text("third answer", usage=(400, 10)),
     )
-    env = {**agent_env, "ACP_AGENT_CONTEXT_WINDOW": "1000"}
-    async with AgentProcess.start(env=env, schema=acp_schema) as agent:
-        await agent.initialize()
-        session = await agent.new_session(workspace)
-        await agent.prompt(session, "first prompt")
-        await agent.prompt(session, "second prompt")
-        before = len(fake_api.requests)
-        response = await agent.prompt(session, "third prompt")
+    response, attempts = await third_turn(
+        {**agent_env, "ACP_AGENT_CONTEXT_WINDOW": "1000"}, acp_schema, workspace, fake_api
+    )
     assert response["result"]["stopReason"] == "end_turn", response
-    record = on_record(response, attempts=len(fake_api.requests) - before)
+    record = on_record(response, attempts)
     assert (record["modelRequests"], record["retries"]) == (3, 1)  # tool_use, summary, answer
     assert "SUMMARY" in str(fake_api.requests[-1].body["messages"][0])
 
@@ -86,15 +68,9 @@ async def test_a_prompt_too_long_is_compacted_and_sent_again_as_a_retry(
         replies.text("SUMMARY OF THE FIRST TURN"),  # the compaction: a request of its own
         replies.text("third answer"),  # the refused request, sent again: a retry of it
     )
-    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
-        await agent.initialize()
-        session = await agent.new_session(workspace)
-        await agent.prompt(session, "first prompt")
-        await agent.prompt(session, "second prompt")
-        before = len(fake_api.requests)
-        response = await agent.prompt(session, "third prompt")
+    response, attempts = await third_turn(agent_env, acp_schema, workspace, fake_api)
     assert response["result"]["stopReason"] == "end_turn", response
-    record = on_record(response, attempts=len(fake_api.requests) - before)
+    record = on_record(response, attempts)
     assert (record["modelRequests"], record["retries"]) == (2, 1)  # the refused one, the summary
     resent = fake_api.requests[-1].body["messages"]
     assert "SUMMARY OF THE FIRST TURN" in str(resent[0]) and "third prompt" in str(resent)
