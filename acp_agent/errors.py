@@ -34,6 +34,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │    ├─ StreamBroken        the reply broke off after output was relayed, or had no stop_reason
       │    ├─ AuthRequired        no credentials, or the API said 401/403 (-32000)
       │    └─ JournalFailed       the session journal could not be written (a full disk; -32010)
+      ├─ MalformedReply (ValueError)  model/stream_events: a usage figure the API cannot send
+      │                          (below 0, past its bound) → model/anthropic (→ StreamBroken)
       ├─ CassetteError (ValueError)  model/cassette: a cassette that cannot be read, a record file
       │                          not written → cli (a clear exit), model/cassette
       ├─ ProfileError (ValueError)   model/profiles: a setting the model does not accept
@@ -58,9 +60,9 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
            └─ FakeModelError       harness/fake_model: the fake did not start → harness/script
 
 Defined outside this module (their rooms import only this leaf): LimitReached (turn/meter.py: it
-carries turn's `Limit`), ProfileError (model/profiles.py), EntryProblem (turn/journal_lines.py),
-JournalCorrupt, JournalWriteFailed (session/store.py), StateDirError (session/state_dir.py),
-CursorError (session/listing.py), and the HarnessError family
+carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model/stream_events.py),
+EntryProblem (turn/journal_lines.py), JournalCorrupt, JournalWriteFailed (session/store.py),
+StateDirError (session/state_dir.py), CursorError (session/listing.py), and the HarnessError family
 (harness/). Private classes (`_Name`) are raised and caught inside one module and are not listed.
 """
 

@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from acp_agent.errors import AgentError
 from acp_agent.model.base import (
     ModelEvent,
     ServerToolBlock,
@@ -50,7 +51,7 @@ MAX_SERVER_TOOL_USES = 10_000
 each is a `server_tool_use` block the model wrote, and a reply has at most 128K output tokens."""
 
 
-class MalformedReply(ValueError):
+class MalformedReply(AgentError, ValueError):
     """A reply the API could not have sent (a usage figure below 0 or past its bound)."""
 
 
