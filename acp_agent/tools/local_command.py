@@ -2,8 +2,9 @@
 
 The command carries a mark in its environment that everything it starts inherits; on timeout, on
 cancel and when it ends, whatever is left of it is stopped (`process_group.py`) and the result says
-what was stopped. A kill -9 of the agent itself cannot do this: a command running then is orphaned.
-A sandboxed command (`sandbox.py`) is started the same way, its argv beginning with bwrap.
+what was stopped. Should the agent itself be killed (kill -9), its warden stops it all instead
+(`lifetime.py`: the environment also carries the agent's own mark). A sandboxed command
+(`sandbox.py`) is started the same way, its argv beginning with bwrap.
 The editor sees at most one tail-only progress update per interval (docs/decisions.md D6).
 """
 
@@ -22,6 +23,7 @@ import anyio.abc
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.lifetime import owned_env
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.command_output import CommandOutput, exit_status, tell_cancelled
 from acp_agent.tools.process_group import stop_command, stopped_note
@@ -74,7 +76,7 @@ class LocalCommand:
         the leftovers; it is stopped with them but is not one of the command's own.
         """
         mark_id = secrets.token_hex(8)
-        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id}
+        env = owned_env({k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id})
         mark = f"{_MARK}={mark_id}".encode()
         try:
             # Shielded: a cancel mid-spawn would leave a started process and its pipe behind. The

