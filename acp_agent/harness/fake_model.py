@@ -21,6 +21,7 @@ import anyio
 
 from acp_agent.errors import HarnessError
 from acp_agent.harness.steps import ModelStep
+from acp_agent.lifetime import owned_env
 
 __all__ = ["FAKE_MODEL_ID", "FakeModelError", "fake_model"]
 
@@ -40,7 +41,7 @@ class FakeModelError(HarnessError):
 async def fake_model(step: ModelStep) -> AsyncIterator[dict[str, str]]:
     """Start the fake; yield the agent's environment for it; stop it on the way out."""
     paths = [PACKAGE_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    env = owned_env({**os.environ, "PYTHONPATH": os.pathsep.join(paths)})  # it dies with us
     command = [sys.executable, "-m", step.fake, *step.fake_args()]
     try:
         process = await anyio.open_process(command, stdin=DEVNULL, stdout=PIPE, stderr=None, env=env)

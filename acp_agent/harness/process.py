@@ -1,7 +1,8 @@
 """The spawned agent's process, as `client.AgentClient` holds it: started in a process group of its
 own, its stdin written under a lock, its stderr drained (a full pipe would block the agent) with a
 tail kept for reports, and stopped step by step: EOF, a grace period, signals, then SIGKILL to
-whatever is left in its group.
+whatever is left in its group. Should this process be killed, its warden stops the agent
+(`lifetime.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from acp_agent.harness.agent_errors import AgentSpawnError
+from acp_agent.lifetime import inherited_env, owned_env
 
 __all__ = [
     "IO_ERRORS",
@@ -67,7 +69,8 @@ async def open_agent_process(
             stdout=PIPE,
             stderr=DEVNULL if stderr_mode == "devnull" else PIPE,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            # Should we be killed, no agent is left behind (one that ignores its stdin's EOF, say).
+            env=owned_env(env) if env is not None else inherited_env(),
             start_new_session=True,  # Ctrl-C at the terminal reaches us, not the agent
         )
     except OSError as exc:

@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from acp_agent.harness.client import AgentSpawnError, spawn_agent
+from acp_agent.lifetime import OWNER
 from tests.support.agent import AgentExitedError, AgentProcess, RpcError, base_env
 from tests.support.procs import alive
 from tests.support.schema import (
@@ -497,7 +498,8 @@ async def test_env_is_the_whole_environment_and_base_env_is_minimal(
     assert env["NO_PROXY"] == "127.0.0.1,localhost" and Path(env["PYTHONPATH"], "acp_agent").is_dir()
     async with AgentProcess.start(command=stand_in, env=env) as agent:
         seen = (await agent.request("stand_in/env"))["result"]
-    assert set(seen) - set(env) <= {"LC_CTYPE"}  # Python's own C-locale coercion may add LC_CTYPE
+    # Python's own C-locale coercion may add LC_CTYPE; the harness marks the agent as its child.
+    assert set(seen) - set(env) <= {"LC_CTYPE", OWNER}
     assert seen["HOME"] == env["HOME"]
 
 

@@ -1,9 +1,11 @@
 """A kill -9 of the agent ends what it started (issue 35, item 11): a command it was running,
 sandboxed or not, with its jobs and the daemons it detached with `setsid`; an MCP server's own
-children; a search's rg. Stdin EOF and SIGTERM were clean already (`test_shutdown.py`)."""
+children; a search's rg. And a kill -9 of the harness ends the agent and the fake model it
+started. Stdin EOF and SIGTERM were clean already (`test_shutdown.py`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -11,15 +13,17 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
+from subprocess import DEVNULL
 from typing import Any
 
 import anyio
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support import base_env
 from tests.support.agent import AgentProcess
 from tests.support.client import allow, prompt_until_killed
-from tests.support.procs import gone, marked_sleep, running, running_with, started
+from tests.support.procs import alive, children, gone, marked_sleep, running, running_with, started
 from tests.support.sandbox import require_bwrap
 from tests.support.waits import wait_until
 
@@ -120,3 +124,22 @@ async def test_a_search_running_when_the_agent_is_killed_dies_with_it(
             pids = await started(hung)
             os.kill(agent.pid, signal.SIGKILL)
         await gone([*pids, *running(hung)])
+
+
+async def test_a_killed_harness_leaves_neither_its_agent_nor_its_fake_model(tmp_path: Path) -> None:
+    agent = marked_sleep()  # an agent that ignores the EOF on its stdin (ours ends there)
+    script = tmp_path / "script.jsonl"
+    steps = [{"op": "model", "fake": "acp_agent.testing", "reply": "text"}, {"op": "wait", "seconds": 300}]
+    script.write_text("".join(json.dumps(step) + "\n" for step in steps))
+    command = [sys.executable, "-m", "acp_agent.harness.script", str(script), "--agent", agent]
+    pids: list[int] = []
+    async with _strays(lambda: [pid for pid in pids if alive(pid)]):
+        harness = await anyio.open_process(
+            command, env=base_env(tmp_path), cwd=tmp_path, stdout=DEVNULL, stderr=DEVNULL
+        )
+        async with harness:
+            [agent_pid] = await started(agent)
+            pids = children(harness.pid)  # the fake (started first), the agent, the harness's warden
+            os.kill(harness.pid, signal.SIGKILL)
+        await gone(pids)
+        assert agent_pid in pids and len(pids) >= 2
