@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from acp_agent.user_dirs import user_config_dir
+from acp_agent.user_dirs import user_keystore
 
 if TYPE_CHECKING:
     from acp_agent.model.provider import ModelProvider
@@ -30,7 +30,7 @@ __all__ = [
 
 
 def credentials_path() -> Path:
-    return user_config_dir() / "credentials.json"
+    return user_keystore()
 
 
 def erase_initial_environ(names: Iterable[str]) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["user_config_dir", "user_data_dir", "user_home"]
+__all__ = ["user_config_dir", "user_data_dir", "user_home", "user_keystore"]
 
 
 def user_config_dir() -> Path:
@@ -15,6 +15,11 @@ def user_config_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_config_dir("acp-agent"))
+
+
+def user_keystore() -> Path:
+    """The file `acp-agent login` and the editor's `authenticate` store the key in."""
+    return user_config_dir() / "credentials.json"
 
 
 def user_home() -> Path | None:

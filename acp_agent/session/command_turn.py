@@ -37,7 +37,6 @@ from acp_agent.session.conventions import CustomCommand
 from acp_agent.session.expansion import MAX_FILE_REFS, expand, file_refs, text_of
 from acp_agent.session.permissions import GrantedPermissions, SessionPermissions
 from acp_agent.tools.mcp_prompts import McpPrompt
-from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.skill import Skill, skill_text
 from acp_agent.turn.events import Notice
 from acp_agent.turn.history import History, JournalWriter
@@ -158,7 +157,7 @@ async def _add_files(text: str, refs: list[str], runner: TurnRunner) -> str:
     parts = [text.rstrip()]
     for ref in refs:
         try:
-            path = resolve_inside(runner.ctx.roots, ref)
+            path = runner.ctx.resolve(ref)
         except ToolError as exc:
             parts.append(f"[@{ref} was not read: {exc}]")
             continue

@@ -27,7 +27,7 @@ from acp_agent.session.elicitation import editor_elicitation
 from acp_agent.session.instructions import Instructions, load_instructions
 from acp_agent.session.relay import Relay
 from acp_agent.session.requester import Requester
-from acp_agent.session.sandboxing import sandbox_policy
+from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagent_tool import task_tool
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
@@ -73,7 +73,11 @@ class Engine:
         self.requester = requester
         self.model = model
         self._tools = tools or default_registry
-        self.sandbox: SandboxPolicy | None = sandbox_policy(config) if config is not None else None
+        self.hidden = hidden_paths(config)
+        """The agent's own paths: no file tool shows them, and the sandbox covers them."""
+        self.sandbox: SandboxPolicy | None = (
+            sandbox_policy(config, self.hidden) if config is not None else None
+        )
         """The policy every session's commands run under (None: no sandbox, and nobody told)."""
         self.catalog = catalog
         """The models a command file's `model` may name (None: the frontmatter key is ignored)."""
@@ -152,6 +156,7 @@ class Engine:
             ),
             terminal=(EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None),
             elicitation=elicitation,
+            hidden=self.hidden,
             sandbox=(
                 CommandSandbox(
                     self.sandbox, tell=lambda text: relay.emit(Notice.warning(text, str(uuid.uuid4())))

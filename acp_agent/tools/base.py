@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from acp_agent.tools.grant import Grant
+from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
+from acp_agent.tools.paths import resolve_inside
 
 if TYPE_CHECKING:
     from acp_agent.tools.sandbox import CommandSandbox
@@ -135,7 +137,8 @@ class ToolContext:
     user's attention; `call_id` names the tool call being run (None outside one).
 
     `sandbox` confines the commands the session runs (None: they run unconfined, as in unit tests);
-    `grants` are what the user allowed for this one call beyond the usual (a `Grant` id).
+    `grants` are what the user allowed for this one call beyond the usual (a `Grant` id); `hidden`
+    are the agent's own paths, which no tool shows (the sandbox hides the same list).
     """
 
     cwd: Path
@@ -147,10 +150,15 @@ class ToolContext:
     call_id: str | None = None
     sandbox: CommandSandbox | None = None
     grants: frozenset[str] = frozenset()
+    hidden: HiddenPaths = NOTHING_HIDDEN
 
     @property
     def roots(self) -> tuple[Path, ...]:
         return (self.cwd, *self.extra_roots)
+
+    def resolve(self, path: str) -> Path:
+        """`path` confined to the roots, outside the hidden paths (`paths.resolve_inside`)."""
+        return resolve_inside(self.roots, path, hidden=self.hidden)
 
 
 @dataclass(frozen=True, slots=True)

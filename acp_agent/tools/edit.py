@@ -14,7 +14,7 @@ from typing import Any
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Diff, FileSystem, Permission, Preview, ToolContext, ToolResult
 from acp_agent.tools.localfs import LocalFileSystem
-from acp_agent.tools.paths import display_path, resolve_inside
+from acp_agent.tools.paths import display_path
 
 __all__ = ["DIFF_MAX_BYTES", "EditFile", "WriteFile", "changed_lines"]
 
@@ -67,7 +67,7 @@ def _diffs(path: Path, old: str | None, new: str) -> tuple[tuple[Diff, ...], str
 
 def _target(ctx: ToolContext, shown: Any) -> tuple[Path, str]:
     """The confined absolute path and how to name it to the model."""
-    path = resolve_inside(ctx.roots, str(shown))
+    path = ctx.resolve(str(shown))
     if path.is_dir():
         raise ToolError(f"{shown!r} is a directory, not a file")
     return path, display_path(ctx.roots, path)

@@ -1,6 +1,7 @@
 """The read-only file tools: read_file, list_files and search_text.
 
-Every path goes through `resolve_inside`; the blocking filesystem work runs in a worker thread
+Every path goes through `resolve_inside` (`ToolContext.resolve`), and the agent's hidden paths
+are never read, listed or found (`hidden.py`); the blocking filesystem work runs in a worker thread
 that a cancel abandons at once and that stops itself at its next check (a shared stop flag), so
 neither a cancel nor the per-tool timeout ever waits on the disk or on a runaway regex.
 """
@@ -28,7 +29,7 @@ from acp_agent.tools.disk import (
 from acp_agent.tools.ignore import names_hidden
 from acp_agent.tools.images import read_image
 from acp_agent.tools.listing import Visibility, list_files
-from acp_agent.tools.paths import glob_to_regex, resolve_inside
+from acp_agent.tools.paths import glob_to_regex
 from acp_agent.tools.ripgrep import find_rg
 from acp_agent.tools.shown import shown_path
 
@@ -90,11 +91,11 @@ class ReadFile:
         user_window = limit is not None and int(limit) <= self.max_lines
 
         # Images are read from disk on both paths (an editor's buffers hold text only).
-        picture = await in_thread(lambda stop: read_image(resolve_inside(ctx.roots, shown), shown, stop))
+        picture = await in_thread(lambda stop: read_image(ctx.resolve(shown), shown, stop))
         if picture is not None:
             return picture
         if ctx.fs is not None:  # the editor's buffers (fs/read_text_file): same window and caps
-            path = resolve_inside(ctx.roots, shown)
+            path = ctx.resolve(shown)
             if path.is_dir():
                 raise ToolError(f"{shown!r} is a directory; use list_files to see what it holds")
             data = (await ctx.fs.read_text(path)).encode("utf-8", errors="surrogatepass")
@@ -107,7 +108,7 @@ class ReadFile:
             return await in_thread(window)
 
         def work(stop: threading.Event) -> ToolResult:
-            path = resolve_inside(ctx.roots, shown)
+            path = ctx.resolve(shown)
             try:
                 with open_regular(path, shown) as f:
                     if b"\0" in f.read(SNIFF_BYTES):
@@ -236,7 +237,7 @@ class ListFiles:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = str(args.get("pattern") or "**/*").removeprefix("./")
         shown = str(args.get("path") or ".")
-        top = resolve_inside(ctx.roots, shown)
+        top = ctx.resolve(shown)
         if not top.is_dir():
             raise ToolError(
                 f"{shown!r} is not a directory; use read_file to read it"
@@ -245,7 +246,9 @@ class ListFiles:
             )
         matcher = glob_to_regex(pattern)
         seen = Visibility(
-            include_ignored=bool(args.get("include_ignored")), include_hidden=names_hidden(pattern)
+            include_ignored=bool(args.get("include_ignored")),
+            include_hidden=names_hidden(pattern),
+            withheld=ctx.hidden.under(top),
         )
         rg = find_rg() if self.ripgrep is not False else None
         last = pattern.rsplit("/", 1)[-1]

@@ -23,6 +23,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from acp_agent.errors import Stopped
+from acp_agent.tools.hidden import HiddenUnder
 
 __all__ = ["global_excludes_file", "names_hidden", "tree_key", "walk_files"]
 
@@ -108,11 +109,18 @@ def tree_key(relative: str) -> str:
 
 class _Walk:
     def __init__(
-        self, top: Path, *, include_ignored: bool, include_hidden: bool, stop: threading.Event | None
+        self,
+        top: Path,
+        *,
+        include_ignored: bool,
+        include_hidden: bool,
+        stop: threading.Event | None,
+        withheld: HiddenUnder,
     ) -> None:
         self.include_ignored = include_ignored
         self.include_hidden = include_hidden
         self.stop = stop
+        self.withheld = withheld
         self.global_spec: GitIgnoreSpec | None = None
         self.global_base = str(top)
         if not include_ignored and (excludes := global_excludes_file()) is not None:
@@ -169,6 +177,8 @@ class _Walk:
             verdict = None if self.include_ignored else self.ignored(chain, entry.path, is_dir)
             if verdict or (verdict is None and not self.include_hidden and name.startswith(".")):
                 continue
+            if self.withheld.leaves_out(relative + name):
+                continue  # the agent's own paths: never entered
             if is_dir:
                 level = None if self.include_ignored else _level(entry.path)
                 yield from self.files(entry.path, f"{relative}{name}/", (*chain, level) if level else chain)
@@ -182,11 +192,19 @@ def walk_files(
     include_ignored: bool = False,
     include_hidden: bool = False,
     stop: threading.Event | None = None,
+    withheld: HiddenUnder | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Yield (absolute path, path relative to `top`) of each file `rg --files` would list, in tree order.
 
-    `top` itself is never filtered (a path the caller names is always walked, as in ripgrep).
-    Raises Stopped once `stop` is set.
+    `top` itself is never filtered (a path the caller names is always walked, as in ripgrep);
+    `withheld` (the agent's hidden paths under `top`) is never entered. Raises Stopped once `stop`
+    is set.
     """
-    walk = _Walk(top, include_ignored=include_ignored, include_hidden=include_hidden, stop=stop)
+    walk = _Walk(
+        top,
+        include_ignored=include_ignored,
+        include_hidden=include_hidden,
+        stop=stop,
+        withheld=withheld or HiddenUnder(),
+    )
     yield from walk.files(str(top), "", walk.ancestors(top))

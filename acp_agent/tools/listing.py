@@ -1,7 +1,8 @@
 """The files a tool may see under a directory: by `rg --files` when there is an rg, else by walking.
 
-Both ways apply the same ignore rules (`ignore.py`), so they return the same files; either way only
-the first `cap` paths in tree order are kept, and the rest are only counted.
+Both ways apply the same ignore rules (`ignore.py`) and leave out the agent's hidden paths
+(`hidden.py`: the Python walk never enters them, rg's output is filtered), so they return the same
+files; either way only the first `cap` paths in tree order are kept, and the rest are only counted.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from acp_agent.tools.disk import in_thread
+from acp_agent.tools.hidden import HiddenUnder
 from acp_agent.tools.ignore import tree_key, walk_files
 from acp_agent.tools.ripgrep import COMMON_ARGS, run_rg
 
@@ -21,10 +23,12 @@ __all__ = ["Capped", "Visibility", "list_files", "rg_filter_args"]
 
 @dataclass(frozen=True, slots=True)
 class Visibility:
-    """What a listing shows beyond the default: ignored files, hidden ones."""
+    """What a listing shows beyond the default (ignored files, hidden ones), and what it never
+    shows: the agent's own paths under the listed directory (`withheld`)."""
 
     include_ignored: bool = False
     include_hidden: bool = False
+    withheld: HiddenUnder = field(default_factory=HiddenUnder)
 
 
 @dataclass(slots=True)
@@ -90,7 +94,7 @@ async def list_files(
             relative = os.fsdecode(line)
             if os.sep != "/":
                 relative = relative.replace(os.sep, "/")
-            if relative and keep(relative):
+            if relative and keep(relative) and not seen.withheld.leaves_out(relative):
                 found.add(relative)
             return True
 
@@ -102,7 +106,11 @@ async def list_files(
 
     def walk(stop: threading.Event) -> Capped:
         for _, relative in walk_files(
-            top, include_ignored=seen.include_ignored, include_hidden=seen.include_hidden, stop=stop
+            top,
+            include_ignored=seen.include_ignored,
+            include_hidden=seen.include_hidden,
+            stop=stop,
+            withheld=seen.withheld,
         ):
             if keep(relative):
                 found.add(relative)

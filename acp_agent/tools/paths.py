@@ -6,7 +6,9 @@ The roots are the cwd, the base of relative paths, and the client's additional d
 Resolution follows symlinks the way the OS will (including dangling ones and the final
 component), so a link that points out of the working directory is refused before any I/O on it.
 A name the model was shown with a `\\xNN` escape (a non-UTF-8 file name, see `tools/shown.py`)
-resolves back to the real file when no file has the escaped name itself.
+resolves back to the real file when no file has the escaped name itself. A path that resolves to
+one of the agent's hidden paths (`tools/hidden.py`), or is a hard link to a file there, is refused
+inside the roots as outside them, and the refusal never names where it led.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from acp_agent.errors import PathOutsideCwd, ToolError
+from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.shown import has_escape, unshown
 
 __all__ = [
@@ -47,11 +50,13 @@ def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
-def resolve_inside(roots: Roots, path: str) -> Path:
-    """Resolve `path` (relative to the first root) and insist the result lies inside a root.
+def resolve_inside(roots: Roots, path: str, *, hidden: HiddenPaths = NOTHING_HIDDEN) -> Path:
+    """Resolve `path` (relative to the first root) and insist the result lies inside a root and
+    outside the `hidden` paths.
 
     Raises:
-        PathOutsideCwd: `..`, an absolute path, or a symlink anywhere along the path leads out.
+        PathOutsideCwd: `..`, an absolute path, or a symlink anywhere along the path leads out,
+            or to a hidden path (or the file is a hidden one under another name).
         ToolError: the path is not a usable string (empty, or contains a NUL byte).
     """
     if not isinstance(path, str) or not path:
@@ -64,6 +69,11 @@ def resolve_inside(roots: Roots, path: str) -> Path:
         resolved = Path(os.path.realpath(candidate))
     except (OSError, ValueError) as exc:  # pragma: no cover - realpath is non-strict
         raise ToolError(f"cannot resolve path {path!r}: {exc}") from exc
+    if hidden.paths and (hidden.hides(resolved) or _linked(hidden, resolved)):
+        raise PathOutsideCwd(
+            f"path {path!r} leads to the agent's own private files (its session journals, stored "
+            "key or the SDK's profiles), which the tools do not open"
+        )
     if _inside(resolved, real_roots):
         return resolved
     where = ", ".join(str(r) for r in real_roots)
@@ -75,6 +85,13 @@ def resolve_inside(roots: Roots, path: str) -> Path:
             f"which is outside the working directory ({where})"
         )
     raise PathOutsideCwd(f"path {path!r} is outside the working directory ({where})")
+
+
+def _linked(hidden: HiddenPaths, path: Path) -> bool:
+    try:
+        return hidden.linked(os.stat(path))
+    except (OSError, ValueError):
+        return False
 
 
 def _real_name(root: Path, path: str) -> Path:

@@ -26,6 +26,7 @@ from acp_agent.config import how_to_set
 from acp_agent.tools.bwrap import Confinement, bwrap_argv, find_bwrap, probe_bwrap
 from acp_agent.tools.git_dirs import GitDirs, find_git_dirs
 from acp_agent.tools.grant import Grant
+from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 
 __all__ = ["GIT_GRANT", "GIT_WRITE", "CommandSandbox", "SandboxPolicy", "SandboxState", "Wrapped"]
 
@@ -41,8 +42,9 @@ class SandboxPolicy:
 
     enabled: bool = True
     network: bool = True
-    hidden: tuple[Path, ...] = ()
-    """The agent's state dir, its stored key, the SDK's profiles: covered in the sandbox."""
+    hidden: HiddenPaths = NOTHING_HIDDEN
+    """The agent's state dir, its stored key, the SDK's profiles: covered in the sandbox (the list
+    the file tools keep out of sight, `tools/hidden.py`)."""
     program: str | None = None
     """The bwrap to use; None: find it (`bwrap.find_bwrap`)."""
 
@@ -162,7 +164,7 @@ class CommandSandbox:
             cwd=cwd,
             writable=writable,
             git=_repos(writable),
-            hidden=self.policy.hidden,
+            hidden=self.policy.hidden.outermost(),
             network=self.policy.network,
             git_writable=GIT_GRANT in grants,
             die_with_parent=in_editor,

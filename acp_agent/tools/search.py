@@ -19,7 +19,7 @@ from acp_agent.tools.disk import in_thread
 from acp_agent.tools.files import ListFiles, ReadFile
 from acp_agent.tools.ignore import names_hidden
 from acp_agent.tools.listing import Visibility
-from acp_agent.tools.paths import glob_to_regex, resolve_inside
+from acp_agent.tools.paths import glob_to_regex
 from acp_agent.tools.ripgrep import find_rg
 from acp_agent.tools.search_python import search_in_python
 from acp_agent.tools.search_query import LINE_CONTEXT, Found, Query
@@ -119,6 +119,10 @@ class SearchText:
         name_glob = str(args.get("glob") or "")
         context = int(args.get("context") or 0)
         mode = str(args.get("output_mode") or "content")
+        matcher = glob_to_regex(name_glob) if name_glob else None
+        target = ctx.resolve(shown)
+        if not target.exists():
+            raise ToolError(f"no such file or directory: {shown!r}")
         query = Query(
             pattern=str(args["pattern"]),
             ignore_case=bool(args.get("ignore_case")),
@@ -126,14 +130,13 @@ class SearchText:
             before=int(args.get("before", context) or 0) if mode == "content" else 0,
             after=int(args.get("after", context) or 0) if mode == "content" else 0,
             seen=Visibility(
-                include_ignored=bool(args.get("include_ignored")), include_hidden=names_hidden(name_glob)
+                include_ignored=bool(args.get("include_ignored")),
+                include_hidden=names_hidden(name_glob),
+                withheld=ctx.hidden.under(target),
             ),
             glob=name_glob,
-            matcher=glob_to_regex(name_glob) if name_glob else None,
+            matcher=matcher,
         )
-        target = resolve_inside(ctx.roots, shown)
-        if not target.exists():
-            raise ToolError(f"no such file or directory: {shown!r}")
         found = Found(
             mode,
             self.max_matches if mode == "content" else self.max_files,

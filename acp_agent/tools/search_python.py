@@ -76,6 +76,7 @@ def search_in_python(
                 include_ignored=query.seen.include_ignored,
                 include_hidden=query.seen.include_hidden,
                 stop=stop,
+                withheld=query.seen.withheld,
             )
             if query.keeps(rel)
         )
@@ -89,8 +90,8 @@ def search_in_python(
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
             with open(fd, "rb") as f:
                 info = os.fstat(f.fileno())
-                if not stat.S_ISREG(info.st_mode):
-                    continue
+                if not stat.S_ISREG(info.st_mode) or query.seen.withheld.hidden.linked(info):
+                    continue  # a hidden file under another name (a hard link) is never read
                 if info.st_size > max_file_bytes:
                     found.skipped_large.append(where)
                     continue

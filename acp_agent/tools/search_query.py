@@ -70,6 +70,9 @@ class Query:
     matcher: re.Pattern[str] | None
 
     def keeps(self, relative: str) -> bool:
+        """The file at `relative` passes the glob and is none of the agent's hidden paths."""
+        if self.seen.withheld.leaves_out(relative):
+            return False
         if self.matcher is None:
             return True
         return self.matcher.match(relative if "/" in self.glob else relative.rsplit("/", 1)[-1]) is not None

@@ -20,7 +20,6 @@ from typing import Any
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Permission, Preview, ToolContext, ToolResult
 from acp_agent.tools.local_command import DRAIN_SECONDS, LocalCommand
-from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.sandbox import Wrapped
 from acp_agent.tools.terminal_command import HOST_SECONDS, TerminalCommand
 from acp_agent.tools.truncate import clip_line
@@ -91,7 +90,7 @@ class RunCommand:
         the permission question (with the choice to let it write the git hooks and config)."""
         shown_cwd = str(args.get("cwd") or ".")
         try:
-            cwd = str(resolve_inside(ctx.roots, shown_cwd))
+            cwd = str(ctx.resolve(shown_cwd))
         except ToolError:
             cwd = shown_cwd  # the run will refuse it and say why
         text = f"{args.get('command', '')}\n\nin {cwd}"
@@ -115,7 +114,7 @@ class RunCommand:
         if not command.strip():
             raise ToolError("command must not be empty")
         shown_cwd = str(args.get("cwd") or ".")
-        cwd = resolve_inside(ctx.roots, shown_cwd)
+        cwd = ctx.resolve(shown_cwd)
         if not cwd.is_dir():
             raise ToolError(
                 f"cwd {shown_cwd!r} is not a directory"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ from acp_agent.limits import Limits
 from acp_agent.model.base import ModelClient
 from acp_agent.model.profiles import builtin_profile, thinking_param
 from acp_agent.tools.base import Tool, ToolContext
+from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.turn.driver import drive_turn
@@ -76,6 +77,11 @@ class TurnOutcome:
         return self.record.stop_reason
 
 
+def _hidden(sandbox: SandboxPolicy | None) -> HiddenPaths:
+    given = sandbox.hidden.paths if sandbox is not None else ()
+    return HiddenPaths.of([*given, *agent_hidden_paths(None).paths])
+
+
 class _Discard:
     async def emit(self, event: TurnEvent) -> None:
         return None
@@ -102,7 +108,9 @@ async def run_turn(
     """Run one prompt turn with `strategy` (default: the plain tool loop) and return its result.
 
     `sandbox`: the commands of the turn (`run_command`, a verify check) run under it, as in a
-    session (`SandboxPolicy()`: bubblewrap where it works); None runs them unconfined.
+    session (`SandboxPolicy()`: bubblewrap where it works); None runs them unconfined. Either way
+    the agent's own paths (journals, the stored key, the SDK's profiles) are hidden from the tools
+    and the sandbox, as in a session, with the policy's own `hidden` paths.
 
     Requests follow `model_id`'s profile (adaptive thinking where the model has it); an explicit
     `thinking` is sent as given.
@@ -127,7 +135,11 @@ async def run_turn(
         model,
         registry,
         sink or _Discard(),
-        ToolContext(cwd=root, sandbox=CommandSandbox(sandbox) if sandbox is not None else None),
+        ToolContext(
+            cwd=root,
+            hidden=(hidden := _hidden(sandbox)),
+            sandbox=CommandSandbox(replace(sandbox, hidden=hidden)) if sandbox is not None else None,
+        ),
         settings,
         permissions=permissions,
         on_step=steps.append,

@@ -1,0 +1,160 @@
+"""The paths no tool shows: the agent's session journals, its stored key and the SDK's profiles.
+
+One list serves the command sandbox (each path covered by an empty mount, `bwrap.py`) and every
+file tool: a path that resolves to one, or into one, is refused by `resolve_inside` (read, edit,
+images, `@file`, a command's cwd), left out of listings and searches (`HiddenUnder`, whichever of
+rg or the Python walk runs), and out of a skill's files (`skill.py`). A hidden path is invisible:
+its content is never returned, and no answer names it.
+
+Paths are compared once symlinks are resolved (so a link into a hidden dir, or `..`, leads to the
+name compared), case-folded (on a case-insensitive disk `.CONFIG` is `.config`; on a case-sensitive
+one, a folder differing only by case is hidden as well, which costs nothing real), and a regular
+file with more than one name (a hard link) by identity, device and inode, with the files under the
+hidden paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acp_agent.user_dirs import user_config_dir, user_data_dir, user_keystore
+
+__all__ = ["NOTHING_HIDDEN", "HiddenPaths", "HiddenUnder", "agent_hidden_paths"]
+
+MAX_IDENTITIES = 20_000
+"""Files under the hidden paths looked at for hard links; past it, every file with two names on
+their disk counts as hidden."""
+
+
+def _fold(path: Path | str) -> str:
+    return str(path).casefold()
+
+
+def _under(folded: str, parent: str) -> bool:
+    return folded == parent or folded.startswith(parent.rstrip("/") + "/")
+
+
+def agent_hidden_paths(state_dir: Path | None) -> HiddenPaths:
+    """The agent's own: its state dir (the journals), its config dir and the key stored there, and
+    the Anthropic SDK's profile dir (`ANTHROPIC_CONFIG_DIR`, else `~/.config/anthropic`)."""
+    paths = [state_dir or user_data_dir(), user_config_dir(), user_keystore()]
+    sdk = os.environ.get("ANTHROPIC_CONFIG_DIR")
+    if sdk:
+        paths.append(Path(sdk))
+    else:
+        with contextlib.suppress(RuntimeError):  # no home directory to speak of
+            paths.append(Path.home() / ".config" / "anthropic")
+    return HiddenPaths.of(paths)
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenPaths:
+    """Absolute paths, each as given and as it resolves (both count)."""
+
+    paths: tuple[Path, ...] = ()
+    _folded: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_folded", tuple(map(_fold, self.paths)))
+
+    @classmethod
+    def of(cls, given: Iterable[Path]) -> HiddenPaths:
+        """`given` made absolute, each as written and resolved, once ("/" is never one)."""
+        absolute = [Path(os.path.abspath(p)) for p in given]
+        resolved = [Path(os.path.realpath(p)) for p in absolute]
+        return cls(tuple(dict.fromkeys(p for p in [*resolved, *absolute] if p != Path(p.anchor))))
+
+    def hides(self, path: Path) -> bool:
+        """`path` (absolute, resolved) is a hidden path or lies inside one."""
+        if not self._folded:
+            return False
+        folded = _fold(path)
+        return any(_under(folded, hidden) for hidden in self._folded)
+
+    def under(self, top: Path) -> HiddenUnder:
+        """What a listing or search of the directory `top` (resolved) must leave out."""
+        folded = _fold(top).rstrip("/") + "/"
+        inside = tuple(h[len(folded) :] for h in self._folded if h.startswith(folded))
+        return HiddenUnder(inside, self)
+
+    def around(self, directory: Path) -> HiddenPaths:
+        """Without the hidden paths that hold `directory` (a skill the user keeps in the agent's
+        config dir reads its own files; the key beside it stays hidden)."""
+        folded = _fold(directory)
+        return HiddenPaths(
+            tuple(p for p, f in zip(self.paths, self._folded, strict=True) if not _under(folded, f))
+        )
+
+    def outermost(self) -> tuple[Path, ...]:
+        """The hidden paths not inside another one (what the sandbox covers)."""
+        return tuple(
+            p
+            for p, f in zip(self.paths, self._folded, strict=True)
+            if not any(o != f and _under(f, o) for o in self._folded)
+        )
+
+    def linked(self, info: os.stat_result) -> bool:
+        """A regular file with these stats is a hidden file under another name (a hard link)."""
+        if info.st_nlink < 2 or not stat.S_ISREG(info.st_mode) or not self.paths:
+            return False
+        same_disk = [p for p in self.outermost() if _device(p) == info.st_dev]
+        return bool(same_disk) and _known(same_disk, (info.st_dev, info.st_ino))
+
+
+NOTHING_HIDDEN = HiddenPaths()
+
+
+def _device(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
+
+
+def _known(tops: list[Path], identity: tuple[int, int]) -> bool:
+    """`identity` is a file under `tops` (or too many files are there to tell: then True)."""
+    seen = 0
+    for top in tops:
+        with contextlib.suppress(OSError):
+            info = os.stat(top, follow_symlinks=False)
+            if (info.st_dev, info.st_ino) == identity:
+                return True
+        for directory, _, files in os.walk(top, followlinks=False):
+            for name in files:
+                seen += 1
+                if seen > MAX_IDENTITIES:
+                    return True
+                with contextlib.suppress(OSError):
+                    info = os.stat(os.path.join(directory, name), follow_symlinks=False)
+                    if (info.st_dev, info.st_ino) == identity:
+                        return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenUnder:
+    """The hidden paths under one listed or searched directory, relative to it and case-folded."""
+
+    inside: tuple[str, ...] = ()
+    hidden: HiddenPaths = NOTHING_HIDDEN
+
+    def leaves_out(self, relative: str) -> bool:
+        """The entry at `relative` ('/'-separated, under the directory) is or lies in a hidden path."""
+        if not self.inside:
+            return False
+        folded = relative.casefold()
+        return any(_under(folded, hidden) for hidden in self.inside)
+
+    def linked(self, path: str | Path) -> bool:
+        """The file at `path` is a hidden file under another name (one stat)."""
+        if not self.hidden.paths:
+            return False
+        try:
+            return self.hidden.linked(os.stat(path, follow_symlinks=False))
+        except OSError:
+            return False

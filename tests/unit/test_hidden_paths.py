@@ -1,0 +1,109 @@
+"""The agent's hidden paths (issue 35 item 5) under every file tool, and a skill's pinned directory
+(item 3): every route to a hidden file is refused or left out, on the rg and the Python paths alike,
+and a skill reads nothing once its directory was replaced."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from acp_agent.errors import PathOutsideCwd
+from acp_agent.tools.base import ToolContext
+from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
+from acp_agent.tools.paths import resolve_inside
+from acp_agent.tools.search import SearchText
+
+KEY = "sk-ant-unit-marker"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A workspace that holds the agent's state dir and config dir (an editor opened on $HOME)."""
+    root = tmp_path / "home"
+    state = root / ".local" / "share" / "acp-agent" / "sessions"
+    state.mkdir(parents=True)
+    (state / "sess_1.jsonl").write_text(f'{{"prompt": "journal {KEY}"}}\n')
+    config = root / ".config" / "acp-agent"
+    config.mkdir(parents=True)
+    (config / "credentials.json").write_text(f'{{"anthropicApiKey": "{KEY}"}}')
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('sk-ant- prefix')\n")
+    return root
+
+
+def hidden_of(home: Path) -> HiddenPaths:
+    """As `agent_hidden_paths` makes it: the state dir, the config dir, the key in it."""
+    config = home / ".config" / "acp-agent"
+    return HiddenPaths.of([home / ".local" / "share" / "acp-agent", config, config / "credentials.json"])
+
+
+def ctx(home: Path) -> ToolContext:
+    return ToolContext(cwd=home, hidden=hidden_of(home))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".config/acp-agent/credentials.json",
+        "src/../.config/acp-agent/credentials.json",
+        ".config/acp-agent",
+        ".local/share/acp-agent/sessions/sess_1.jsonl",
+        ".CONFIG/acp-agent/credentials.json",  # another spelling: one file on a case-insensitive disk
+        "key-link",
+        "dir-link/credentials.json",
+        "hard-link.json",
+    ],
+)
+def test_every_route_to_a_hidden_path_is_refused_without_naming_it(home: Path, path: str) -> None:
+    (home / "key-link").symlink_to(home / ".config" / "acp-agent" / "credentials.json")
+    (home / "dir-link").symlink_to(home / ".config" / "acp-agent")
+    os.link(home / ".config" / "acp-agent" / "credentials.json", home / "hard-link.json")
+    with pytest.raises(PathOutsideCwd, match="private files") as refused:
+        resolve_inside(home, path, hidden=hidden_of(home))
+    assert str(home / ".config") not in str(refused.value)  # where it led is never said
+
+
+def test_a_file_with_two_names_inside_the_workspace_is_read_as_before(home: Path) -> None:
+    os.link(home / "src" / "app.py", home / "src" / "twin.py")
+    assert resolve_inside(home, "src/twin.py", hidden=hidden_of(home)) == home / "src" / "twin.py"
+
+
+@pytest.mark.parametrize("engine", [None, False], ids=["rg", "python"])
+async def test_listing_and_search_leave_the_hidden_paths_out_on_both_paths(
+    home: Path, engine: bool | None
+) -> None:
+    os.link(home / ".config" / "acp-agent" / "credentials.json", home / "src" / "copy.json")
+    lister, searcher, context = ListFiles(ripgrep=engine), SearchText(ripgrep=engine), ctx(home)
+    listed = await lister.run({"pattern": "**/.*/**", "include_ignored": True}, context)
+    named = await lister.run({"path": ".local", "include_ignored": True}, context)
+    found = await searcher.run({"pattern": "sk-ant-", "glob": "**/*", "include_ignored": True}, context)
+    dotted = await searcher.run({"pattern": "sk-ant-", "glob": ".*/**", "output_mode": "count"}, context)
+    inside = await searcher.run({"pattern": "journal", "path": ".local/share"}, context)
+    assert "credentials.json" not in listed.text and "sess_1" not in listed.text, listed.text
+    assert named.text.startswith("No entries match"), named.text
+    assert found.text.splitlines() == ["src/app.py:1: print('sk-ant- prefix')"], found.text  # no hard link
+    assert dotted.text.startswith("No matches") and inside.text.startswith("No matches")
+    with pytest.raises(PathOutsideCwd):
+        await searcher.run({"pattern": "x", "path": ".config/acp-agent"}, context)
+    with pytest.raises(PathOutsideCwd):
+        await ReadFile().run({"path": "src/copy.json"}, context)
+
+
+def test_the_list_is_the_state_dir_the_config_dir_the_key_and_the_sdk_profiles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path / "sdk"))
+    (tmp_path / "real").mkdir()
+    (tmp_path / "state").symlink_to(tmp_path / "real")
+    hidden = agent_hidden_paths(tmp_path / "state")
+    expected = {tmp_path / "real", tmp_path / "state", tmp_path / "cfg" / "acp-agent"}
+    expected |= {tmp_path / "cfg" / "acp-agent" / "credentials.json", tmp_path / "sdk"}
+    assert set(hidden.paths) == expected
+    assert set(hidden.outermost()) == expected - {tmp_path / "cfg" / "acp-agent" / "credentials.json"}
+    around = hidden.around(tmp_path / "cfg" / "acp-agent" / "skills" / "x")  # a skill kept there
+    assert not around.hides(tmp_path / "cfg" / "acp-agent" / "skills" / "x" / "a.md")
+    assert around.hides(tmp_path / "cfg" / "acp-agent" / "credentials.json")
