@@ -28,6 +28,7 @@ from acp_agent.session.commands import BUILT_IN_NAMES
 from acp_agent.session.conventions import Conventions, CustomCommand
 from acp_agent.session.frontmatter import split_frontmatter
 from acp_agent.session.instructions import _directories
+from acp_agent.tools.confined import pin_dir
 from acp_agent.tools.provided import (
     READ_SECONDS,
     ProvidedText,
@@ -216,6 +217,7 @@ def _add_skill(found: _Found, path: Path, text: str, source: str) -> None:
             model_invocable=fields.get("disable-model-invocation", "").lower() != "true",
             user_invocable=fields.get("user-invocable", "").lower() != "false",
             allowed_tools=_allowed_tools(path, fields),
+            pin=pin_dir(path.parent),  # the directory its files are read from, as it is now
         )
         return
     found.skip(path, f"skipped: {why}" if not why.startswith("shadowed") else why)

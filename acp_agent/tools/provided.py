@@ -15,6 +15,10 @@ A file found by name in a directory the agent walks is read only when:
   owner can, and the owner rule above applies);
 - at most `max_bytes` of it are read.
 
+A skill's bundled file (`read_pinned_file`) is read under the same rules, beneath the skill's
+directory as it was when the skill was found (`confined.DirPin`): reached from that directory's fd,
+refused once the directory was replaced, and never one of the agent's hidden paths (`hidden.py`).
+
 `read_provided_file` is blocking: run it in a worker thread (`read_provided_files` does, bounded in
 time), never on the event loop.
 """
@@ -32,10 +36,18 @@ import anyio
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.confined import NOFOLLOW, parent_dir
+from acp_agent.tools.confined import NOFOLLOW, DirPin, parent_dir, pinned_dir
 from acp_agent.tools.disk import special_kind
+from acp_agent.tools.hidden import HiddenPaths
 
-__all__ = ["READ_SECONDS", "ProvidedText", "Refusal", "read_provided_file", "read_provided_files"]
+__all__ = [
+    "READ_SECONDS",
+    "ProvidedText",
+    "Refusal",
+    "read_pinned_file",
+    "read_provided_file",
+    "read_provided_files",
+]
 
 READ_SECONDS = 5.0
 """How long reading the provided files may take, all together, before they count as refused."""
@@ -64,6 +76,41 @@ def read_provided_file(path: Path, *, inside: Path, max_bytes: int) -> ProvidedT
 
     Blocking (a few syscalls and one bounded read): call it from a worker thread.
     """
+    checked = _checked(path, Path(os.path.realpath(inside)), None)
+    if not isinstance(checked, Path):
+        return checked
+    try:
+        return _read(path, checked, max_bytes)
+    except (ToolError, OSError) as exc:
+        return _failed(path, exc)
+
+
+def read_pinned_file(
+    pin: DirPin, file: str, *, max_bytes: int, hidden: HiddenPaths
+) -> ProvidedText | Refusal | None:
+    """`file` (relative) beneath the pinned directory, under the rules above; None when there is no
+    such file. A link inside it may point to another of its files; nothing is read from outside it,
+    from one of the `hidden` paths (but those that hold the directory itself), or once the
+    directory has been replaced. Blocking: call it from a worker thread."""
+    path = Path(os.path.normpath(pin.path / file))  # `..` taken by name: the check below refuses it
+    hidden = hidden.around(pin.path)
+    try:
+        with pinned_dir(pin, str(pin.path)) as base:  # first: a replaced directory says nothing more
+            checked = _checked(path, pin.path, hidden)
+            if not isinstance(checked, Path):
+                return checked
+            return _read(path, checked.relative_to(pin.path), max_bytes, base, hidden)
+    except (ToolError, OSError) as exc:
+        return _failed(path, exc)
+
+
+def _failed(path: Path, exc: ToolError | OSError) -> Refusal:
+    return Refusal(path, str(exc) if isinstance(exc, ToolError) else exc.strerror or str(exc))
+
+
+def _checked(path: Path, boundary: Path, hidden: HiddenPaths | None) -> Path | Refusal | None:
+    """Where `path` resolves, if it may be read from `boundary` (resolved); else why not, or None
+    when there is no such file."""
     try:
         link = os.lstat(path)
     except FileNotFoundError:
@@ -71,7 +118,8 @@ def read_provided_file(path: Path, *, inside: Path, max_bytes: int) -> ProvidedT
     except OSError as exc:
         return Refusal(path, f"cannot be examined: {exc.strerror or exc}")
     real = Path(os.path.realpath(path))
-    boundary = Path(os.path.realpath(inside))
+    if hidden is not None and hidden.hides(real):
+        return Refusal(path, _PRIVATE)
     if real != boundary and not real.is_relative_to(boundary):
         return Refusal(path, f"it resolves to {real}, outside {boundary}")
     linked = stat.S_ISLNK(link.st_mode)
@@ -79,14 +127,17 @@ def read_provided_file(path: Path, *, inside: Path, max_bytes: int) -> ProvidedT
         why := _swappable(path.parent, "the link's directory" if linked else "its directory")
     ):
         return Refusal(path, why)
-    try:
-        return _read(path, real, max_bytes)
-    except (ToolError, OSError) as exc:
-        return Refusal(path, str(exc) if isinstance(exc, ToolError) else exc.strerror or str(exc))
+    return real
 
 
-def _read(path: Path, real: Path, max_bytes: int) -> ProvidedText | Refusal | None:
-    with parent_dir(real, str(path)) as parent:
+_PRIVATE = "it leads to the agent's own private files (journals, stored key, profiles)"
+
+
+def _read(
+    path: Path, real: Path, max_bytes: int, base: int | None = None, hidden: HiddenPaths | None = None
+) -> ProvidedText | Refusal | None:
+    """Open `real` (absolute; or relative to the directory fd `base`) and read it."""
+    with parent_dir(real, str(path), base=base) as parent:
         if why := _swappable_mode(os.fstat(parent).st_mode, "its directory"):
             return Refusal(path, why)
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | NOFOLLOW
@@ -104,6 +155,8 @@ def _read(path: Path, real: Path, max_bytes: int) -> ProvidedText | Refusal | No
             return Refusal(path, f"it is {special_kind(info.st_mode)}, not a regular file")
         if why := _untrusted(info, "it"):
             return Refusal(path, why)
+        if hidden is not None and hidden.linked(info):
+            return Refusal(path, _PRIVATE)
         data = f.read(max_bytes)
     return ProvidedText(path, max(info.st_size, len(data)), data)
 

@@ -6,8 +6,11 @@ body) and the list of the files bundled with it; with `file`, it reads one of th
 (`references/…`, `scripts/…`). A skill may live outside the workspace (`~/.claude/skills`), so its
 files are readable here, read-only and confined to the skill's own directory, under the rules of
 every file a repository provides (`provided.py`: no link out, no special file, no file another user
-planted, bounded). The skills are injected when the session builds its runner: the tool never
-looks for them itself.
+planted, bounded). That directory is pinned when the skill is found (its resolved path, device and
+inode): its files are listed and read beneath a directory fd reached without following links, so a
+folder swapped for a link since (to `/`, to the agent's config dir) is refused, and the agent's
+hidden paths are never read (`hidden.py`). The skills are injected when the session builds its
+runner: the tool never looks for them itself.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolContext, ToolResult
-from acp_agent.tools.provided import ProvidedText, Refusal, read_provided_file, read_provided_files
+from acp_agent.tools.confined import DirPin, pin_dir, pinned_dir
+from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
+from acp_agent.tools.provided import ProvidedText, read_pinned_file, read_provided_files
 
 __all__ = ["MAX_FILE_BYTES", "MAX_LISTED_FILES", "Skill", "SkillTool", "bundled_files"]
 
@@ -49,25 +54,50 @@ class Skill:
     user_invocable: bool = True
     allowed_tools: str = ""
     """Its frontmatter's `allowed-tools`, as written: granted when the user runs it as a command."""
+    pin: DirPin | None = None
+    """Its directory as it was found (None: pinned when the tool is first used)."""
 
     @property
     def directory(self) -> Path:
         return self.path.parent
 
+    def pinned(self) -> DirPin:
+        """Its directory's pin (blocking when it was not pinned at load).
 
-def bundled_files(directory: Path, limit: int = MAX_LISTED_FILES) -> tuple[list[str], bool]:
-    """The files in a skill's directory but SKILL.md (relative, sorted, links not followed), at
-    most `limit`, and whether there were more. Blocking: run it in a worker thread."""
+        Raises:
+            ToolError: its directory is gone.
+        """
+        pin = self.pin or pin_dir(self.directory)
+        if pin is None:
+            raise ToolError(f"the skill {self.name}'s directory {str(self.directory)!r} is gone")
+        return pin
+
+
+def bundled_files(
+    pin: DirPin, limit: int = MAX_LISTED_FILES, hidden: HiddenPaths = NOTHING_HIDDEN
+) -> tuple[list[str], bool]:
+    """The files in a skill's pinned directory but SKILL.md (relative, sorted, links not followed),
+    at most `limit`, and whether there were more. Blocking: run it in a worker thread.
+
+    Raises:
+        ToolError: the directory was replaced since it was pinned.
+    """
     found: list[str] = []
-    for top, dirs, files in os.walk(directory, followlinks=False):
-        depth = len(Path(top).relative_to(directory).parts)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if depth < _MAX_DEPTH else []
-        for name in sorted(files):
-            relative = (Path(top) / name).relative_to(directory).as_posix()
-            if relative != "SKILL.md" and not name.startswith("."):
-                found.append(relative)
-                if len(found) > limit:
-                    return found[:limit], True
+    withheld = hidden.around(pin.path).under(pin.path)
+    with pinned_dir(pin, str(pin.path)) as reached:
+        fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=reached)
+    try:
+        for top, dirs, files, _ in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+            parts = Path(top).parts
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if len(parts) < _MAX_DEPTH else []
+            for name in sorted(files):
+                relative = Path(*parts, name).as_posix()
+                if relative != "SKILL.md" and not name.startswith(".") and not withheld.leaves_out(relative):
+                    found.append(relative)
+                    if len(found) > limit:
+                        return found[:limit], True
+    finally:
+        os.close(fd)
     return found, False
 
 
@@ -112,13 +142,18 @@ class SkillTool:
             raise ToolError(f"no skill named {name!r}; the skills are: {known}")
         file = args.get("file")
         if file:
-            return await _read_bundled(skill, str(file))
-        return ToolResult(await skill_text(skill), locations=((skill.path, None),))
+            return await _read_bundled(skill, str(file), ctx.hidden)
+        return ToolResult(await skill_text(skill, ctx.hidden), locations=((skill.path, None),))
 
 
-async def skill_text(skill: Skill) -> str:
+async def skill_text(skill: Skill, hidden: HiddenPaths = NOTHING_HIDDEN) -> str:
     """A skill's instructions as the model gets them: where it lives, its body, its files."""
-    listed = await read_provided_files(lambda: [bundled_files(skill.directory)])
+    try:
+        listed = await read_provided_files(lambda: [bundled_files(skill.pinned(), hidden=hidden)])
+    except ToolError as exc:
+        listed, note = None, f"(its files are not listed: {exc})"
+    else:
+        note = ""
     files, more = listed[0] if listed else ([], False)
     lines = [f"Skill {skill.name} (base directory: {skill.directory})", "", skill.body.strip()]
     if files:
@@ -126,21 +161,19 @@ async def skill_text(skill: Skill) -> str:
         lines += [f"- {f}" for f in files]
         if more:
             lines.append(f"- … (only the first {MAX_LISTED_FILES} are listed)")
+    if note:
+        lines += ["", note]
     return "\n".join(lines)
 
 
-def _read_in(directory: Path, file: str) -> tuple[Path, ProvidedText | Refusal | None]:
-    """`file` in `directory`, read only if it resolves inside it (blocking)."""
-    path = Path(os.path.normpath(directory / file))  # `..` taken by name: the reader refuses it
-    return path, read_provided_file(path, inside=directory.resolve(), max_bytes=MAX_FILE_BYTES)
-
-
-async def _read_bundled(skill: Skill, file: str) -> ToolResult:
-    """One bundled file, confined to the skill's directory (links out, special files refused)."""
-    got = await read_provided_files(lambda: [_read_in(skill.directory, file)])
+async def _read_bundled(skill: Skill, file: str, hidden: HiddenPaths) -> ToolResult:
+    """One bundled file, beneath the skill's pinned directory (links out, special files refused)."""
+    got = await read_provided_files(
+        lambda: [read_pinned_file(skill.pinned(), file, max_bytes=MAX_FILE_BYTES, hidden=hidden)]
+    )
     if got is None:
         raise ToolError(f"reading {file} of the skill {skill.name} took too long")
-    path, found = got[0]
+    found = got[0]
     if found is None:
         raise ToolError(f"the skill {skill.name} has no file {file!r}")
     if not isinstance(found, ProvidedText):
@@ -152,4 +185,4 @@ async def _read_bundled(skill: Skill, file: str) -> ToolResult:
         text = text.rstrip("\ufffd") + (
             f"\n\n[cut: the first {len(found.data):,} of {found.size:,} bytes are shown]"
         )
-    return ToolResult(text, locations=((path, None),))
+    return ToolResult(text, locations=((found.path, None),))

@@ -11,10 +11,12 @@ import pytest
 
 from acp_agent.errors import PathOutsideCwd
 from acp_agent.tools.base import ToolContext
+from acp_agent.tools.confined import pin_dir
 from acp_agent.tools.files import ListFiles, ReadFile
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.search import SearchText
+from acp_agent.tools.skill import Skill, SkillTool
 
 KEY = "sk-ant-unit-marker"
 
@@ -107,3 +109,42 @@ def test_the_list_is_the_state_dir_the_config_dir_the_key_and_the_sdk_profiles(
     around = hidden.around(tmp_path / "cfg" / "acp-agent" / "skills" / "x")  # a skill kept there
     assert not around.hides(tmp_path / "cfg" / "acp-agent" / "skills" / "x" / "a.md")
     assert around.hides(tmp_path / "cfg" / "acp-agent" / "credentials.json")
+
+
+def skill_in(directory: Path) -> Skill:
+    (directory / "references").mkdir(parents=True)
+    (directory / "SKILL.md").write_text("---\nname: notes\ndescription: d\n---\nbody\n")
+    (directory / "references" / "how.md").write_text("HOW\n")
+    (directory / "latest.md").symlink_to(directory / "references" / "how.md")  # a link that stays inside
+    return Skill("notes", "d", directory / "SKILL.md", "body\n", pin=pin_dir(directory))
+
+
+@pytest.mark.parametrize("swap", ["link", "directory"])
+async def test_a_skill_reads_nothing_once_its_directory_was_replaced(home: Path, swap: str) -> None:
+    directory = home / "src" / ".claude" / "skills" / "notes"
+    tool, context = SkillTool([skill_in(directory)]), ctx(home)
+    assert (await tool.run({"name": "notes", "file": "latest.md"}, context)).text == "HOW\n"
+    directory.rename(directory.with_name("notes.old"))  # kept: its inode cannot be reused meanwhile
+    if swap == "link":
+        directory.symlink_to(home / ".config" / "acp-agent")
+    else:  # a new directory of the same name: not the one found
+        (directory / "references").mkdir(parents=True)
+        (directory / "references" / "how.md").write_text("PLANTED\n")
+    for file in ("credentials.json", "references/how.md"):
+        with pytest.raises(Exception, match="was not read") as refused:
+            await tool.run({"name": "notes", "file": file}, context)
+        assert KEY not in str(refused.value) and "PLANTED" not in str(refused.value)
+    listed = await tool.run({"name": "notes"}, context)
+    assert "its files are not listed" in listed.text and "credentials" not in listed.text
+
+
+async def test_a_skill_kept_in_the_config_dir_reads_its_files_but_not_the_key(home: Path) -> None:
+    directory = home / ".config" / "acp-agent" / "skills" / "notes"
+    skill = skill_in(directory)
+    os.link(home / ".config" / "acp-agent" / "credentials.json", directory / "key.json")
+    tool, context = SkillTool([skill]), ctx(home)
+    assert (await tool.run({"name": "notes", "file": "references/how.md"}, context)).text == "HOW\n"
+    for file in ("../../credentials.json", "key.json"):
+        with pytest.raises(Exception, match="was not read") as refused:
+            await tool.run({"name": "notes", "file": file}, context)
+        assert KEY not in str(refused.value)

@@ -20,6 +20,7 @@ import pytest
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
 from tests.support.client import allow
+from tests.support.sandbox import require_bwrap
 
 STORED_KEY = "sk-ant-stored-marker-35e5"
 PROFILE_KEY = "sk-ant-profile-marker-35e5"
@@ -132,3 +133,41 @@ async def test_the_file_tools_never_show_the_key_the_profiles_or_the_journals_in
     inlined = fake_api.requests[-1].body["messages"][-1]["content"]
     text = inlined if isinstance(inlined, str) else json.dumps(inlined)
     assert text.count("was not read") == 3 and "private files" in text, text
+
+
+async def test_a_skill_folder_swapped_for_a_link_reads_nothing_outside_it(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """One approved command replaces the skill's folder with a link to `/`; the skill tool then
+    refuses its files (the directory is not the one found), so the stored key stays unread."""
+    require_bwrap()
+    plant(agent_env)
+    skill = workspace / ".claude" / "skills" / "notes"
+    (skill / "references").mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: Take notes.\n---\nRead references/how.md.\n"
+    )
+    (skill / "references" / "how.md").write_text("HOW-TO body\n")
+    keystore = Path(agent_env["XDG_CONFIG_HOME"]) / "acp-agent" / "credentials.json"
+    swap = "rm -rf .claude/skills/notes && ln -s / .claude/skills/notes"
+    fake_api.script(
+        replies.tool_use("skill", {"name": "notes", "file": "references/how.md"}, id="toolu_before"),
+        replies.tool_use("run_command", {"command": swap}, id="toolu_swap"),
+        replies.tool_use("skill", {"name": "notes", "file": str(keystore).lstrip("/")}, id="toolu_key"),
+        replies.tool_use("skill", {"name": "notes"}, id="toolu_list"),
+        replies.text("done"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "take notes")
+        answers = json.dumps(agent.messages)
+    assert response["result"]["stopReason"] == "end_turn"
+    results = {r["tool_use_id"]: str(r["content"]) for r in tool_results(fake_api, 0)}
+    assert "HOW-TO body" in results["toolu_before"]
+    assert (workspace / ".claude" / "skills" / "notes").is_symlink()  # the swap happened
+    assert "was not read" in results["toolu_key"], results["toolu_key"]
+    listed = results["toolu_list"]
+    assert "- etc" not in listed and "- proc" not in listed, listed
+    sent = json.dumps([r.body for r in fake_api.requests])
+    assert STORED_KEY not in sent and STORED_KEY not in answers
