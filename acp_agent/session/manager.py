@@ -37,7 +37,8 @@ from acp_agent.session.options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
-from acp_agent.session.roots import extra_roots, session_root
+from acp_agent.session.roots import checked_roots
+from acp_agent.session.sandboxing import hidden_paths
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.session.store import SessionStore, creation_error
 from acp_agent.session.titles import session_title
@@ -104,6 +105,7 @@ class SessionManager:
         ask_models_api: bool = False,
     ) -> None:
         self.config = config
+        self.hidden = hidden_paths(config)  # the agent's own paths: no root, no tool, no command sees them
         self.store = store
         self.prices = load_prices(config.prices)
         self.requester = requester
@@ -159,8 +161,7 @@ class SessionManager:
         The client's capabilities decide whether tools use the editor's files and terminals.
         """
         session_id = f"sess_{uuid.uuid4().hex}"
-        root = session_root(cwd)
-        extra = extra_roots(directories, root)
+        root, extra = checked_roots(cwd, directories, self.hidden)
         session = self._build(session_id, root, overrides, capabilities, History())
         session.extra_roots = extra
         if self.store is not None:  # only once the session is valid: no journal for a refusal
@@ -195,8 +196,7 @@ class SessionManager:
             )
         if current is not None:
             self._forget(current)
-        root = session_root(cwd)
-        extra = extra_roots(directories, root)
+        root, extra = checked_roots(cwd, directories, self.hidden)
         entries, history, updates, journal = journal_reload.now()(self.store, session_id, capabilities)
         try:
             session = self._build(session_id, root, overrides, capabilities, history)

@@ -1,15 +1,17 @@
 """Bubblewrap: the argv that confines one command, and whether bwrap can start here at all.
 
 The view a command gets, mount by mount (later mounts cover earlier ones):
-- the whole filesystem read-only, a fresh `/dev` and a `/proc` of its own PID namespace, in which
-  no process of the agent exists (so no `/proc/<agent>/{fd/0,mem,environ}` to reach);
-- private, empty `/tmp` (and `$TMPDIR`) and an empty `$XDG_RUNTIME_DIR`, so the user's sockets there
-  (tmux, ssh-agent, the session bus, `systemd-run --user`) are out of reach; the Docker socket is
-  covered by `/dev/null`;
+- the whole filesystem read-only;
 - the session's roots writable; the repository's git dirs writable, each its own mount point, with
   what git runs (hooks, config: `git_dirs.py`) read-only unless the user allowed it for this call;
-- the hidden paths (the agent's state dir, its stored key, the SDK's profiles) covered by an empty
-  read-only tmpfs;
+- then, over them, the sandbox's own mounts: a fresh `/dev` and a `/proc` of its own PID namespace,
+  in which no process of the agent exists (so no `/proc/<agent>/{fd/0,mem,environ}` to reach);
+  private, empty `/tmp` (and `$TMPDIR`) and an empty `$XDG_RUNTIME_DIR`, so the user's sockets there
+  (tmux, ssh-agent, the session bus, `systemd-run --user`) are out of reach, even when a root holds
+  them; the Docker socket is covered by `/dev/null`. Only a private dir that holds a root (a
+  project in `/tmp`) is mounted before the roots, or it would hide them;
+- the hidden paths (the agent's state dir, its stored key, the SDK's profiles: `hidden.py`) covered
+  by an empty read-only tmpfs;
 - no capabilities, a new session (no terminal to push keystrokes into), its own IPC namespace, and
   with networking off its own network namespace (only a loopback of its own).
 """
@@ -88,16 +90,20 @@ def _inside(path: Path, parents: Sequence[Path]) -> bool:
     return any(path == p or p in path.parents for p in parents)
 
 
-def _private_dirs(writable: Sequence[Path]) -> list[Path]:
+def private_dirs() -> list[Path]:
     """Directories given an empty tmpfs of their own: /tmp, $TMPDIR, the user's runtime dir."""
     found = [Path("/tmp")]
-    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
-    for name in (os.environ.get("TMPDIR"), runtime):
+    for name in (os.environ.get("TMPDIR"), runtime_dir()):
         if name and os.path.isabs(name) and os.path.isdir(name):
             path = Path(name).resolve()
-            if not _inside(path, found) and not _inside(path, writable) and path != Path("/"):
+            if path not in found and path != Path("/"):
                 found.append(path)
     return found
+
+
+def runtime_dir() -> str:
+    """The user's runtime dir (`$XDG_RUNTIME_DIR`, else `/run/user/<uid>`): their sessions' sockets."""
+    return os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
 
 
 def _is_socket(path: str) -> bool:
@@ -109,12 +115,12 @@ def _is_socket(path: str) -> bool:
 
 def bwrap_argv(bwrap: str, command: Sequence[str], c: Confinement) -> list[str]:
     """`command` (an argv) confined by bwrap as the module docstring describes."""
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    private = _private_dirs(c.writable)
-    for path in private:
+    argv = [bwrap, "--ro-bind", "/", "/"]
+    private = private_dirs()
+    bound = [*c.writable, *(p for repo in c.git for p in (*repo.writable, *repo.runs_code))]
+    holding = [p for p in private if any(_inside(b, [p]) for b in bound)]  # a project in /tmp
+    for path in holding:
         argv += ["--tmpfs", str(path)]
-    for name in {os.path.realpath(s) for s in _SOCKETS if _is_socket(s)}:
-        argv += ["--ro-bind", "/dev/null", name]
     for root in c.writable:
         argv += ["--bind", str(root), str(root)]
     for repo in c.git:
@@ -124,6 +130,14 @@ def bwrap_argv(bwrap: str, command: Sequence[str], c: Confinement) -> list[str]:
             for path in repo.runs_code:
                 if not any(_inside(root, [path]) for root in c.writable):  # hooksPath = "." stays writable
                     argv += ["--ro-bind", str(path), str(path)]
+    argv += ["--dev", "/dev", "--proc", "/proc"]  # over the roots: a root never shows the host's
+    for path in private:  # over the roots too, but where an empty tmpfs already covers it
+        if path not in holding and not any(
+            p != path and p not in holding and _inside(path, [p]) for p in private
+        ):
+            argv += ["--tmpfs", str(path)]
+    for name in {os.path.realpath(s) for s in _SOCKETS if _is_socket(s)}:
+        argv += ["--ro-bind", "/dev/null", name]
     for path in c.hidden:
         argv += _cover(path, c.writable, private)
     argv += [*_NAMESPACES, *([] if c.network else ["--unshare-net"])]

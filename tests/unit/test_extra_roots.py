@@ -16,6 +16,7 @@ from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.edit import WriteFile
 from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.hidden import NOTHING_HIDDEN
 from acp_agent.tools.search import SearchText
 from acp_agent.tools.sensitive import sensitive_reason
 
@@ -87,10 +88,13 @@ def test_the_roots_a_request_gives_are_checked_and_named_in_the_system_prompt(
     roots: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
     cwd, extra, outside = roots
-    assert extra_roots(None, cwd) == ()
-    assert extra_roots([str(extra), str(extra), str(cwd), str(outside)], cwd) == (extra, outside)
+    assert extra_roots(None, cwd, NOTHING_HIDDEN) == ()
+    assert extra_roots([str(extra), str(extra), str(cwd), str(outside)], cwd, NOTHING_HIDDEN) == (
+        extra,
+        outside,
+    )
     with pytest.raises(RpcError, match=r"additionalDirectories\.1: '.*missing' is not an existing directory"):
-        extra_roots([str(extra), str(tmp_path / "missing")], cwd)
+        extra_roots([str(extra), str(tmp_path / "missing")], cwd, NOTHING_HIDDEN)
     prompt = build_system_prompt(cwd=cwd, tools=[], limits=Limits(), extra_roots=(extra,))
     assert "Additional workspace roots" in prompt and f"- {extra}\n" in prompt
     assert "Additional" not in build_system_prompt(cwd=cwd, tools=[], limits=Limits())

@@ -15,7 +15,7 @@ import pytest
 
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.tools.base import Preview, ToolContext
-from acp_agent.tools.bwrap import Confinement, bwrap_argv
+from acp_agent.tools.bwrap import Confinement, bwrap_argv, find_bwrap
 from acp_agent.tools.git_dirs import find_git_dirs, hooks_path_setting
 from acp_agent.tools.grant import Grant
 from acp_agent.tools.sandbox import GIT_GRANT, CommandSandbox, SandboxPolicy
@@ -108,7 +108,7 @@ def test_outside_any_repository_nothing_is_guarded(tmp_path: Path) -> None:
 # ── the bwrap argv ───────────────────────────────────────────────────────────────────────────
 
 
-def test_mounts_go_read_only_root_then_private_dirs_then_roots_then_git_then_hidden(tmp_path: Path) -> None:
+def test_mounts_go_read_only_root_then_roots_then_git_then_private_mounts_then_hidden(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     git_dir = make_git_dir(root / ".git")
     state, holder = tmp_path / "state", tmp_path / "holder"
@@ -126,11 +126,15 @@ def test_mounts_go_read_only_root_then_private_dirs_then_roots_then_git_then_hid
     (holder / "inner").mkdir()
     argv = bwrap_argv("/usr/bin/bwrap", ["bash", "-c", "true"], confinement)
     seen = mounts(argv)
-    assert seen[:3] == [("--ro-bind", "/", "/"), ("--dev", "/dev"), ("--proc", "/proc")]
+    assert seen[0] == ("--ro-bind", "/", "/")
+    # /tmp holds the root here (a project in /tmp): its tmpfs goes first, or it would hide the root.
     assert seen.index(("--tmpfs", "/tmp")) < seen.index(("--bind", str(root), str(root)))
     assert seen.index(("--bind", str(git_dir), str(git_dir))) < seen.index(
         ("--ro-bind", str(git_dir / "hooks"), str(git_dir / "hooks"))
     )
+    # The sandbox's own /dev and /proc come after every root: a root never shows the host's.
+    last_bind = max(i for i, m in enumerate(seen) if m[0] in ("--bind", "--ro-bind") and m[1] != "/dev/null")
+    assert seen.index(("--dev", "/dev")) > last_bind and seen.index(("--proc", "/proc")) > last_bind
     # The state dir is under /tmp here, but the tmpfs does not cover it: it is not in a root...
     assert ("--tmpfs", str(state)) not in seen
     # ...and a hidden dir that holds a root is left alone (the root must stay reachable).
@@ -153,6 +157,26 @@ def test_a_hidden_dir_inside_a_root_gets_an_empty_read_only_tmpfs(tmp_path: Path
         ("--remount-ro", str(state)),
         ("--ro-bind", "/dev/null", str(key)),
     ]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
+def test_even_a_root_of_slash_gets_the_sandboxs_own_proc_and_tmp(tmp_path: Path) -> None:
+    """Roots are bound first and the private mounts over them (issue 35 item 6): a root of `/`
+    (which a session refuses anyway) shows neither the host's processes nor its /tmp."""
+    require_bwrap()
+    marker = tmp_path / "host-marker"
+    marker.write_text("x")
+    program = find_bwrap()
+    assert program is not None
+    script = (
+        f"echo PROCS $(ls -d /proc/[0-9]* | wc -l); test -e {marker} && echo TMP-SHARED || echo TMP-PRIVATE"
+    )
+    confinement = Confinement(cwd=Path("/"), writable=(Path("/"),), network=False)
+    done = subprocess.run(
+        bwrap_argv(program, ["sh", "-c", script], confinement), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split("PROCS ")[1].split()[0]) < 10 and "TMP-PRIVATE" in done.stdout, done.stdout
 
 
 def test_a_grant_leaves_the_git_dir_writable_and_the_editor_gets_die_with_parent(tmp_path: Path) -> None:

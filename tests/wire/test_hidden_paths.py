@@ -135,6 +135,80 @@ async def test_the_file_tools_never_show_the_key_the_profiles_or_the_journals_in
     assert text.count("was not read") == 3 and "private files" in text, text
 
 
+@pytest.mark.model_free
+async def test_the_whole_disk_the_system_dirs_the_hidden_dirs_and_too_many_roots_are_refused(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path
+) -> None:
+    home = home_of(agent_env)
+    state = Path(agent_env["ACP_AGENT_STATE_DIR"])
+    config = Path(agent_env["XDG_CONFIG_HOME"]) / "acp-agent"
+    (config / "skills").mkdir(parents=True)
+    state.mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "anthropic").mkdir(parents=True, exist_ok=True)
+    refused = ["/", "/proc", f"/proc/{os.getpid()}", "/sys", "/dev", "/dev/shm", "/tmp"]
+    refused += [str(state), str(config), str(config / "skills"), str(home / ".config" / "anthropic")]
+    refused = [d for d in refused if os.path.isdir(d)]
+    many = [str(workspace)] * 65
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        new = {"cwd": str(workspace), "mcpServers": []}
+        answers = {
+            d: await agent.request("session/new", {**new, "additionalDirectories": [d]}) for d in refused
+        }
+        whole = await agent.request("session/new", {**new, "cwd": "/"})
+        in_state = await agent.request("session/new", {**new, "cwd": str(state)})
+        too_many = await agent.request("session/new", {**new, "additionalDirectories": many})
+        at_home = await agent.request("session/new", {**new, "cwd": str(home)})  # holds hidden dirs
+        session = await agent.new_session(workspace)
+        load = {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        loaded = await agent.request("session/load", {**load, "additionalDirectories": ["/"]})
+        resumed = await agent.request("session/resume", {**load, "cwd": "/proc"})
+        fine = await agent.request("session/load", {**load, "additionalDirectories": [str(home)]})
+    for directory, answer in answers.items():
+        assert answer["error"]["code"] == -32602, (directory, answer)
+        assert (
+            "additionalDirectories.0" in answer["error"]["message"]
+            and "cannot be a session root" in (answer["error"]["message"])
+        ), answer
+    assert (
+        whole["error"]["code"] == -32602 and "cwd: '/' cannot be a session root" in whole["error"]["message"]
+    )
+    assert in_state["error"]["code"] == -32602 and "journals" in in_state["error"]["message"]
+    assert too_many["error"]["code"] == -32602 and "at most 64" in too_many["error"]["message"]
+    assert "result" in at_home, at_home
+    assert loaded["error"]["code"] == -32602 and resumed["error"]["code"] == -32602
+    assert "result" in fine, fine
+
+
+async def test_a_root_that_holds_the_runtime_dir_shows_commands_no_socket(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """The sandbox's private mounts go over the roots: a user's session sockets inside a root
+    (here `$XDG_RUNTIME_DIR` in the workspace) stay out of a command's reach."""
+    require_bwrap()
+    import socket
+
+    runtime = workspace / "run"
+    runtime.mkdir(mode=0o700)
+    bus = socket.socket(socket.AF_UNIX)
+    bus.bind(str(runtime / "bus"))
+    env = agent_env | {"XDG_RUNTIME_DIR": str(runtime)}
+    fake_api.script(
+        replies.tool_use("run_command", {"command": "echo SEEN $(ls -A run | tr '\\n' ' ')"}),
+        replies.text("looked"),
+    )
+    try:
+        async with AgentProcess.start(env=env, schema=acp_schema, on_request=allow) as agent:
+            await agent.initialize()
+            session = await agent.new_session(workspace)
+            response = await agent.prompt(session, "look")
+    finally:
+        bus.close()
+    assert response["result"]["stopReason"] == "end_turn"
+    (result,) = tool_results(fake_api, 0)
+    assert "SEEN" in str(result["content"]) and "bus" not in str(result["content"]), result
+
+
 async def test_a_skill_folder_swapped_for_a_link_reads_nothing_outside_it(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
