@@ -25,6 +25,7 @@ import anyio
 from acp_agent.testing.repo import RepoShape, make_repo
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files import ListFiles
+from acp_agent.tools.hidden import agent_hidden_paths
 from acp_agent.tools.ripgrep import find_rg
 from acp_agent.tools.search import SearchText
 
@@ -79,7 +80,7 @@ async def main() -> None:
             f"fixture: {opts.tracked:,} tracked + {opts.ignored:,} ignored files, "
             f"{opts.log_mb} MB ignored log, built in {time.perf_counter() - started:.1f} s"
         )
-        ctx = ToolContext(cwd=root)
+        ctx = ToolContext(cwd=root, hidden=agent_hidden_paths(None))  # as a session's tools have it
         print(
             f"| {'figure':<24} | {'rg itself':>10} | {'ripgrep path':>12} | {'ratio':>6} | "
             f"{'pure Python':>11} | {'ratio':>6} |"

@@ -90,23 +90,28 @@ class HiddenPaths:
             tuple(p for p, f in zip(self.paths, self._folded, strict=True) if not _under(folded, f))
         )
 
-    def outermost(self) -> tuple[Path, ...]:
-        """The hidden paths not inside another one (what the sandbox covers)."""
-        return tuple(
-            p
-            for p, f in zip(self.paths, self._folded, strict=True)
-            if not any(o != f and _under(f, o) for o in self._folded)
-        )
+    def covered(self) -> tuple[Path, ...]:
+        """What the sandbox covers: the outermost of the hidden paths as they resolve now (a
+        mount on a symlink would land where it points)."""
+        return _outermost([Path(os.path.realpath(p)) for p in self.paths])
 
     def linked(self, info: os.stat_result) -> bool:
         """A regular file with these stats is a hidden file under another name (a hard link)."""
         if info.st_nlink < 2 or not stat.S_ISREG(info.st_mode) or not self.paths:
             return False
-        same_disk = [p for p in self.outermost() if _device(p) == info.st_dev]
+        same_disk = [p for p in self.covered() if _device(p) == info.st_dev]
         return bool(same_disk) and _known(same_disk, (info.st_dev, info.st_ino))
 
 
 NOTHING_HIDDEN = HiddenPaths()
+
+
+def _outermost(paths: Iterable[Path]) -> tuple[Path, ...]:
+    unique = list(dict.fromkeys(paths))
+    folded = [_fold(p) for p in unique]
+    return tuple(
+        p for p, f in zip(unique, folded, strict=True) if not any(o != f and _under(f, o) for o in folded)
+    )
 
 
 def _device(path: Path) -> int | None:
@@ -116,24 +121,55 @@ def _device(path: Path) -> int | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Identities:
+    """The files under some hidden paths, by device and inode, and the directories' mtimes then."""
+
+    found: frozenset[tuple[int, int]]
+    cut: bool
+    """More than MAX_IDENTITIES files: every file asked about counts as one of them."""
+    mtimes: tuple[tuple[str, int], ...]
+
+    def current(self) -> bool:
+        """No directory has gained or lost an entry since (one stat each)."""
+        try:
+            return all(os.stat(d, follow_symlinks=False).st_mtime_ns == m for d, m in self.mtimes)
+        except OSError:
+            return False
+
+
+_identities: dict[tuple[Path, ...], _Identities] = {}
+"""Kept between calls: a tree of journals is walked again only once a directory in it changed."""
+
+
 def _known(tops: list[Path], identity: tuple[int, int]) -> bool:
     """`identity` is a file under `tops` (or too many files are there to tell: then True)."""
-    seen = 0
+    key = tuple(tops)
+    known = _identities.get(key)
+    if known is None or not known.current():
+        known = _identities[key] = _walk_identities(tops)
+    return known.cut or identity in known.found
+
+
+def _walk_identities(tops: list[Path]) -> _Identities:
+    found: set[tuple[int, int]] = set()
+    mtimes: list[tuple[str, int]] = []
     for top in tops:
-        with contextlib.suppress(OSError):
-            info = os.stat(top, follow_symlinks=False)
-            if (info.st_dev, info.st_ino) == identity:
-                return True
         for directory, _, files in os.walk(top, followlinks=False):
+            with contextlib.suppress(OSError):
+                mtimes.append((directory, os.stat(directory, follow_symlinks=False).st_mtime_ns))
             for name in files:
-                seen += 1
-                if seen > MAX_IDENTITIES:
-                    return True
+                if len(found) >= MAX_IDENTITIES:
+                    return _Identities(frozenset(found), True, tuple(mtimes))
                 with contextlib.suppress(OSError):
                     info = os.stat(os.path.join(directory, name), follow_symlinks=False)
-                    if (info.st_dev, info.st_ino) == identity:
-                        return True
-    return False
+                    found.add((info.st_dev, info.st_ino))
+        with contextlib.suppress(OSError):  # a hidden path that is a file: its directory's mtime
+            info = os.stat(top, follow_symlinks=False)
+            found.add((info.st_dev, info.st_ino))
+            if not stat.S_ISDIR(info.st_mode):
+                mtimes.append((str(top.parent), os.stat(top.parent).st_mtime_ns))
+    return _Identities(frozenset(found), False, tuple(mtimes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +178,15 @@ class HiddenUnder:
 
     inside: tuple[str, ...] = ()
     hidden: HiddenPaths = NOTHING_HIDDEN
+    _heads: frozenset[str] = field(init=False, repr=False, compare=False)
+    """The first name of each path in `inside`: most entries are ruled out by it alone."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_heads", frozenset(h.partition("/")[0] for h in self.inside))
 
     def leaves_out(self, relative: str) -> bool:
         """The entry at `relative` ('/'-separated, under the directory) is or lies in a hidden path."""
-        if not self.inside:
+        if not self.inside or relative.partition("/")[0].casefold() not in self._heads:
             return False
         folded = relative.casefold()
         return any(_under(folded, hidden) for hidden in self.inside)

@@ -164,7 +164,7 @@ class CommandSandbox:
             cwd=cwd,
             writable=writable,
             git=_repos(writable),
-            hidden=self.policy.hidden.outermost(),
+            hidden=self.policy.hidden.covered(),
             network=self.policy.network,
             git_writable=GIT_GRANT in grants,
             die_with_parent=in_editor,
