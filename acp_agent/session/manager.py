@@ -38,10 +38,10 @@ from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import checked_roots
-from acp_agent.session.sandboxing import hidden_paths
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.session.store import SessionStore, creation_error
 from acp_agent.session.titles import session_title
+from acp_agent.tools.hidden import agent_hidden_paths
 from acp_agent.turn import clearing
 from acp_agent.turn.entries import PromptEntry, RootsEntry, TitleEntry
 from acp_agent.turn.history import History
@@ -105,7 +105,7 @@ class SessionManager:
         ask_models_api: bool = False,
     ) -> None:
         self.config = config
-        self.hidden = hidden_paths(config)  # the agent's own paths: no root, no tool, no command sees them
+        self.hidden = agent_hidden_paths(config.state_dir)  # no root, no tool, no command sees them
         self.store = store
         self.prices = load_prices(config.prices)
         self.requester = requester

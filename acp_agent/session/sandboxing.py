@@ -22,5 +22,5 @@ def sandbox_policy(config: Config, hidden: HiddenPaths) -> SandboxPolicy:
 
 def hidden_paths(config: Config | None) -> HiddenPaths:
     """The agent's state dir (`--state-dir`, else the default), its config dir and stored key, and
-    the SDK's profiles, as given and resolved."""
+    the SDK's profiles, as given and resolved (the session manager refuses them as roots)."""
     return agent_hidden_paths(config.state_dir if config is not None else None)
