@@ -52,15 +52,26 @@ def agent_hidden_paths(state_dir: Path | None) -> HiddenPaths:
     return HiddenPaths.of(paths)
 
 
+def _outermost(paths: Iterable[Path]) -> tuple[Path, ...]:
+    unique = list(dict.fromkeys(paths))
+    folded = [_fold(p) for p in unique]
+    return tuple(
+        p for p, f in zip(unique, folded, strict=True) if not any(o != f and _under(f, o) for o in folded)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class HiddenPaths:
     """Absolute paths, each as given and as it resolves (both count)."""
 
     paths: tuple[Path, ...] = ()
     _folded: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _tops: tuple[Path, ...] = field(init=False, repr=False, compare=False)
+    """`covered()` when the list was made: where a hard link's twin is looked for."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_folded", tuple(map(_fold, self.paths)))
+        object.__setattr__(self, "_tops", self.covered())
 
     @classmethod
     def of(cls, given: Iterable[Path]) -> HiddenPaths:
@@ -99,19 +110,11 @@ class HiddenPaths:
         """A regular file with these stats is a hidden file under another name (a hard link)."""
         if info.st_nlink < 2 or not stat.S_ISREG(info.st_mode) or not self.paths:
             return False
-        same_disk = [p for p in self.covered() if _device(p) == info.st_dev]
+        same_disk = [p for p in self._tops if _device(p) == info.st_dev]
         return bool(same_disk) and _known(same_disk, (info.st_dev, info.st_ino))
 
 
 NOTHING_HIDDEN = HiddenPaths()
-
-
-def _outermost(paths: Iterable[Path]) -> tuple[Path, ...]:
-    unique = list(dict.fromkeys(paths))
-    folded = [_fold(p) for p in unique]
-    return tuple(
-        p for p, f in zip(unique, folded, strict=True) if not any(o != f and _under(f, o) for o in folded)
-    )
 
 
 def _device(path: Path) -> int | None:
