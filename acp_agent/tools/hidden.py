@@ -91,7 +91,9 @@ class HiddenPaths:
         """What a listing or search of the directory `top` (resolved) must leave out."""
         folded = _fold(top).rstrip("/") + "/"
         inside = tuple(h[len(folded) :] for h in self._folded if h.startswith(folded))
-        return HiddenUnder(inside, self)
+        device = _device(top)
+        shared = device is not None and any(_device(t) == device for t in self._tops)
+        return HiddenUnder(inside, self if shared else NOTHING_HIDDEN)
 
     def around(self, directory: Path) -> HiddenPaths:
         """Without the hidden paths that hold `directory` (a skill the user keeps in the agent's
@@ -181,6 +183,8 @@ class HiddenUnder:
 
     inside: tuple[str, ...] = ()
     hidden: HiddenPaths = NOTHING_HIDDEN
+    """Where a file with two names is looked up; nothing when no hidden path is on the directory's
+    disk (a hard link cannot cross disks), which spares a stat per file found."""
     _heads: frozenset[str] = field(init=False, repr=False, compare=False)
     """The first name of each path in `inside`: most entries are ruled out by it alone."""
 
@@ -194,7 +198,7 @@ class HiddenUnder:
         folded = relative.casefold()
         return any(_under(folded, hidden) for hidden in self.inside)
 
-    def linked(self, path: str | Path) -> bool:
+    def linked(self, path: str) -> bool:
         """The file at `path` is a hidden file under another name (one stat)."""
         if not self.hidden.paths:
             return False

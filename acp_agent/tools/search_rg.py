@@ -201,7 +201,7 @@ async def _sorted_run(
         rest = rest.removesuffix(b"\r")
         if (where := keeps.get(raw, "")) == "":
             relative = os.fsdecode(raw).replace(os.sep, "/")
-            shown = query.keeps(relative) and not query.seen.withheld.linked(top / relative)
+            shown = query.keeps(relative) and not query.seen.withheld.linked(os.path.join(top, relative))
             where = keeps[raw] = shown_path(prefix + relative) if shown else None
         digits = len(rest) - len(rest.lstrip(b"0123456789"))
         if where is None or not sep or not digits:
