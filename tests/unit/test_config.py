@@ -14,7 +14,7 @@ from acp_agent.errors import LimitsError
 from acp_agent.limits import Limits
 from acp_agent.settings import GROUPS, Setting, declared_in, in_help_order
 from acp_agent.turn.loops import LOOPS, LoopChoice
-from scripts.config_table import README, with_table
+from scripts.config_table import PAGE, with_table
 
 
 def test_defaults_hold_without_flags_or_environment() -> None:
@@ -190,10 +190,10 @@ def test_a_loop_problem_names_its_field(choice: LoopChoice, field: str) -> None:
         choice.check()
 
 
-def test_the_readme_table_is_the_generated_one() -> None:
-    readme = README.read_text(encoding="utf-8")
-    assert with_table(readme) == readme, "README.md's settings table is stale: run scripts/config_table.py"
-    assert settings_table() in readme
+def test_the_configuration_page_table_is_the_generated_one() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    assert with_table(page) == page, "docs/configuration.md's table is stale: run scripts/config_table.py"
+    assert settings_table() in page
 
 
 def test_built_in_models_are_not_deprecated_in_the_installed_sdk() -> None:

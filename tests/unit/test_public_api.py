@@ -1,4 +1,4 @@
-"""The public API (`acp_agent/api.py`): its names are pinned, the README uses nothing else, and
+"""The public API (`acp_agent/api.py`): its names are pinned, the docs use nothing else, and
 `import acp_agent` stays cheap (the editor's cold start begins there)."""
 
 from __future__ import annotations
@@ -101,13 +101,15 @@ def package_imports(source: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-def test_the_readme_examples_import_only_the_public_api() -> None:
-    blocks = python_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+def test_the_documented_examples_import_only_the_public_api() -> None:
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    blocks = [block for page in pages for block in python_blocks(page.read_text(encoding="utf-8"))]
+    assert blocks, "no Python example in the README or docs/ (docs/api.md has one): the check is broken"
     blocks.append((REPO / "examples" / "embed.py").read_text(encoding="utf-8"))
     imports = [i for block in blocks for i in package_imports(block)]
-    assert imports, "no Python example imports acp_agent in the README: the check is broken"
+    assert imports, "no Python example imports acp_agent in the docs: the check is broken"
     for module, names in imports:
-        assert module == "acp_agent.api", f"the README imports {module}: use acp_agent.api"
+        assert module == "acp_agent.api", f"the docs import {module}: use acp_agent.api"
         assert set(names) <= set(PUBLIC), set(names) - set(PUBLIC)
 
 
