@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo serve test test-fast lint bench check-wheel clean
+.PHONY: demo serve test test-fast lint docs bench check-wheel clean
 LINT_STAMP := $(VENV)/.lint-installed
 
 # The distribution was called acp-agent before 0.2.0: an old .venv drops that name first (the
@@ -46,6 +46,17 @@ lint: $(LINT_STAMP)  ## ruff check, ruff format --check and mypy --strict (pinne
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy --strict acp_agent
+
+DOCS_STAMP := $(VENV)/.docs-installed
+
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+# The reference pages under docs/ as a site in build/site. --strict turns MkDocs' warnings into a
+# failure: a link to a missing page or heading, or a page left out of mkdocs.yml's nav.
+docs: $(DOCS_STAMP)  ## build the docs site (mkdocs build --strict) into build/site
+	$(BIN)/mkdocs build --strict --quiet
 
 bench: $(STAMP)  ## the benchmarks (figures, not tests)
 	$(BIN)/python bench/run.py
