@@ -4,7 +4,8 @@ The PyPI name `acp-agent` belongs to an unrelated project, so the distribution i
 `governed-acp-agent`, its console script of the same name runs the agent (`uvx governed-acp-agent`),
 and `acp-agent` stays as a second name for the same `main`. The version is written once, in
 `acp_agent/__init__.py`: hatchling reads it at build time, `--version` and `agentInfo` print it, and
-`agent.json` (checked in `test_registry_entry.py`) must match it.
+`agent.json` (checked in `test_registry_entry.py`) must match it, and so must the CHANGELOG's newest
+release.
 """
 
 from __future__ import annotations
@@ -73,3 +74,20 @@ def test_the_readme_and_make_install_and_run_the_new_name() -> None:
     assert "governed_acp_agent-*.whl" in makefile
     assert "../wheel-venv/bin/governed-acp-agent --version" in makefile
     assert "--from ./governed_acp_agent-*.whl governed-acp-agent --version" in makefile
+
+
+RELEASE = re.compile(r"^## \[(?P<version>[^\]]+)\](?: - (?P<date>\d{4}-\d{2}-\d{2}))?$", re.MULTILINE)
+
+
+def test_the_changelog_s_newest_release_is_this_version() -> None:
+    """Keep a Changelog: `[Unreleased]` on top, then the releases, newest first, each with its date."""
+    changelog = (REPO_ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = [m.groupdict() for m in RELEASE.finditer(changelog)]
+    assert len(headings) == len(re.findall(r"^## ", changelog, re.MULTILINE)), "a heading of another form"
+    assert headings[0] == {"version": "Unreleased", "date": None}
+    releases = headings[1:]
+    assert len(releases) >= 2 and all(re.fullmatch(r"\d+\.\d+\.\d+", r["version"]) for r in releases)
+    assert all(r["date"] for r in releases), "a release without its date"
+    assert releases[0]["version"] == acp_agent.__version__
+    versions = [tuple(int(part) for part in r["version"].split(".")) for r in releases]
+    assert versions == sorted(set(versions), reverse=True)
