@@ -45,7 +45,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry, coding_tools, default_registry
-from acp_agent.tools.sandbox import SandboxPolicy
+from acp_agent.tools.sandbox.command_sandbox import SandboxPolicy
 from acp_agent.turn.entries import ToolCallShown
 from acp_agent.turn.events import (
     EventSink,

@@ -17,7 +17,7 @@ ends, so a child started from a worker thread would die with that thread, health
 takes a `preexec_fn`, which costs every spawn its vfork. Nor bwrap's `--die-with-parent` for the
 commands run here: bwrap's outer process exits as soon as the command's own does, and the flag
 then kills the sandbox's init, so the command's leftovers would die unreported instead of being
-stopped and named (`tools/process_group.py`). A process that clears its environment escapes the
+stopped and named (`tools/shell/process_group.py`). A process that clears its environment escapes the
 mark, unsandboxed; sandboxed, it dies with bwrap's init, which is marked.
 """
 

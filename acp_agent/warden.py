@@ -7,7 +7,7 @@ environment carries `NAME=ID`: SIGTERM, then SIGKILL to whatever outlives a grac
 appears meanwhile, until none is left. Then it exits.
 
 Only the standard library, so that it starts without the agent's packages and in a few ms. The
-`/proc` reading here also serves `tools/process_group.py`, which stops one command's leftovers.
+`/proc` reading here also serves `tools/shell/process_group.py`, which stops one command's leftovers.
 """
 
 from __future__ import annotations

@@ -24,8 +24,8 @@ if __package__ in (None, ""):  # run as a script: make `acp_agent` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from acp_agent.session.allowed_tools import read_allowed_tools
-from acp_agent.tools.sensitive import sensitive_reason
-from acp_agent.tools.shell_line import parse_line
+from acp_agent.tools.files.sensitive import sensitive_reason
+from acp_agent.tools.shell.command_line import parse_line
 
 LINES = {
     "short (`git status -s`)": "git status -s",

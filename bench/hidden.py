@@ -30,10 +30,11 @@ import anyio
 
 from acp_agent.testing.repo import RepoShape, make_repo
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths, agent_hidden_paths
 from acp_agent.tools.paths import resolve_inside
-from acp_agent.tools.search import SearchText
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.text import SearchText
 
 CALLS = (
     ("list everything", ListFiles, {"include_ignored": True, "pattern": "**/*"}),

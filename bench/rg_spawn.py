@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script: make `acp_agent` importable
 
 import anyio
 
-from acp_agent.tools import ripgrep
+from acp_agent.tools.search import ripgrep
 
 WAYS = {"pipe": True, "anyio": False}
 

@@ -28,8 +28,8 @@ import anyio
 import structlog
 
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
-from acp_agent.tools.shell import RunCommand
+from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
+from acp_agent.tools.shell.run_command import RunCommand
 
 
 def _median_ms(samples: list[float]) -> float:

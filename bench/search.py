@@ -24,10 +24,10 @@ import anyio
 
 from acp_agent.testing.repo import RepoShape, make_repo
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.files import ListFiles
 from acp_agent.tools.hidden import agent_hidden_paths
-from acp_agent.tools.ripgrep import find_rg
-from acp_agent.tools.search import SearchText
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.ripgrep import find_rg
+from acp_agent.tools.search.text import SearchText
 
 CASES = (
     ("list '**/*.py'", ListFiles, {"pattern": "**/*.py"}, ["--files", "--type=py"]),

@@ -10,7 +10,7 @@ restriction. Here:
   search_text, Glob and LS → list_files...); this agent's own names and MCP names
   (`mcp__server__tool`, `mcp__server` or `mcp__server__*` for all of a server's) are taken as
   they are. Anything else is ignored, and said (`ToolGrants.ignored`: /status and the log).
-- `Bash(pattern)` grants the commands it matches (`tools/shell_line.py`): `git status:*` is the
+- `Bash(pattern)` grants the commands it matches (`tools/shell/command_line.py`): `git status:*` is the
   words `git status` and any arguments after them; `*` is any text (`npm run *` also matches `npm
   run`); no `*` is that exact command. The line is matched as bash would run it, not as text: it
   is split at `;`, `&&`, `||`, `|` and newlines, each simple command must be granted on its own,
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS
-from acp_agent.tools.shell_line import CommandPattern, line_matches, read_pattern
+from acp_agent.tools.shell.command_line import CommandPattern, line_matches, read_pattern
 
 __all__ = ["ToolGrants", "command_matches", "read_allowed_tools"]
 

@@ -36,7 +36,7 @@ from acp_agent.session.commands import BUILT_IN_NAMES, slash_of
 from acp_agent.session.conventions import CustomCommand
 from acp_agent.session.expansion import MAX_FILE_REFS, expand, file_refs, text_of
 from acp_agent.session.permissions import GrantedPermissions, SessionPermissions
-from acp_agent.tools.mcp_prompts import McpPrompt
+from acp_agent.tools.mcp.prompts import McpPrompt
 from acp_agent.tools.skill import Skill, skill_text
 from acp_agent.turn.events import Notice
 from acp_agent.turn.history import History, JournalWriter

@@ -7,7 +7,7 @@ Where, in order of precedence (the first of a name wins; the others are noted as
 - the agent's config dir: `commands/**/*.md` and `skills/*/SKILL.md`;
 - the user's `~/.claude/commands/**/*.md` and `~/.claude/skills/*/SKILL.md`.
 
-Every file is read under the rules of the file tools (`tools/provided.py`): a project file must
+Every file is read under the rules of the file tools (`tools/files/provided.py`): a project file must
 resolve inside the repository, a config-dir file inside the config dir, a `~/.claude` file inside
 the home directory; a link out, a FIFO, a file another user owns is refused and named. Caps keep a
 repository with hundreds of files cheap: at most MAX_COMMAND_FILES command files and MAX_SKILLS
@@ -28,8 +28,8 @@ from acp_agent.session.commands import BUILT_IN_NAMES
 from acp_agent.session.conventions import Conventions, CustomCommand
 from acp_agent.session.frontmatter import split_frontmatter
 from acp_agent.session.instructions import _directories
-from acp_agent.tools.confined import pin_dir
-from acp_agent.tools.provided import (
+from acp_agent.tools.files.confined import pin_dir
+from acp_agent.tools.files.provided import (
     READ_SECONDS,
     ProvidedText,
     Refusal,

@@ -29,7 +29,7 @@ from acp_agent.tools.printable import one_line, printable
 from acp_agent.tools.skill import Skill
 
 if TYPE_CHECKING:
-    from acp_agent.tools.mcp_prompts import McpPrompt
+    from acp_agent.tools.mcp.prompts import McpPrompt
 
 __all__ = ["SKILLS_PROMPT_CAP", "Conventions", "ConventionsSlot", "CustomCommand"]
 

@@ -32,9 +32,9 @@ from acp_agent.session.subagent_tool import task_tool
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.localfs import LocalFileSystem
+from acp_agent.tools.files.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
-from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
+from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.tools.skill import SkillTool
 from acp_agent.turn import clearing
 from acp_agent.turn.driver import TurnResult, drive_turn

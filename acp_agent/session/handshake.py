@@ -12,7 +12,7 @@ from typing import Any
 from acp_agent import __version__
 from acp_agent.protocol.lifecycle import InitializeRequest, negotiate_version
 from acp_agent.session.auth import auth_methods, can_run_terminal_auth
-from acp_agent.tools.mcp_sdk import mcp_servers_supported_http, mcp_servers_supported_sse
+from acp_agent.tools.mcp.sdk import mcp_servers_supported_http, mcp_servers_supported_sse
 
 __all__ = ["initialize_answer"]
 

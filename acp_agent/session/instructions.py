@@ -6,7 +6,7 @@ user's config dir, then in every directory from the repository root (the nearest
 `.git`; without one, the user's home or the filesystem root) down to the session's cwd. A total
 cap keeps a huge file from filling the context: nearer files get the room first.
 
-Each file is read under the rules of the file tools (`tools/provided.py`): it must resolve inside
+Each file is read under the rules of the file tools (`tools/files/provided.py`): it must resolve inside
 the repository (outside one, inside its own directory; a user-level file, inside the config dir),
 be a regular file owned by the user or root, and not sit in a world-writable directory without
 the sticky bit. A file that breaks a rule is left out and named with its reason in /status and the
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import structlog
 
-from acp_agent.tools.provided import READ_SECONDS, Refusal, read_provided_file, read_provided_files
+from acp_agent.tools.files.provided import READ_SECONDS, Refusal, read_provided_file, read_provided_files
 
 __all__ = [
     "NAMES",

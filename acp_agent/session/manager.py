@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from acp_agent.model.base import ModelClient
     from acp_agent.session.engine import Engine
     from acp_agent.session.reload import Reloaded
-    from acp_agent.tools.mcp import McpConnections
+    from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
 
@@ -79,7 +79,7 @@ def engine_class() -> type[Engine]:
 @deferred
 def mcp_connections() -> type[McpConnections]:
     """MCP connections, imported when a session has servers."""
-    from acp_agent.tools.mcp import McpConnections
+    from acp_agent.tools.mcp.connections import McpConnections
 
     return McpConnections
 

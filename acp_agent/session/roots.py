@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from acp_agent.errors import RpcError
-from acp_agent.tools.bwrap import private_dirs
 from acp_agent.tools.hidden import HiddenPaths
+from acp_agent.tools.sandbox.bwrap import private_dirs
 
 __all__ = ["MAX_ROOTS", "checked_roots", "extra_roots", "session_root"]
 

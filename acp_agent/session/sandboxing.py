@@ -2,15 +2,15 @@
 
 Hidden from every sandboxed command and every file tool alike: the agent's state dir (session
 journals hold file contents and command output), its config dir and the key stored there, and the
-Anthropic SDK's profile dir (keys too). `tools/hidden.py` holds the list's rules, `tools/sandbox.py`
-does the confining.
+Anthropic SDK's profile dir (keys too). `tools/hidden.py` holds the list's rules,
+`tools/sandbox/command_sandbox.py` does the confining.
 """
 
 from __future__ import annotations
 
 from acp_agent.config import Config
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
-from acp_agent.tools.sandbox import SandboxPolicy
+from acp_agent.tools.sandbox.command_sandbox import SandboxPolicy
 
 __all__ = ["hidden_paths", "sandbox_policy"]
 

@@ -25,7 +25,7 @@ from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
     from acp_agent.tools.base import Tool
-    from acp_agent.tools.mcp import McpConnections
+    from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.turn.runner import TurnRunner
     from acp_agent.turn.strategies import Strategy
 

@@ -1,6 +1,6 @@
 """What the real Messages API does with images and big requests: the fake refuses them the same way.
 
-Written independently of the agent's own checks (`acp_agent.tools.image_headers`), and deeper:
+Written independently of the agent's own checks (`acp_agent.tools.files.image_headers`), and deeper:
 a PNG's image data must inflate, a JPEG must reach its end marker, so a test on the fake catches an
 image the agent let through. The limits (late-2026 platform docs):
 

@@ -19,7 +19,7 @@ from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.paths import resolve_inside
 
 if TYPE_CHECKING:
-    from acp_agent.tools.sandbox import CommandSandbox
+    from acp_agent.tools.sandbox.command_sandbox import CommandSandbox
 
 __all__ = [
     "ANSWER_CHARS",

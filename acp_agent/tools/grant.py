@@ -1,7 +1,8 @@
 """`Grant`: a choice beyond "allow" that a permission question may offer for one call.
 
 Its own module so that the tool seam (`base.py`, whose `Preview` carries grants) and the command
-sandbox (`sandbox.py`, which offers the git grant) both import it and neither imports the other.
+sandbox (`tools/sandbox/command_sandbox.py`, which offers the git grant) both import it and neither
+imports the other.
 """
 
 from __future__ import annotations

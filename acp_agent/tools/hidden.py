@@ -1,6 +1,6 @@
 """The paths no tool shows: the agent's session journals, its stored key and the SDK's profiles.
 
-One list serves the command sandbox (each path covered by an empty mount, `bwrap.py`) and every
+One list serves the command sandbox (each path covered by an empty mount, `tools/sandbox/bwrap.py`) and every
 file tool: a path that resolves to one, or into one, is refused by `resolve_inside` (read, edit,
 images, `@file`, a command's cwd), left out of listings and searches (`HiddenUnder`, whichever of
 rg or the Python walk runs), and out of a skill's files (`skill.py`). A hidden path is invisible:

@@ -14,12 +14,14 @@ from typing import Any
 
 from acp_agent.errors import InvalidToolInput
 from acp_agent.tools.base import Tool
-from acp_agent.tools.edit import EditFile, WriteFile
+from acp_agent.tools.files.edit import EditFile, WriteFile
+from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.plan import UpdatePlan
-from acp_agent.tools.search import read_only_tools
-from acp_agent.tools.shell import RunCommand
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.text import SearchText
+from acp_agent.tools.shell.run_command import RunCommand
 
-__all__ = ["ToolRegistry", "coding_tools", "default_registry"]
+__all__ = ["ToolRegistry", "coding_tools", "default_registry", "read_only_tools"]
 
 _TYPE_NAMES = {
     "string": "a string",
@@ -210,6 +212,11 @@ def _unicode(tool: str, where: str, value: Any) -> Any:
             for key, item in value.items()
         }
     return value
+
+
+def read_only_tools() -> list[Tool]:
+    """The tools that only look: safe to run without asking."""
+    return [ReadFile(), ListFiles(), SearchText()]
 
 
 def coding_tools() -> list[Tool]:

@@ -5,7 +5,7 @@ a task matches one, the model calls `skill` with its name and gets the instructi
 body) and the list of the files bundled with it; with `file`, it reads one of those files
 (`references/…`, `scripts/…`). A skill may live outside the workspace (`~/.claude/skills`), so its
 files are readable here, read-only and confined to the skill's own directory, under the rules of
-every file a repository provides (`provided.py`: no link out, no special file, no file another user
+every file a repository provides (`files/provided.py`: no link out, no special file, no file another user
 planted, bounded). That directory is pinned when the skill is found (its resolved path, device and
 inode): its files are listed and read beneath a directory fd reached without following links, so a
 folder swapped for a link since (to `/`, to the agent's config dir) is refused, and the agent's
@@ -23,9 +23,9 @@ from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolContext, ToolResult
-from acp_agent.tools.confined import DirPin, pin_dir, pinned_dir
+from acp_agent.tools.files.confined import DirPin, pin_dir, pinned_dir
+from acp_agent.tools.files.provided import ProvidedText, read_pinned_file, read_provided_files
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
-from acp_agent.tools.provided import ProvidedText, read_pinned_file, read_provided_files
 
 __all__ = ["MAX_FILE_BYTES", "MAX_LISTED_FILES", "Skill", "SkillTool", "bundled_files"]
 

@@ -32,7 +32,7 @@ from acp_agent.model.profiles import builtin_profile, thinking_param
 from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.tools.sandbox import CommandSandbox, SandboxPolicy
+from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.events import EventSink, TurnEvent
 from acp_agent.turn.history import History

@@ -1,7 +1,7 @@
 """The permission seam: the loop asks before a tool that edits or executes, and obeys the answer.
 
 `permission` is "edit", "execute", or "sensitive": an edit of a file that makes tools run code
-(`tools/sensitive.py`), which is asked in every mode but bypassPermissions.
+(`tools/files/sensitive.py`), which is asked in every mode but bypassPermissions.
 
 Implemented in `session/` (modes, remembered "always" answers, `session/request_permission`).
 """

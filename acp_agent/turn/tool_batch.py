@@ -17,8 +17,8 @@ import structlog
 
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
 from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
+from acp_agent.tools.files.sensitive import sensitive_write
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.tools.sensitive import sensitive_write
 from acp_agent.turn.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.events import (
     EventSink,

@@ -28,8 +28,8 @@ import anyio
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.edit import WriteFile
-from acp_agent.tools.files import ReadFile
+from acp_agent.tools.files.edit import WriteFile
+from acp_agent.tools.files.read import ReadFile
 
 __all__ = ["RaceCounts", "Swapper", "png", "renameat2_available", "run_race"]
 

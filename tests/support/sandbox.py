@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from acp_agent.tools.bwrap import find_bwrap, probe_bwrap
+from acp_agent.tools.sandbox.bwrap import find_bwrap, probe_bwrap
 
 __all__ = ["need", "require_bwrap", "require_git"]
 

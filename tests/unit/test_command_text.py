@@ -8,7 +8,7 @@ from acp_agent.errors import ToolError
 from acp_agent.session.commands import slash_of
 from acp_agent.session.expansion import ShellLine, expand, file_refs, shell_commands, text_of
 from acp_agent.session.frontmatter import split_frontmatter
-from acp_agent.tools.mcp_prompts import McpPrompt, PromptArgument
+from acp_agent.tools.mcp.prompts import McpPrompt, PromptArgument
 
 
 def test_frontmatter_reads_the_subset_claude_files_use() -> None:

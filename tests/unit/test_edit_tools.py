@@ -11,9 +11,9 @@ import pytest
 
 from acp_agent.errors import PathOutsideCwd, ToolError
 from acp_agent.tools.base import Diff, ToolContext, ToolResult
-from acp_agent.tools.edit import DIFF_MAX_BYTES, EditFile, WriteFile, changed_lines
-from acp_agent.tools.files import ReadFile
-from acp_agent.tools.localfs import LocalFileSystem
+from acp_agent.tools.files.edit import DIFF_MAX_BYTES, EditFile, WriteFile, changed_lines
+from acp_agent.tools.files.localfs import LocalFileSystem
+from acp_agent.tools.files.read import ReadFile
 
 APP = 'def greet(name):\n    return "hi " + name\n\n\ndef main():\n    print(greet("you"))\n'
 

@@ -14,11 +14,12 @@ from acp_agent.limits import Limits
 from acp_agent.session.roots import extra_roots
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.edit import WriteFile
-from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.files.edit import WriteFile
+from acp_agent.tools.files.read import ReadFile
+from acp_agent.tools.files.sensitive import sensitive_reason
 from acp_agent.tools.hidden import NOTHING_HIDDEN
-from acp_agent.tools.search import SearchText
-from acp_agent.tools.sensitive import sensitive_reason
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.text import SearchText
 
 
 @pytest.fixture

@@ -11,9 +11,11 @@ import regex  # type: ignore[import-untyped]
 
 from acp_agent.errors import PathOutsideCwd, ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.files import ListFiles, ReadFile
-from acp_agent.tools.ripgrep import find_rg
-from acp_agent.tools.search import SearchText, read_only_tools
+from acp_agent.tools.files.read import ReadFile
+from acp_agent.tools.registry import read_only_tools
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.ripgrep import find_rg
+from acp_agent.tools.search.text import SearchText
 from tests.support.images import gif, jpeg, png, webp
 
 

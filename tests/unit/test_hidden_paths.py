@@ -11,11 +11,12 @@ import pytest
 
 from acp_agent.errors import PathOutsideCwd
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.confined import pin_dir
-from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.files.confined import pin_dir
+from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.paths import resolve_inside
-from acp_agent.tools.search import SearchText
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.text import SearchText
 from acp_agent.tools.skill import Skill, SkillTool
 
 KEY = "sk-ant-unit-marker"

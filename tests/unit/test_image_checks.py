@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from acp_agent.testing.image_rules import MAX_REQUEST_BYTES, TOO_LARGE, UNPROCESSABLE, image_error
-from acp_agent.tools.image_headers import image_size
+from acp_agent.tools.files.image_headers import image_size
 from acp_agent.turn.entries import CompactionEntry, Entry
 from acp_agent.turn.history import History, Mark
 from acp_agent.turn.media_budget import (

@@ -182,7 +182,7 @@ async def test_reading_is_bounded_in_time_and_off_the_event_loop() -> None:
 
     import anyio
 
-    from acp_agent.tools.provided import read_provided_files
+    from acp_agent.tools.files.provided import read_provided_files
 
     release = threading.Event()
     ticks = 0

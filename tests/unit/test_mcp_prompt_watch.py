@@ -13,8 +13,8 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from acp_agent.tools import mcp_prompt_watch
-from acp_agent.tools.mcp_prompt_watch import CHANGED, PromptWatch
+from acp_agent.tools.mcp import prompt_watch
+from acp_agent.tools.mcp.prompt_watch import CHANGED, PromptWatch
 from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.anyio
@@ -55,7 +55,7 @@ async def watched(server: Server, steps: Any) -> list[list[str]]:
 async def test_a_burst_of_notices_is_one_relist_past_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     # No quiet time (its sleep is then a checkpoint): once every other task is blocked, the watch
     # has done all that the notices so far made it do, and waits for the next one.
-    monkeypatch.setattr(mcp_prompt_watch, "QUIET_SECONDS", 0)
+    monkeypatch.setattr(prompt_watch, "QUIET_SECONDS", 0)
     server = Server()
 
     async def steps(watch: PromptWatch, got: list[list[str]]) -> None:
@@ -74,7 +74,7 @@ async def test_a_burst_of_notices_is_one_relist_past_the_cache(monkeypatch: pyte
 async def test_a_failed_relist_keeps_the_old_list_with_a_warning_and_the_next_notice_relists(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(mcp_prompt_watch, "QUIET_SECONDS", 0.05)
+    monkeypatch.setattr(prompt_watch, "QUIET_SECONDS", 0.05)
     server = Server()
 
     async def steps(watch: PromptWatch, got: list[list[str]]) -> None:

@@ -19,10 +19,10 @@ import pytest
 
 from acp_agent.errors import ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.mcp import McpConnections
-from acp_agent.tools.mcp_sdk import mcp_servers_supported_http, mcp_servers_supported_sse
-from acp_agent.tools.mcp_servers import McpServerSpec, parse_server
-from acp_agent.tools.mcp_tool import McpTool, content_text, object_schema, tool_name
+from acp_agent.tools.mcp.connections import McpConnections
+from acp_agent.tools.mcp.sdk import mcp_servers_supported_http, mcp_servers_supported_sse
+from acp_agent.tools.mcp.servers import McpServerSpec, parse_server
+from acp_agent.tools.mcp.tool import McpTool, content_text, object_schema, tool_name
 from acp_agent.tools.registry import ToolRegistry
 from tests.support import REPO_ROOT
 from tests.support.mcp_remote import remote_mcp_server
@@ -281,7 +281,8 @@ def test_result_content_is_text_with_other_blocks_summarised() -> None:
 
 def test_importing_the_module_does_not_import_the_sdk() -> None:
     code = (
-        "import sys, acp_agent.tools.mcp, acp_agent.tools.mcp_sdk as m; m.mcp_servers_supported_http(); "
+        "import sys, acp_agent.tools.mcp.connections, acp_agent.tools.mcp.sdk as m; "
+        "m.mcp_servers_supported_http(); "
         "print(sorted(n for n in sys.modules if n == 'mcp' or n.startswith(('mcp.', 'mcp_types'))))"
     )
     out = subprocess.run(

@@ -12,12 +12,12 @@ import anyio.to_thread
 import pytest
 
 from acp_agent.errors import ToolError
-from acp_agent.tools import search
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.regex_bounds import MAX_PATTERN_CHARS, check_pattern
-from acp_agent.tools.ripgrep import find_rg
-from acp_agent.tools.search import SearchText
-from acp_agent.tools.search_python import search_in_python
+from acp_agent.tools.search import text as search_text
+from acp_agent.tools.search.python import search_in_python
+from acp_agent.tools.search.regex_bounds import MAX_PATTERN_CHARS, check_pattern
+from acp_agent.tools.search.ripgrep import find_rg
+from acp_agent.tools.search.text import SearchText
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ async def test_a_cancelled_python_search_frees_its_core_promptly(
         await anyio.to_thread.run_sync(started.wait, 15)
         scope.cancel()
 
-    monkeypatch.setattr(search, "search_in_python", watched)
+    monkeypatch.setattr(search_text, "search_in_python", watched)
     with anyio.CancelScope() as scope:
         async with anyio.create_task_group() as tg:
             tg.start_soon(cancel_once_started, scope)

@@ -13,8 +13,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_agent.tools import ripgrep
-from acp_agent.tools.ripgrep import run_rg
+from acp_agent.tools.search import ripgrep
+from acp_agent.tools.search.ripgrep import run_rg
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the children are checked through /proc")
 

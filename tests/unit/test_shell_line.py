@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.tools.shell_line import UNSURE, parse_line, read_pattern
+from acp_agent.tools.shell.command_line import UNSURE, parse_line, read_pattern
 from tests.support.examples import examples
 
 BASH = shutil.which("bash")

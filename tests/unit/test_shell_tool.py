@@ -13,7 +13,7 @@ import pytest
 
 from acp_agent.errors import PathOutsideCwd, ToolError
 from acp_agent.tools.base import Progress, TerminalExit, TerminalOutput, ToolContext, ToolResult
-from acp_agent.tools.shell import RunCommand
+from acp_agent.tools.shell.run_command import RunCommand
 
 FAST_KILL = RunCommand(kill_grace=0.5)
 

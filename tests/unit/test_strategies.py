@@ -20,11 +20,11 @@ from acp_agent.config import Config
 from acp_agent.errors import LimitsError, ModelUnavailable
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
-from acp_agent.tools.edit import WriteFile
-from acp_agent.tools.files import ReadFile
+from acp_agent.tools.files.edit import WriteFile
+from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.plan import UpdatePlan
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.tools.shell import RunCommand
+from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
 from acp_agent.turn.history import History
 from acp_agent.turn.inprocess import run_turn

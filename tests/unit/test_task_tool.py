@@ -15,9 +15,10 @@ from acp_agent.errors import ModelUnavailable, ToolError
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
 from acp_agent.tools.base import ToolContext, ToolResult
-from acp_agent.tools.edit import WriteFile
-from acp_agent.tools.files import ListFiles, ReadFile
+from acp_agent.tools.files.edit import WriteFile
+from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.tools.search.listing import ListFiles
 from acp_agent.turn.events import TurnEvent
 from acp_agent.turn.history import History, result_text
 from acp_agent.turn.meter import TurnMeter

@@ -10,8 +10,8 @@ import pytest
 
 from acp_agent.limits import Limits
 from acp_agent.tools.base import ToolContext
-from acp_agent.tools.edit import WriteFile
-from acp_agent.tools.files import ReadFile
+from acp_agent.tools.files.edit import WriteFile
+from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.events import ToolCallStarted, TurnEvent
 from acp_agent.turn.history import History, result_text

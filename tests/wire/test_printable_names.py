@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies, routes, web_replies
-from acp_agent.tools.mcp_tool import tool_name
+from acp_agent.tools.mcp.tool import tool_name
 from tests.support.agent import AgentProcess
 from tests.support.conventions import MCP_SERVER
 from tests.support.zed import Editor, zed_initialize

@@ -17,7 +17,7 @@ import structlog
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Progress, ToolResult
-from acp_agent.tools.shell import RunCommand
+from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.tools.truncate import cap_text, clip_line
 from acp_agent.turn.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolCallUpdated
 from acp_agent.turn.history import History

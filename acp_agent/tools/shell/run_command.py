@@ -1,13 +1,13 @@
 """run_command: a shell command in the editor's terminal, or locally in its own session.
 
-Either way it runs in the session's sandbox when there is one (`sandbox.py`); in the editor's
-terminal the command the editor starts is bwrap itself. Should bwrap fail there (an editor in a
-container of its own), the session's later commands run locally, still sandboxed.
+Either way it runs in the session's sandbox when there is one (`tools/sandbox/command_sandbox.py`); in
+the editor's terminal the command the editor starts is bwrap itself. Should bwrap fail there (an editor
+in a container of its own), the session's later commands run locally, still sandboxed.
 
-Locally (`local_command.py`) the command leads a new session and whatever is left of it is
+Locally (`local.py`) the command leads a new session and whatever is left of it is
 stopped on timeout, on cancel and when it ends (`process_group.py`); the result says what was
 stopped. With the client's `terminal` capability the editor runs and streams the command
-(`terminal_command.py`); the tool waits, kills on timeout or cancel, and always releases. Either
+(`terminal.py`); the tool waits, kills on timeout or cancel, and always releases. Either
 way the model gets the exit code and capped output (docs/decisions.md D6).
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Permission, Preview, ToolContext, ToolResult
-from acp_agent.tools.local_command import DRAIN_SECONDS, LocalCommand
-from acp_agent.tools.sandbox import Wrapped
-from acp_agent.tools.terminal_command import HOST_SECONDS, TerminalCommand
+from acp_agent.tools.sandbox.command_sandbox import Wrapped
+from acp_agent.tools.shell.local import DRAIN_SECONDS, LocalCommand
+from acp_agent.tools.shell.terminal import HOST_SECONDS, TerminalCommand
 from acp_agent.tools.truncate import clip_line
 
 __all__ = ["RunCommand"]

@@ -1,7 +1,7 @@
 """An MCP server's prompts as slash commands: `/mcp__<server>__<prompt> args`.
 
 Listed when the server connects (if it offers prompts) and again when it says they changed
-(`mcp_prompt_watch.py`), fetched with `prompts/get` when the
+(`prompt_watch.py`), fetched with `prompts/get` when the
 user runs one. The command line gives the arguments: `key=value` for a named one, and the other
 words, in order, fill the declared arguments not named yet (the last one takes the rest of the
 line). The result's messages become the user's prompt.
@@ -18,8 +18,8 @@ import anyio
 import structlog
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.mcp_servers import every_page, failure_reason
-from acp_agent.tools.mcp_tool import ServerConnection, content_text, tool_name
+from acp_agent.tools.mcp.servers import every_page, failure_reason
+from acp_agent.tools.mcp.tool import ServerConnection, content_text, tool_name
 
 __all__ = ["McpPrompt", "PromptArgument", "adapt_prompts", "list_prompts"]
 

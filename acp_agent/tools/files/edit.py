@@ -13,7 +13,7 @@ from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Diff, FileSystem, Permission, Preview, ToolContext, ToolResult
-from acp_agent.tools.localfs import LocalFileSystem
+from acp_agent.tools.files.localfs import LocalFileSystem
 from acp_agent.tools.paths import display_path
 
 __all__ = ["DIFF_MAX_BYTES", "EditFile", "WriteFile", "changed_lines"]

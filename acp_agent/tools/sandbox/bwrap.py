@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp_agent.tools.git_dirs import GitDirs
+from acp_agent.tools.sandbox.git_dirs import GitDirs
 
 __all__ = ["Confinement", "bwrap_argv", "find_bwrap", "probe_bwrap"]
 

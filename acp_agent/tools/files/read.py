@@ -1,4 +1,4 @@
-"""The read-only file tools: read_file, list_files and search_text.
+"""read_file: a text file (or a window of its lines), or an image, within line and byte caps.
 
 Every path goes through `resolve_inside` (`ToolContext.resolve`), and the agent's hidden paths
 are never read, listed or found (`hidden.py`); the blocking filesystem work runs in a worker thread
@@ -17,23 +17,17 @@ from typing import Any, BinaryIO
 
 from acp_agent.errors import Stopped, ToolError
 from acp_agent.tools.base import ToolContext, ToolResult
-from acp_agent.tools.disk import (
+from acp_agent.tools.files.disk import (
     BLOCK,
     SNIFF_BYTES,
     in_thread,
     iter_lines,
     open_regular,
     os_error,
-    prefix_for,
 )
-from acp_agent.tools.ignore import names_hidden
-from acp_agent.tools.images import read_image
-from acp_agent.tools.listing import Visibility, list_files
-from acp_agent.tools.paths import glob_to_regex
-from acp_agent.tools.ripgrep import find_rg
-from acp_agent.tools.shown import shown_path
+from acp_agent.tools.files.images import read_image
 
-__all__ = ["ListFiles", "ReadFile"]
+__all__ = ["ReadFile"]
 
 
 def _count_rest(f: BinaryIO, stop: threading.Event) -> int:
@@ -187,82 +181,3 @@ class ReadFile:
             "truncated": cut in ("lines", "bytes") or bool(long_line),
         }
         return ToolResult(text=text + "\n".join(notes), locations=((path, offset),), raw_output=raw)
-
-
-@dataclass(frozen=True, slots=True)
-class ListFiles:
-    """List the files under a directory that match a glob, as sorted relative paths.
-
-    Ignored and hidden files are left out as ripgrep leaves them out (`ignore.py`); `rg --files`
-    does the walk when there is an rg, else the same rules are applied in Python.
-    """
-
-    max_entries: int = 1000
-    ripgrep: bool | None = None
-    """None: use rg when one is found; False: always the pure-Python path."""
-
-    name = "list_files"
-    kind = "search"
-    permission = None
-    read_only = True
-    description = (
-        "List files inside the working directory whose path (relative to `path`) matches the "
-        "glob `pattern`. `*` and `?` match within one path segment, `**/` matches any number of "
-        "directories (so '**/*.py' finds Python files at any depth, '*.py' only directly in "
-        "`path`), `[abc]` is a character class. Returns file paths relative to the working "
-        "directory, sorted, one per line (directories show in their files' paths). Like git and "
-        "ripgrep, leaves out files matched by .gitignore, .ignore and .git/info/exclude rules, "
-        "hidden files (unless `pattern` names them, e.g. '.github/**') and .git; set "
-        "`include_ignored: true` to list ignored files too. Symlinks are not followed. At most "
-        "1000 paths are returned, with a note saying how many were omitted."
-    )
-    input_schema = {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Glob; default '**/*' (every file)."},
-            "path": {"type": "string", "description": "Directory to list; default '.'."},
-            "include_ignored": {
-                "type": "boolean",
-                "description": "Also list files that ignore rules leave out.",
-            },
-        },
-        "required": [],
-        "additionalProperties": False,
-    }
-
-    def title(self, args: dict[str, Any]) -> str:
-        pattern, path = args.get("pattern") or "**/*", args.get("path") or "."
-        return f"List {pattern}" + (f" in {path}" if path != "." else "")
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        pattern = str(args.get("pattern") or "**/*").removeprefix("./")
-        shown = str(args.get("path") or ".")
-        top = ctx.resolve(shown)
-        if not top.is_dir():
-            raise ToolError(
-                f"{shown!r} is not a directory; use read_file to read it"
-                if top.exists()
-                else f"no such directory: {shown!r}"
-            )
-        matcher = glob_to_regex(pattern)
-        seen = Visibility(
-            include_ignored=bool(args.get("include_ignored")),
-            include_hidden=names_hidden(pattern),
-            withheld=ctx.hidden.under(top),
-        )
-        rg = find_rg() if self.ripgrep is not False else None
-        last = pattern.rsplit("/", 1)[-1]
-        found = await list_files(
-            top, seen, lambda rel: matcher.match(rel) is not None, self.max_entries, rg, name_glob=last
-        )
-        if not found.total:
-            return ToolResult(text=f"No entries match {pattern!r} under {shown!r}.")
-        prefix = prefix_for(ctx.cwd, top)
-        text = "\n".join(shown_path(prefix + rel) for rel in found.first())
-        omitted = found.total - self.max_entries
-        if omitted > 0:
-            text += (
-                f"\n[{omitted:,} more entries omitted (showing the first "
-                f"{self.max_entries:,} of {found.total:,}); narrow the pattern or path]"
-            )
-        return ToolResult(text=text, locations=((top, None),))

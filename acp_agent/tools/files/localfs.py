@@ -3,7 +3,7 @@
 Reads refuse binary and non-UTF-8 files (an edit would corrupt them); writes are atomic (a
 temporary file in the same directory, then `os.replace`), so a cancel or a crash never leaves a
 half-written file, and they keep the mode of the file they replace. Both go through directory fds
-reached without following symlinks (`tools/confined.py`): a directory swapped for a symlink after
+reached without following symlinks (`tools/files/confined.py`): a directory swapped for a symlink after
 the path was checked makes the call fail, and the temporary file is made in the checked directory.
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.confined import NOFOLLOW, changed_on_the_way, parent_dir
-from acp_agent.tools.disk import SNIFF_BYTES, not_regular, open_regular, os_error
+from acp_agent.tools.files.confined import NOFOLLOW, changed_on_the_way, parent_dir
+from acp_agent.tools.files.disk import SNIFF_BYTES, not_regular, open_regular, os_error
 
 __all__ = ["LocalFileSystem"]
 

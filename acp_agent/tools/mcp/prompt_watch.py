@@ -6,7 +6,7 @@ on a `subscriptions/listen` stream, which is opened here when the server offers 
 notice only sets a flag: one task per server waits a moment (a burst of notices is one re-list),
 re-lists the prompts (`list_prompts`, past the client's response cache) and hands them on. A
 re-list that fails or times out keeps the old list, with a warning. Nothing here runs in a turn:
-the task lives with the server's connection (`mcp.py`), and is cancelled with it.
+the task lives with the server's connection (`connections.py`), and is cancelled with it.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import structlog
 
-from acp_agent.tools.mcp_prompts import list_prompts
-from acp_agent.tools.mcp_servers import failure_reason
+from acp_agent.tools.mcp.prompts import list_prompts
+from acp_agent.tools.mcp.servers import failure_reason
 
 __all__ = ["CHANGED", "QUIET_SECONDS", "RELIST_SECONDS", "PromptWatch"]
 

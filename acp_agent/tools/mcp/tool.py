@@ -1,6 +1,6 @@
 """An MCP server's tools as tools for the model: names the API accepts, schemas, results as text.
 
-A tool calls its server through the `ServerConnection` that `mcp.py` keeps running, within the
+A tool calls its server through the `ServerConnection` that `connections.py` keeps running, within the
 call timeout; a failure or a timeout is the model's to hear about, never the turn's end.
 """
 
@@ -17,7 +17,7 @@ import structlog
 
 from acp_agent.errors import ToolError, ToolTimeout
 from acp_agent.tools.base import ToolContext, ToolResult
-from acp_agent.tools.mcp_servers import failure_reason
+from acp_agent.tools.mcp.servers import failure_reason
 from acp_agent.tools.truncate import cap_text
 
 __all__ = ["McpTool", "ServerConnection", "adapt_tools", "content_text", "object_schema", "tool_name"]

@@ -17,7 +17,7 @@ import structlog
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Elicitation
-from acp_agent.tools.mcp_tool import ServerConnection
+from acp_agent.tools.mcp.tool import ServerConnection
 
 __all__ = ["QUESTION_SECONDS", "completion_handler", "elicitation_callback"]
 

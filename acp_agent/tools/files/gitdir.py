@@ -2,7 +2,7 @@
 
 A `.git` may be a file (`gitdir: ../elsewhere`, as in worktrees and submodules) naming the real
 git dir, whose `commondir` may name another; `core.hooksPath` (in the repository's config or the
-user's) moves the hooks anywhere, often into the tree (`.githooks/`). `tools/sensitive.py` treats
+user's) moves the hooks anywhere, often into the tree (`.githooks/`). `tools/files/sensitive.py` treats
 all of these as places whose contents make git run code.
 
 Reads are small and safe on a hostile tree: O_NONBLOCK (a FIFO is never waited on), regular files

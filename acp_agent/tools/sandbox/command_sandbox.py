@@ -23,10 +23,10 @@ import anyio.to_thread
 import structlog
 
 from acp_agent.config import how_to_set
-from acp_agent.tools.bwrap import Confinement, bwrap_argv, find_bwrap, probe_bwrap
-from acp_agent.tools.git_dirs import GitDirs, find_git_dirs
 from acp_agent.tools.grant import Grant
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
+from acp_agent.tools.sandbox.bwrap import Confinement, bwrap_argv, find_bwrap, probe_bwrap
+from acp_agent.tools.sandbox.git_dirs import GitDirs, find_git_dirs
 
 __all__ = ["GIT_GRANT", "GIT_WRITE", "CommandSandbox", "SandboxPolicy", "SandboxState", "Wrapped"]
 

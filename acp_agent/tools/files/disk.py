@@ -15,7 +15,7 @@ from typing import BinaryIO, TypeVar
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.confined import NOFOLLOW, changed_on_the_way, parent_dir
+from acp_agent.tools.files.confined import NOFOLLOW, changed_on_the_way, parent_dir
 from acp_agent.tools.paths import display_path
 
 __all__ = [
@@ -77,7 +77,7 @@ def open_regular(path: Path, shown: str) -> BinaryIO:
 
     O_NONBLOCK makes the open itself return at once whatever the file is; the file is then
     checked, and a regular one is read normally. The path is walked with O_NOFOLLOW from `/`
-    (`tools/confined.py`).
+    (`tools/files/confined.py`).
 
     Raises:
         ToolError: not a regular file, a component turned into a symlink, or the open failed

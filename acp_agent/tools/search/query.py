@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from acp_agent.errors import ToolTimeout
-from acp_agent.tools.listing import Visibility
+from acp_agent.tools.search.listing import Visibility
 from acp_agent.tools.truncate import clip_line
 
 __all__ = ["LINE_CONTEXT", "Found", "Query", "budget_spent"]

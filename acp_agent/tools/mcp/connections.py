@@ -6,9 +6,9 @@ connection lives in its own long-lived task, in a task group the caller lends or
 opens, and is stopped by an event. A server that fails to start is logged and reported, never fatal.
 A stdio server is marked as the agent's child (`lifetime.py`): should the agent be killed, what
 the server left running (it ends itself when its stdin closes) is stopped by the agent's warden.
-What a server is lives in `mcp_servers.py`; its tools as the model's, in `mcp_tool.py`; its prompts
-as slash commands, in `mcp_prompts.py` (followed when they change: `mcp_prompt_watch.py`); its
-questions to the user, relayed to the editor, in `mcp_elicit.py`.
+What a server is lives in `servers.py`; its tools as the model's, in `tool.py`; its prompts
+as slash commands, in `prompts.py` (followed when they change: `prompt_watch.py`); its
+questions to the user, relayed to the editor, in `elicit.py`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from acp_agent.lifetime import owned_env
 from acp_agent.tools.base import Elicitation
-from acp_agent.tools.mcp_elicit import completion_handler, elicitation_callback
-from acp_agent.tools.mcp_prompt_watch import PromptWatch
-from acp_agent.tools.mcp_prompts import McpPrompt, adapt_prompts, list_prompts
-from acp_agent.tools.mcp_sdk import mcp_sdk
-from acp_agent.tools.mcp_servers import McpFailure, McpServerSpec, every_page, failure_reason, parse_server
-from acp_agent.tools.mcp_tool import McpTool, ServerConnection, adapt_tools
+from acp_agent.tools.mcp.elicit import completion_handler, elicitation_callback
+from acp_agent.tools.mcp.prompt_watch import PromptWatch
+from acp_agent.tools.mcp.prompts import McpPrompt, adapt_prompts, list_prompts
+from acp_agent.tools.mcp.sdk import mcp_sdk
+from acp_agent.tools.mcp.servers import McpFailure, McpServerSpec, every_page, failure_reason, parse_server
+from acp_agent.tools.mcp.tool import McpTool, ServerConnection, adapt_tools
 
 __all__ = ["McpConnections"]
 

@@ -5,7 +5,7 @@ A file found by name in a directory the agent walks is read only when:
 
 - it resolves inside `inside` (the directory walked: a link to `~/.ssh/id_rsa`, `/etc/passwd` or
   `/proc/self/environ` is refused), and it is opened through directory fds without following any
-  symlink planted after that check (`tools/confined.py`), as `read_file` opens a file;
+  symlink planted after that check (`tools/files/confined.py`), as `read_file` opens a file;
 - it is a regular file (a FIFO, socket or device is refused: opened with O_NONBLOCK, so nothing
   waits on it);
 - it and the link that names it are owned by the agent's user or by root (a file another user
@@ -36,8 +36,8 @@ import anyio
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.confined import NOFOLLOW, DirPin, parent_dir, pinned_dir
-from acp_agent.tools.disk import special_kind
+from acp_agent.tools.files.confined import NOFOLLOW, DirPin, parent_dir, pinned_dir
+from acp_agent.tools.files.disk import special_kind
 from acp_agent.tools.hidden import HiddenPaths
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 A command file's `allowed-tools` and `!` lines run code at the next `/name`, a hook at Claude
 Code's next tool call: writing one is as strong as running a command. Names catch
-`.claude/commands/x.md` however it is spelled (`tools/sensitive.py`); but a `.claude` (or its
+`.claude/commands/x.md` however it is spelled (`tools/files/sensitive.py`); but a `.claude` (or its
 `commands`, or one command file) may be a link, and its target is then written under another name
 while the commands reader reads it all the same (it only asks that a file resolve inside the
 repository). So the places are found where the reader looks, from each root up to its repository's

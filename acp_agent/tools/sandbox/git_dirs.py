@@ -3,7 +3,7 @@
 `git commit` writes the git dir's objects, index, refs and logs, never its hooks or its config.
 What makes git run programs later is exactly those two: `hooks/` (run at each commit, checkout,
 merge…) and `config` (`core.fsmonitor` at every `git status`, `core.pager`, aliases, filters,
-`core.hooksPath`). So the sandbox (`sandbox.py`) binds the git dir writable, as its own mount point
+`core.hooksPath`). So the sandbox (`command_sandbox.py`) binds the git dir writable, as its own mount point
 (a mount point cannot be renamed away and rebuilt), and the parts listed here read-only over it.
 
 Found the way git finds them: the nearest `.git` from the root upwards (only if this user owns it

@@ -22,10 +22,10 @@ import anyio
 import anyio.abc
 import structlog
 
-from acp_agent.tools.disk import prefix_for
-from acp_agent.tools.listing import rg_filter_args
-from acp_agent.tools.ripgrep import RgRun, run_rg
-from acp_agent.tools.search_query import Found, Query, budget_spent
+from acp_agent.tools.files.disk import prefix_for
+from acp_agent.tools.search.listing import rg_filter_args
+from acp_agent.tools.search.query import Found, Query, budget_spent
+from acp_agent.tools.search.ripgrep import RgRun, run_rg
 from acp_agent.tools.shown import shown_path
 
 __all__ = ["ARGV_BYTES", "HEAD_START_SECONDS", "PREPASS_FILES", "SIZES_GRACE", "search_with_rg"]

@@ -16,8 +16,8 @@ from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolResult
-from acp_agent.tools.disk import open_regular
-from acp_agent.tools.image_headers import image_size
+from acp_agent.tools.files.disk import open_regular
+from acp_agent.tools.files.image_headers import image_size
 
 __all__ = ["MAX_IMAGE_BASE64", "image_type", "read_image"]
 

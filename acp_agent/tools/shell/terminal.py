@@ -18,7 +18,7 @@ import structlog
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Progress, TerminalExit, TerminalHost, ToolContext, ToolResult
-from acp_agent.tools.command_output import exit_status, tell_cancelled
+from acp_agent.tools.shell.output import exit_status, tell_cancelled
 from acp_agent.tools.truncate import cap_text
 
 __all__ = ["HOST_SECONDS", "TerminalCommand"]

@@ -24,11 +24,11 @@ from typing import Any
 import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
 
 from acp_agent.errors import Stopped, ToolError
-from acp_agent.tools.disk import prefix_for, time_left
-from acp_agent.tools.ignore import walk_files
+from acp_agent.tools.files.disk import prefix_for, time_left
 from acp_agent.tools.paths import display_path
-from acp_agent.tools.regex_bounds import check_pattern
-from acp_agent.tools.search_query import LINE_CONTEXT, Found, Query, budget_spent
+from acp_agent.tools.search.ignore import walk_files
+from acp_agent.tools.search.query import LINE_CONTEXT, Found, Query, budget_spent
+from acp_agent.tools.search.regex_bounds import check_pattern
 from acp_agent.tools.shown import shown_path
 
 __all__ = ["search_in_python"]

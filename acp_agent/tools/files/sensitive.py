@@ -6,7 +6,7 @@ when the editor opens the folder. So a write to one of them is asked for in ever
 bypassPermissions, whatever acceptEdits or an "always allow" answer says (issue 19).
 
 Names are not enough (issue 29): git runs what its real git dir holds, wherever a `.git` file
-points (`gitdir:`), and the hooks wherever `core.hooksPath` puts them (`tools/gitdir.py`); and a
+points (`gitdir:`), and the hooks wherever `core.hooksPath` puts them (`tools/files/gitdir.py`); and a
 hard link to `.git/config` under another name, written in place by the editor, changes the config.
 So the file's repository is asked where git looks, and an existing file with more than one name
 (a hard link: compared by device and inode, not by name) counts too.
@@ -14,7 +14,7 @@ So the file's repository is asked where git looks, and an existing file with mor
 Commands, skills, agents, hooks and settings are grants (issue 35): a command file's
 `allowed-tools` and `!` lines run at its next `/name`, unasked. So all of `.claude/` (but the
 checkouts in `.claude/worktrees/`, as Claude Code has it) and `.agents/skills/` count by name, and
-by identity where their links lead (`tools/grant_dirs.py`).
+by identity where their links lead (`tools/files/grant_dirs.py`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from pathlib import Path, PurePosixPath
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.gitdir import Repository, find_repository, looks_like_git_dir
-from acp_agent.tools.grant_dirs import UNGUARDED, grant_places
+from acp_agent.tools.files.gitdir import Repository, find_repository, looks_like_git_dir
+from acp_agent.tools.files.grant_dirs import UNGUARDED, grant_places
 from acp_agent.tools.paths import Roots, resolve_inside
 
 __all__ = ["SENSITIVE_DIRS", "SENSITIVE_FILES", "SENSITIVE_SUFFIXES", "sensitive_reason", "sensitive_write"]

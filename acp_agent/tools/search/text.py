@@ -1,9 +1,9 @@
 """search_text: a regex search over the workspace that a cancel or its time budget can always stop.
 
-With an rg binary the search is ripgrep's (`search_rg.py`): a process whose output is streamed and
+With an rg binary the search is ripgrep's (`rg.py`): a process whose output is streamed and
 which is killed at the cap, on cancel and at the budget. Without one (or for a pattern only
 Python's syntax accepts) the stdlib `re` would not be interruptible, so the `regex` package runs
-with a timeout in a worker thread (`search_python.py`, docs/decisions.md D6). Matches found before
+with a timeout in a worker thread (`python.py`, docs/decisions.md D6). Matches found before
 the budget ran out are returned with a note.
 """
 
@@ -14,19 +14,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.base import Tool, ToolContext, ToolResult
-from acp_agent.tools.disk import in_thread
-from acp_agent.tools.files import ListFiles, ReadFile
-from acp_agent.tools.ignore import names_hidden
-from acp_agent.tools.listing import Visibility
+from acp_agent.tools.base import ToolContext, ToolResult
+from acp_agent.tools.files.disk import in_thread
 from acp_agent.tools.paths import glob_to_regex
-from acp_agent.tools.ripgrep import find_rg
-from acp_agent.tools.search_python import search_in_python
-from acp_agent.tools.search_query import LINE_CONTEXT, Found, Query
-from acp_agent.tools.search_rg import search_with_rg
+from acp_agent.tools.search.ignore import names_hidden
+from acp_agent.tools.search.listing import Visibility
+from acp_agent.tools.search.python import search_in_python
+from acp_agent.tools.search.query import LINE_CONTEXT, Found, Query
+from acp_agent.tools.search.rg import search_with_rg
+from acp_agent.tools.search.ripgrep import find_rg
 from acp_agent.tools.truncate import clip_line
 
-__all__ = ["SearchText", "read_only_tools"]
+__all__ = ["SearchText"]
 
 _MODES = ("content", "files_with_matches", "count")
 _MAX_CONTEXT = 20
@@ -180,8 +179,3 @@ class SearchText:
             notes.append(f"[{shown!r} is a binary file and was not searched]")
         body = "\n".join(found.lines) if found.lines else f"No matches for {query.pattern!r} in {shown!r}."
         return ToolResult(text="\n".join([body, *notes]))
-
-
-def read_only_tools() -> list[Tool]:
-    """The tools that only look: safe to run without asking."""
-    return [ReadFile(), ListFiles(), SearchText()]
