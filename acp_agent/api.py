@@ -46,7 +46,7 @@ from acp_agent.model.base import (
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry, coding_tools, default_registry
 from acp_agent.tools.sandbox.command_sandbox import SandboxPolicy
-from acp_agent.turn.entries import ToolCallShown
+from acp_agent.turn.context.history import History
 from acp_agent.turn.events import (
     EventSink,
     Notice,
@@ -60,8 +60,8 @@ from acp_agent.turn.events import (
     TurnEvent,
     UsageReported,
 )
-from acp_agent.turn.history import History
 from acp_agent.turn.inprocess import Status, TurnOutcome, run_turn
+from acp_agent.turn.journal.entries import ToolCallShown
 from acp_agent.turn.permissions import PermissionAsker, PermissionDecision
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.strategies import (

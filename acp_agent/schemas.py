@@ -23,7 +23,7 @@ def generate() -> dict[str, dict[str, Any]]:
     from acp_agent.config import Config
     from acp_agent.harness.steps import step_adapter
     from acp_agent.model.cassette import CassetteHeader, Exchange
-    from acp_agent.turn.journal_lines import journal_schema
+    from acp_agent.turn.journal.lines import journal_schema
     from acp_agent.turn.record import TurnRecord
     from acp_agent.turn.strategies.results import PhasedResult, VerifyResult
 

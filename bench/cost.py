@@ -9,7 +9,7 @@ receives as the API does (`acp_agent/testing/prompt_cache.py`). Scenarios, on bo
 And, on the streaming path only (the requests are the same on both):
 - a long session: 200 model requests (10 prompts of 19 `read_file` calls and an answer), every
   tool result 10 KB, no compaction (the history stays far below 80% of the 1M window); old tool
-  results are cleared at the agent's defaults (`acp_agent/turn/clearing.py`); again with a thinking
+  results are cleared at the agent's defaults (`acp_agent/turn/context/clearing.py`); again with a thinking
   block in every reply (a clearing then waits for a turn's end). `--sweep` runs it at several
   triggers and keeps, clearing off included (~2 min).
 Cost ratios are the billed input cost over what the same prompts would cost uncached, at the
@@ -45,7 +45,7 @@ LONG_PROMPTS = 10
 """The long session: this many prompts of `LOOP` requests each (200 requests)."""
 LONG_RESULT_BYTES = 10_000
 CLEARED = "[cleared to save context"
-"""How a cleared tool result's note starts (`acp_agent/turn/clearing.py`)."""
+"""How a cleared tool result's note starts (`acp_agent/turn/context/clearing.py`)."""
 
 
 def prompt_tokens(usage: dict[str, Any]) -> int:

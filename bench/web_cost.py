@@ -38,8 +38,8 @@ from acp_agent.model.server_tools import WebTools, search_allowance
 from acp_agent.testing import FakeMessagesAPI, replies, web_replies
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import default_registry
+from acp_agent.turn.context.history import History
 from acp_agent.turn.driver import drive_turn
-from acp_agent.turn.history import History
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
 from acp_agent.turn.strategies.tools import ToolsStrategy

@@ -204,7 +204,7 @@ class AnthropicModel:
             return StreamBroken(reason, partial=attempt.content(partial=True), retryable=decision.transient)
         error = ModelUnavailable(reason, retryable=decision.transient)
         error.detail.update({"status": failure.status, "errorType": failure.error_type})
-        error.detail["apiMessage"] = failure.api_message  # read by turn/media_budget.py
+        error.detail["apiMessage"] = failure.api_message  # read by turn/context/media_budget.py
         return error
 
     # ── one attempt on each path ───────────────────────────────────────────────────────────

@@ -13,8 +13,8 @@ import uuid
 from typing import Any
 
 from acp_agent.session.expansion import MAX_SHELL_COMMANDS, Piece, shell_commands
-from acp_agent.turn.entries import Entry, ShownCallEntry, ToolResultEntry
-from acp_agent.turn.history import History, JournalWriter, result_text
+from acp_agent.turn.context.history import History, JournalWriter, result_text
+from acp_agent.turn.journal.entries import Entry, ShownCallEntry, ToolResultEntry
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import TurnRunner
 

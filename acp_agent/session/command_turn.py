@@ -38,8 +38,8 @@ from acp_agent.session.expansion import MAX_FILE_REFS, expand, file_refs, text_o
 from acp_agent.session.permissions import GrantedPermissions, SessionPermissions
 from acp_agent.tools.mcp.prompts import McpPrompt
 from acp_agent.tools.skill import Skill, skill_text
+from acp_agent.turn.context.history import History, JournalWriter
 from acp_agent.turn.events import Notice
-from acp_agent.turn.history import History, JournalWriter
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop

@@ -36,10 +36,10 @@ from acp_agent.tools.files.localfs import LocalFileSystem
 from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.tools.skill import SkillTool
-from acp_agent.turn import clearing
+from acp_agent.turn.context import clearing
 from acp_agent.turn.driver import TurnResult, drive_turn
-from acp_agent.turn.entries import TurnEntry
 from acp_agent.turn.events import Notice
+from acp_agent.turn.journal.entries import TurnEntry
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner

@@ -27,8 +27,8 @@ import structlog
 from acp_agent.errors import AgentError
 from acp_agent.session.store import JournalCorrupt, SessionStore, is_session_id
 from acp_agent.session.titles import session_title
-from acp_agent.turn.entries import Entry, MetaEntry, PromptEntry, RootsEntry, TitleEntry
-from acp_agent.turn.journal_lines import EntryProblem, read_entry
+from acp_agent.turn.journal.entries import Entry, MetaEntry, PromptEntry, RootsEntry, TitleEntry
+from acp_agent.turn.journal.lines import EntryProblem, read_entry
 
 __all__ = ["PAGE_SIZE", "CursorError", "SessionInfo", "list_sessions", "session_roots"]
 

@@ -42,9 +42,9 @@ from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.session.store import SessionStore, creation_error
 from acp_agent.session.titles import session_title
 from acp_agent.tools.hidden import agent_hidden_paths
-from acp_agent.turn import clearing
-from acp_agent.turn.entries import PromptEntry, RootsEntry, TitleEntry
-from acp_agent.turn.history import History
+from acp_agent.turn.context import clearing
+from acp_agent.turn.context.history import History
+from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry
 from acp_agent.turn.loops import choose_loop
 
 if TYPE_CHECKING:

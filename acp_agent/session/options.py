@@ -5,7 +5,7 @@ boolean offered only to a client that advertises boolean options; the mode is al
 `modes`, kept in sync
 (docs/decisions.md D6). A change, from session/set_config_option, session/set_mode or a
 strategy's own mode switch, is checked (-32602 names a bad value), applied, journaled (an entry
-of `turn/entries.py`, so session/load restores it) and announced: `config_option_update` after
+of `turn/journal/entries.py`, so session/load restores it) and announced: `config_option_update` after
 every change, with `current_mode_update` for a mode and a notice (a thought, for a client that
 shows no notices) saying what a model switch costs.
 
@@ -31,7 +31,7 @@ from acp_agent.session.catalog import ModelCatalog, capped_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
 from acp_agent.session.updates import mode_update, notice_update
-from acp_agent.turn.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry, WebEntry
+from acp_agent.turn.journal.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry, WebEntry
 from acp_agent.turn.loops import LOOPS, choose_loop
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from acp_agent.errors import RpcError
 from acp_agent.session.requester import Requester
 from acp_agent.session.updates import permission_tool_call
 from acp_agent.tools.base import Preview
-from acp_agent.turn.entries import ToolCallShown
+from acp_agent.turn.journal.entries import ToolCallShown
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 
 if TYPE_CHECKING:

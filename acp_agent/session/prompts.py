@@ -25,7 +25,7 @@ from acp_agent.protocol.session import (
 )
 from acp_agent.tools.files.image_headers import image_size
 from acp_agent.tools.files.images import MAX_IMAGE_BASE64
-from acp_agent.turn.media_budget import MAX_MEDIA_BYTES
+from acp_agent.turn.context.media_budget import MAX_MEDIA_BYTES
 
 __all__ = ["PDF", "TEXT_APPLICATIONS", "to_model_blocks"]
 

@@ -26,7 +26,6 @@ from acp_agent.session.updates import (
     tool_call_status,
 )
 from acp_agent.tools.shown import shown_value
-from acp_agent.turn.entries import Entry, NoticeEntry, PlanChangedEntry
 from acp_agent.turn.events import (
     CompactionEnded,
     CompactionStarted,
@@ -42,6 +41,7 @@ from acp_agent.turn.events import (
     TurnEvent,
     UsageReported,
 )
+from acp_agent.turn.journal.entries import Entry, NoticeEntry, PlanChangedEntry
 
 __all__ = ["Relay"]
 

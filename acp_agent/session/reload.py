@@ -18,8 +18,8 @@ from acp_agent.session.replay import replay_updates
 from acp_agent.session.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
 from acp_agent.session.titles import session_title
 from acp_agent.session.updates import info_update
-from acp_agent.turn.entries import Entry
-from acp_agent.turn.history import History
+from acp_agent.turn.context.history import History
+from acp_agent.turn.journal.entries import Entry
 
 __all__ = ["Reloaded", "read_journal", "reload_journal", "reopen_journal"]
 

@@ -25,8 +25,10 @@ from acp_agent.session.updates import (
     tool_call_finished,
 )
 from acp_agent.tools.base import PlanEntry
-from acp_agent.turn.compaction import summary_of
-from acp_agent.turn.entries import (
+from acp_agent.turn.context.compaction import summary_of
+from acp_agent.turn.context.history import INTERRUPTED, INTERRUPTED_RUNNING, result_text
+from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
+from acp_agent.turn.journal.entries import (
     AssistantEntry,
     CompactionEntry,
     Entry,
@@ -40,8 +42,6 @@ from acp_agent.turn.entries import (
     TurnEntry,
     UserEntry,
 )
-from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
-from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING, result_text
 from acp_agent.turn.server_calls import ServerCalls, is_server_block
 
 __all__ = ["replay_updates"]

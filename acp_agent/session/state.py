@@ -19,7 +19,7 @@ from acp_agent.session.client_options import ClientOptions
 from acp_agent.session.conventions import ConventionsSlot
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.store import Journal
-from acp_agent.turn.history import History
+from acp_agent.turn.context.history import History
 from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
 

@@ -1,7 +1,7 @@
 """The journal directory's check, light enough to run before `initialize` is answered.
 
 `initialize` advertises `session/load` and the other journal methods only when sessions can be
-kept, so the state dir is checked at start; the journal machinery (`store.py`, `turn/entries.py`)
+kept, so the state dir is checked at start; the journal machinery (`store.py`, `turn/journal/entries.py`)
 is imported after the handshake (docs/decisions.md D4). A directory that cannot be used is
 `StateDirError`: the agent still serves, without journals (issue 19).
 """

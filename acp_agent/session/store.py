@@ -9,7 +9,7 @@ What can go wrong is contained (issue 19):
   never runs into a later entry; a write that fails (a full disk) is cut off the same way and
   raised as `JournalWriteFailed`, naming the file;
 - a journal that is not one (random bytes, an empty file, a bad line, an entry of the wrong shape
-  (`turn/entries.py` defines them), a journal copied into itself) raises `JournalCorrupt` naming
+  (`turn/journal/entries.py` defines them), a journal copied into itself) raises `JournalCorrupt` naming
   the file and the line, and never breaks another session;
 - a write to the journal of a closed session is an error, never silently dropped;
 - only ids of the agent's own format (`sess_` + 32 hex digits) name a file, and journals are
@@ -32,7 +32,7 @@ import structlog
 
 from acp_agent.errors import AgentError, RpcError
 from acp_agent.session.state_dir import StateDirError, prepare_state_dir
-from acp_agent.turn.entries import (
+from acp_agent.turn.journal.entries import (
     JOURNAL_VERSION,
     AssistantEntry,
     Entry,
@@ -41,7 +41,7 @@ from acp_agent.turn.entries import (
     ToolResultEntry,
     UserEntry,
 )
-from acp_agent.turn.journal_lines import EntryProblem, entry_json, read_entry
+from acp_agent.turn.journal.lines import EntryProblem, entry_json, read_entry
 
 __all__ = [
     "Journal",

@@ -17,7 +17,7 @@ from acp_agent.session.requester import Requester
 from acp_agent.session.subagent_sessions import SubagentSessions
 from acp_agent.session.system_prompt import build_subagent_prompt
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.subagents import TaskTool
+from acp_agent.turn.subagents.task import TaskTool
 
 if TYPE_CHECKING:
     from acp_agent.session.state import Session

@@ -15,7 +15,7 @@ from acp_agent.errors import RpcError
 from acp_agent.session.state import Session
 from acp_agent.session.store import SessionStore
 from acp_agent.tools.printable import one_line
-from acp_agent.turn.entries import Entry, PromptEntry, TitleEntry
+from acp_agent.turn.journal.entries import Entry, PromptEntry, TitleEntry
 
 __all__ = [
     "RENAME_CHARS",

@@ -1,7 +1,7 @@
 """What the editor is shown, as ACP payloads: the one builder of tool calls, chunks and plans.
 
 The live relay (`relay.py`), the replay of session/load (`replay.py`) and the permission question
-(`permissions.py`) build a tool call here, from the same typed value (`turn/entries.py:
+(`permissions.py`) build a tool call here, from the same typed value (`turn/journal/entries.py:
 ToolCallShown`, which the tool batch both journals and emits), so what the editor shows live,
 after a reload and before an approval cannot drift apart. A new kind of tool-call content is
 rendered in `tool_content`, and all three show it.
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_agent.tools.base import PlanEntry
 from acp_agent.tools.printable import one_line
-from acp_agent.turn.entries import ToolCallShown
+from acp_agent.turn.journal.entries import ToolCallShown
 
 if TYPE_CHECKING:
     from acp_agent.turn.events import Notice

@@ -17,9 +17,9 @@ import structlog
 from acp_agent.config import how_to_set
 from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.limits import Limits, fields_by_name
-from acp_agent.turn.entries import TurnEntry
+from acp_agent.turn.context.history import History, Mark
 from acp_agent.turn.events import EventSink, Notice
-from acp_agent.turn.history import History, Mark
+from acp_agent.turn.journal.entries import TurnEntry
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.record import LIMIT_NAMES, TurnRecord
 from acp_agent.turn.runner import TurnRunner, new_message_id

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from acp_agent.tools.base import PlanEntry
-from acp_agent.turn.entries import ToolCallShown
+from acp_agent.turn.journal.entries import ToolCallShown
 
 __all__ = [
     "CompactionEnded",

@@ -33,9 +33,9 @@ from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
+from acp_agent.turn.context.history import History
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.events import EventSink, TurnEvent
-from acp_agent.turn.history import History
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import PermissionAsker
 from acp_agent.turn.record import Step, TurnRecord

@@ -26,7 +26,7 @@ driving it without each level checking an outcome. Three budgets do not take tha
 The names these limits and stops have in ACP's `_meta` record are given in one place,
 `turn/record.py`; this package knows only `Limit` and `TurnStop`.
 
-One meter for the tree (docs/decisions.md D27): a subagent (`turn/subagents.py`) counts with a
+One meter for the tree (docs/decisions.md D27): a subagent (`turn/subagents/task.py`) counts with a
 child meter (`TurnMeter.child`) that passes every request, tool call, retry and token on to the
 turn's meter and asks the turn's budgets before each request, synchronously, so children running
 at once can never send more than the turn allows. The child keeps its own figures (the record's

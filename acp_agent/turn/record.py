@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from acp_agent.model.base import MessageDone
-from acp_agent.turn.history import result_text
+from acp_agent.turn.context.history import result_text
 from acp_agent.turn.meter import Limit, Subagent, TurnMeter
 from acp_agent.turn.stop import TurnStop
 

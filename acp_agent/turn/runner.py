@@ -30,11 +30,11 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.clearing import clear_old_results
-from acp_agent.turn.compaction import compact
+from acp_agent.turn.context.clearing import clear_old_results
+from acp_agent.turn.context.compaction import compact
+from acp_agent.turn.context.history import History, Mark, without_thinking
+from acp_agent.turn.context.media_budget import fit_media, replace_refused
 from acp_agent.turn.events import EventSink, Notice, TextChunk, ThoughtChunk, UsageReported
-from acp_agent.turn.history import History, Mark, without_thinking
-from acp_agent.turn.media_budget import fit_media, replace_refused
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
@@ -98,7 +98,7 @@ class TurnRunner:
         self.ctx = ctx
         self.settings = settings
         self._accepted_media: Mark | None = None
-        """Where the history stood at the latest request the API answered (`media_budget.py`)."""
+        """Where the history stood at the latest request the API answered (`context/media_budget.py`)."""
         self.new_id = new_id
         self.on_step = on_step
         """Called once per model request of a turn (in-process callers keep the steps)."""

@@ -14,9 +14,9 @@ from typing import Any
 from acp_agent.model.stream_events import is_server_block
 from acp_agent.tools.printable import one_line
 from acp_agent.tools.truncate import clip_line
-from acp_agent.turn.entries import ShownLink, ToolCallShown
+from acp_agent.turn.context.history import INTERRUPTED
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
-from acp_agent.turn.history import INTERRUPTED
+from acp_agent.turn.journal.entries import ShownLink, ToolCallShown
 
 __all__ = ["KINDS", "ServerCalls", "call_finished", "call_started", "is_server_block"]
 

@@ -19,7 +19,7 @@ from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, Tool
 from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
 from acp_agent.tools.files.sensitive import sensitive_write
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
+from acp_agent.turn.context.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
 from acp_agent.turn.events import (
     EventSink,
     PlanChanged,
@@ -28,7 +28,7 @@ from acp_agent.turn.events import (
     ToolCallStarted,
     ToolCallUpdated,
 )
-from acp_agent.turn.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
+from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import ALLOW, PermissionAsker
 
@@ -61,7 +61,7 @@ def _first_failure(group: BaseExceptionGroup) -> BaseException:
 
 @dataclass(frozen=True, slots=True)
 class InTurn:
-    """What a tool that runs inside the turn's budgets (the `task` tool, `turn/subagents.py`) gets
+    """What a tool that runs inside the turn's budgets (the `task` tool, `turn/subagents/task.py`) gets
     beside its context, through its `run_in_turn(args, ctx, turn)`: the batch's meter, sink and
     permission asker, and how many calls of the same tool the reply runs from this one on (they
     share what is left of the turn)."""

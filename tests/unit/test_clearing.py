@@ -1,6 +1,6 @@
 """Old tool results leave what a long session sends, at a high-water mark, and only there
-(`turn/clearing.py`, `turn/cleared.py`): what is cleared and what never is, the notes, the thinking
-blocks that go with a clearing, and the same view rebuilt from the journal."""
+(`turn/context/clearing.py`, `turn/context/cleared.py`): what is cleared and what never is, the
+notes, the thinking blocks that go with a clearing, and the same view rebuilt from the journal."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from acp_agent.errors import LimitsError
-from acp_agent.turn.clearing import clear_old_results, note_for, status, with_meta
-from acp_agent.turn.entries import ClearingEntry, Entry
-from acp_agent.turn.history import History, tool_result
-from acp_agent.turn.journal_lines import entry_json, read_entry
+from acp_agent.turn.context.clearing import clear_old_results, note_for, status, with_meta
+from acp_agent.turn.context.history import History, tool_result
+from acp_agent.turn.journal.entries import ClearingEntry, Entry
+from acp_agent.turn.journal.lines import entry_json, read_entry
 from acp_agent.turn.settings import RunnerSettings
 
 SETTINGS = RunnerSettings("claude-test-1", 1000, clear_results_at=10_000, clear_results_keep=2_000)

@@ -6,7 +6,7 @@ from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS, SERVER_TOO
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.registry import coding_tools
 from acp_agent.tools.skill import SkillTool
-from acp_agent.turn.subagents import TaskTool
+from acp_agent.turn.subagents.task import TaskTool
 
 
 def test_own_tools_are_the_registrys_and_every_claude_name_maps_to_one() -> None:

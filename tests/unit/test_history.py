@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from acp_agent.turn.entries import Entry, ToolCallShown, ToolResultEntry
-from acp_agent.turn.history import (
+from acp_agent.turn.context.history import (
     INTERRUPTED,
     INTERRUPTED_RUNNING,
     History,
@@ -14,7 +13,8 @@ from acp_agent.turn.history import (
     result_text,
     tool_result,
 )
-from acp_agent.turn.journal_lines import entry_json, read_entry
+from acp_agent.turn.journal.entries import Entry, ToolCallShown, ToolResultEntry
+from acp_agent.turn.journal.lines import entry_json, read_entry
 
 
 def lines(*entries: dict[str, Any]) -> list[Entry]:

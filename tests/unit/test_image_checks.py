@@ -13,9 +13,8 @@ import pytest
 
 from acp_agent.testing.image_rules import MAX_REQUEST_BYTES, TOO_LARGE, UNPROCESSABLE, image_error
 from acp_agent.tools.files.image_headers import image_size
-from acp_agent.turn.entries import CompactionEntry, Entry
-from acp_agent.turn.history import History, Mark
-from acp_agent.turn.media_budget import (
+from acp_agent.turn.context.history import History, Mark
+from acp_agent.turn.context.media_budget import (
     MAX_MEDIA,
     OVER_BUDGET,
     REFUSED,
@@ -23,6 +22,7 @@ from acp_agent.turn.media_budget import (
     media_keys,
     replace_refused,
 )
+from acp_agent.turn.journal.entries import CompactionEntry, Entry
 from tests.support.images import gif, jpeg, png, webp
 
 

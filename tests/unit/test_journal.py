@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from acp_agent.session.store import JournalWriteFailed, SessionStore
-from acp_agent.turn.entries import AssistantEntry, ModeEntry, NoticeEntry, ToolResultEntry, TurnEntry
-from acp_agent.turn.history import History, tool_result
+from acp_agent.turn.context.history import History, tool_result
+from acp_agent.turn.journal.entries import AssistantEntry, ModeEntry, NoticeEntry, ToolResultEntry, TurnEntry
 
 ID1, ID2, ID3 = ("sess_" + digit * 32 for digit in "123")
 

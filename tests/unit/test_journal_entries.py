@@ -13,7 +13,8 @@ import pytest
 
 from acp_agent.session.reload import read_journal
 from acp_agent.session.store import JournalCorrupt, SessionStore
-from acp_agent.turn.entries import (
+from acp_agent.turn.context.history import tool_result
+from acp_agent.turn.journal.entries import (
     ENTRY_CLASSES,
     AssistantEntry,
     LoopEntry,
@@ -24,8 +25,7 @@ from acp_agent.turn.entries import (
     ToolCallShown,
     ToolResultEntry,
 )
-from acp_agent.turn.history import tool_result
-from acp_agent.turn.journal_lines import EntryProblem, entry_json, read_entry
+from acp_agent.turn.journal.lines import EntryProblem, entry_json, read_entry
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "journals" / "v0.1.0"
 SESSION = "sess_9bc54f280c884fddabd097bbf928bb38"

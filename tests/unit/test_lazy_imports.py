@@ -40,7 +40,7 @@ DEFERRED = (
 LOAD_ONLY = (
     "acp_agent.session.reload",
     "acp_agent.session.replay",
-    "acp_agent.turn.compaction",
+    "acp_agent.turn.context.compaction",
     "acp_agent.turn.server_calls",
     "acp_agent.turn.meter",
     "acp_agent.model.base",
@@ -117,7 +117,7 @@ def test_session_load_loads_the_journal_reading(tmp_path: Path) -> None:
     assert set(loaded) >= {
         "acp_agent.session.reload",
         "acp_agent.session.replay",
-        "acp_agent.turn.compaction",
+        "acp_agent.turn.context.compaction",
         "acp_agent.model.base",
     }
 

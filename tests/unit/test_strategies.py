@@ -25,8 +25,8 @@ from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.plan import UpdatePlan
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.shell.run_command import RunCommand
+from acp_agent.turn.context.history import History
 from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
-from acp_agent.turn.history import History
 from acp_agent.turn.inprocess import run_turn
 from acp_agent.turn.loops import LoopChoice, choose_loop
 from acp_agent.turn.meter import TurnMeter

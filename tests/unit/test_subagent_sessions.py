@@ -16,8 +16,8 @@ from acp_agent.protocol.lifecycle import ClientCapabilities, InitializeRequest
 from acp_agent.session.permissions import SessionPermissions
 from acp_agent.session.state import Session, cancel_subagent
 from acp_agent.session.subagent_sessions import UNEXPECTED, SubagentSessions
+from acp_agent.turn.context.history import History
 from acp_agent.turn.events import TextChunk, ToolCallStarted
-from acp_agent.turn.history import History
 from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.meter import Limit, Subagent, TurnMeter
 from acp_agent.turn.settings import RunnerSettings

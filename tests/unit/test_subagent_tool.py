@@ -17,7 +17,7 @@ from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
 from acp_agent.session.system_prompt import build_subagent_prompt
 from acp_agent.tools.registry import default_registry
-from acp_agent.turn.history import History
+from acp_agent.turn.context.history import History
 from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
 

@@ -19,13 +19,13 @@ from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.search.listing import ListFiles
+from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import TurnEvent
-from acp_agent.turn.history import History, result_text
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import AllowAll
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.settings import RunnerSettings
-from acp_agent.turn.subagents import TaskTool
+from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.tool_batch import InTurn, ToolBatch
 from tests.support.waits import wait_until
 

@@ -13,8 +13,8 @@ from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import ToolCallStarted, TurnEvent
-from acp_agent.turn.history import History, result_text
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import PermissionDecision
 from acp_agent.turn.tool_batch import ToolBatch

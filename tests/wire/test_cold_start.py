@@ -23,7 +23,7 @@ SESSION_LAYER = (
     "acp_agent.session.manager",
     "acp_agent.session.store",
     "acp_agent.session.state",
-    "acp_agent.turn.entries",
+    "acp_agent.turn.journal.entries",
     "acp_agent.turn.events",
 )
 """What `initialize` does not need: imported by the warm-up, after the answer is built."""

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from acp_agent.turn.history import INTERRUPTED, INTERRUPTED_RUNNING
+from acp_agent.turn.context.history import INTERRUPTED, INTERRUPTED_RUNNING
 from tests.support.agent import AgentProcess
 from tests.support.client import allow, prompt_until_killed
 from tests.support.history import assert_valid_history

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies, routes
-from acp_agent.turn.subagents import CANCELLED_ALONE
+from acp_agent.turn.subagents.task import CANCELLED_ALONE
 from tests.support.agent import AgentProcess
 from tests.support.history import assert_valid_history
 from tests.support.waits import wait_until

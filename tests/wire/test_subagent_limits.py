@@ -13,7 +13,7 @@ import anyio
 
 from acp_agent.session.system_prompt import SUBAGENT_MARKER
 from acp_agent.testing import FakeMessagesAPI, replies, routes
-from acp_agent.turn.history import INTERRUPTED
+from acp_agent.turn.context.history import INTERRUPTED
 from tests.support.agent import AgentProcess
 from tests.support.client import prompt_until_killed
 from tests.support.history import assert_valid_history

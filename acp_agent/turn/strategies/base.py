@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from acp_agent.turn.history import History
+from acp_agent.turn.context.history import History
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner

@@ -25,8 +25,8 @@ import structlog
 
 from acp_agent.errors import StreamBroken
 from acp_agent.model.base import MessageDone, ModelRequest, RetryScheduled, Usage
+from acp_agent.turn.context.history import History, with_user_block
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted, ToolCallUpdated
-from acp_agent.turn.history import History, with_user_block
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import step_of
 from acp_agent.turn.runner import TurnRunner

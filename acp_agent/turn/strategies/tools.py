@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_agent.turn.history import History
+from acp_agent.turn.context.history import History
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 

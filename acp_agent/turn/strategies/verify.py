@@ -19,8 +19,8 @@ from acp_agent.errors import ToolError
 from acp_agent.tools.base import Progress, ToolResult
 from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.tools.truncate import cap_text, clip_line
+from acp_agent.turn.context.history import History
 from acp_agent.turn.events import ToolCallFinished, ToolCallProgress, ToolCallStarted, ToolCallUpdated
-from acp_agent.turn.history import History
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop

@@ -35,8 +35,8 @@ from typing import Any
 import structlog
 
 from acp_agent.errors import LimitsError
-from acp_agent.turn.entries import ClearedResult, ClearingEntry
-from acp_agent.turn.history import THINKING_BLOCKS, History
+from acp_agent.turn.context.history import THINKING_BLOCKS, History
+from acp_agent.turn.journal.entries import ClearedResult, ClearingEntry
 from acp_agent.turn.settings import RunnerSettings
 
 __all__ = [

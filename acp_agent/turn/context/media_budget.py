@@ -28,7 +28,7 @@ from typing import Any
 
 import structlog
 
-from acp_agent.turn.history import History, Mark, without_thinking
+from acp_agent.turn.context.history import History, Mark, without_thinking
 
 __all__ = [
     "LOW_MEDIA",

@@ -5,7 +5,7 @@ configured") and gets back only the answer. The child is the one loop (`TurnRunn
 `History` that is never journaled and never enters the parent's: its own system prompt (built by
 the session, the same for every child of the session, so they share one cached prefix), the task
 prompt, and the children's tools (read-only by default). Its events become progress lines of the
-parent's call (`child_progress.py`); its final text is the call's result.
+parent's call (`progress.py`); its final text is the call's result.
 
 One meter for the tree (docs/decisions.md D27): the child counts with `TurnMeter.child`, so every
 request, tool call and token of it is the turn's, and with `maxTurnRequests` N exactly N requests
@@ -39,13 +39,19 @@ from acp_agent.errors import PermissionCancelled, ToolError, TurnFailed
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.printable import one_line
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.child_progress import Both, ChildPermissions, ChildProgress, ChildSession, ChildSessions
+from acp_agent.turn.context.history import History
 from acp_agent.turn.events import EventSink
-from acp_agent.turn.history import History
 from acp_agent.turn.meter import Limit, LimitReached, Subagent
 from acp_agent.turn.record import LIMIT_NAMES
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.subagents.progress import (
+    Both,
+    ChildPermissions,
+    ChildProgress,
+    ChildSession,
+    ChildSessions,
+)
 from acp_agent.turn.tool_batch import InTurn
 
 __all__ = ["NOT_RUN", "TaskTool"]

@@ -24,8 +24,8 @@ import anyio
 import structlog
 
 from acp_agent.model.base import MessageDone, ModelClient, ModelRequest, RetryScheduled, TextDelta
+from acp_agent.turn.context.history import History, with_user_block, without_thinking
 from acp_agent.turn.events import CompactionEnded, CompactionStarted, CompactionText, EventSink
-from acp_agent.turn.history import History, with_user_block, without_thinking
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.settings import RunnerSettings
 

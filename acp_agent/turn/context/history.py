@@ -6,9 +6,9 @@ next user message. A prompt that follows trailing tool results is merged into th
 dangling tool_use with an error result.
 
 The history is also the text boundary: every block that enters it passes through `shown_value`
-(as every journal line does, `journal_lines.py`), so no lone surrogate (a non-UTF-8 file name, a
+(as every journal line does, `turn/journal/lines.py`), so no lone surrogate (a non-UTF-8 file name, a
 client's `"\\ud800"`) can make a later request unencodable. What it journals are the typed entries
-of `entries.py`.
+of `turn/journal/entries.py`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 from acp_agent.errors import JournalFailed
 from acp_agent.tools.shown import shown_value
-from acp_agent.turn.cleared import ClearedResults
-from acp_agent.turn.entries import (
+from acp_agent.turn.context.cleared import ClearedResults
+from acp_agent.turn.journal.entries import (
     AssistantEntry,
     ClearingEntry,
     CompactionEntry,

@@ -5,7 +5,7 @@ The journal (`session/store.py`) is the one durable format: `turn/` writes entri
 them all back for session/load. Each kind is a frozen dataclass here, built directly by its writer
 (no validation: the agent's own values) and validated once when a line is read (a pydantic
 TypeAdapter over these classes: a boundary crossed once per entry, docs/decisions.md D4).
-`journal_lines.py` turns an entry into its line and back; `schemas/journal-entry.schema.json` is
+`lines.py` turns an entry into its line and back; `schemas/journal-entry.schema.json` is
 generated from these classes.
 
 On disk an entry is one JSON object: `type` first, then its fields in camelCase, in the order
@@ -29,7 +29,7 @@ from pydantic import ConfigDict, NonNegativeInt
 from pydantic.alias_generators import to_camel
 
 from acp_agent.tools.base import PlanEntry, Preview, ToolResult
-from acp_agent.turn.api_blocks import Block, Message, ResultBlock
+from acp_agent.turn.journal.api_blocks import Block, Message, ResultBlock
 
 __all__ = [
     "ENTRY_CLASSES",
@@ -307,7 +307,7 @@ class WebEntry:
 class CompactionEntry:
     """The whole history rewritten (a summary, or thinking dropped on a model switch).
 
-    `compaction_id` is set for a summary (`turn/compaction.py`), whose text heads `messages`:
+    `compaction_id` is set for a summary (`turn/context/compaction.py`), whose text heads `messages`:
     session/load shows it again as that compaction.
     """
 
@@ -328,7 +328,7 @@ class ClearedResult(NamedTuple):
 
 @_typed
 class ClearingEntry:
-    """Old tool results left out of what the session sends from here on (`turn/clearing.py`);
+    """Old tool results left out of what the session sends from here on (`turn/context/clearing.py`);
     the results stay in the journal and the history. The thinking blocks of messages `first`+1
     up to `messages` (the history's length then) go from the requests too: they were signed to
     the prefix that changed."""

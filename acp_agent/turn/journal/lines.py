@@ -21,7 +21,7 @@ from pydantic.alias_generators import to_camel
 from acp_agent.errors import AgentError
 from acp_agent.lazy import deferred
 from acp_agent.tools.shown import shown_value
-from acp_agent.turn.entries import ENTRY_CLASSES, Entry
+from acp_agent.turn.journal.entries import ENTRY_CLASSES, Entry
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter

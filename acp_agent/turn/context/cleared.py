@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from acp_agent.turn.entries import ClearedResult, ClearingEntry
+from acp_agent.turn.journal.entries import ClearedResult, ClearingEntry
 
 __all__ = ["ClearedResults", "thinking_key"]
 
