@@ -12,6 +12,7 @@ import pytest
 from tests.support import base_env
 from tests.support.examples import load_profile
 from tests.support.model_paths import check_classification, parametrize_model_paths, validate_markers
+from tests.support.module_size import report_long_modules
 from tests.support.schema import AcpSchema, SchemaNotFoundError
 
 if TYPE_CHECKING:
@@ -30,6 +31,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     validate_markers(items)
     # Slow tests first: in parallel (`make test`), one started last would be the run's long tail.
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    report_long_modules(terminalreporter)
 
 
 @pytest.fixture(scope="session")
