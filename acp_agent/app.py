@@ -21,7 +21,6 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
-from acp_agent.credentials import AgentKeys, erase_initial_environ, load_key
 from acp_agent.demo import DEMO_MODEL, cassette_path
 from acp_agent.lifetime import mark_process
 from acp_agent.model.provider import ModelProvider, model_factory
@@ -30,8 +29,9 @@ from acp_agent.model.spec import replay_path
 from acp_agent.rpc.endpoint import Endpoint, current_request_id
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing
+from acp_agent.session.auth.keys import AgentKeys, erase_initial_environ, load_key
 from acp_agent.session.front import FrontHandler, SessionLayer, Sessions
-from acp_agent.session.state_dir import StateDirError, prepare_state_dir
+from acp_agent.session.journal.state_dir import StateDirError, prepare_state_dir
 
 __all__ = ["run", "serve"]
 

@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return smoke_main(argv[1:])
     if argv and argv[0] == "login":
-        from acp_agent.credentials import login_main
+        from acp_agent.session.auth.keys import login_main
 
         return login_main(argv[1:])
     if argv and argv[0] == "harness":

@@ -61,9 +61,10 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
 
 Defined outside this module (their rooms import only this leaf): LimitReached (turn/meter.py: it
 carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model/stream_events.py),
-EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/store.py),
-StateDirError (session/state_dir.py), CursorError (session/listing.py), and the HarnessError family
-(harness/). Private classes (`_Name`) are raised and caught inside one module and are not listed.
+EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/journal/store.py),
+StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py), and the
+HarnessError family (harness/). Private classes (`_Name`) are raised and caught inside one module
+and are not listed.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `acp_agent` and `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acp_agent.session.convention_files import read_conventions
+from acp_agent.session.commands.convention_files import read_conventions
 from acp_agent.testing import FakeMessagesAPI
 from bench.common import AGENT, BenchError, Peer, Scratch, median
 

@@ -115,7 +115,7 @@ class AnthropicModel:
 
     async def answered_once(self) -> None:
         """Returns once the API has begun to answer a Messages request of this client (the Models
-        API question waits for that: `session/catalog.py`)."""
+        API question waits for that: `session/options/catalog.py`)."""
         if self._answered:
             return
         if self._answered_event is None:

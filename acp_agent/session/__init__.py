@@ -1,1 +1,21 @@
-"""ACP semantics: sessions and their turns as the editor sees them."""
+"""ACP semantics: sessions and their turns as the editor sees them.
+
+Here, at the top, the lifecycle core: the front handler that answers `initialize` before the rest
+is imported (`front.py`, `handshake.py`), the method table (`handlers.py`, params → -32602 in
+`params.py`), the sessions and their queue of turns (`manager.py`, `state.py`, `queue.py`), the
+per-session turn machinery (`engine.py`, with a slash command's turn in `command_turn.py`), the
+Requester seam to the client (`requester.py`), a prompt's content (`prompts.py`), the system prompt
+(`system_prompt.py`), the roots (`roots.py`), the sandbox policy (`sandboxing.py`) and the client's
+options from acpx's `_meta` (`client_options.py`). By concept below:
+
+- `editor/`     the editor-facing relay: updates, the permission question, fs, terminals, forms;
+- `journal/`    the journal file, session/list, session/load's reading and replay, titles;
+- `commands/`   what a session offers: built-in and custom commands, skills, AGENTS.md files;
+- `options/`    a session's config options (mode, model, effort, loop) and the models' catalogue;
+- `auth/`       the auth methods offered, authenticate and logout, the stored key;
+- `subagents/`  the `task` tool's session side: its tools and prompt, and child sessions.
+
+Imported by `app.py` (and `cli.py` for `acp-agent login`); imports `protocol/`, `turn/`, `model/`,
+`tools/` and the leaves. Inside, `state.py` (what a session is) stands on `editor/`, `journal/` and
+`commands/`; `options/`, `subagents/` and the rest of the core stand on it.
+"""

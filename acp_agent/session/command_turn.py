@@ -6,7 +6,7 @@ prompt's messages), adds it to the history as the user's message, then runs the 
 any prompt. Building it costs no model request; the turn that follows is an ordinary metered one.
 
 In a command file or a skill:
-- `` !`cmd` `` runs as a `run_command` tool call of the turn (`command_shell.py`): the editor is
+- `` !`cmd` `` runs as a `run_command` tool call of the turn (`commands/shell_lines.py`): the editor is
   shown it, the user is asked as for any command (the mode decides first: plan mode refuses it,
   bypass runs it), it runs in the session's sandbox and counts against the tool-call budget; its
   output (or why it did not run) takes its place in the prompt; it is journaled, and session/load
@@ -16,7 +16,7 @@ In a command file or a skill:
   written (`@someone`).
 
 The frontmatter's `allowed-tools` (a command's, or a skill's run as a command) lets the calls it
-names skip the permission question for this turn only (`allowed_tools.py`).
+names skip the permission question for this turn only (`commands/allowed_tools.py`).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import anyio
 
 from acp_agent.errors import ToolError
 from acp_agent.model.profiles import ProfileError
-from acp_agent.session.allowed_tools import read_allowed_tools
-from acp_agent.session.command_shell import run_shell_lines
-from acp_agent.session.commands import BUILT_IN_NAMES, slash_of
-from acp_agent.session.conventions import CustomCommand
-from acp_agent.session.expansion import MAX_FILE_REFS, expand, file_refs, text_of
-from acp_agent.session.permissions import GrantedPermissions, SessionPermissions
+from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.session.commands.builtins import BUILT_IN_NAMES, slash_of
+from acp_agent.session.commands.conventions import CustomCommand
+from acp_agent.session.commands.expansion import MAX_FILE_REFS, expand, file_refs, text_of
+from acp_agent.session.commands.shell_lines import run_shell_lines
+from acp_agent.session.editor.permissions import GrantedPermissions, SessionPermissions
 from acp_agent.tools.mcp.prompts import McpPrompt
 from acp_agent.tools.skill import Skill, skill_text
 from acp_agent.turn.context.history import History, JournalWriter
@@ -45,7 +45,7 @@ from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
 
 if TYPE_CHECKING:
-    from acp_agent.session.catalog import ModelCatalog
+    from acp_agent.session.options.catalog import ModelCatalog
     from acp_agent.session.state import Session
     from acp_agent.turn.settings import RunnerSettings
     from acp_agent.turn.strategies import Strategy

@@ -20,15 +20,15 @@ from acp_agent.config import Config
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.model.server_tools import WebTools
-from acp_agent.session.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
-from acp_agent.session.conventions import Conventions
-from acp_agent.session.elicitation import editor_elicitation
-from acp_agent.session.instructions import Instructions, load_instructions
-from acp_agent.session.relay import Relay
+from acp_agent.session.commands.conventions import Conventions
+from acp_agent.session.commands.instructions import Instructions, load_instructions
+from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
+from acp_agent.session.editor.elicitation import editor_elicitation
+from acp_agent.session.editor.relay import Relay
 from acp_agent.session.requester import Requester
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
-from acp_agent.session.subagent_tool import task_tool
+from acp_agent.session.subagents.tool import task_tool
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
@@ -48,7 +48,7 @@ from acp_agent.turn.strategies import Strategy, build_strategy
 from acp_agent.user_dirs import user_config_dir, user_home
 
 if TYPE_CHECKING:
-    from acp_agent.session.catalog import ModelCatalog
+    from acp_agent.session.options.catalog import ModelCatalog
     from acp_agent.session.state import Session
 
 __all__ = ["Engine"]

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from acp_agent.session.engine import Engine
     from acp_agent.session.handlers import AcpHandler
+    from acp_agent.session.journal.store import SessionStore
     from acp_agent.session.manager import SessionManager
-    from acp_agent.session.store import SessionStore
 
 __all__ = ["LAYER_WAIT", "FrontHandler", "SessionLayer", "Sessions", "session_layer"]
 
@@ -67,8 +67,8 @@ class Sessions(NamedTuple):
 def session_layer() -> SessionLayer:
     """The session layer, imported after the handshake (see `acp_agent.lazy`)."""
     from acp_agent.session.handlers import AcpHandler
+    from acp_agent.session.journal.store import SessionStore
     from acp_agent.session.manager import SessionManager, engine_class
-    from acp_agent.session.store import SessionStore
 
     return SessionLayer(AcpHandler, SessionManager, SessionStore, engine_class)
 

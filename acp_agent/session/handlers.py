@@ -25,21 +25,21 @@ from acp_agent.protocol.session import (
     SetTitleRequest,
 )
 from acp_agent.protocol.turn import PromptResponse
-from acp_agent.session.announce import announce_commands
-from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_ID
+from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
+from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
-from acp_agent.session.commands import command_of
+from acp_agent.session.commands.builtins import command_of
+from acp_agent.session.editor.announce import announce_commands
+from acp_agent.session.editor.updates import info_update
 from acp_agent.session.handshake import initialize_answer
-from acp_agent.session.listing import CursorError, list_sessions
-from acp_agent.session.login import KeyStore, Login, NoKeyNeeded
+from acp_agent.session.journal.listing import CursorError, list_sessions
+from acp_agent.session.journal.store import now_iso
+from acp_agent.session.journal.titles import normalized_title, prompt_title, rename_stored
 from acp_agent.session.manager import SessionManager, journal_reload
-from acp_agent.session.options import modes_state
+from acp_agent.session.options.config_options import modes_state
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.session.state import Session
-from acp_agent.session.store import now_iso
-from acp_agent.session.titles import normalized_title, prompt_title, rename
-from acp_agent.session.updates import info_update
 
 __all__ = ["AcpHandler"]
 
@@ -125,7 +125,7 @@ class AcpHandler:
         self.client_capabilities = request.client_capabilities
 
     async def authenticate(self, params: Any) -> dict[str, Any]:
-        """Log in with the key the editor gives, or a form, or say how (`session/login.py`)."""
+        """Log in with the key the editor gives, or a form, or say how (`session/auth/login.py`)."""
         return await self._login.authenticate(params, self.client_capabilities)
 
     async def new_session(self, params: Any) -> dict[str, Any]:
@@ -160,14 +160,14 @@ class AcpHandler:
 
     def _announce_commands(self, session: Session) -> None:
         """available_commands_update, sent after the answer that names the session, once its
-        commands, skills and MCP prompts are known (read in the background, `conventions.py`)."""
+        commands, skills and MCP prompts are known (read in the background, `commands/conventions.py`)."""
         group = self.manager.task_group
         if group is None:
             return
 
         async def announce() -> None:
             await anyio.lowlevel.checkpoint()
-            await announce_commands(session, self.manager.requester, first=True)
+            await announce_commands(session.id, session.conventions, self.manager.requester, first=True)
 
         group.start_soon(announce)
 
@@ -209,7 +209,7 @@ class AcpHandler:
         return await self._ready(session, request.mcp_servers)
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
-        """One page of the journaled sessions, newest first (`listing.py`)."""
+        """One page of the journaled sessions, newest first (`journal/listing.py`)."""
         request = parse(ListSessionsRequest, params if params is not None else {})
         store = self.manager.store
         assert store is not None
@@ -236,7 +236,8 @@ class AcpHandler:
         return {"sessions": sessions, **({"nextCursor": cursor} if cursor else {})}
 
     async def set_title(self, params: Any) -> dict[str, Any]:
-        """ACP's unstable `session/set_title`: journal the user's name for the session (`titles.py`)."""
+        """ACP's unstable `session/set_title`: journal the user's name for the session
+        (`journal/titles.py`)."""
         request = parse(SetTitleRequest, params)
         try:
             title = normalized_title(request.title)
@@ -245,7 +246,8 @@ class AcpHandler:
         assert self.manager.store is not None
         session = self.manager.sessions.get(request.session_id)
         try:
-            rename(self.manager.store, session, request.session_id, title)
+            if session is None or not session.rename(title):
+                rename_stored(self.manager.store, request.session_id, title)
         except (OSError, JournalFailed) as exc:
             raise RpcError.journal_error(
                 f"Cannot rename session {request.session_id}: {exc}", {"sessionId": request.session_id}

@@ -1,6 +1,6 @@
 """The answer to `initialize`: what the agent can do, and how the editor gives it a key.
 
-Light on purpose (`protocol/`, `session/auth.py` and the MCP transports only): the front handler
+Light on purpose (`protocol/`, `session/auth/methods.py` and the MCP transports only): the front handler
 answers `initialize` from here before the session layer is imported (`front.py`, D4), and
 `AcpHandler.initialize` answers from here too, so the answer exists once.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 from acp_agent import __version__
 from acp_agent.protocol.lifecycle import InitializeRequest, negotiate_version
-from acp_agent.session.auth import auth_methods, can_run_terminal_auth
+from acp_agent.session.auth.methods import auth_methods, can_run_terminal_auth
 from acp_agent.tools.mcp.sdk import mcp_servers_supported_http, mcp_servers_supported_sse
 
 __all__ = ["initialize_answer"]

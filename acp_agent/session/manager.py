@@ -4,9 +4,9 @@ A prompt turn builds a fresh meter (the reset), runs the strategy inside a cance
 `session/cancel` cancels, and answers with the turn record. Turns of different sessions run at once;
 within one session a prompt that arrives while a turn runs waits in the session's `PromptLine`.
 
-What the models accept is the `ModelCatalog`'s (`catalog.py`); a session's options (mode, model,
-effort, loop) are `SessionOptions`' (`options.py`), which session/load asks to restore the
-journaled choices; reading a journal back is `reload.py`'s.
+What the models accept is the `ModelCatalog`'s (`options/catalog.py`); a session's options (mode, model,
+effort, loop) are `SessionOptions`' (`options/config_options.py`), which session/load asks to restore the
+journaled choices; reading a journal back is `journal/reload.py`'s.
 The turn machinery, the MCP client and the journal reading are imported on first use (`engine_class`,
 `mcp_connections`, `journal_reload`).
 """
@@ -27,20 +27,20 @@ from acp_agent.errors import LimitsError, RpcError
 from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.announce import prompts_changed
-from acp_agent.session.catalog import ModelCatalog
-from acp_agent.session.convention_files import session_conventions
-from acp_agent.session.conventions import ConventionsSlot
-from acp_agent.session.elicitation import editor_elicitation
-from acp_agent.session.listing import session_roots
-from acp_agent.session.options import DEFAULT_MODE, SessionOptions
-from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.commands.convention_files import session_conventions
+from acp_agent.session.commands.conventions import ConventionsSlot
+from acp_agent.session.editor.announce import announce_commands
+from acp_agent.session.editor.elicitation import editor_elicitation
+from acp_agent.session.editor.permissions import SessionPermissions
+from acp_agent.session.journal.listing import session_roots
+from acp_agent.session.journal.store import SessionStore, creation_error
+from acp_agent.session.journal.titles import session_title
+from acp_agent.session.options.catalog import ModelCatalog
+from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import checked_roots
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
-from acp_agent.session.store import SessionStore, creation_error
-from acp_agent.session.titles import session_title
 from acp_agent.tools.hidden import agent_hidden_paths
 from acp_agent.turn.context import clearing
 from acp_agent.turn.context.history import History
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from acp_agent.model.base import ModelClient
     from acp_agent.session.engine import Engine
-    from acp_agent.session.reload import Reloaded
+    from acp_agent.session.journal.reload import Reloaded
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
@@ -87,7 +87,7 @@ def mcp_connections() -> type[McpConnections]:
 @deferred
 def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None], Reloaded]:
     """session/load's journal reading and replay, imported on first use (session/new needs neither)."""
-    from acp_agent.session.reload import reload_journal
+    from acp_agent.session.journal.reload import reload_journal
 
     return reload_journal
 
@@ -307,7 +307,7 @@ class SessionManager:
             elicitation=editor_elicitation(session.id, self.requester, session.capabilities),
         )
         session.mcp = connections
-        connections.on_prompts_changed = lambda: prompts_changed(session, self.requester)
+        connections.on_prompts_changed = lambda: self._prompts_changed(session)
         tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
         session.conventions.set_prompts(connections.prompts)  # and its prompts are commands
@@ -316,6 +316,14 @@ class SessionManager:
             log.warning("session.mcp_failed", session_id=session.id, failures=failures)
         log.info("session.mcp_connected", session_id=session.id, tools=len(tools))
         return failures
+
+    async def _prompts_changed(self, session: Session) -> None:
+        """An MCP server's prompts changed (`McpConnections.on_prompts_changed`): offer the new ones,
+        and tell the editor if its menu changed."""
+        if session.mcp is None or session.closing:
+            return
+        session.conventions.set_prompts(session.mcp.prompts)
+        await announce_commands(session.id, session.conventions, self.requester, first=False)
 
     async def aclose(self) -> None:
         """Stop every session's services (MCP servers) and close the journals."""

@@ -16,10 +16,11 @@ import anyio
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
-from acp_agent.session.conventions import ConventionsSlot
-from acp_agent.session.permissions import SessionPermissions
-from acp_agent.session.store import Journal
+from acp_agent.session.commands.conventions import ConventionsSlot
+from acp_agent.session.editor.permissions import SessionPermissions
+from acp_agent.session.journal.store import Journal
 from acp_agent.turn.context.history import History
+from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
 
@@ -73,7 +74,7 @@ class Session:
     client: ClientOptions = field(default_factory=ClientOptions)
     """The client's appended system text and tool set (acpx's `_meta`), used when the runner is built."""
     conventions: ConventionsSlot = field(default_factory=ConventionsSlot)
-    """Its custom commands, skills and MCP prompts (`conventions.py`), read once per session."""
+    """Its custom commands, skills and MCP prompts (`commands/conventions.py`), read once per session."""
     subagent_tools: str = "read"
     """What the task tool's subagents get: read (the read-only tools), all, or off (no task tool)."""
     closing: bool = False
@@ -81,11 +82,11 @@ class Session:
     extra_roots: tuple[Path, ...] = ()
     """The client's additional roots (`roots.py`): the tools work there too, the prompt names them."""
     title: str | None = None
-    """Its title (`titles.py`), once its first prompt or a rename gave one."""
+    """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
     """Its first prompt or a rename settled the title: later prompts do not change it."""
     subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
-    """Its running subagents shown as child sessions (`subagent_sessions.py`), by child session
+    """Its running subagents shown as child sessions (`subagents/sessions.py`), by child session
     id: how to cancel each one alone (a `session/cancel` naming it)."""
 
     @property
@@ -101,6 +102,15 @@ class Session:
         was found valid: a refused session/new leaves no journal behind)."""
         self.journal = journal
         self.history.journal = journal.append
+
+    def rename(self, title: str) -> bool:
+        """Journal a rename (`title` normalized already) through the open journal and take the
+        title; False when the journal is not open here (`journal/titles.py:rename_stored` then)."""
+        if self.journal is None or self.journal.closed:
+            return False
+        self.history.note(TitleEntry(title))
+        self.title, self.titled = title, True
+        return True
 
     def use_settings(self, settings: RunnerSettings) -> None:
         """New request settings (another model or effort), for the runner too if it exists."""

@@ -1,6 +1,6 @@
 """What the loop tells the outside world, through an `EventSink` the session implements.
 
-The loop emits these; `session/relay.py` turns them into ACP `session/update`s. Hot-path values:
+The loop emits these; `session/editor/relay.py` turns them into ACP `session/update`s. Hot-path values:
 frozen slotted dataclasses, no validation.
 """
 

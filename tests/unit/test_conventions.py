@@ -10,9 +10,9 @@ import anyio
 import pytest
 
 from acp_agent.errors import ToolError
-from acp_agent.session import convention_files
-from acp_agent.session.convention_files import read_conventions
-from acp_agent.session.conventions import Conventions, ConventionsSlot
+from acp_agent.session.commands import convention_files
+from acp_agent.session.commands.convention_files import read_conventions
+from acp_agent.session.commands.conventions import Conventions, ConventionsSlot
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.skill import Skill, SkillTool
 

@@ -29,7 +29,7 @@ ROUTE_HEADING = "## The route of one prompt"
 SIDE_ROUTES = {
     "The permission round trip": [
         "acp_agent/turn/tool_batch.py:ToolBatch._execute",
-        "acp_agent/session/permissions.py:SessionPermissions.ask",
+        "acp_agent/session/editor/permissions.py:SessionPermissions.ask",
         "acp_agent/rpc/outgoing.py:Outgoing.request",
         "acp_agent/rpc/endpoint.py:Endpoint._dispatch",
         "acp_agent/rpc/outgoing.py:Outgoing.answered",

@@ -77,9 +77,9 @@ def test_the_layering_test_sees_the_late_imports() -> None:
         "session/manager.py": {
             "acp_agent.session.engine",
             "acp_agent.tools.mcp.connections",
-            "acp_agent.session.reload",
+            "acp_agent.session.journal.reload",
         },
-        "session/options.py": {"acp_agent.turn.events"},
+        "session/options/config_options.py": {"acp_agent.turn.events"},
         "model/provider.py": {"acp_agent.model.factory"},
         "model/sdk.py": {"anthropic", "anthropic.lib.credentials"},
         "tools/mcp/sdk.py": {"mcp"},

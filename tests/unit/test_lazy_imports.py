@@ -38,8 +38,8 @@ DEFERRED = (
 )
 
 LOAD_ONLY = (
-    "acp_agent.session.reload",
-    "acp_agent.session.replay",
+    "acp_agent.session.journal.reload",
+    "acp_agent.session.journal.replay",
     "acp_agent.turn.context.compaction",
     "acp_agent.turn.server_calls",
     "acp_agent.turn.meter",
@@ -55,7 +55,7 @@ HANDSHAKE = textwrap.dedent("""
     from acp_agent.model.provider import ModelProvider
     from acp_agent.session.handlers import AcpHandler
     from acp_agent.session.manager import SessionManager
-    from acp_agent.session.store import SessionStore
+    from acp_agent.session.journal.store import SessionStore
     from pathlib import Path
 
     class Requester:
@@ -115,8 +115,8 @@ def test_session_load_loads_the_journal_reading(tmp_path: Path) -> None:
     assert code != HANDSHAKE
     loaded = handshake_answer(code, tmp_path, LOAD_ONLY)["loaded"]
     assert set(loaded) >= {
-        "acp_agent.session.reload",
-        "acp_agent.session.replay",
+        "acp_agent.session.journal.reload",
+        "acp_agent.session.journal.replay",
         "acp_agent.turn.context.compaction",
         "acp_agent.model.base",
     }

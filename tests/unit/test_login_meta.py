@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from acp_agent.errors import RpcError
-from acp_agent.session.login import key_from_meta
+from acp_agent.session.auth.login import key_from_meta
 
 
 def test_the_key_is_read_from_api_key_apikey_or_a_bare_string() -> None:

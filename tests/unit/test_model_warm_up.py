@@ -1,5 +1,5 @@
 """The warm-up builds the model client before the first prompt, and the client says when the API
-first answered (the Models API question waits for that: `session/catalog.py`)."""
+first answered (the Models API question waits for that: `session/options/catalog.py`)."""
 
 from __future__ import annotations
 

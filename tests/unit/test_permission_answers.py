@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from acp_agent.session.permissions import OPTION_IDS, SessionPermissions, read_answer
+from acp_agent.session.editor.permissions import OPTION_IDS, SessionPermissions, read_answer
 from tests.support.examples import examples
 
 JSON = st.recursive(

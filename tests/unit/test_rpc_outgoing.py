@@ -12,8 +12,8 @@ import pytest
 from acp_agent.errors import ConnectionClosed, RpcError, ToolError
 from acp_agent.rpc.messages import ErrorObject, Response
 from acp_agent.rpc.outgoing import Outgoing
-from acp_agent.session.client_io import EditorFileSystem
-from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.editor.client_io import EditorFileSystem
+from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.requester import Requester
 
 TIMEOUT = 5

@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.tools.base import Preview, ToolContext
 from acp_agent.tools.grant import Grant
 from acp_agent.tools.sandbox.bwrap import Confinement, bwrap_argv, find_bwrap

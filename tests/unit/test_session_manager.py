@@ -12,8 +12,8 @@ import pytest
 from acp_agent.config import Config
 from acp_agent.errors import JOURNAL_ERROR, RpcError
 from acp_agent.model.provider import ModelProvider
+from acp_agent.session.journal.store import SessionStore
 from acp_agent.session.manager import SessionManager
-from acp_agent.session.store import SessionStore
 
 
 class Requester:

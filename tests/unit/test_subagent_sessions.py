@@ -13,9 +13,9 @@ import pytest
 from acp_agent.limits import Limits
 from acp_agent.model.base import Usage
 from acp_agent.protocol.lifecycle import ClientCapabilities, InitializeRequest
-from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.state import Session, cancel_subagent
-from acp_agent.session.subagent_sessions import UNEXPECTED, SubagentSessions
+from acp_agent.session.subagents.sessions import UNEXPECTED, SubagentSessions
 from acp_agent.turn.context.history import History
 from acp_agent.turn.events import TextChunk, ToolCallStarted
 from acp_agent.turn.loops import LoopChoice

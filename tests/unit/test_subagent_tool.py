@@ -11,10 +11,10 @@ import pytest
 
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session import subagent_tool
-from acp_agent.session.permissions import SessionPermissions
+from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
+from acp_agent.session.subagents import tool as subagent_tool
 from acp_agent.session.system_prompt import build_subagent_prompt
 from acp_agent.tools.registry import default_registry
 from acp_agent.turn.context.history import History

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.model_free  # none of these reaches the model: each run
 SESSION_LAYER = (
     "acp_agent.session.handlers",
     "acp_agent.session.manager",
-    "acp_agent.session.store",
+    "acp_agent.session.journal.store",
     "acp_agent.session.state",
     "acp_agent.turn.journal.entries",
     "acp_agent.turn.events",

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from acp_agent.model.models_listing import MAX_BYTES, MAX_PAGES
-from acp_agent.session.catalog import MAX_MODEL_CHOICES
+from acp_agent.session.options.catalog import MAX_MODEL_CHOICES
 from acp_agent.testing import FakeMessagesAPI, ModelsListing, replies
 from tests.support import base_env
 from tests.support.agent import AgentProcess

@@ -17,8 +17,8 @@ import structlog
 
 from acp_agent.errors import RpcError
 from acp_agent.protocol.lifecycle import AuthenticateRequest, ClientCapabilities
-from acp_agent.session.auth import AUTH_HELP, AUTH_METHOD_IDS
-from acp_agent.session.form_answers import checked_answer
+from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_IDS
+from acp_agent.session.editor.form_answers import checked_answer
 from acp_agent.session.params import parse
 from acp_agent.session.requester import Requester
 

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import structlog
 
-from acp_agent.session.allowed_tools import read_allowed_tools
-from acp_agent.session.commands import BUILT_IN_NAMES
-from acp_agent.session.conventions import Conventions, CustomCommand
-from acp_agent.session.frontmatter import split_frontmatter
-from acp_agent.session.instructions import _directories
+from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.session.commands.builtins import BUILT_IN_NAMES
+from acp_agent.session.commands.conventions import Conventions, CustomCommand
+from acp_agent.session.commands.frontmatter import split_frontmatter
+from acp_agent.session.commands.instructions import _directories
 from acp_agent.tools.files.confined import pin_dir
 from acp_agent.tools.files.provided import (
     READ_SECONDS,

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from acp_agent.session.allowed_tools import read_allowed_tools
-from acp_agent.session.commands import COMMANDS
+from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.session.commands.builtins import COMMANDS
 from acp_agent.tools.printable import one_line, printable
 from acp_agent.tools.skill import Skill
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from acp_agent.session.expansion import MAX_SHELL_COMMANDS, Piece, shell_commands
+from acp_agent.session.commands.expansion import MAX_SHELL_COMMANDS, Piece, shell_commands
 from acp_agent.turn.context.history import History, JournalWriter, result_text
 from acp_agent.turn.journal.entries import Entry, ShownCallEntry, ToolResultEntry
 from acp_agent.turn.meter import TurnMeter

@@ -12,7 +12,7 @@ from typing import Any
 
 from acp_agent.errors import RpcError, ToolError
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.form_answers import checked_answer
+from acp_agent.session.editor.form_answers import checked_answer
 from acp_agent.session.requester import Requester
 
 __all__ = ["EditorElicitation", "editor_elicitation"]

@@ -1,10 +1,10 @@
 """Asking the user before a tool edits or executes, under the session's mode.
 
-A command's `allowed-tools` (`allowed_tools.py`) lets the calls it names skip the question, in
-the turn that command starts. "Always" answers are remembered per session and tool; a rejection
-tells the model the user declined; a cancelled question ends the turn `cancelled`. Only a
-`selected` outcome naming an offered option allows anything: every other answer is a rejection,
-and the log says why.
+A command's `allowed-tools` (`session/commands/allowed_tools.py`) lets the calls it names skip the
+question, in the turn that command starts. "Always" answers are remembered per session and tool; a
+rejection tells the model the user declined; a cancelled question ends the turn `cancelled`. Only a
+`selected` outcome naming an offered option allows anything: every other answer is a rejection, and
+the log says why.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from acp_agent.errors import RpcError
+from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
-from acp_agent.session.updates import permission_tool_call
 from acp_agent.tools.base import Preview
 from acp_agent.turn.journal.entries import ToolCallShown
 from acp_agent.turn.permissions import ALLOW, PermissionDecision
 
 if TYPE_CHECKING:
-    from acp_agent.session.allowed_tools import ToolGrants
+    from acp_agent.session.commands.allowed_tools import ToolGrants
     from acp_agent.turn.strategies.phased import PlanQuestion
 
 __all__ = ["GrantedPermissions", "SessionPermissions", "read_answer"]
@@ -112,7 +112,8 @@ class SessionPermissions:
         granted: ToolGrants | None = None,
     ) -> PermissionDecision:
         """`granted`: what the command that started the turn allows without asking
-        (`allowed_tools.py`); never past plan mode, an "always reject" or a sensitive edit."""
+        (`session/commands/allowed_tools.py`); never past plan mode, an "always reject" or a
+        sensitive edit."""
         if self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan":

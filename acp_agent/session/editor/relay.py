@@ -13,8 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.requester import Requester
-from acp_agent.session.updates import (
+from acp_agent.session.editor.updates import (
     chunk,
     compaction_chunk,
     compaction_update,
@@ -25,6 +24,7 @@ from acp_agent.session.updates import (
     tool_call_progress,
     tool_call_status,
 )
+from acp_agent.session.requester import Requester
 from acp_agent.tools.shown import shown_value
 from acp_agent.turn.events import (
     CompactionEnded,

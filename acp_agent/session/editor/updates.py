@@ -1,10 +1,10 @@
 """What the editor is shown, as ACP payloads: the one builder of tool calls, chunks and plans.
 
-The live relay (`relay.py`), the replay of session/load (`replay.py`) and the permission question
-(`permissions.py`) build a tool call here, from the same typed value (`turn/journal/entries.py:
-ToolCallShown`, which the tool batch both journals and emits), so what the editor shows live,
-after a reload and before an approval cannot drift apart. A new kind of tool-call content is
-rendered in `tool_content`, and all three show it.
+The live relay (`relay.py`), the replay of session/load (`session/journal/replay.py`) and the
+permission question (`permissions.py`) build a tool call here, from the same typed value
+(`turn/journal/entries.py:ToolCallShown`, which the tool batch both journals and emits), so what
+the editor shows live, after a reload and before an approval cannot drift apart. A new kind of
+tool-call content is rendered in `tool_content`, and all three show it.
 
 Built directly as dicts (no validation per update, docs/decisions.md D4); the tests validate every
 one against the official schema.

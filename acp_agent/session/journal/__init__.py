@@ -1,1 +1,8 @@
-"""TODO"""
+"""The session journal: one append-only file per session (`store.py`, its directory checked before
+`initialize` by `state_dir.py`), `session/list`'s pages of them (`listing.py`), `session/load`'s
+reading (`reload.py`) and replay to the editor (`replay.py`), and a session's title
+(`titles.py`). What an entry is, is `turn/journal/`. Rewind and fork (issue 34) land here.
+
+May import `editor/` (the update builder), `turn/`, `tools/` and the leaves; imported by the
+lifecycle core.
+"""

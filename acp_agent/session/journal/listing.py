@@ -25,8 +25,8 @@ from pathlib import Path
 import structlog
 
 from acp_agent.errors import AgentError
-from acp_agent.session.store import JournalCorrupt, SessionStore, is_session_id
-from acp_agent.session.titles import session_title
+from acp_agent.session.journal.store import JournalCorrupt, SessionStore, is_session_id
+from acp_agent.session.journal.titles import session_title
 from acp_agent.turn.journal.entries import Entry, MetaEntry, PromptEntry, RootsEntry, TitleEntry
 from acp_agent.turn.journal.lines import EntryProblem, read_entry
 

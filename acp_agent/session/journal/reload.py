@@ -2,7 +2,7 @@
 
 A journal that cannot be read or replayed is a clear error naming the file (and the line, when one
 is at fault). The choices it recorded (mode, model, effort, loop) are restored by
-`options.py:SessionOptions.restore`.
+`session/options/config_options.py:SessionOptions.restore`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import structlog
 
 from acp_agent.errors import RpcError
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.replay import replay_updates
-from acp_agent.session.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
-from acp_agent.session.titles import session_title
-from acp_agent.session.updates import info_update
+from acp_agent.session.editor.updates import info_update
+from acp_agent.session.journal.replay import replay_updates
+from acp_agent.session.journal.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
+from acp_agent.session.journal.titles import session_title
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import Entry
 

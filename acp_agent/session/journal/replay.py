@@ -5,9 +5,9 @@ journaled result block), the calls a command file's `!` lines made, notices, com
 client that shows them) and the last plan, in the order they happened (the restored mode follows
 them: `SessionOptions.restore`). A tool call is shown as the live turn showed it: from the
 `ToolCallShown` journaled with its result, through the builder the live relay uses
-(`updates.py`). A tool call that a crash left without a result ends `failed`, with what the model
-is told about it. A web search or fetch (a server tool's blocks in the reply) is shown from those
-blocks, as the live turn showed it (`turn/server_calls.py`).
+(`session/editor/updates.py`). A tool call that a crash left without a result ends `failed`, with
+what the model is told about it. A web search or fetch (a server tool's blocks in the reply) is
+shown from those blocks, as the live turn showed it (`turn/server_calls.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from acp_agent.session.updates import (
+from acp_agent.session.editor.updates import (
     chunk,
     compaction_update,
     plan_update,

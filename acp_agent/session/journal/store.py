@@ -31,7 +31,7 @@ from pathlib import Path
 import structlog
 
 from acp_agent.errors import AgentError, RpcError
-from acp_agent.session.state_dir import StateDirError, prepare_state_dir
+from acp_agent.session.journal.state_dir import StateDirError, prepare_state_dir
 from acp_agent.turn.journal.entries import (
     JOURNAL_VERSION,
     AssistantEntry,

@@ -12,8 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from acp_agent.errors import RpcError
-from acp_agent.session.state import Session
-from acp_agent.session.store import SessionStore
+from acp_agent.session.journal.store import SessionStore
 from acp_agent.tools.printable import one_line
 from acp_agent.turn.journal.entries import Entry, PromptEntry, TitleEntry
 
@@ -22,7 +21,7 @@ __all__ = [
     "TITLE_CHARS",
     "normalized_title",
     "prompt_title",
-    "rename",
+    "rename_stored",
     "session_title",
 ]
 
@@ -64,23 +63,18 @@ def normalized_title(text: str) -> str:
     return title
 
 
-def rename(store: SessionStore, session: Session | None, session_id: str, title: str) -> None:
-    """Journal a rename (`title` normalized already): through the open session's journal, else
-    straight into the session's file (the session need not be open, ACP says).
+def rename_stored(store: SessionStore, session_id: str, title: str) -> None:
+    """Journal a rename (`title` normalized already) straight into the file of a session that is
+    not open here (ACP says it need not be; an open one renames itself, `Session.rename`).
 
     Raises:
         RpcError: -32002 when there is no such session.
         JournalFailed, OSError: the journal refused the entry (nothing was kept).
     """
-    entry = TitleEntry(title)
-    if session is not None and session.journal is not None and not session.journal.closed:
-        session.history.note(entry)
-        session.title, session.titled = title, True
-        return
     if not store.exists(session_id):
         raise RpcError.session_not_found(session_id)
     journal = store.reopen(session_id)
     try:
-        journal.append(entry)
+        journal.append(TitleEntry(title))
     finally:
         journal.close()

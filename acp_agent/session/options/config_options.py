@@ -27,10 +27,10 @@ from acp_agent.config import Config
 from acp_agent.errors import LimitsError, RpcError
 from acp_agent.lazy import deferred
 from acp_agent.model.profiles import EFFORTS, ModelProfile, ProfileError
-from acp_agent.session.catalog import ModelCatalog, capped_choices
+from acp_agent.session.editor.updates import mode_update, notice_update
+from acp_agent.session.options.catalog import ModelCatalog, capped_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
-from acp_agent.session.updates import mode_update, notice_update
 from acp_agent.turn.journal.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry, WebEntry
 from acp_agent.turn.loops import LOOPS, choose_loop
 

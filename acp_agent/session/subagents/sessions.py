@@ -28,9 +28,9 @@ from typing import Any
 
 from acp_agent.errors import INTERNAL_ERROR
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.relay import UPDATE, Relay
+from acp_agent.session.editor.relay import UPDATE, Relay
+from acp_agent.session.editor.updates import session_message, subagent_update
 from acp_agent.session.requester import Requester
-from acp_agent.session.updates import session_message, subagent_update
 from acp_agent.turn.meter import Subagent
 from acp_agent.turn.record import SubagentRecord
 

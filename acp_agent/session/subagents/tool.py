@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acp_agent.session.requester import Requester
-from acp_agent.session.subagent_sessions import SubagentSessions
+from acp_agent.session.subagents.sessions import SubagentSessions
 from acp_agent.session.system_prompt import build_subagent_prompt
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.subagents.task import TaskTool
@@ -41,7 +41,7 @@ def task_tool(
 ) -> TaskTool | None:
     """The task tool for a session whose tools are `registry`, or None when it offers none
     (`--subagent-tools off`, or a client's tool set without it). Its subagents are shown as
-    child sessions too when the client advertises `subagents` (`subagent_sessions.py`).
+    child sessions too when the client advertises `subagents` (`sessions.py`).
     `today` is the clock the subagents' prompt takes its date from (a test passes its own)."""
     choice = session.subagent_tools
     if choice == "off" or not session.client.offers("task"):

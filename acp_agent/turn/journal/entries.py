@@ -1,6 +1,6 @@
 """The journal's vocabulary: every kind of entry a session journal holds, one typed value each.
 
-The journal (`session/store.py`) is the one durable format: `turn/` writes entries through
+The journal (`session/journal/store.py`) is the one durable format: `turn/` writes entries through
 `History.note`, `session/` writes its own (the header, notices, plans, option changes) and reads
 them all back for session/load. Each kind is a frozen dataclass here, built directly by its writer
 (no validation: the agent's own values) and validated once when a line is read (a pydantic
@@ -16,7 +16,7 @@ To add an entry kind: a dataclass here with `type: Literal["<kind>"] = "<kind>"`
 field, added to `Entry`; its writer builds it and `History.note`s it; readers match on the class.
 To add a kind of tool-call content (an image, a server tool's result): a field on `ToolCallShown`
 with an empty default, filled in `ToolCallShown.of_result`, and rendered to ACP content in
-`session/updates.py:tool_content`; the live update, the replay and the preview then all show it.
+`session/editor/updates.py:tool_content`; the live update, the replay and the preview then all show it.
 Then regenerate the schemas (`python -m acp_agent.schemas`).
 """
 
