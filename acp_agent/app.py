@@ -22,10 +22,10 @@ import structlog
 
 from acp_agent.config import Config
 from acp_agent.demo import DEMO_MODEL, cassette_path
-from acp_agent.lifetime import mark_process
 from acp_agent.model.provider import ModelProvider, model_factory
 from acp_agent.model.sdk import anthropic_sdk, key_in_env, take_env_keys
 from acp_agent.model.spec import replay_path
+from acp_agent.process.lifetime import mark_process
 from acp_agent.rpc.endpoint import Endpoint, current_request_id
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing
@@ -57,7 +57,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     taken = take_env_keys()  # before any tool runs: no command can read the key from our env
     if taken:
         erase_initial_environ(taken)
-    mark_process()  # what the agent starts dies with it, kill -9 included (`lifetime.py`)
+    mark_process()  # what the agent starts dies with it, kill -9 included (`process/lifetime.py`)
     spec = config.model
     if spec == DEMO_MODEL:
         spec = f"replay:{cassette_path()}"

@@ -12,7 +12,7 @@ from typing import Any
 
 from acp_agent import __version__, startup_gc
 from acp_agent.config import Config, settings
-from acp_agent.hardening import make_undumpable
+from acp_agent.process.hardening import make_undumpable
 from acp_agent.settings import GROUPS, Setting
 
 __all__ = ["DISTRIBUTION", "build_parser", "flag_values", "main", "settings_table"]

@@ -24,10 +24,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `acp_agent` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acp_agent import warden
+from acp_agent.process import warden
 
 FIRST_CALL = (
-    "import time; from acp_agent.lifetime import inherited_env; t = time.perf_counter(); "
+    "import time; from acp_agent.process.lifetime import inherited_env; t = time.perf_counter(); "
     "inherited_env(); print((time.perf_counter() - t) * 1000)"
 )
 
@@ -73,7 +73,7 @@ def main() -> None:
     args = parser.parse_args()
     first = statistics.median(first_call_ms() for _ in range(5))
     cpu = statistics.median(warden_cpu_ms() for _ in range(5))
-    from acp_agent import lifetime
+    from acp_agent.process import lifetime
 
     def scrubbed() -> dict[str, str]:  # as `LocalCommand.run` builds it
         return {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"} | {"ACP_AGENT_COMMAND": "x"}

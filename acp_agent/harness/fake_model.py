@@ -21,7 +21,7 @@ import anyio
 
 from acp_agent.errors import HarnessError
 from acp_agent.harness.steps import ModelStep
-from acp_agent.lifetime import owned_env
+from acp_agent.process.lifetime import owned_env
 
 __all__ = ["FAKE_MODEL_ID", "FakeModelError", "fake_model"]
 

@@ -2,7 +2,7 @@
 own, its stdin written under a lock, its stderr drained (a full pipe would block the agent) with a
 tail kept for reports, and stopped step by step: EOF, a grace period, signals, then SIGKILL to
 whatever is left in its group. Should this process be killed, its warden stops the agent
-(`lifetime.py`).
+(`process/lifetime.py`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from acp_agent.harness.agent_errors import AgentSpawnError
-from acp_agent.lifetime import inherited_env, owned_env
+from acp_agent.process.lifetime import inherited_env, owned_env
 
 __all__ = [
     "IO_ERRORS",

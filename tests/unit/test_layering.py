@@ -38,8 +38,7 @@ LEAVES = {
     "jsonrpc",
     "user_dirs",
     "startup_gc",
-    "lifetime",
-    "warden",
+    "process",
 }
 
 

@@ -1,5 +1,6 @@
-"""The warden (`lifetime.py`, `warden.py`): once the pipe its owner holds closes, every process
-carrying the owner's mark is stopped, SIGKILL for one that ignores SIGTERM, and nothing else."""
+"""The warden (`process/lifetime.py`, `process/warden.py`): once the pipe its owner holds closes,
+every process carrying the owner's mark is stopped, SIGKILL for one that ignores SIGTERM, and
+nothing else."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from acp_agent import warden
-from acp_agent.lifetime import OWNER, inherited_env, owned_env
+from acp_agent.process import warden
+from acp_agent.process.lifetime import OWNER, inherited_env, owned_env
 from tests.support.procs import alive, gone, marked_sleep, started
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -58,7 +59,7 @@ def test_a_childs_environment_carries_this_processs_one_mark() -> None:
 
 def test_once_the_process_is_marked_a_child_inherits_its_environment_as_it_is() -> None:
     script = (
-        "import os; from acp_agent.lifetime import OWNER, inherited_env, mark_process, owned_env\n"
+        "import os; from acp_agent.process.lifetime import OWNER, inherited_env, mark_process, owned_env\n"
         "mark_process()\n"
         "print(inherited_env() is None, os.environ[OWNER] == owned_env({})[OWNER] != 'parent')"
     )

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from acp_agent.harness.client import AgentSpawnError, spawn_agent
-from acp_agent.lifetime import OWNER
+from acp_agent.process.lifetime import OWNER
 from tests.support.agent import AgentExitedError, AgentProcess, RpcError, base_env
 from tests.support.procs import alive
 from tests.support.schema import (

@@ -41,7 +41,7 @@ def read_as_observer(path: str) -> subprocess.CompletedProcess[str]:
 
 def test_make_undumpable_clears_the_flag_in_the_process_that_calls_it() -> None:
     code = (
-        "from acp_agent.hardening import is_dumpable, make_undumpable\n"
+        "from acp_agent.process.hardening import is_dumpable, make_undumpable\n"
         "before = is_dumpable(); make_undumpable(); print(before, is_dumpable())"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,7 +4,7 @@ The official `mcp` SDK is slow to import, so it is imported only when a session 
 Its transports are async context managers that must be entered and left in one task, so every
 connection lives in its own long-lived task, in a task group the caller lends or that this object
 opens, and is stopped by an event. A server that fails to start is logged and reported, never fatal.
-A stdio server is marked as the agent's child (`lifetime.py`): should the agent be killed, what
+A stdio server is marked as the agent's child (`process/lifetime.py`): should the agent be killed, what
 the server left running (it ends itself when its stdin closes) is stopped by the agent's warden.
 What a server is lives in `servers.py`; its tools as the model's, in `tool.py`; its prompts
 as slash commands, in `prompts.py` (followed when they change: `prompt_watch.py`); its
@@ -24,7 +24,7 @@ import anyio
 import structlog
 from anyio.abc import TaskGroup, TaskStatus
 
-from acp_agent.lifetime import owned_env
+from acp_agent.process.lifetime import owned_env
 from acp_agent.tools.base import Elicitation
 from acp_agent.tools.mcp.elicit import completion_handler, elicitation_callback
 from acp_agent.tools.mcp.prompt_watch import PromptWatch

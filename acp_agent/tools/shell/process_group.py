@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import structlog
 
-from acp_agent.warden import carries, live_processes, signal_each
+from acp_agent.process.warden import carries, live_processes, signal_each
 
 __all__ = ["stop_command", "stopped_note"]
 

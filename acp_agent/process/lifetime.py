@@ -31,7 +31,7 @@ import sys
 import threading
 from collections.abc import Mapping
 
-from acp_agent import warden
+from acp_agent.process import warden
 
 __all__ = ["OWNER", "inherited_env", "mark_process", "owned_env"]
 
