@@ -9,7 +9,7 @@ exception: the client is built at start-up, because a replay's model id is shown
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio.to_thread
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     MakeModel = Callable[..., tuple[AnthropicModel, str]]
     """`model.factory.make_model`: the client and the model id its requests carry."""
 
-__all__ = ["ModelProvider", "model_factory"]
+__all__ = ["ModelLister", "ModelProvider", "SaysWhenAnswered", "model_factory"]
 
 
 @deferred
@@ -88,3 +88,21 @@ class ModelProvider:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.aclose()
+
+
+@runtime_checkable
+class ModelLister(Protocol):
+    """A model client that can ask the Models API what each model accepts (`AnthropicModel`).
+
+    Here, not beside `ModelClient` in `model/base.py`: the session layer checks for it, and
+    session/new must not load `base.py` (D4)."""
+
+    async def list_models(self) -> dict[str, dict[str, Any]]: ...
+
+
+@runtime_checkable
+class SaysWhenAnswered(Protocol):
+    """A model client that can say when the API first began to answer one of its requests
+    (`AnthropicModel`): the Models API question waits for it, never going out ahead of a prompt."""
+
+    async def answered_once(self) -> None: ...

@@ -116,7 +116,8 @@ class CommandTurn:
             await runner.sink.emit(Notice.warning(note, str(uuid.uuid4())))
         # The command's `allowed-tools`, for this turn only (its `!` lines and subagents included).
         session_asker = runner.permissions
-        grants = read_allowed_tools(getattr(self.invocation.target, "allowed_tools", ""))
+        target = self.invocation.target
+        grants = read_allowed_tools(target.allowed_tools if isinstance(target, CustomCommand | Skill) else "")
         if grants and isinstance(session_asker, SessionPermissions):
             runner.permissions = GrantedPermissions(session_asker, grants)
         try:

@@ -26,6 +26,7 @@ from acp_agent.config import SUBAGENT_TOOLS, Config
 from acp_agent.errors import LimitsError, RpcError
 from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
+from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.commands.convention_files import session_conventions
 from acp_agent.session.commands.conventions import ConventionsSlot
@@ -377,9 +378,9 @@ class SessionManager:
         """Returns once no prompt waits for the model's first answer: at once when no prompt runs,
         else when the API begins to answer a request of `model` or every prompt has ended. The
         Models API question waits here, so it never goes out ahead of a prompt's first request."""
-        answered = getattr(model, "answered_once", None)  # AnthropicModel; others: no wait
-        if answered is None or not self._lines:
+        if not isinstance(model, SaysWhenAnswered) or not self._lines:  # others: no wait
             return
+        answered = model.answered_once
         with anyio.move_on_after(FIRST_ANSWER_WAIT):
             async with anyio.create_task_group() as group:
 

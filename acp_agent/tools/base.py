@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from acp_agent.tools.grant import Grant
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
@@ -28,13 +28,18 @@ __all__ = [
     "FileSystem",
     "PlanEntry",
     "Preview",
+    "PreviewTool",
     "Progress",
+    "ReadOnlyTool",
+    "SelfTimedTool",
     "TerminalExit",
     "TerminalHost",
     "TerminalOutput",
     "Tool",
     "ToolContext",
     "ToolResult",
+    "TwinTool",
+    "reads_only",
 ]
 
 Permission = Literal["edit", "execute"]
@@ -225,8 +230,12 @@ class Tool(Protocol):
     `kind` is one of read, edit, delete, move, search, execute, think, fetch, other.
     `permission` is None for tools that only look, "edit" for tools that change files and
     "execute" for tools that run commands: the session asks the user before those run.
-    A tool may also set `read_only = True` when it only looks: the runner then runs it beside the
-    other read-only calls of the same reply.
+
+    What a tool may also do is a small protocol of its own, which the runner checks with
+    `isinstance` (so mypy sees each): `ReadOnlyTool` (it says it only looks), `TwinTool` (its calls
+    of one reply run at once), `PreviewTool` (what a call would do, shown with its permission
+    question), `SelfTimedTool` (its own time limit per call); and, inside `turn/`, `InTurnTool`
+    (it runs inside the turn's budgets: the `task` tool).
     """
 
     name: str
@@ -247,5 +256,40 @@ class Tool(Protocol):
         """Do the work. Raises ToolError for recoverable failures."""
         ...
 
-    # Optional, for tools that ask permission: `async def preview(args, ctx) -> Preview`, what
-    # the call would change (computed without changing anything), shown with the question.
+
+@runtime_checkable
+class ReadOnlyTool(Protocol):
+    """A tool that says whether it only looks (`read_only = True`): the runner then runs it beside
+    the other read-only calls of the same reply, and a session's subagents get it by default."""
+
+    @property
+    def read_only(self) -> bool: ...
+
+
+@runtime_checkable
+class TwinTool(Protocol):
+    """A tool whose calls of one reply run at once, even when it does not only look
+    (`beside_itself = True`: the `task` tool, whose subagents share what is left of the turn)."""
+
+    @property
+    def beside_itself(self) -> bool: ...
+
+
+@runtime_checkable
+class PreviewTool(Protocol):
+    """A tool that asks permission and can say what a call would change, computed without changing
+    anything: shown with the question (a diff, a command line)."""
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview: ...
+
+
+@runtime_checkable
+class SelfTimedTool(Protocol):
+    """A tool that sets each call's time limit itself, instead of the turn's per-tool timeout."""
+
+    def time_allowance(self, args: dict[str, Any]) -> float: ...
+
+
+def reads_only(tool: object) -> bool:
+    """Whether `tool` says it only looks (`ReadOnlyTool`)."""
+    return isinstance(tool, ReadOnlyTool) and tool.read_only is True

@@ -154,7 +154,7 @@ async def run_turn(
         sink=runner.sink,
         scope=cancel or anyio.CancelScope(),
         turn_id=f"t_{uuid.uuid4().hex[:16]}",
-        streaming=bool(getattr(model, "streaming", False)),
+        streaming=model.streaming,
     )
     status: Status = "failed" if result.failure else _STATUS[result.stop]
     return TurnOutcome(

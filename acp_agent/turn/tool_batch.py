@@ -10,13 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import structlog
 
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
-from acp_agent.tools.base import Preview, Progress, ToolContext, ToolResult
+from acp_agent.tools.base import (
+    Preview,
+    PreviewTool,
+    Progress,
+    SelfTimedTool,
+    Tool,
+    ToolContext,
+    ToolResult,
+    TwinTool,
+    reads_only,
+)
 from acp_agent.tools.files.sensitive import sensitive_write
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
@@ -32,7 +42,7 @@ from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolS
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import ALLOW, PermissionAsker
 
-__all__ = ["InTurn", "ToolBatch", "heading"]
+__all__ = ["InTurn", "InTurnTool", "ToolBatch", "heading"]
 
 log = structlog.get_logger(__name__)
 
@@ -70,6 +80,14 @@ class InTurn:
     sink: EventSink
     permissions: PermissionAsker
     together: int = 1
+
+
+@runtime_checkable
+class InTurnTool(Protocol):
+    """A tool that runs inside the turn's budgets (the `task` tool): the batch calls its
+    `run_in_turn` instead of `run`, with what the turn lends it (`InTurn`)."""
+
+    async def run_in_turn(self, args: dict[str, Any], ctx: ToolContext, turn: InTurn) -> ToolResult: ...
 
 
 def heading(tools: ToolRegistry, name: str, args: Any) -> tuple[str, str]:
@@ -177,13 +195,12 @@ class ToolBatch:
 
     def _read_only(self, block: dict[str, Any]) -> bool:
         """Whether the call only looks (a read-only tool), so it may run beside others."""
-        tool = self.tools.get(block["name"])
-        return tool is not None and getattr(tool, "read_only", False) is True
+        return reads_only(self.tools.get(block["name"]))
 
     def _beside(self, first: dict[str, Any], block: dict[str, Any]) -> bool:
         """Whether `block` may run beside `first`: both call one tool that runs beside itself."""
         tool = self.tools.get(first["name"])
-        return block["name"] == first["name"] and getattr(tool, "beside_itself", False) is True
+        return block["name"] == first["name"] and isinstance(tool, TwinTool) and tool.beside_itself is True
 
     def _still_to_run(self, first: dict[str, Any], position: int, allowed: int) -> int:
         """How many calls of `first`'s tool the reply runs from `position` on (they share the turn)."""
@@ -265,7 +282,7 @@ class ToolBatch:
             await self.sink.emit(ToolCallFinished.of(call_id, "failed", text))
 
     async def _execute(
-        self, tool: Any, name: str, title: str, args: dict[str, Any], call_id: str, together: int = 1
+        self, tool: Tool | None, name: str, title: str, args: dict[str, Any], call_id: str, together: int = 1
     ) -> ToolResult:
         """Validate, ask, run: every way this can go wrong is a result the model sees."""
         meter = self.meter
@@ -278,7 +295,7 @@ class ToolBatch:
         except ToolError as exc:
             meter.tool_started()
             return ToolResult(str(exc), is_error=True)
-        permission = getattr(tool, "permission", None)
+        permission: str | None = tool.permission
         if permission == "edit" and await sensitive_write(self.ctx.roots, args.get("path", "")):
             permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
         decision = ALLOW
@@ -306,18 +323,16 @@ class ToolBatch:
         meter.tool_started()
         meter.running_tools()
         await self.sink.emit(ToolCallUpdated(call_id))
-        allowance = getattr(tool, "time_allowance", None)
-        seconds = allowance(args) if allowance else self.tool_timeout
+        seconds = tool.time_allowance(args) if isinstance(tool, SelfTimedTool) else self.tool_timeout
         ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
             self.history.note(ToolStartedEntry(call_id))
             self._started.add(call_id)
-        in_turn = getattr(tool, "run_in_turn", None)  # a subagent: it spends the turn's budgets
         try:
             with anyio.fail_after(seconds):
-                if in_turn is not None:
+                if isinstance(tool, InTurnTool):  # a subagent: it spends the turn's budgets
                     turn = InTurn(meter, self.sink, self.permissions, together)
-                    result: ToolResult = await in_turn(args, ctx, turn)
+                    result: ToolResult = await tool.run_in_turn(args, ctx, turn)
                 else:
                     result = await tool.run(args, ctx)
                 return result
@@ -336,14 +351,13 @@ class ToolBatch:
             log.exception("tool.crashed", tool=name, call_id=call_id)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
-    async def _preview(self, tool: Any, args: dict[str, Any]) -> Preview | None:
+    async def _preview(self, tool: Tool, args: dict[str, Any]) -> Preview | None:
         """What the call would change, for the permission question; cosmetic, so never fatal."""
-        make = getattr(tool, "preview", None)
-        if make is None:
+        if not isinstance(tool, PreviewTool):
             return None
         try:
             with anyio.fail_after(PREVIEW_SECONDS):
-                preview: Preview = await make(args, self.ctx)
+                preview = await tool.preview(args, self.ctx)
         except Exception as exc:
             log.debug("tool.preview_failed", tool=tool.name, error=str(exc))
             return None

@@ -26,6 +26,7 @@ from acp_agent.model.profiles import (
     profile_from_api,
     thinking_param,
 )
+from acp_agent.model.provider import ModelLister
 from acp_agent.model.server_tools import WebTools, web_tools
 from acp_agent.turn.settings import RunnerSettings
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from acp_agent.model.base import ModelClient
+
 
 __all__ = ["MAX_MODEL_CHOICES", "MODELS_API_SECONDS", "ModelCatalog", "available_models", "capped_choices"]
 
@@ -100,8 +102,7 @@ class ModelCatalog:
             if self._before_asking is not None:
                 await self._before_asking(client)
             with anyio.fail_after(MODELS_API_SECONDS):
-                listing = getattr(client, "list_models", None)
-                infos = await listing() if listing is not None else {}
+                infos = await client.list_models() if isinstance(client, ModelLister) else {}
         except Exception as exc:  # the table covers every built-in model
             log.info("models.unavailable", error=f"{type(exc).__name__}: {exc}"[:300])
             return

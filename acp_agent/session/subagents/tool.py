@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from acp_agent.session.requester import Requester
 from acp_agent.session.subagents.sessions import SubagentSessions
 from acp_agent.session.system_prompt import build_subagent_prompt
+from acp_agent.tools.base import reads_only
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.subagents.task import TaskTool
 
@@ -47,9 +48,7 @@ def task_tool(
     if choice == "off" or not session.client.offers("task"):
         return None
     offered = [registry.get(name) for name in registry.names if name not in NOT_FOR_SUBAGENTS]
-    children = ToolRegistry(
-        t for t in offered if t is not None and (choice == "all" or getattr(t, "read_only", False) is True)
-    )
+    children = ToolRegistry(t for t in offered if t is not None and (choice == "all" or reads_only(t)))
     system = functools.partial(
         _subagent_prompt,
         children,

@@ -9,14 +9,14 @@ the driver asks for it with `record_fields()`, after the turn, however the turn 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from acp_agent.turn.context.history import History
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 
-__all__ = ["Strategy", "record_of"]
+__all__ = ["RecordingStrategy", "Strategy", "record_of"]
 
 
 class Strategy(Protocol):
@@ -27,14 +27,21 @@ class Strategy(Protocol):
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome: ...
 
 
-def record_of(strategy: Strategy) -> tuple[type[TurnRecord], dict[str, Any]]:
-    """The record type to build for `strategy`'s turn, and the fields it adds (with `loop`).
+@runtime_checkable
+class RecordingStrategy(Protocol):
+    """A strategy with fields of its own in the turn record: a `record_type` (a `TurnRecord`
+    subclass) and a `record_fields()` returning them (snake_case), read once the turn is over,
+    even if cancelled."""
 
-    A strategy with fields of its own has a `record_type` (a `TurnRecord` subclass) and a
-    `record_fields()` returning them (snake_case), read once the turn is over, even if cancelled.
-    """
+    @property
+    def record_type(self) -> type[TurnRecord]: ...
+
+    def record_fields(self) -> dict[str, Any]: ...
+
+
+def record_of(strategy: Strategy) -> tuple[type[TurnRecord], dict[str, Any]]:
+    """The record type to build for `strategy`'s turn, and the fields it adds (with `loop`)."""
     fields: dict[str, Any] = {"loop": strategy.name}
-    record_fields = getattr(strategy, "record_fields", None)
-    if record_fields is not None:
-        fields.update(record_fields())
-    return getattr(strategy, "record_type", TurnRecord), fields
+    if not isinstance(strategy, RecordingStrategy):
+        return TurnRecord, fields
+    return strategy.record_type, {**fields, **strategy.record_fields()}

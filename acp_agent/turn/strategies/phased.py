@@ -338,5 +338,5 @@ def _phase_tools(tools: ToolRegistry, finish: FinishPhase) -> tuple[ToolRegistry
     """The plan phase's tools (the same list, with those that change things refused) and the act
     phase's (all), each with finish_phase last."""
     every = [t for name in tools.names if (t := tools.get(name)) is not None and name != finish.name]
-    planning = [t if getattr(t, "permission", None) is None else PlannedOnly(t) for t in every]
+    planning = [t if t.permission is None else PlannedOnly(t) for t in every]
     return ToolRegistry([*planning, finish]), ToolRegistry([*every, finish])
