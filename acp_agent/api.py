@@ -62,7 +62,7 @@ from acp_agent.turn.events import (
 )
 from acp_agent.turn.inprocess import Status, TurnOutcome, run_turn
 from acp_agent.turn.journal.entries import ToolCallShown
-from acp_agent.turn.permissions import PermissionAsker, PermissionDecision
+from acp_agent.turn.permissions import PermissionAsker, PermissionDecision, PermissionQuestion
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.strategies import (
     CommandEvaluator,
@@ -110,6 +110,7 @@ __all__ = [
     "Notice",
     "PermissionAsker",
     "PermissionDecision",
+    "PermissionQuestion",
     "PhasedResult",
     "PhasedStrategy",
     "PlanChanged",

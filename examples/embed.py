@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Any
 
 import anyio
 
@@ -31,6 +30,7 @@ from acp_agent.api import (
     CommandEvaluator,
     Limits,
     PermissionDecision,
+    PermissionQuestion,
     SandboxPolicy,
     VerifyStrategy,
     default_registry,
@@ -41,10 +41,10 @@ from acp_agent.api import (
 class EditsAndCommands:
     """A `PermissionAsker` for a run with nobody to ask: edits and (sandboxed) commands only."""
 
-    async def ask(self, *, title: str, permission: str, **_: Any) -> PermissionDecision:
-        if permission in ("edit", "execute"):
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
+        if question.permission in ("edit", "execute"):
             return PermissionDecision(True)
-        return PermissionDecision(False, message=f"{title}: refused, nobody is here to approve it")
+        return PermissionDecision(False, message=f"{question.title}: refused, nobody is here to approve it")
 
 
 async def main(argv: list[str] | None = None) -> int:

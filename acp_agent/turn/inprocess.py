@@ -37,7 +37,7 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.events import EventSink, TurnEvent
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionAsker
+from acp_agent.turn.permissions import PermissionAsker, question_asker
 from acp_agent.turn.record import Step, TurnRecord
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
 from acp_agent.turn.stop import TurnStop
@@ -141,7 +141,7 @@ async def run_turn(
             sandbox=CommandSandbox(replace(sandbox, hidden=hidden)) if sandbox is not None else None,
         ),
         settings,
-        permissions=permissions,
+        permissions=question_asker(permissions) if permissions is not None else None,
         on_step=steps.append,
     )
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt

@@ -8,13 +8,15 @@ Implemented in `session/` (modes, remembered "always" answers, `session/request_
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from acp_agent.tools.base import Preview
 
-__all__ = ["ALLOW", "PermissionAsker", "PermissionDecision"]
+__all__ = ["ALLOW", "PermissionAsker", "PermissionDecision", "PermissionQuestion", "question_asker"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,24 +35,58 @@ class PermissionDecision:
 ALLOW = PermissionDecision(True)
 
 
+@dataclass(frozen=True, slots=True)
+class PermissionQuestion:
+    """One tool call that asks before it runs: what the asker decides on, and what the user sees.
+
+    `permission` is "edit", "execute", "sensitive" (above) or "switch_mode" (the phased strategy's
+    plan → act question, for an asker that is no `PlanApprover`); `title` and `kind` are the call's
+    as the editor shows them, `raw_input` its validated arguments. `preview()` computes what the
+    call would change (a diff, a command line): await it only when asking the user.
+    """
+
+    call_id: str
+    tool_name: str
+    title: str
+    kind: str
+    permission: str
+    raw_input: dict[str, Any]
+    preview: Callable[[], Awaitable[Preview | None]] | None = None
+
+
 class PermissionAsker(Protocol):
-    async def ask(
-        self,
-        *,
-        call_id: str,
-        tool_name: str,
-        title: str,
-        kind: str,
-        permission: str,
-        raw_input: dict[str, Any],
-        preview: Callable[[], Awaitable[Preview | None]] | None = None,
-    ) -> PermissionDecision:
-        """`preview()` computes what the call would change; await it only when asking the user."""
-        ...
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision: ...
 
 
 class AllowAll:
     """For runs with nobody to ask (and for tests of the loop alone)."""
 
-    async def ask(self, **_: Any) -> PermissionDecision:
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
         return ALLOW
+
+
+class _KeywordAsker:
+    """An embedder's asker written for the keyword form of `ask` (`ask(*, call_id, tool_name,
+    title, kind, permission, raw_input, preview=None)`, up to 0.2), asked with a question."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
+        decision: PermissionDecision = await self.inner.ask(**asdict(question))
+        return decision
+
+
+def question_asker(asker: PermissionAsker) -> PermissionAsker:
+    """`asker` as the loop asks it (`ask(question)`). One written for the keyword form of `ask` (up
+    to 0.2) is wrapped, with a DeprecationWarning: it keeps working for one more release."""
+    first = next(iter(inspect.signature(asker.ask).parameters.values()), None)
+    if first is None or first.kind not in (first.KEYWORD_ONLY, first.VAR_KEYWORD):
+        return asker
+    warnings.warn(
+        f"{type(asker).__name__}.ask takes keyword arguments: the loop now asks "
+        "`ask(question: PermissionQuestion)`; the keyword form goes in the release after next",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return _KeywordAsker(asker)

@@ -40,7 +40,7 @@ from acp_agent.turn.events import (
 )
 from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import ALLOW, PermissionAsker
+from acp_agent.turn.permissions import ALLOW, PermissionAsker, PermissionQuestion
 
 __all__ = ["InTurn", "InTurnTool", "ToolBatch", "heading"]
 
@@ -304,13 +304,15 @@ class ToolBatch:
             try:
                 async with self._asking:  # one question at a time, even from calls run at once
                     decision = await self.permissions.ask(
-                        call_id=call_id,
-                        tool_name=name,
-                        title=title,
-                        kind=tool.kind,
-                        permission=permission,
-                        raw_input=args,
-                        preview=lambda: self._preview(tool, args),
+                        PermissionQuestion(
+                            call_id,
+                            name,
+                            title,
+                            tool.kind,
+                            permission,
+                            args,
+                            lambda: self._preview(tool, args),
+                        )
                     )
             except _CannotSucceed as exc:  # found while preparing the question: nobody is asked
                 meter.tool_started()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from acp_agent.session.editor.permissions import OPTION_IDS, SessionPermissions, read_answer
+from acp_agent.turn.permissions import PermissionQuestion
 from tests.support.examples import examples
 
 JSON = st.recursive(
@@ -73,17 +75,12 @@ class Client:
 async def test_always_allow_never_covers_a_sensitive_write() -> None:
     client = Client("allow_always")
     permissions = SessionPermissions("sess_x", client)  # type: ignore[arg-type]
-    ask = {
-        "call_id": "t",
-        "tool_name": "write_file",
-        "title": "Write",
-        "kind": "edit",
-        "raw_input": {"path": "x"},
-    }
-    assert (await permissions.ask(permission="edit", **ask)).allowed
-    assert (await permissions.ask(permission="edit", **ask)).allowed and client.asked == 1
+    edit = PermissionQuestion("t", "write_file", "Write", "edit", "edit", {"path": "x"})
+    sensitive = replace(edit, permission="sensitive")
+    assert (await permissions.ask(edit)).allowed
+    assert (await permissions.ask(edit)).allowed and client.asked == 1
     client.option = "reject_once"
-    assert not (await permissions.ask(permission="sensitive", **ask)).allowed
+    assert not (await permissions.ask(sensitive)).allowed
     assert client.asked == 2
     permissions.mode = "acceptEdits"
-    assert not (await permissions.ask(permission="sensitive", **ask)).allowed and client.asked == 3
+    assert not (await permissions.ask(sensitive)).allowed and client.asked == 3

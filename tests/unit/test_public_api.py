@@ -35,6 +35,7 @@ PUBLIC = [
     "Notice",
     "PermissionAsker",
     "PermissionDecision",
+    "PermissionQuestion",
     "PhasedResult",
     "PhasedStrategy",
     "PlanChanged",

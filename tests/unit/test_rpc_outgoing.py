@@ -15,6 +15,7 @@ from acp_agent.rpc.outgoing import Outgoing
 from acp_agent.session.editor.client_io import EditorFileSystem
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.requester import Requester
+from acp_agent.turn.permissions import PermissionQuestion
 
 TIMEOUT = 5
 
@@ -103,12 +104,7 @@ async def test_the_session_layer_gets_connection_closed_as_itself() -> None:
 async def test_a_permission_question_to_a_closed_client_does_not_run_the_call() -> None:
     permissions = SessionPermissions("sess_1", _closed())
     decision = await permissions.ask(
-        call_id="c1",
-        tool_name="write_file",
-        title="Write a.txt",
-        kind="edit",
-        permission="edit",
-        raw_input={},
+        PermissionQuestion("c1", "write_file", "Write a.txt", "edit", "edit", {})
     )
     assert not decision.allowed
     assert "the client closed the connection" in (decision.message or "")

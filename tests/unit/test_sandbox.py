@@ -21,6 +21,7 @@ from acp_agent.tools.sandbox.command_sandbox import GIT_GRANT, CommandSandbox, S
 from acp_agent.tools.sandbox.git_dirs import find_git_dirs, hooks_path_setting
 from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.inprocess import run_turn
+from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.strategies import CommandEvaluator, VerifyStrategy
 from tests.support.procs import marked_sleep, running
 from tests.support.sandbox import require_bwrap, require_git
@@ -247,13 +248,7 @@ async def ask(permissions: SessionPermissions, grants: tuple[Grant, ...]) -> Any
         return Preview(text="cmd", grants=grants)
 
     return await permissions.ask(
-        call_id="c1",
-        tool_name="run_command",
-        title="Run",
-        kind="execute",
-        permission="execute",
-        raw_input={},
-        preview=preview,
+        PermissionQuestion("c1", "run_command", "Run", "execute", "execute", {}, preview)
     )
 
 

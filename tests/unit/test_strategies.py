@@ -30,7 +30,7 @@ from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
 from acp_agent.turn.inprocess import run_turn
 from acp_agent.turn.loops import LoopChoice, choose_loop
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import ALLOW, PermissionDecision
+from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.strategies import (
     CommandEvaluator,
@@ -126,8 +126,8 @@ class Approver:
     async def switch_mode(self, mode_id: str) -> None:
         self.modes.append(mode_id)
 
-    async def ask(self, **kwargs: Any) -> PermissionDecision:
-        self.asked.append(kwargs["tool_name"])
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
+        self.asked.append(question.tool_name)
         return ALLOW
 
 
@@ -449,10 +449,10 @@ async def test_phased_reject_writes_nothing_and_the_next_prompt_plans_again(tmp_
 async def test_phased_without_a_custom_approver_asks_through_the_permission_seam(tmp_path: Path) -> None:
     class PlainAsker:
         def __init__(self) -> None:
-            self.calls: list[dict[str, Any]] = []
+            self.calls: list[PermissionQuestion] = []
 
-        async def ask(self, **kwargs: Any) -> PermissionDecision:
-            self.calls.append(kwargs)
+        async def ask(self, question: PermissionQuestion) -> PermissionDecision:
+            self.calls.append(question)
             return ALLOW
 
     asker = PlainAsker()
@@ -460,7 +460,7 @@ async def test_phased_without_a_custom_approver_asks_through_the_permission_seam
     result = await run_turn(
         "go", model=model, tools=coding_tools(), cwd=tmp_path, strategy=PhasedStrategy(), permissions=asker
     )
-    assert asker.calls[0]["kind"] == "switch_mode" and asker.calls[0]["raw_input"]["summary"] == "s"
+    assert asker.calls[0].kind == "switch_mode" and asker.calls[0].raw_input["summary"] == "s"
     assert result.record.transitions[0].reason == "approved_once"
 
 

@@ -16,7 +16,7 @@ from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import ToolCallStarted, TurnEvent
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import PermissionDecision
+from acp_agent.turn.permissions import PermissionDecision, PermissionQuestion
 from acp_agent.turn.tool_batch import ToolBatch
 
 
@@ -29,7 +29,7 @@ class Events:
 
 
 class Declines:
-    async def ask(self, **_: Any) -> PermissionDecision:
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
         return PermissionDecision(False, message="no thanks")
 
 

@@ -17,9 +17,8 @@ import structlog
 from acp_agent.errors import RpcError
 from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
-from acp_agent.tools.base import Preview
 from acp_agent.turn.journal.entries import ToolCallShown
-from acp_agent.turn.permissions import ALLOW, PermissionDecision
+from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 
 if TYPE_CHECKING:
     from acp_agent.session.commands.allowed_tools import ToolGrants
@@ -100,20 +99,12 @@ class SessionPermissions:
         return answers[option] if kind == "selected" and option else "reject"
 
     async def ask(
-        self,
-        *,
-        call_id: str,
-        tool_name: str,
-        title: str,
-        kind: str,
-        permission: str,
-        raw_input: dict[str, Any],
-        preview: Callable[[], Awaitable[Preview | None]] | None = None,
-        granted: ToolGrants | None = None,
+        self, question: PermissionQuestion, granted: ToolGrants | None = None
     ) -> PermissionDecision:
         """`granted`: what the command that started the turn allows without asking
         (`session/commands/allowed_tools.py`); never past plan mode, an "always reject" or a
         sensitive edit."""
+        tool_name, permission = question.tool_name, question.permission
         if self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan":
@@ -123,17 +114,21 @@ class SessionPermissions:
         remembered = self.always.get(tool_name)
         if remembered is False or (remembered and permission != "sensitive"):
             return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
-        if granted is not None and permission != "sensitive" and granted.covers(tool_name, raw_input):
-            log.info("permission.granted_by_command", tool=tool_name, call_id=call_id)
+        if (
+            granted is not None
+            and permission != "sensitive"
+            and granted.covers(tool_name, question.raw_input)
+        ):
+            log.info("permission.granted_by_command", tool=tool_name, call_id=question.call_id)
             return ALLOW
         options, grants = OPTIONS, {}
-        shown = await preview() if preview is not None else None
+        shown = await question.preview() if question.preview is not None else None
         # Shown before approval: the diff, or the command and its cwd, as the final update shows it.
         tool_call = permission_tool_call(
-            call_id,
-            title,
-            kind,
-            raw_input,
+            question.call_id,
+            question.title,
+            question.kind,
+            question.raw_input,
             None if shown is None else ToolCallShown.of_preview(shown),
             tool_name,
         )
@@ -213,8 +208,8 @@ class GrantedPermissions:
     def mode(self) -> str:
         return self.inner.mode
 
-    async def ask(self, **call: Any) -> PermissionDecision:
-        return await self.inner.ask(**call, granted=self.grants)
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
+        return await self.inner.ask(question, granted=self.grants)
 
     async def switch_mode(self, mode_id: str) -> None:
         await self.inner.switch_mode(mode_id)

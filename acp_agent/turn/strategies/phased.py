@@ -27,6 +27,7 @@ from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
+from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition, Trial
@@ -120,12 +121,9 @@ async def ask_approval(runner: TurnRunner, question: PlanQuestion) -> Answer:
     if isinstance(asker, PlanApprover):
         return await asker.approve_plan(question)
     decision = await asker.ask(
-        call_id=question.call_id,
-        tool_name="finish_phase",
-        title=question.title,
-        kind="switch_mode",
-        permission="switch_mode",
-        raw_input=question.raw_input,
+        PermissionQuestion(
+            question.call_id, "finish_phase", question.title, "switch_mode", "switch_mode", question.raw_input
+        )
     )
     return "cancelled" if decision.cancelled else "once" if decision.allowed else "reject"
 

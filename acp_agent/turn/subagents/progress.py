@@ -16,13 +16,12 @@ cancel that subagent alone.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from acp_agent.tools.base import Preview
 from acp_agent.turn.events import (
     EventSink,
     ToolCallFinished,
@@ -31,7 +30,7 @@ from acp_agent.turn.events import (
     ToolCallUpdated,
     TurnEvent,
 )
-from acp_agent.turn.permissions import PermissionAsker, PermissionDecision
+from acp_agent.turn.permissions import PermissionAsker, PermissionDecision, PermissionQuestion
 
 if TYPE_CHECKING:
     from acp_agent.turn.meter import Subagent
@@ -139,28 +138,10 @@ class ChildPermissions:
     asking: anyio.Lock
     """Shared by the session's subagents: one question at a time."""
 
-    async def ask(
-        self,
-        *,
-        call_id: str,
-        tool_name: str,
-        title: str,
-        kind: str,
-        permission: str,
-        raw_input: dict[str, Any],
-        preview: Callable[[], Awaitable[Preview | None]] | None = None,
-    ) -> PermissionDecision:
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
         if not self.may_change():
             return PermissionDecision(False, message=CHANGES_REFUSED)
-        title = f"{self.description}: {title}"
+        question = replace(question, title=f"{self.description}: {question.title}")
         async with self.asking:
-            await self.progress.show_own(call_id, title, kind, raw_input)
-            return await self.asker.ask(
-                call_id=call_id,
-                tool_name=tool_name,
-                title=title,
-                kind=kind,
-                permission=permission,
-                raw_input=raw_input,
-                preview=preview,
-            )
+            await self.progress.show_own(question.call_id, question.title, question.kind, question.raw_input)
+            return await self.asker.ask(question)
