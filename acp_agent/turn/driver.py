@@ -21,7 +21,7 @@ from acp_agent.turn.context.history import History, Mark
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.journal.entries import TurnEntry
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.record import LIMIT_NAMES, TurnRecord
+from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy, record_of
@@ -42,18 +42,6 @@ class TurnResult:
     """The turn's final text (the partial text when a limit or cancel ended it)."""
 
 
-_HOW_TO_RAISE: dict[Limit, tuple[str, str]] = {  # limit → (its unit, the setting that raises it)
-    Limit.REQUESTS: ("model requests", "max_turn_requests"),
-    Limit.TOOL_CALLS: ("tool calls", "max_tool_calls"),
-    Limit.SECONDS: ("seconds", "max_turn_seconds"),
-    Limit.OUTPUT_TOKENS: ("output tokens", "max_turn_output_tokens"),
-    Limit.INPUT_TOKENS: ("input tokens", "max_turn_input_tokens"),
-    Limit.REPEATS: ("identical tool calls", "repeat_limit"),
-    Limit.COST: ("USD", "max_turn_cost_usd"),
-    Limit.TRIALS: ("failed verifications", "max_trials"),
-}
-
-
 def limit_notice(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> str:
     """One short line for the user: which limit stopped the turn and how to raise it.
 
@@ -72,8 +60,7 @@ def limit_event(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> No
 
 
 def _limit_parts(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> tuple[str, str]:
-    what, setting = _HOW_TO_RAISE[limit]
-    name = LIMIT_NAMES[limit]
+    what, setting, name = limit.unit, limit.setting, limit.record_name
     key = fields_by_name(Limits).get(setting, name)  # what session/new `_meta` calls the setting
     value = getattr(meter.limits, setting, None)
     if value is None:

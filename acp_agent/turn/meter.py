@@ -54,17 +54,28 @@ __all__ = ["Limit", "LimitReached", "Subagent", "TurnMeter"]
 
 
 class Limit(enum.Enum):
-    """A per-turn budget that can end a turn."""
+    """A per-turn budget that can end a turn, with every name it goes by (the one table of them):
+    what ran out, in `LimitReached`'s message (`what`); its unit, as the user is told it (`unit`);
+    the `Limits` field that sets it (`setting`; `max_trials` is the verify and phased strategies'
+    own); and its name in the turn record's `limit` (`record_name`, C3)."""
 
-    REQUESTS = "requests"
-    TOOL_CALLS = "tool calls"
-    SECONDS = "seconds"
-    OUTPUT_TOKENS = "output tokens"
-    INPUT_TOKENS = "input tokens"
-    COST = "cost"
-    REPEATS = "repeated tool call"
-    TRIALS = "trials"
+    REQUESTS = ("requests", "model requests", "max_turn_requests", "maxTurnRequests")
+    TOOL_CALLS = ("tool calls", "tool calls", "max_tool_calls", "maxToolCalls")
+    SECONDS = ("seconds", "seconds", "max_turn_seconds", "maxTurnSeconds")
+    OUTPUT_TOKENS = ("output tokens", "output tokens", "max_turn_output_tokens", "maxTurnOutputTokens")
+    INPUT_TOKENS = ("input tokens", "input tokens", "max_turn_input_tokens", "maxTurnInputTokens")
+    COST = ("cost", "USD", "max_turn_cost_usd", "maxTurnCostUsd")
+    REPEATS = ("repeated tool call", "identical tool calls", "repeat_limit", "repeatedToolCall")
+    TRIALS = ("trials", "failed verifications", "max_trials", "maxTrials")
     """Failed verifications (the verify and phased strategies)."""
+
+    what: str
+    unit: str
+    setting: str
+    record_name: str
+
+    def __init__(self, what: str, unit: str, setting: str, record_name: str) -> None:
+        self.what, self.unit, self.setting, self.record_name = what, unit, setting, record_name
 
     @property
     def stop(self) -> TurnStop:
@@ -79,7 +90,7 @@ class LimitReached(AgentError):
     """A budget ran out: raised where it is found, caught once by the turn's driver."""
 
     def __init__(self, limit: Limit) -> None:
-        super().__init__(f"the turn's {limit.value} budget ran out")
+        super().__init__(f"the turn's {limit.what} budget ran out")
         self.limit = limit
 
 

@@ -1,9 +1,8 @@
 """The turn record: built once at the end of a turn from the meter, sent in `_meta` and logged.
 
-This is where the turn's own values become the record's JSON words: `STOP_REASONS` and
-`LIMIT_NAMES` are the one map from `TurnStop` and `Limit` to ACP's stop reasons and the `_meta`
-limit names (docs/decisions.md C3); the loop itself never spells them (the driver's limit notice
-reads the name off the record to tell the user which setting to raise).
+This is where the turn's own values become the record's JSON words: `STOP_REASONS` is the one map
+from `TurnStop` to ACP's stop reasons, and each `Limit` carries its `_meta` limit name
+(`record_name`, in the one table of limits, `turn/meter.py`; docs/decisions.md C3).
 
 `TurnRecord` is the common result of every strategy (the `tools` strategy's own type); a strategy
 with fields of its own subclasses it (strategies/results.py). `Step` is the per-request log that an
@@ -23,7 +22,7 @@ from acp_agent.turn.context.history import result_text
 from acp_agent.turn.meter import Limit, Subagent, TurnMeter
 from acp_agent.turn.stop import TurnStop
 
-__all__ = ["LIMIT_NAMES", "STOP_REASONS", "Step", "SubagentRecord", "ToolStep", "TurnRecord", "step_of"]
+__all__ = ["STOP_REASONS", "Step", "SubagentRecord", "ToolStep", "TurnRecord", "step_of"]
 
 STOP_REASONS: dict[TurnStop, str] = {
     TurnStop.END_TURN: "end_turn",
@@ -33,17 +32,6 @@ STOP_REASONS: dict[TurnStop, str] = {
     TurnStop.CANCELLED: "cancelled",
 }
 """The record's `stopReason` for each way a turn stops (C3); a failed turn's is `error`."""
-LIMIT_NAMES: dict[Limit, str] = {
-    Limit.REQUESTS: "maxTurnRequests",
-    Limit.TOOL_CALLS: "maxToolCalls",
-    Limit.SECONDS: "maxTurnSeconds",
-    Limit.OUTPUT_TOKENS: "maxTurnOutputTokens",
-    Limit.INPUT_TOKENS: "maxTurnInputTokens",
-    Limit.COST: "maxTurnCostUsd",
-    Limit.REPEATS: "repeatedToolCall",
-    Limit.TRIALS: "maxTrials",
-}
-"""The record's `limit` for each budget that can end a turn (C3)."""
 
 
 class SubagentRecord(BaseModel):
@@ -74,7 +62,7 @@ class SubagentRecord(BaseModel):
         return cls(
             description=subagent.description,
             stop="error" if subagent.error else "cancelled" if stop is None else STOP_REASONS[stop],
-            limit=None if subagent.limit is None else LIMIT_NAMES[subagent.limit],
+            limit=None if subagent.limit is None else subagent.limit.record_name,
             requests=meter.model_requests,
             tool_calls=meter.tool_calls,
             input_tokens=meter.input_tokens,
@@ -149,7 +137,7 @@ class TurnRecord(BaseModel):
             **fields,
             turn_id=turn_id,
             stop_reason="error" if error is not None else STOP_REASONS[stop],
-            limit=None if limit is None else LIMIT_NAMES[limit],
+            limit=None if limit is None else limit.record_name,
             aborted_during=aborted_during,
             model_requests=meter.model_requests,
             max_turn_requests=meter.limits.max_turn_requests,

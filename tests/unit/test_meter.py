@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.limits import Limits
+from acp_agent.limits import Limits, fields_by_name
 from acp_agent.model.base import ModelRequest, Usage
 from acp_agent.model.pricing import Price
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.record import LIMIT_NAMES, STOP_REASONS, TurnRecord
+from acp_agent.turn.record import STOP_REASONS, TurnRecord
 from acp_agent.turn.stop import TurnStop
 
 REPO = Path(__file__).resolve().parents[2]
@@ -208,8 +208,20 @@ def test_the_deadline_a_request_carries_is_the_turns_end() -> None:
 # ── the record is where the loop's words become ACP's ───────────────────────────────────────
 
 
+def test_each_limit_is_set_by_its_own_setting_and_named_by_it() -> None:
+    """The one table of limits: a `Limits` field each (but the strategies' `max_trials`), whose
+    session/new `_meta` name is the record's name for the limit."""
+    aliases = fields_by_name(Limits)
+    assert [limit for limit in Limit if limit.setting not in aliases] == [Limit.TRIALS]
+    assert {aliases[limit.setting] for limit in Limit if limit.setting in aliases} >= {
+        limit.record_name for limit in Limit if limit not in (Limit.REPEATS, Limit.TRIALS)
+    }
+    assert str(LimitReached(Limit.REPEATS)) == "the turn's repeated tool call budget ran out"
+
+
 def test_every_limit_and_stop_has_its_record_name() -> None:
-    assert set(LIMIT_NAMES) == set(Limit) and set(STOP_REASONS) == set(TurnStop)
+    assert set(STOP_REASONS) == set(TurnStop)
+    assert len({limit.record_name for limit in Limit}) == len(Limit)
     assert STOP_REASONS[TurnStop.LIMIT] == "max_turn_requests"
     assert set(STOP_REASONS.values()) <= {
         "end_turn",

@@ -42,7 +42,6 @@ from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History
 from acp_agent.turn.events import EventSink
 from acp_agent.turn.meter import Limit, LimitReached, Subagent
-from acp_agent.turn.record import LIMIT_NAMES
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.subagents.progress import (
@@ -244,7 +243,7 @@ def _last_text(history: History) -> str:
 def _limit_note(limit: Limit, subagent: Subagent) -> str:
     """ "[subagent stopped at its limit: …]", naming the budget (the turn's, or its own share)."""
     meter = subagent.meter
-    name = LIMIT_NAMES[limit]
+    name = limit.record_name
     if limit is Limit.REQUESTS and meter.parent is not None:
         if meter.share_spent():
             detail = f"its share of the turn's requests, {meter.share}"
