@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import subprocess
 import sys
 import threading
 from collections.abc import Mapping
@@ -54,7 +53,6 @@ class _Warden:
         self.process_marked = False
         self._lock = threading.Lock()
         self._started = False
-        self._process: subprocess.Popen[bytes] | None = None
         self._held: int | None = None
         """The pipe's writing end: open as long as this process lives, never inherited."""
 
@@ -68,28 +66,49 @@ class _Warden:
         return self.owner
 
     def _spawn(self) -> None:
+        """Start the warden: a process this one never waits for (it outlives us by design), so no
+        `subprocess.Popen`, whose object would be collected at our exit with the warden running and
+        say so (a ResourceWarning); its stdin is the reading end of a pipe only we hold."""
         if not sys.platform.startswith("linux") or not sys.executable:
             log.debug("lifetime.no_warden: no /proc to sweep on %s", sys.platform)
             return
         reading, self._held = os.pipe()  # both ends non-inheritable (PEP 446): no child holds them
         try:
-            self._process = subprocess.Popen(
+            pid = os.posix_spawn(
+                sys.executable,
                 [sys.executable, "-I", "-S", warden.__file__, f"{OWNER}={self.owner}"],
-                stdin=reading,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,  # never hold the editor's pipe open past our end
-                cwd="/",
-                env={name: os.environ[name] for name in _WARDEN_ENV if name in os.environ},
-                start_new_session=True,  # a kill of our process group leaves it to do its work
+                {name: os.environ[name] for name in _WARDEN_ENV if name in os.environ},
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, reading, 0),
+                    # never hold the editor's pipes (ours, or any we inherited) open past our end
+                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                    *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inheritable_fds()),
+                ],
+                setsid=True,  # a kill of our process group leaves it to do its work
             )
         except OSError as exc:
             os.close(self._held)
             self._held = None
             log.warning("lifetime.no_warden: %s; a kill -9 of this process orphans its children", exc)
         else:
-            log.debug("lifetime.warden_started pid=%d", self._process.pid)
+            log.debug("lifetime.warden_started pid=%d", pid)
         finally:
             os.close(reading)
+
+
+def _inheritable_fds() -> list[int]:
+    """This process's descriptors past stderr that a child would inherit (those it inherited
+    itself, mostly): the warden gets none of them."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return found
 
 
 _WARDEN = _Warden()

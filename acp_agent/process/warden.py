@@ -96,6 +96,7 @@ def main(argv: list[str]) -> int:
         return 2
     for sig in (signal.SIGINT, signal.SIGHUP):  # a terminal's signals are for the agent, not for us
         signal.signal(sig, signal.SIG_IGN)
+    os.chdir("/")  # keep no directory of the user's busy while we wait
     while True:
         try:
             if not os.read(0, 4096):

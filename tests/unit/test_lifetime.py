@@ -4,11 +4,13 @@ nothing else."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +68,36 @@ def test_once_the_process_is_marked_a_child_inherits_its_environment_as_it_is() 
     env = {**os.environ, OWNER: "parent"}  # a harness's mark is replaced by this process's own
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+def test_a_process_that_started_its_warden_exits_without_a_word_about_it(tmp_path: Path) -> None:
+    """The warden outlives its owner by design, so the owner keeps no `Popen` of it that would be
+    collected at exit while it runs (a ResourceWarning, shown wherever warnings are); and the
+    warden holds no descriptor the owner inherited, nor the owner's cwd."""
+    inherited = tmp_path / "inherited"
+    script = (
+        "import json, os; from acp_agent.process.lifetime import OWNER, owned_env\n"
+        f"fd = os.open({str(inherited)!r}, os.O_WRONLY | os.O_CREAT); os.set_inheritable(fd, True)\n"
+        "mark = f'{OWNER}={owned_env()[OWNER]}'.encode()\n"
+        "def warden():\n"
+        "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "        try:\n"
+        "            with open(f'/proc/{pid}/cmdline', 'rb') as f:\n"
+        "                if mark in f.read().split(b'\\0') and os.readlink(f'/proc/{pid}/cwd') == '/':\n"
+        "                    fds = f'/proc/{pid}/fd'\n"
+        "                    return [os.readlink(f'{fds}/{n}') for n in os.listdir(fds)]\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "while (held := warden()) is None: pass\n"  # until its exec and chdir are done
+        "print(json.dumps(held))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    held = json.loads(done.stdout)
+    assert str(inherited) not in held and "/dev/null" in held
