@@ -80,7 +80,7 @@ def flag_values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def settings_table() -> str:
-    """The README's configuration table (markdown), from the same settings as the flags."""
+    """The table of docs/configuration.md (markdown), from the same settings as the flags."""
     rows = ["| flag | environment | default | what it sets |", "|---|---|---|---|"]
     for setting in settings():
         flag = f"`{setting.flag_name}`"

@@ -5,8 +5,8 @@ runs under (`limits.py`), which a session may override through `session/new` `_m
 
 Each field that can be set from outside carries one `Setting` (`settings.py`) in its `Annotated`
 type: its environment variable and its help. `settings()` binds them to the fields' own names, types
-and defaults, which is all the CLI, the environment reading (`Config.from_sources`) and the README's
-table need, so no flag name, variable or default is written twice.
+and defaults, which is all the CLI, the environment reading (`Config.from_sources`) and the
+configuration page's table need, so no flag name, variable or default is written twice.
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ class Config(BaseModel):
         str,
         Setting(
             "auto: run commands in a bubblewrap sandbox where it works (Linux), else unsandboxed "
-            "with a notice; off: never (see the README's Sandbox section)",
+            "with a notice; off: never (see docs/sandbox.md)",
             "ACP_AGENT_SANDBOX",
             _SESSIONS,
             choices=SANDBOX_MODES,

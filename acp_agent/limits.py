@@ -2,7 +2,7 @@
 
 `Config.limits` (`config.py`) holds the process's own; `session/new` `_meta["acp-agent"]` may
 override them for one session (`Limits.with_overrides`). Each field carries its `Setting`, like
-`Config`'s, so the flags, the environment and the README's table come from here too.
+`Config`'s, so the flags, the environment and the configuration page's table come from here too.
 """
 
 from __future__ import annotations

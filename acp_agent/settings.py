@@ -3,7 +3,7 @@
 A `Setting` sits in a field's `Annotated` type and says only what the field cannot: its help, its
 environment variable, its group and how its flag reads. `declared_in` binds each one to its field's
 name, type and default, which pydantic keeps, so that `--help` (`cli.py`), the environment reading
-(`Config.from_sources`) and the README's table (`scripts/config_table.py`) write nothing twice.
+(`Config.from_sources`) and the configuration page's table (`scripts/config_table.py`) write nothing twice.
 `config.settings()` is the bound list of every setting.
 
 A leaf beside `config.py`, imported on the handshake path: it imports nothing of the package.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["GROUPS", "Setting", "SettingKind", "declared_in", "domain_lists", "in_help_order"]
 
 GROUPS = ("model", "per-turn limits", "turn strategy", "sessions", "protocol")
-"""The sections of `acp-agent --help` and of the README's table, in order."""
+"""The sections of `acp-agent --help` and of the configuration page's table, in order."""
 
 SettingKind = Literal["value", "on_off", "both", "set", "unset"]
 
@@ -38,7 +38,7 @@ class Setting:
     """
 
     help: str
-    """What it sets, for `--help` and the README (the default and the variable are added)."""
+    """What it sets, for `--help` and the configuration page (the default and the variable are added)."""
     env: str | None = None
     group: str = "model"
     unset: str = "off"
@@ -63,7 +63,7 @@ class Setting:
 
     @property
     def default_text(self) -> str:
-        """The default as `--help` and the README show it."""
+        """The default as `--help` and the configuration page show it."""
         if self.kind in ("set", "unset"):
             return "off"  # the switch is not given
         if self.default is None:

@@ -27,9 +27,8 @@ PACKAGE = REPO / "acp_agent"
 DECISIONS = REPO / "docs" / "decisions.md"
 ARCHITECTURE = REPO / "docs" / "architecture.md"
 
-DOCS = [ARCHITECTURE]
-"""The docs whose module paths must exist (add README.md and docs/*.md once their paths follow the
-restructure: `python3 /work/brief/moves.py README.md docs/`)."""
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+"""The docs whose module paths must exist: the README and every page of docs/."""
 NOT_BUILT_YET = {"session/claude/"}
 """Rooms the map names as where a coming feature lands (issue 33); each must not exist yet."""
 

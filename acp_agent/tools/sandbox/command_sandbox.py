@@ -179,7 +179,7 @@ class CommandSandbox:
         await self._tell(
             f"Commands run without a sandbox: {why}. They can read and change everything you can, "
             "including this agent's session journals and stored key. "
-            "See the README's “Sandbox for commands”."
+            "See docs/sandbox.md."
         )
 
     async def question(self, roots: Sequence[Path]) -> tuple[str, tuple[Grant, ...]]:
