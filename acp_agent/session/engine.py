@@ -9,7 +9,7 @@ tools or the model client to load (docs/decisions.md D4).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from acp_agent.model.server_tools import WebTools
 from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
 from acp_agent.session.commands.conventions import Conventions
 from acp_agent.session.commands.instructions import Instructions, load_instructions
+from acp_agent.session.commands.memory_files import ImportTrust, may_import_outside
 from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.relay import Relay
@@ -33,10 +34,12 @@ from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.localfs import LocalFileSystem
+from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
 from acp_agent.tools.skill import SkillTool
 from acp_agent.turn.context import clearing
+from acp_agent.turn.context.attachments import attached
 from acp_agent.turn.driver import TurnResult, drive_turn
 from acp_agent.turn.events import Notice
 from acp_agent.turn.journal.entries import TurnEntry
@@ -87,7 +90,7 @@ class Engine:
         """The session's runner, built on first use with the tools it has by then (MCP included);
         its instruction files are read in a worker thread first."""
         if session.runner is None:
-            instructions = await session_instructions(session.cwd)
+            instructions = await session_instructions(session.cwd, hidden=self.hidden)
             conventions = await session.conventions.current()
             if session.runner is None:  # nobody built it while the files were read
                 session.runner = self._build(session, instructions, conventions)
@@ -122,7 +125,7 @@ class Engine:
         )
         if task is not None:  # subagents (D27), with the session's other tools as they are now
             registry.add(task)
-        session.instruction_files = instructions.notes
+        session.instructions = instructions
         settings = replace(
             session.settings,
             system=build_system_prompt(
@@ -165,7 +168,15 @@ class Engine:
                 else None
             ),
         )
-        runner = TurnRunner(self.model, registry, relay, ctx, settings, permissions=session.permissions)
+        runner = TurnRunner(
+            self.model,
+            registry,
+            relay,
+            ctx,
+            settings,
+            permissions=session.permissions,
+            attachments=instructions.on_read,
+        )
         if task is not None:
             task.bind(runner)
         return runner
@@ -252,9 +263,24 @@ class Engine:
         )
 
 
-async def session_instructions(cwd: Path) -> Instructions:
-    """The AGENTS.md files for a session at `cwd`, read once when its runner is built."""
-    return await load_instructions(cwd, home=user_home(), config_dir=user_config_dir())
+async def session_instructions(
+    cwd: Path,
+    *,
+    hidden: HiddenPaths = NOTHING_HIDDEN,
+    excludes: Sequence[str] = (),
+    trust: ImportTrust = may_import_outside,
+) -> Instructions:
+    """The memory (AGENTS.md, CLAUDE.md and Claude Code's other memory files) of a session at
+    `cwd`, read once when its runner is built: never one of the agent's `hidden` paths, nor a file
+    `excludes` (`claudeMdExcludes`) names; `trust` decides imports outside the workspace."""
+    return await load_instructions(
+        cwd,
+        home=user_home(),
+        config_dir=user_config_dir(),
+        hidden=hidden,
+        excludes=excludes,
+        trust=trust,
+    )
 
 
 def _new_id() -> str:
@@ -290,7 +316,7 @@ def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Con
         f"Old tool results cleared from requests: {clearing.status(session.history, settings)}\n"
         f"Sandbox for commands: {sandbox}\n"
         f"Web tools: {_web(settings.web)}\n"
-        f"Instructions: {_listed(session.instruction_files)}\n"
+        f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"
     )
 
@@ -307,5 +333,7 @@ def _web(web: WebTools) -> str:
     )
 
 
-def _listed(files: tuple[str, ...]) -> str:
-    return "".join(f"\n- {name}" for name in files) if files else "none (no AGENTS.md found)"
+def _instructions(session: Session) -> str:
+    """The memory files in the system prompt, in order, and those loaded on read (/status)."""
+    instructions = session.instructions or Instructions()
+    return instructions.status(attached(session.history.messages))

@@ -17,6 +17,7 @@ from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
 from acp_agent.session.commands.conventions import ConventionsSlot
+from acp_agent.session.commands.instructions import Instructions
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.store import Journal
 from acp_agent.turn.context.history import History
@@ -69,8 +70,9 @@ class Session:
     """The session's MCP connections, when it has servers."""
     extra_tools: list[Tool] = field(default_factory=list)
     """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
-    instruction_files: tuple[str, ...] = ()
-    """The instruction files in its system prompt (named for /status), read with its runner."""
+    instructions: Instructions | None = None
+    """Its memory (AGENTS.md, CLAUDE.md...): the files in its system prompt and those that load
+    when a file is read, read with its runner (named in /status)."""
     client: ClientOptions = field(default_factory=ClientOptions)
     """The client's appended system text and tool set (acpx's `_meta`), used when the runner is built."""
     conventions: ConventionsSlot = field(default_factory=ConventionsSlot)

@@ -210,7 +210,9 @@ class ToolResult:
     `locations` are absolute paths (with an optional 1-based line) the editor can follow;
     `diffs` are shown as ACP diff content; `terminal_id` keeps an embedded terminal in the final update;
     `media` are API content blocks (images) that go to the model after `text`, never to the editor;
-    `steps` are lines shown to the editor before `text`, never to the model (what a subagent did).
+    `steps` are lines shown to the editor before `text`, never to the model (what a subagent did);
+    `read` are the files the call read (absolute, resolved): instructions scoped to them may join
+    the conversation after the result (`turn/context/attachments.py`).
     """
 
     text: str
@@ -222,6 +224,7 @@ class ToolResult:
     plan: tuple[PlanEntry, ...] | None = None
     media: tuple[dict[str, Any], ...] = ()
     steps: tuple[str, ...] = ()
+    read: tuple[Path, ...] = ()
 
 
 class Tool(Protocol):

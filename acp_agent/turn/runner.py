@@ -30,6 +30,7 @@ from acp_agent.model.base import (
 )
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.context.attachments import ReadAttachments
 from acp_agent.turn.context.clearing import clear_old_results
 from acp_agent.turn.context.compaction import compact
 from acp_agent.turn.context.history import History, Mark, without_thinking
@@ -82,8 +83,11 @@ class TurnRunner:
         new_id: Callable[[], str] = new_message_id,
         permissions: PermissionAsker | None = None,
         on_step: Callable[[Step], None] | None = None,
+        attachments: ReadAttachments | None = None,
     ) -> None:
         self.model = model
+        self.attachments = attachments
+        """Instructions scoped to the files its tools read (`context/attachments.py`)."""
         self.permissions: PermissionAsker = permissions or AllowAll()
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
@@ -204,6 +208,7 @@ class TurnRunner:
             tool_timeout=self.settings.tool_timeout,
             history=history,
             meter=meter,
+            attachments=self.attachments,
         )
 
     def _step(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
@@ -29,6 +30,7 @@ from acp_agent.tools.base import (
 )
 from acp_agent.tools.files.sensitive import sensitive_write
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.turn.context.attachments import ReadAttachments, new_blocks
 from acp_agent.turn.context.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
 from acp_agent.turn.events import (
     EventSink,
@@ -113,6 +115,8 @@ class ToolBatch:
     tool_timeout: float
     history: History
     meter: TurnMeter
+    attachments: ReadAttachments | None = None
+    """Instructions scoped to the files the batch read, appended after its results."""
     _journaled: set[str] = field(default_factory=set)
     _started: set[str] = field(default_factory=set)
     _unkept: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -123,6 +127,8 @@ class ToolBatch:
     """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
     _asking: anyio.Lock = field(default_factory=anyio.Lock)
     """One permission question at a time, even from calls that run at once."""
+    _read: dict[str, tuple[Path, ...]] = field(default_factory=dict)
+    """The files each call read (`ToolResult.read`), by call id."""
 
     async def run(self) -> None:
         """Run the batch; its results are appended to the history as one user message, in model order.
@@ -167,6 +173,22 @@ class ToolBatch:
             raise
         finally:
             self._answer_all(results, reason)
+        await self._attach()
+
+    async def _attach(self) -> None:
+        """Append the instructions scoped to the files this batch read (in call order) that the
+        conversation does not hold yet: after the results, so the cached prefix holds."""
+        read = [path for block in self.tool_uses for path in self._read.get(block["id"], ())]
+        if self.attachments is None or not read:
+            return
+        try:
+            found = await self.attachments.for_reads(list(dict.fromkeys(read)))
+        except Exception:  # instructions are a help: a failure never costs the turn
+            log.exception("attachments.failed")
+            return
+        blocks = new_blocks(self.history.messages, found)
+        if blocks:
+            self.history.add_user(blocks)
 
     def _answer_all(self, results: list[dict[str, Any] | None], reason: str) -> None:
         """Every call gets its result, a kept one, or an error saying why it has none."""
@@ -261,6 +283,8 @@ class ToolBatch:
             raise
         if result.is_error:
             meter.tool_failed()
+        elif result.read:
+            self._read[call_id] = result.read
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         block_out = tool_result(call_id, result.text, is_error=result.is_error, media=result.media)
         shown = ToolCallShown.of_result(title, kind, args, result)

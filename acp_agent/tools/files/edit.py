@@ -212,6 +212,7 @@ class EditFile:
             diffs=diffs,
             locations=((path, first),),
             raw_output=raw,
+            read=(path,),
         )
 
     async def _change(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, str, str, str]:

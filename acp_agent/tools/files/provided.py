@@ -71,16 +71,19 @@ class Refusal:
     reason: str
 
 
-def read_provided_file(path: Path, *, inside: Path, max_bytes: int) -> ProvidedText | Refusal | None:
+def read_provided_file(
+    path: Path, *, inside: Path, max_bytes: int, hidden: HiddenPaths | None = None
+) -> ProvidedText | Refusal | None:
     """Read the file at `path` (absolute) under the rules above; None when there is no such file.
+    With `hidden`, a file that is (or leads to) one of those paths is refused too.
 
     Blocking (a few syscalls and one bounded read): call it from a worker thread.
     """
-    checked = _checked(path, Path(os.path.realpath(inside)), None)
+    checked = _checked(path, Path(os.path.realpath(inside)), hidden)
     if not isinstance(checked, Path):
         return checked
     try:
-        return _read(path, checked, max_bytes)
+        return _read(path, checked, max_bytes, hidden=hidden)
     except (ToolError, OSError) as exc:
         return _failed(path, exc)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import io
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -78,6 +78,10 @@ class ReadFile:
         return f"Read {path}" + (f" (from line {offset})" if isinstance(offset, int) else "")
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        result = await self._read(args, ctx)
+        return replace(result, read=(ctx.resolve(str(args["path"])),))
+
+    async def _read(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         shown = str(args["path"])
         offset = int(args.get("offset") or 1)
         limit = args.get("limit")

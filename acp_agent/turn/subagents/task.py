@@ -176,6 +176,7 @@ class TaskTool:
             replace(parent.settings, system=self.system),
             new_id=parent.new_id,
             permissions=permissions,
+            attachments=parent.attachments,
         )
         history = History()
         history.add_prompt([{"type": "text", "text": str(args["prompt"])}])
