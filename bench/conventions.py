@@ -1,9 +1,17 @@
-"""`python bench/conventions.py [--skills N] [--commands N] [--reps N]`: discovering commands and skills.
+"""`python bench/conventions.py [--skills N] [--commands N] [--imports N] [--reps N]`: discovering
+commands, skills and memory.
 
 A repository with `--skills` skills (200 by default, the read cap) and `--commands` command files
-(100) in `.claude/`. Figures (medians over `--reps`):
+(100) in `.claude/`, and Claude Code's memory: 5 memory files (`~/.claude/CLAUDE.md`, AGENTS.md,
+CLAUDE.md, `.claude/CLAUDE.md`, CLAUDE.local.md, 2 KB each), `--imports` files CLAUDE.md imports
+(20), 5 path-scoped rules and a CLAUDE.md below the cwd. Figures (medians over `--reps`):
 - the discovery itself (`read_conventions`, in this process: the walk, every file read under the
   file tools' rules, the frontmatter parsed), in the repository and in an empty one;
+- the memory read at a session's start (`read_instructions`, in this process: every file and
+  import read under the same rules, ordered and capped), in the repository and in an empty one;
+- what one read_file costs for the memory that waits for it (`for_reads` of a file under the
+  nested CLAUDE.md that a path rule matches: the first read, which reads those files, and a later
+  one, from what the session kept);
 - over real pipes, the agent's `session/new` answer and its `available_commands_update`, each timed
   from the `session/new` request, in the repository and in an empty one (a fresh agent each time,
   warmed up by one session first).
@@ -21,7 +29,10 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `acp_agent` and `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import anyio
+
 from acp_agent.session.commands.convention_files import read_conventions
+from acp_agent.session.commands.instructions import read_instructions
 from acp_agent.testing import FakeMessagesAPI
 from bench.common import AGENT, BenchError, Peer, Scratch, median
 
@@ -43,6 +54,59 @@ def make_repo(root: Path, skills: int, commands: int) -> Path:
             f"---\ndescription: Command {n}\nargument-hint: <file>\n---\nDo {n} to $ARGUMENTS.\n"
         )
     return root
+
+
+def make_memory(root: Path, home: Path, imports: int) -> Path:
+    """Claude Code's memory in the repository at `root` (and `home`); returns the nested file a
+    path rule matches."""
+    text = "A line of the team's conventions, with enough words to be a real one.\n" * 28  # 2 KB
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "CLAUDE.md").write_text(text)
+    (root / "docs").mkdir()
+    for name in ("AGENTS.md", "CLAUDE.local.md"):
+        (root / name).write_text(text)
+    (root / "CLAUDE.md").write_text(text + "".join(f"@docs/import-{n:02d}.md\n" for n in range(imports)))
+    (root / ".claude" / "rules").mkdir(parents=True, exist_ok=True)
+    (root / ".claude" / "CLAUDE.md").write_text(text)
+    for n in range(imports):
+        (root / "docs" / f"import-{n:02d}.md").write_text(text[:1024])
+    for n in range(5):
+        rule = f'---\npaths:\n  - "src/part{n}/**/*.{{py,pyi}}"\n---\n' + text[:1024]
+        (root / ".claude" / "rules" / f"part{n}.md").write_text(rule)
+    (root / "src" / "part3").mkdir(parents=True)
+    (root / "src" / "part3" / "CLAUDE.md").write_text(text[:1024])
+    (root / "src" / "part3" / "module.py").write_text("VALUE = 1\n")
+    return root / "src" / "part3" / "module.py"
+
+
+def memory_ms(cwd: Path, home: Path, reps: int) -> tuple[float, int]:
+    times, found = [], None
+    for _ in range(reps):
+        start = time.perf_counter()
+        found = read_instructions(cwd, home=home, config_dir=None)
+        times.append(time.perf_counter() - start)
+    assert found is not None
+    return median(times) * 1000, len(found.files)
+
+
+def read_ms(cwd: Path, home: Path, read: Path, reps: int) -> tuple[float, float, int]:
+    """(the first read's lookup, a later one's, attachments): medians, ms, in this process."""
+    firsts, laters, count = [], [], 0
+
+    async def lookups() -> None:
+        nonlocal count
+        for _ in range(reps):
+            scoped = read_instructions(cwd, home=home, config_dir=None).on_read
+            assert scoped is not None
+            start = time.perf_counter()
+            count = len(await scoped.for_reads([read]))
+            firsts.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            await scoped.for_reads([read])
+            laters.append(time.perf_counter() - start)
+
+    anyio.run(lookups)
+    return median(firsts) * 1000, median(laters) * 1000, count
 
 
 def discovery_ms(cwd: Path, home: Path, reps: int) -> tuple[float, int, int]:
@@ -93,6 +157,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--skills", type=int, default=200)
     parser.add_argument("--commands", type=int, default=100)
+    parser.add_argument("--imports", type=int, default=20)
     parser.add_argument("--reps", type=int, default=10)
     opts = parser.parse_args()
     with Scratch() as scratch, FakeMessagesAPI() as api:
@@ -101,6 +166,10 @@ def main() -> None:
         (empty / ".git").mkdir(parents=True)
         full_ms, skills, commands = discovery_ms(repo, scratch.home, opts.reps)
         empty_ms, _, _ = discovery_ms(empty, scratch.home, opts.reps)
+        nothing_ms, _ = memory_ms(empty, scratch.home, opts.reps)  # before the user's CLAUDE.md exists
+        read = make_memory(repo, scratch.home, opts.imports)
+        memory, files = memory_ms(repo, scratch.home, opts.reps)
+        first_read, later_read, attached = read_ms(repo, scratch.home, read, opts.reps)
         runs: dict[Path, list[tuple[float, float, int]]] = {repo: [], empty: []}
         for _ in range(max(3, opts.reps // 2)):  # alternated: the machine's load drifts
             for cwd, results in runs.items():
@@ -108,17 +177,25 @@ def main() -> None:
         answer, update = (median([r[i] for r in runs[repo]]) for i in (0, 1))
         empty_answer, empty_update = (median([r[i] for r in runs[empty]]) for i in (0, 1))
         listed = runs[repo][-1][2]
-    print(f"{skills} skills and {commands} command files found; medians of {opts.reps} (agent: fewer)")
+    print(
+        f"{skills} skills, {commands} command files and {files} memory files (5 and {opts.imports} "
+        f"imports) found; medians of {opts.reps} (agent: fewer)"
+    )
     print(f"| {'figure':<58} | {'repository':>10} | {'empty repo':>10} |")
     print(f"|{'-' * 60}|{'-' * 12}|{'-' * 12}|")
     rows = [
         ("discovery (read_conventions, in process)", full_ms, empty_ms),
+        ("memory at start (read_instructions, in process)", memory, nothing_ms),
         ("session/new → its answer (over pipes)", answer, empty_answer),
         ("session/new → available_commands_update (over pipes)", update, empty_update),
     ]
     for label, full, none in rows:
         print(f"| {label:<58} | {full:>7.1f} ms | {none:>7.1f} ms |")
     print(f"commands listed in the update: {listed}")
+    print(
+        f"a read_file's memory lookup (for_reads, in process, {attached} attached): "
+        f"first read {first_read:.2f} ms, a later one {later_read:.2f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -76,9 +76,10 @@ def build_system_prompt(
 ) -> str:
     """The prompt for one session; `tools` are (name, description) pairs; `skills` lists the Agent
     Skills the model may load; `instructions` is the project instructions' section (AGENTS.md
-    files), as the user's own words; `appended` is the client's system text (acpx
-    `--system-prompt`), last; `extra_roots` are the client's additional workspace roots. Built
-    once per session: the same text on every request keeps the prompt cache warm."""
+    and Claude Code's memory files, `commands/instructions.py`), as the user's own words;
+    `appended` is the client's system text (acpx `--system-prompt`), last; `extra_roots` are the
+    client's additional workspace roots. Built once per session: the same text on every request
+    keeps the prompt cache warm."""
     today = today or dt.date.today()
     tool_lines = "\n".join(f"- {name}: {_first_line(description)}" for name, description in tools)
     budget = [f"at most {limits.max_turn_requests} model requests"]

@@ -11,9 +11,11 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from acp_agent.testing import FakeMessagesAPI, replies
+from acp_agent.session.system_prompt import SUBAGENT_MARKER
+from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
 from tests.wire.conftest import chunks
+from tests.wire.test_instructions import system_of
 
 SONNET = "claude-sonnet-5-5"
 REMINDER = "<system-reminder>\nContents of "
@@ -23,11 +25,6 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
-
-
-def system_of(fake_api: FakeMessagesAPI, index: int = -1) -> str:
-    system = fake_api.requests[index].body["system"]
-    return system if isinstance(system, str) else "".join(b["text"] for b in system)
 
 
 def texts_of(message: dict[str, Any]) -> list[str]:
@@ -137,6 +134,33 @@ async def test_every_memory_file_reaches_the_model_in_order_and_the_cached_prefi
         f"Loaded when a matching file is read:\n- {repo / '.claude' / 'rules' / 'api.md'} (rule for" in status
     )
     assert "Loaded on read, in the conversation now:" in status and f"- {cwd / 'pkg' / 'CLAUDE.md'}" in status
+
+
+async def test_a_subagents_read_brings_the_rule_into_its_own_conversation_only(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    memory_tree(home, repo)
+    fake_api.route(
+        routes.first_prompt_has("look at the api"),
+        replies.tool_use("read_file", {"path": "src/api/handler.ts"}),
+        replies.text("the handler exports 1"),
+    )
+    fake_api.script(
+        replies.tool_use("task", {"description": "Read the api", "prompt": "look at the api"}),
+        replies.text("done"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(repo / "app")
+        response = await agent.prompt(session, "ask a helper")
+    assert response["result"]["stopReason"] == "end_turn"
+    parent, child_first, child_second, parent_last = fake_api.requests
+    assert system_of(fake_api, 1).startswith(SUBAGENT_MARKER) and "APP_MEMORY" in system_of(fake_api, 1)
+    [rule] = texts_of(child_second.body["messages"][-1])
+    assert rule.startswith(REMINDER) and "API_RULE" in rule
+    assert "API_RULE" not in str(parent_last.body["messages"]) and "API_RULE" not in str(parent.body)
+    assert "API_RULE" not in str(child_first.body)
 
 
 async def test_bad_memory_is_left_out_with_a_note_and_the_session_goes_on(
