@@ -30,7 +30,7 @@ from acp_agent.tools.base import (
 )
 from acp_agent.tools.files.sensitive import sensitive_write
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.context.attachments import ReadAttachments, new_blocks
+from acp_agent.turn.context.attachments import ReadAttachments, attach_for_reads
 from acp_agent.turn.context.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
 from acp_agent.turn.events import (
     EventSink,
@@ -176,19 +176,10 @@ class ToolBatch:
         await self._attach()
 
     async def _attach(self) -> None:
-        """Append the instructions scoped to the files this batch read (in call order) that the
-        conversation does not hold yet: after the results, so the cached prefix holds."""
+        """The instructions scoped to the files this batch read, in call order, after its results."""
         read = [path for block in self.tool_uses for path in self._read.get(block["id"], ())]
-        if self.attachments is None or not read:
-            return
-        try:
-            found = await self.attachments.for_reads(list(dict.fromkeys(read)))
-        except Exception:  # instructions are a help: a failure never costs the turn
-            log.exception("attachments.failed")
-            return
-        blocks = new_blocks(self.history.messages, found)
-        if blocks:
-            self.history.add_user(blocks)
+        if self.attachments is not None and read:
+            await attach_for_reads(self.history, self.attachments, read)
 
     def _answer_all(self, results: list[dict[str, Any] | None], reason: str) -> None:
         """Every call gets its result, a kept one, or an error saying why it has none."""

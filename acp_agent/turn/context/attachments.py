@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["Attachment", "ReadAttachments", "attached", "new_blocks"]
+import structlog
+
+from acp_agent.turn.context.history import History
+
+__all__ = ["Attachment", "ReadAttachments", "attach_for_reads", "attached", "new_blocks"]
+
+log = structlog.get_logger(__name__)
 
 _OPEN = "<system-reminder>\nContents of "
 _CLOSE = "\n</system-reminder>"
@@ -73,3 +79,16 @@ def new_blocks(messages: Sequence[dict[str, Any]], found: Sequence[Attachment]) 
         held.append(block["text"])
         blocks.append(block)
     return blocks
+
+
+async def attach_for_reads(history: History, attachments: ReadAttachments, read: Sequence[Path]) -> None:
+    """Append to `history`'s last user message (a batch's results) what `attachments` says applies
+    to the files `read` and the conversation does not hold yet (journaled, so a load keeps it)."""
+    try:
+        found = await attachments.for_reads(list(dict.fromkeys(read)))
+    except Exception:  # instructions are a help: a failure never costs the turn
+        log.exception("attachments.failed")
+        return
+    blocks = new_blocks(history.messages, found)
+    if blocks:
+        history.add_user(blocks)
