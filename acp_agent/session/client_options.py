@@ -31,6 +31,7 @@ __all__ = [
     "OWN_TOOLS",
     "SERVER_TOOLS",
     "ClientOptions",
+    "own_tool_name",
     "read_client_options",
 ]
 
@@ -73,11 +74,21 @@ CLAUDE_TOOLS: dict[str, str] = {
 }
 """Claude Code's tool names (any case) → this agent's tool that does the same."""
 _CLAUDE_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
+_MCP_NAME = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__\*)?")
+
 MAX_SYSTEM_CHARS = 100_000
 """More appended system text than this is refused (it would be sent with every request)."""
-_MCP = re.compile(r"mcp__[A-Za-z0-9_-]+")
 _RULE = re.compile(r"^([A-Za-z0-9_-]+)\((.*)\)$", re.DOTALL)
 """A Claude Code permission rule (`Bash(git *)`): its tool is offered; the pattern is not kept."""
+
+
+def own_tool_name(name: str) -> str | None:
+    """The tool here that a tool name means: this agent's own names, the web tools' and MCP names
+    (`mcp__server__tool`, `mcp__server`, `mcp__server__*`) as they are, and Claude Code's names
+    (`CLAUDE_TOOLS`, any case); None for a name with no counterpart here."""
+    if name in OWN_TOOLS or name in SERVER_TOOLS or _MCP_NAME.fullmatch(name):
+        return name
+    return _CLAUDE_BY_CASE.get(name.lower())
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +200,8 @@ def _tools(value: Any) -> frozenset[str] | None:
         name = item.strip()
         rule = _RULE.match(name)
         name = rule.group(1) if rule else name
-        if name in OWN_TOOLS | SERVER_TOOLS or _MCP.fullmatch(name.removesuffix("__*")):
-            offered.add(name)
-        elif (own := _CLAUDE_BY_CASE.get(name.lower())) is not None:
+        own = own_tool_name(name)
+        if own is not None:
             offered.add(own)
         else:
             unknown.append(name[:80])

@@ -29,7 +29,8 @@ from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.relay import Relay
 from acp_agent.session.requester import Requester
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
-from acp_agent.session.subagents.tool import task_tool
+from acp_agent.session.subagents.listing import agents_notice
+from acp_agent.session.subagents.tool import ModelChoice, task_tool
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
@@ -48,6 +49,7 @@ from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import Strategy, build_strategy
+from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.user_dirs import user_config_dir, user_home
 
 if TYPE_CHECKING:
@@ -122,6 +124,8 @@ class Engine:
             self.requester,
             instructions=instructions.prompt_section(),
             skills=skills_section,
+            agents=conventions.agents,
+            models=self.model_choice(),
         )
         if task is not None:  # subagents (D27), with the session's other tools as they are now
             registry.add(task)
@@ -180,6 +184,14 @@ class Engine:
         if task is not None:
             task.bind(runner)
         return runner
+
+    def model_choice(self) -> ModelChoice | None:
+        """The models a custom agent's `model` may name (None: without a catalog, agents run on
+        the session's model)."""
+        catalog = self.catalog
+        if catalog is None:
+            return None
+        return ModelChoice(catalog.named_model, catalog.settings_near, self.prices)
 
     def strategy(self, session: Session) -> Strategy:
         """The session's strategy, rebuilt after its loop changed."""
@@ -248,6 +260,11 @@ class Engine:
                 f"Compacted: summarised {replaced} earlier messages."
                 if replaced
                 else "Nothing to compact yet (or no request allowance left for it)."
+            )
+        elif name == "agents":
+            task = runner.tools.get("task")
+            text = agents_notice(
+                await session.conventions.current(), task if isinstance(task, TaskTool) else None
             )
         else:
             sandbox = runner.ctx.sandbox

@@ -28,7 +28,7 @@ from acp_agent.protocol.turn import PromptResponse
 from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
-from acp_agent.session.commands.builtins import command_of
+from acp_agent.session.commands.builtins import CLAUDE_CODE_NAMES, command_of
 from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.updates import info_update
 from acp_agent.session.handshake import initialize_answer
@@ -297,6 +297,8 @@ class AcpHandler:
         session = self.manager.get(request.session_id)
         shown = [block.to_wire() for block in request.prompt]
         command = command_of(shown)
+        if command in CLAUDE_CODE_NAMES and (await session.conventions.current()).find(command) is not None:
+            command = None  # the project's own /agents runs instead
         empty = is_empty_prompt(shown)
         profile = session.settings.profile
         blocks = (

@@ -39,8 +39,10 @@ ALLOW = PermissionDecision(True)
 class PermissionQuestion:
     """One tool call that asks before it runs: what the asker decides on, and what the user sees.
 
-    `permission` is "edit", "execute", "sensitive" (above) or "switch_mode" (the phased strategy's
-    plan → act question, for an asker that is no `PlanApprover`); `title` and `kind` are the call's
+    `permission` is "edit", "execute", "sensitive" (above), "switch_mode" (the phased strategy's
+    plan → act question, for an asker that is no `PlanApprover`) or "agent" (a `task` call about to
+    start a subagent: `tool_name` "Agent", the type in `raw_input["subagent_type"]`; the session's
+    `Agent(name)` rules decide, and without one it runs, unasked); `title` and `kind` are the call's
     as the editor shows them, `raw_input` its validated arguments. `preview()` computes what the
     call would change (a diff, a command line): await it only when asking the user.
     """

@@ -33,14 +33,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS
+from acp_agent.session.client_options import own_tool_name
 from acp_agent.tools.shell.command_line import CommandPattern, line_matches, read_pattern
 
-__all__ = ["ToolGrants", "command_matches", "read_allowed_tools"]
+__all__ = ["ToolGrants", "command_matches", "read_allowed_tools", "tool_entries"]
 
-_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
 _ENTRY = re.compile(r"^([A-Za-z0-9_*-]+)(?:\((.*)\))?$", re.DOTALL)
-_MCP = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__\*)?")
 MAX_ENTRIES = 50
 
 
@@ -85,13 +83,13 @@ def read_allowed_tools(value: str) -> ToolGrants:
     tools: set[str] = set()
     commands: dict[str, CommandPattern] = {}
     ignored: list[str] = []
-    for entry in _entries(value)[:MAX_ENTRIES]:
+    for entry in tool_entries(value)[:MAX_ENTRIES]:
         match = _ENTRY.match(entry)
         if match is None:
             ignored.append(f"{entry[:60]} (not a tool name)")
             continue
         name, pattern = match.group(1), match.group(2)
-        own = name if name in OWN_TOOLS or _MCP.fullmatch(name) else _BY_CASE.get(name.lower())
+        own = own_tool_name(name)
         if own is None:
             ignored.append(f"{name[:60]} (no such tool here)")
         elif pattern is None or pattern.strip() in ("", "*"):
@@ -107,8 +105,9 @@ def read_allowed_tools(value: str) -> ToolGrants:
     return ToolGrants(frozenset(tools), tuple(commands.values()), tuple(ignored))
 
 
-def _entries(value: str) -> list[str]:
-    """The entries of a value, split at commas and spaces outside parentheses."""
+def tool_entries(value: str) -> list[str]:
+    """The entries of a tool list (`Read, Bash(git status:*)`), split at commas and spaces outside
+    parentheses."""
     entries, depth, current = [], 0, ""
     for char in value:
         if char in ", \t\n" and depth == 0:

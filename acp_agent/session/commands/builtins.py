@@ -1,6 +1,9 @@
-"""Slash commands: the built-ins `/status` (answered without a model request) and `/compact` (one
-counted request), and how a prompt names any command (`slash_of`; the custom commands, skills and
-MCP prompts a session offers are in `conventions.py`).
+"""Slash commands: the built-ins `/status` and `/agents` (answered without a model request) and
+`/compact` (one counted request), and how a prompt names any command (`slash_of`; the custom
+commands, skills and MCP prompts a session offers are in `conventions.py`).
+
+`/status` and `/compact` always win over a custom command of their name. Those named after Claude
+Code's everyday commands (`/agents`) give way to one: a project's `/agents` command runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -11,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["BUILT_IN_NAMES", "COMMANDS", "command_of", "slash_of"]
+__all__ = ["BUILT_IN_NAMES", "CLAUDE_CODE_NAMES", "COMMANDS", "command_of", "slash_of"]
 
 COMMANDS = [
     {
@@ -23,20 +26,30 @@ COMMANDS = [
         "name": "compact",
         "description": "Summarise the earlier conversation now to free context (one model request).",
     },
+    {
+        "name": "agents",
+        "description": "List the custom agents (.claude/agents) the task tool offers: their "
+        "descriptions, models, tools and files (no model request).",
+    },
 ]
+CLAUDE_CODE_NAMES = frozenset({"agents"})
+"""Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
+name replaces them (in the menu too)."""
+BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
+"""The built-ins no custom command may shadow."""
+_ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
 def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The slash command a prompt is, if its text is exactly `/status` or `/compact`."""
+    """The built-in a prompt is, if its text is exactly `/status`, `/compact` or `/agents`."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
     word = texts[0].strip().split(maxsplit=1)[0] if texts[0].strip() else ""
-    return word[1:] if word in {"/status", "/compact"} else None
+    return word[1:] if word.startswith("/") and word[1:] in _ALL_NAMES else None
 
 
 _SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)
-BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
 def slash_of(blocks: list[dict[str, Any]]) -> tuple[str, str] | None:

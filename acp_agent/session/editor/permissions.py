@@ -105,6 +105,8 @@ class SessionPermissions:
         (`session/commands/allowed_tools.py`); never past plan mode, an "always reject" or a
         sensitive edit."""
         tool_name, permission = question.tool_name, question.permission
+        if permission == "agent":
+            return self.may_start_subagent(question)
         if self.mode == "bypassPermissions":
             return ALLOW
         if self.mode == "plan":
@@ -148,6 +150,13 @@ class SessionPermissions:
                 False, message=f"Could not ask the user ({exc.message}); the tool call was not run."
             )
         return self._decide(tool_name, answer, grants)
+
+    def may_start_subagent(self, question: PermissionQuestion) -> PermissionDecision:
+        """Whether a `task` call may start its subagent (`raw_input["subagent_type"]`: the custom
+        agent's name, or general-purpose), in every mode: the subagent's own tool calls ask as
+        usual. This is where Claude Code's `Agent(name)` / `Task(name)` rules apply; no rule holds
+        here yet, so every subagent may start, unasked."""
+        return ALLOW
 
     def _decide(self, tool_name: str, answer: Any, grants: dict[str, str]) -> PermissionDecision:
         """`grants`: the offered grant options (option id → grant id), never remembered."""

@@ -1,0 +1,157 @@
+"""Custom subagents (`.claude/agents/*.md`, issue 33 item 6): the `task` tool offers them by name,
+each child runs with its agent's prompt, tools and model under the turn's one meter, `/agents`
+lists them, and a bad agent file costs that file only."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+from acp_agent.testing import FakeMessagesAPI, replies, routes
+from tests.support.agent import AgentProcess
+from tests.support.conventions import claude_repo
+from tests.wire.conftest import chunks, turn_record
+from tests.wire.test_conventions import status_text
+
+HAIKU_4_5 = "claude-haiku-4-5"  # thinks with a budget (`enabled`), takes no effort
+SONNET = "claude-sonnet-5-5"  # refuses `thinking.type.enabled`: a child that copied its parent's would 400
+REVIEWER_BODY = "REVIEWER PROMPT: you review code for bugs and cite lines."
+REVIEWER = f"""---
+name: reviewer
+description: Reviews a file for bugs; use it after edits.
+tools: Read, Grep, Bash, NoSuchTool
+model: sonnet
+---
+{REVIEWER_BODY}
+"""
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def agents_repo(tmp_path: Path) -> Path:
+    """A repository with one good project agent, a user agent it shadows, and bad agent files."""
+    workspace = claude_repo(tmp_path)
+    agents, home = workspace / ".claude" / "agents", tmp_path / "home" / ".claude" / "agents"
+    write(agents / "reviewer.md", REVIEWER)
+    write(home / "reviewer.md", "---\nname: reviewer\ndescription: USER REVIEWER\n---\nnever used\n")
+    write(
+        home / "explainer.md",
+        "---\nname: explainer\ndescription: Explains code.\nmodel: gpt-5\n---\nExplain.\n",
+    )
+    write(agents / "nameless.md", "---\ndescription: no name\n---\nbody\n")
+    write(
+        agents / "broken.md",
+        "---\nname: broken\ndescription: [unclosed\n  - : :\nnot yaml at all\n---\nbody\n",
+    )
+    write(agents / "huge.md", "---\nname: huge\ndescription: big\n---\n" + "x" * 1_000_000)
+    return workspace
+
+
+def reviewing(body: dict[str, Any], attempt: int) -> replies.Reply:
+    """A parent that hands the reviewer a task every time (a fresh call id each reply)."""
+    args = {"description": "Review app", "prompt": "review src/app.py", "subagent_type": "reviewer"}
+    return replies.message([replies.tool_use_block("task", args)], stop_reason="tool_use")
+
+
+def endless_reads() -> replies.ReplyFactory:
+    """A child that never answers: another search each time (never a repeated call)."""
+    counter = itertools.count()
+
+    def reply(body: dict[str, Any], attempt: int) -> replies.Reply:
+        return replies.tool_use("search_text", {"pattern": f"greet{next(counter)}"})
+
+    return reply
+
+
+async def test_a_custom_agents_child_uses_its_model_and_tools_and_the_tree_meets_max_turn_requests(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = agents_repo(tmp_path)
+    children = fake_api.route(routes.system_has(REVIEWER_BODY), otherwise=endless_reads())
+    fake_api.set_fallback(reviewing)
+    env = {**agent_env, "ACP_AGENT_MODEL": HAIKU_4_5, "ACP_AGENT_THINKING_BUDGET": "2048"}
+    async with AgentProcess.start(env=env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace, {"acp-agent": {"maxTurnRequests": 6}})
+        response = await agent.prompt(session, "have the reviewer look at the app")
+    assert response["result"]["stopReason"] == "max_turn_requests", response
+    assert fake_api.attempts == len(fake_api.served) == 6  # across the tree, and no 400 anywhere
+    record = turn_record(response)
+    assert (record["modelRequests"], record["limit"]) == (6, "maxTurnRequests")
+    parent = [r for r in fake_api.requests if REVIEWER_BODY not in str(r.body["system"])]
+    child = [r for r in fake_api.requests if REVIEWER_BODY in str(r.body["system"])]
+    assert len(child) == children.served == 4 and len(parent) == 2
+    for request in parent:
+        assert request.body["model"] == HAIKU_4_5
+        assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+        task = next(t for t in request.body["tools"] if t.get("name") == "task")
+        assert "- reviewer: Reviews a file for bugs; use it after edits." in task["description"]
+        assert task["input_schema"]["properties"]["subagent_type"]["enum"] == [
+            "explainer",
+            "general-purpose",
+            "reviewer",
+        ]
+    assert parent[0].body["tools"] == parent[1].body["tools"]  # one tool list: one cached prefix
+    for request in child:
+        assert request.body["model"] == SONNET  # `model: sonnet`, with what Sonnet takes
+        assert request.body.get("thinking", {}).get("type") != "enabled"
+        assert [t["name"] for t in request.body["tools"]] == ["read_file", "search_text"]
+        system = "".join(b["text"] for b in request.body["system"])
+        assert system.startswith(REVIEWER_BODY) and "USER REVIEWER" not in system
+    first, second = record["subagents"]
+    assert (first["agent"], first["model"], first["requests"], first["stop"]) == (
+        "reviewer",
+        SONNET,
+        4,
+        "max_turn_requests",
+    )
+    assert (second["requests"], second["stop"]) == (0, "max_turn_requests")  # nothing left to spare
+    assert record["modelRequests"] - children.served == 2  # the parent's own two
+
+
+async def test_agents_lists_them_and_every_bad_agent_file_is_named_while_the_session_goes_on(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = agents_repo(tmp_path)
+    agents, home = workspace / ".claude" / "agents", tmp_path / "home" / ".claude" / "agents"
+    for i in range(500):  # past the cap of 100 agent files read (after the project's and the user's own)
+        write(
+            home / "many" / f"a{i:03}.md", f"---\nname: many-{i:03}\ndescription: one of many\n---\nBody.\n"
+        )
+    fake_api.route(routes.system_has(REVIEWER_BODY), replies.text("REVIEWED: no bugs"))
+    args = {"description": "Review", "prompt": "review it", "subagent_type": "reviewer"}
+    fake_api.script(
+        replies.message([replies.tool_use_block("task", args, id="toolu_r")], stop_reason="tool_use"),
+        replies.text("done"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        before = len(chunks(agent, session))
+        listed = await agent.prompt(session, "/agents")
+        text = "".join(c["content"]["text"] for c in chunks(agent, session)[before:])
+        status = await status_text(agent, session)
+        response = await agent.prompt(session, "review the app")
+    assert turn_record(listed)["modelRequests"] == 0
+    reviewer = text[text.index("- reviewer (project)") :].split("\n- ", 1)[0]
+    assert "Reviews a file for bugs" in reviewer and "model: claude-sonnet-5-5 (sonnet)" in reviewer
+    assert "tools: read_file, search_text" in reviewer
+    assert "left out: run_command (not a subagent's tool here)" in reviewer  # Bash: never more than theirs
+    assert "ignored: NoSuchTool (no such tool here)" in reviewer
+    assert f"file: {agents / 'reviewer.md'}" in reviewer
+    assert "- explainer (user): Explains code." in text
+    assert "model: the session's: 'gpt-5' is not offered here" in text
+    not_loaded = text[text.index("Not loaded:") :]
+    assert f"{home / 'reviewer.md'} (shadowed by {agents / 'reviewer.md'})" in not_loaded
+    assert "nameless.md (skipped: `name` is missing from its frontmatter)" in not_loaded
+    assert "broken.md (skipped: line" in not_loaded
+    assert "huge.md (skipped: larger than the 64 KiB cap)" in not_loaded
+    assert "not read: the cap of 100 agent files was reached" in not_loaded
+    assert "nameless.md (skipped" in status and "Custom agents: " in status
+    assert response["result"]["stopReason"] == "end_turn"
+    results = fake_api.requests[-1].body["messages"][-1]["content"]
+    assert results[0]["content"] == "REVIEWED: no bugs"
