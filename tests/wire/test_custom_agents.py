@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies, routes
-from tests.support.agent import AgentProcess
+from tests.support.agent import AgentProcess, RpcError
 from tests.support.conventions import claude_repo
 from tests.wire.conftest import chunks, turn_record
 from tests.wire.test_conventions import status_text
@@ -49,6 +49,19 @@ def agents_repo(tmp_path: Path) -> Path:
     )
     write(agents / "huge.md", "---\nname: huge\ndescription: big\n---\n" + "x" * 1_000_000)
     return workspace
+
+
+async def announced_list(agent: AgentProcess, session: str) -> list[dict[str, Any]]:
+    """The commands of the session's first `available_commands_update`, as sent (duplicates kept)."""
+    update = await agent.wait_for(
+        lambda m: (
+            m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+            and m["params"]["sessionId"] == session
+        ),
+        timeout=30,
+    )
+    commands: list[dict[str, Any]] = update["params"]["update"]["availableCommands"]
+    return commands
 
 
 def reviewing(body: dict[str, Any], attempt: int) -> replies.Reply:
@@ -155,3 +168,48 @@ async def test_agents_lists_them_and_every_bad_agent_file_is_named_while_the_ses
     assert response["result"]["stopReason"] == "end_turn"
     results = fake_api.requests[-1].body["messages"][-1]["content"]
     assert results[0]["content"] == "REVIEWED: no bugs"
+
+
+async def test_a_project_agents_command_replaces_the_built_in_in_the_menu_and_when_run(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = agents_repo(tmp_path)
+    write(
+        workspace / ".claude" / "commands" / "agents.md",
+        "---\ndescription: OUR AGENTS\n---\nOUR AGENTS BODY\n",
+    )
+    fake_api.script(replies.text("ran the project's command"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        commands = await announced_list(agent, session)
+        response = await agent.prompt(session, "/agents")
+    assert [c["description"] for c in commands if c["name"] == "agents"] == ["OUR AGENTS (project)"]
+    assert turn_record(response)["modelRequests"] == 1
+    assert "OUR AGENTS BODY" in str(fake_api.requests[0].body["messages"][-1]["content"])
+
+
+async def test_in_plan_mode_a_custom_agent_still_starts_unasked(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = agents_repo(tmp_path)
+    fake_api.route(routes.system_has(REVIEWER_BODY), replies.text("REVIEWED in plan mode"))
+    args = {"description": "Review", "prompt": "review it", "subagent_type": "reviewer"}
+    fake_api.script(
+        replies.message([replies.tool_use_block("task", args)], stop_reason="tool_use"),
+        replies.text("done"),
+    )
+    asked: list[str] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        asked.append(method)
+        return RpcError(-32601, method)
+
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
+        response = await agent.prompt(session, "review the app")
+    assert response["result"]["stopReason"] == "end_turn" and asked == []
+    assert fake_api.requests[-1].body["messages"][-1]["content"][0]["content"] == "REVIEWED in plan mode"
+    assert turn_record(response)["subagents"][0]["agent"] == "reviewer"
