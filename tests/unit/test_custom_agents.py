@@ -300,3 +300,15 @@ def test_an_agents_model_word_names_the_first_offered_of_its_family_or_an_offere
     assert catalog.named_model("opus") == "claude-opus-5-5"
     assert catalog.named_model("claude-sonnet-5-5") == "claude-sonnet-5-5"
     assert catalog.named_model("gpt-5") is None and catalog.named_model("fable") is None
+
+
+def test_agent_files_are_read_as_deep_as_the_sensitive_write_guard_looks_and_no_deeper(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    agents = repo / ".claude" / "agents"
+    write(agents / "a" / "b" / "seen.md", agent_file(name="seen"))
+    write(agents / "a" / "b" / "c" / "unseen.md", agent_file(name="unseen"))  # below what the guard watches
+    found = read_conventions(repo, home=tmp_path / "home", config_dir=None)
+    assert [a.name for a in found.agents] == ["seen"]

@@ -32,6 +32,7 @@ from acp_agent.session.commands.conventions import Conventions, CustomCommand
 from acp_agent.session.commands.frontmatter import split_frontmatter
 from acp_agent.session.commands.instructions import _directories
 from acp_agent.tools.files.confined import pin_dir
+from acp_agent.tools.files.grant_dirs import DEPTHS
 from acp_agent.tools.files.provided import (
     READ_SECONDS,
     ProvidedText,
@@ -59,8 +60,6 @@ FILE_BYTES = 64 * 1024
 MAX_COMMAND_FILES = 500
 MAX_SKILLS = 200
 MAX_AGENT_FILES = 100
-_MAX_DEPTH = 3
-"""Subdirectories of a commands or agents directory looked into (namespaces, groups)."""
 _SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _MAX_NAME, _MAX_DESCRIPTION = 64, 1024
 """The Agent Skills format's limits on `name` and `description`."""
@@ -141,12 +140,15 @@ def read_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -
 
 
 def _markdown_files(root: Path) -> Iterator[tuple[Path, tuple[str, ...]]]:
-    """(a `.md` file under `root`, the subdirectories it is in), sorted, at most _MAX_DEPTH deep."""
+    """(a `.md` file under `root`, the subdirectories it is in), sorted. As deep as the
+    sensitive-write guard looks for links in that directory (`DEPTHS`: commands' namespaces, agents'
+    groups), so no file read here can be a link the guard does not see."""
     if not root.is_dir():
         return
+    depth = DEPTHS[root.name]
     for top, dirs, files in os.walk(root, followlinks=False):
         relative = Path(top).relative_to(root)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if len(relative.parts) < _MAX_DEPTH else []
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if len(relative.parts) < depth else []
         for name in sorted(f for f in files if f.endswith(".md") and not f.startswith(".")):
             yield Path(top) / name, relative.parts
 
