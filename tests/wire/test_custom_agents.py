@@ -4,15 +4,15 @@ lists them, and a bad agent file costs that file only."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies, routes
-from tests.support.agent import AgentProcess, RpcError
+from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
 from tests.wire.conftest import chunks, turn_record
 from tests.wire.test_conventions import status_text
+from tests.wire.test_subagent_limits import endless_child
 
 HAIKU_4_5 = "claude-haiku-4-5"  # thinks with a budget (`enabled`), takes no effort
 SONNET = "claude-sonnet-5-5"  # refuses `thinking.type.enabled`: a child that copied its parent's would 400
@@ -20,7 +20,7 @@ REVIEWER_BODY = "REVIEWER PROMPT: you review code for bugs and cite lines."
 REVIEWER = f"""---
 name: reviewer
 description: Reviews a file for bugs; use it after edits.
-tools: Read, Grep, Bash, NoSuchTool
+tools: Read, Glob, Bash, NoSuchTool
 model: sonnet
 ---
 {REVIEWER_BODY}
@@ -70,21 +70,11 @@ def reviewing(body: dict[str, Any], attempt: int) -> replies.Reply:
     return replies.message([replies.tool_use_block("task", args)], stop_reason="tool_use")
 
 
-def endless_reads() -> replies.ReplyFactory:
-    """A child that never answers: another search each time (never a repeated call)."""
-    counter = itertools.count()
-
-    def reply(body: dict[str, Any], attempt: int) -> replies.Reply:
-        return replies.tool_use("search_text", {"pattern": f"greet{next(counter)}"})
-
-    return reply
-
-
 async def test_a_custom_agents_child_uses_its_model_and_tools_and_the_tree_meets_max_turn_requests(
     agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
 ) -> None:
     workspace = agents_repo(tmp_path)
-    children = fake_api.route(routes.system_has(REVIEWER_BODY), otherwise=endless_reads())
+    children = fake_api.route(routes.system_has(REVIEWER_BODY), otherwise=endless_child())
     fake_api.set_fallback(reviewing)
     env = {**agent_env, "ACP_AGENT_MODEL": HAIKU_4_5, "ACP_AGENT_THINKING_BUDGET": "2048"}
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
@@ -112,7 +102,7 @@ async def test_a_custom_agents_child_uses_its_model_and_tools_and_the_tree_meets
     for request in child:
         assert request.body["model"] == SONNET  # `model: sonnet`, with what Sonnet takes
         assert request.body.get("thinking", {}).get("type") != "enabled"
-        assert [t["name"] for t in request.body["tools"]] == ["read_file", "search_text"]
+        assert [t["name"] for t in request.body["tools"]] == ["read_file", "list_files"]
         system = "".join(b["text"] for b in request.body["system"])
         assert system.startswith(REVIEWER_BODY) and "USER REVIEWER" not in system
     first, second = record["subagents"]
@@ -152,7 +142,7 @@ async def test_agents_lists_them_and_every_bad_agent_file_is_named_while_the_ses
     assert turn_record(listed)["modelRequests"] == 0
     reviewer = text[text.index("- reviewer (project)") :].split("\n- ", 1)[0]
     assert "Reviews a file for bugs" in reviewer and "model: claude-sonnet-5-5 (sonnet)" in reviewer
-    assert "tools: read_file, search_text" in reviewer
+    assert "tools: read_file, list_files" in reviewer
     assert "left out: run_command (not a subagent's tool here)" in reviewer  # Bash: never more than theirs
     assert "ignored: NoSuchTool (no such tool here)" in reviewer
     assert f"file: {agents / 'reviewer.md'}" in reviewer
@@ -199,17 +189,12 @@ async def test_in_plan_mode_a_custom_agent_still_starts_unasked(
         replies.message([replies.tool_use_block("task", args)], stop_reason="tool_use"),
         replies.text("done"),
     )
-    asked: list[str] = []
-
-    async def editor(method: str, params: Any) -> Any:
-        asked.append(method)
-        return RpcError(-32601, method)
-
-    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
         await agent.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
         response = await agent.prompt(session, "review the app")
+        asked = [m for m in agent.messages if m.get("method") == "session/request_permission"]
     assert response["result"]["stopReason"] == "end_turn" and asked == []
     assert fake_api.requests[-1].body["messages"][-1]["content"][0]["content"] == "REVIEWED in plan mode"
     assert turn_record(response)["subagents"][0]["agent"] == "reviewer"
