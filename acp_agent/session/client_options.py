@@ -45,6 +45,8 @@ OWN_TOOLS = frozenset(
         "write_file",
         "edit_file",
         "run_command",
+        "command_output",
+        "stop_command",
         "update_plan",
         "ask_user",
         "skill",
@@ -62,6 +64,9 @@ CLAUDE_TOOLS: dict[str, str] = {
     "Edit": "edit_file",
     "MultiEdit": "edit_file",
     "Bash": "run_command",
+    "BashOutput": "command_output",
+    "KillShell": "stop_command",
+    "KillBash": "stop_command",
     "Grep": "search_text",
     "Glob": "list_files",
     "LS": "list_files",
@@ -75,6 +80,9 @@ CLAUDE_TOOLS: dict[str, str] = {
 """Claude Code's tool names (any case) → this agent's tool that does the same."""
 _CLAUDE_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
 _MCP_NAME = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__\*)?")
+_WITH_COMMANDS = frozenset({"command_output", "stop_command"})
+"""Offered with run_command: a tool set that lets the model start a background command lets it
+read and stop what it started."""
 
 MAX_SYSTEM_CHARS = 100_000
 """More appended system text than this is refused (it would be sent with every request)."""
@@ -104,7 +112,7 @@ class ClientOptions:
     def offers(self, tool: str) -> bool:
         """Whether the model is offered `tool`."""
         allowed = self.allowed_tools
-        if allowed is None or tool in allowed:
+        if allowed is None or tool in allowed or (tool in _WITH_COMMANDS and "run_command" in allowed):
             return True
         server = "__".join(tool.split("__")[:2]) if tool.startswith("mcp__") else None
         return server is not None and (server in allowed or f"{server}__*" in allowed)

@@ -38,6 +38,8 @@ from acp_agent.tools.files.localfs import LocalFileSystem
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.registry import ToolRegistry, default_registry
 from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
+from acp_agent.tools.shell.spool import SpoolFolder
+from acp_agent.tools.shell.tasks import BackgroundTasks
 from acp_agent.tools.skill import SkillTool
 from acp_agent.turn.context import clearing
 from acp_agent.turn.context.attachments import attached
@@ -53,11 +55,14 @@ from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.user_dirs import user_config_dir, user_home
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
     from acp_agent.session.options.catalog import ModelCatalog
     from acp_agent.session.state import Session
 
 __all__ = ["Engine"]
 
+NO_TASKS = "Background commands cannot run in this session (the agent serves no task group)."
 _QUIET_STOPS = {"end_turn": TurnStop.END_TURN, "cancelled": TurnStop.CANCELLED}
 """The ACP stop reasons of a prompt answered without a model request, as the loop's stops."""
 
@@ -74,6 +79,8 @@ class Engine:
         *,
         catalog: ModelCatalog | None = None,
         prices: Mapping[str, Price] | None = None,
+        tasks_group: TaskGroup | None = None,
+        spool_root: Path | None = None,
     ) -> None:
         self.requester = requester
         self.model = model
@@ -87,6 +94,10 @@ class Engine:
         self.catalog = catalog
         """The models a command file's `model` may name (None: the frontmatter key is ignored)."""
         self.prices = prices or {}
+        self._tasks_group = tasks_group
+        """Where the sessions' background commands are watched (None: none run in the background)."""
+        self._spool_root = spool_root
+        """Where their output is spooled (`<state dir>/tasks`; None: in memory only)."""
 
     async def runner(self, session: Session) -> TurnRunner:
         """The session's runner, built on first use with the tools it has by then (MCP included);
@@ -142,6 +153,9 @@ class Engine:
                 extra_roots=session.extra_roots,
             ),
         )
+        if session.tasks is None and self._tasks_group is not None:
+            spools = SpoolFolder(self._spool_root, session.id) if self._spool_root is not None else None
+            session.tasks = BackgroundTasks(self._tasks_group, spools)
         fs = session.capabilities.fs
         relay = Relay(
             session.id, self.requester, journal=session.history.note, capabilities=session.capabilities
@@ -164,6 +178,7 @@ class Engine:
             terminal=(EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None),
             elicitation=elicitation,
             hidden=self.hidden,
+            background=session.tasks,
             sandbox=(
                 CommandSandbox(
                     self.sandbox, tell=lambda text: relay.emit(Notice.warning(text, str(uuid.uuid4())))
@@ -212,6 +227,8 @@ class Engine:
         strategy: Strategy = self.strategy(session)
         settings = None
         invocation = await find_invocation(session, blocks)
+        if invocation is None and blocks and session.tasks is not None and (news := session.tasks.news()):
+            blocks = [*blocks, {"type": "text", "text": news}]  # after the prompt: the cached prefix holds
         if invocation is not None:  # a command, skill or MCP prompt: its prompt is built in the turn
             note = None
             if self.catalog is not None:
@@ -266,6 +283,8 @@ class Engine:
             text = agents_notice(
                 await session.conventions.current(), task if isinstance(task, TaskTool) else None
             )
+        elif name == "tasks":
+            text = session.tasks.listing() if session.tasks is not None else NO_TASKS
         else:
             sandbox = runner.ctx.sandbox
             text = _status(

@@ -145,7 +145,14 @@ class SessionManager:
             model = await self._model()
             if self._engine is None:  # another session's first prompt may have got here first
                 self._engine = engine_type(
-                    self.requester, model, self._tools, self.config, catalog=self.catalog, prices=self.prices
+                    self.requester,
+                    model,
+                    self._tools,
+                    self.config,
+                    catalog=self.catalog,
+                    prices=self.prices,
+                    tasks_group=self._task_group,
+                    spool_root=self.store.directory / "tasks" if self.store is not None else None,
                 )
         return self._engine
 
@@ -196,6 +203,8 @@ class SessionManager:
                 {"sessionId": session_id},
             )
         if current is not None:
+            if current.tasks is not None:  # they belonged to the session object replaced here
+                current.tasks.close_soon()
             self._forget(current)
         root, extra = checked_roots(cwd, directories, self.hidden)
         entries, history, updates, journal = journal_reload.now()(self.store, session_id, capabilities)
@@ -280,6 +289,8 @@ class SessionManager:
         if line is not None and line.turns:
             with anyio.move_on_after(5):  # every prompt of the line answers `cancelled` first
                 await line.turns[-1].done.wait()
+        if session.tasks is not None:  # its background commands, with all they started
+            await session.tasks.aclose()
         if session.mcp is not None:
             await session.mcp.aclose()
         self._forget(session)
@@ -327,8 +338,10 @@ class SessionManager:
         await announce_commands(session.id, session.conventions, self.requester, first=False)
 
     async def aclose(self) -> None:
-        """Stop every session's services (MCP servers) and close the journals."""
+        """Stop every session's services (background commands, MCP servers) and close the journals."""
         for session in list(self.sessions.values()):
+            if session.tasks is not None:
+                await session.tasks.aclose()
             if session.mcp is not None:
                 await session.mcp.aclose()
             if session.journal is not None:

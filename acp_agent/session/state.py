@@ -28,6 +28,7 @@ from acp_agent.turn.settings import RunnerSettings
 if TYPE_CHECKING:
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
+    from acp_agent.tools.shell.tasks import BackgroundTasks
     from acp_agent.turn.runner import TurnRunner
     from acp_agent.turn.strategies import Strategy
 
@@ -90,6 +91,9 @@ class Session:
     subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
     """Its running subagents shown as child sessions (`subagents/sessions.py`), by child session
     id: how to cancel each one alone (a `session/cancel` naming it)."""
+    tasks: BackgroundTasks | None = None
+    """Its background commands (`tools/shell/tasks.py`): None where nothing runs in the
+    background (no task group to watch them in)."""
 
     @property
     def mode(self) -> str:

@@ -389,6 +389,6 @@ class ToolBatch:
             if progress.cancelled:  # the call's last word, reported when the cancel reaches us
                 self._cancel_notes[call_id] = progress.text or CANCELLED
                 return
-            await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id))
+            await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id, progress.status))
 
         return report

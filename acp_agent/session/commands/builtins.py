@@ -1,9 +1,10 @@
-"""Slash commands: the built-ins `/status` and `/agents` (answered without a model request) and
-`/compact` (one counted request), and how a prompt names any command (`slash_of`; the custom
-commands, skills and MCP prompts a session offers are in `conventions.py`).
+"""Slash commands: the built-ins `/status`, `/agents` and `/tasks` (answered without a model
+request) and `/compact` (one counted request), and how a prompt names any command (`slash_of`; the
+custom commands, skills and MCP prompts a session offers are in `conventions.py`).
 
 `/status` and `/compact` always win over a custom command of their name. Those named after Claude
-Code's everyday commands (`/agents`) give way to one: a project's `/agents` command runs instead.
+Code's everyday commands (`/agents`, `/tasks`) give way to one: a project's command of that name
+runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -31,8 +32,12 @@ COMMANDS = [
         "description": "List the custom agents (.claude/agents) the task tool offers: their "
         "descriptions, models, tools and files (no model request).",
     },
+    {
+        "name": "tasks",
+        "description": "List the background commands: id, state, runtime and command (no model request).",
+    },
 ]
-CLAUDE_CODE_NAMES = frozenset({"agents"})
+CLAUDE_CODE_NAMES = frozenset({"agents", "tasks"})
 """Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
 name replaces them (in the menu too)."""
 BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
@@ -41,7 +46,7 @@ _ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
 def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The built-in a prompt is, if its text is exactly `/status`, `/compact` or `/agents`."""
+    """The built-in a prompt is, if its text is exactly `/status`, `/compact`, `/agents` or `/tasks`."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None

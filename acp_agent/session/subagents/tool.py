@@ -41,8 +41,9 @@ __all__ = ["CHANGING_MODES", "NOT_FOR_SUBAGENTS", "AgentTools", "ModelChoice", "
 
 log = structlog.get_logger(__name__)
 
-NOT_FOR_SUBAGENTS = frozenset({"task", "ask_user", "update_plan"})
-"""Never a subagent's: no recursion, no user to ask, and the plan is the session's."""
+NOT_FOR_SUBAGENTS = frozenset({"task", "ask_user", "update_plan", "command_output", "stop_command"})
+"""Never a subagent's: no recursion, no user to ask, and the plan and the background commands
+are the session's."""
 CHANGING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 """The modes in which a subagent with `--subagent-tools all` may edit and run commands."""
 

@@ -220,7 +220,7 @@ class TaskTool:
             parent.model,
             self.tools if kind is None else kind.tools,
             sink,
-            ctx,
+            replace(ctx, background=None),  # its commands end with it: none in the background
             settings,
             new_id=parent.new_id,
             permissions=permissions,
