@@ -188,6 +188,25 @@ async def test_the_ninth_background_command_is_refused_and_tasks_lists_the_eight
         assert len(TASK_ID.findall(listing)) == 8 and listing.count("· running ·") == 8, listing
         assert len(fake_api.requests) == 2
 
+        first = TASK_ID.findall(result_text(fake_api, "toolu_0"))[0]
+        fake_api.script(
+            replies.message(
+                [
+                    replies.tool_use_block("stop_command", {"task_id": first}, id="toolu_stop"),
+                    replies.tool_use_block(
+                        "run_command", {"command": sleeps[8], "background": True}, id="toolu_9"
+                    ),
+                ],
+                stop_reason="tool_use",
+            ),
+            replies.text("one stopped, the ninth started"),
+        )
+        await agent.prompt(session, "stop one, start the last")
+        assert result_text(fake_api, "toolu_stop").startswith(f"{first} `{sleeps[0]}`: stopped after")
+        assert running(sleeps[0]) == []
+        assert TASK_ID.search(result_text(fake_api, "toolu_9")), result_text(fake_api, "toolu_9")
+        pids += await started(sleeps[8])
+
         assert (await agent.request("session/delete", {"sessionId": session}))["result"] == {}
         await gone(pids)
         assert spool_files(agent_env) == []

@@ -214,6 +214,8 @@ class TerminalRun:
             new = output[self._read_upto :]
         elif self._seen and (at := output.find(self._seen)) >= 0:
             new = output[at + len(self._seen) :]  # the first match: a repeat may come twice, none is lost
+        elif overlap := _overlap(self._seen, output):  # it dropped nearly all that was read
+            new = output[overlap:]
         else:
             new, dropped = output, bool(self._read_upto)
         self._read_upto, self._seen = len(output), output[-_SEEN_CHARS:]
@@ -234,3 +236,11 @@ class TerminalRun:
 
     def tail(self, limit: int) -> str:
         return ""
+
+
+def _overlap(seen: str, output: str) -> int:
+    """The length of the longest end of `seen` that `output` starts with (0: none)."""
+    for length in range(min(len(seen) - 1, len(output)), 0, -1):
+        if output.startswith(seen[-length:]):
+            return length
+    return 0
