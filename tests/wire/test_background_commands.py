@@ -6,39 +6,24 @@ At most 8 run at once; a flood of output is capped in memory and on disk."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from tests.support.agent import AgentProcess, RpcError
-from tests.support.client import allow
-from tests.support.procs import gone, marked_sleep, running, running_with, started
+from tests.support.agent import AgentProcess
+from tests.support.client import TerminalEditor, allow
+from tests.support.procs import gone, marked_sleep, running, running_with, started, strays
 from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 TASK_ID = re.compile(r"\bbg_[0-9a-f]{8}\b")
-
-
-@asynccontextmanager
-async def strays(find: Callable[[], list[int]]) -> AsyncIterator[None]:
-    """SIGKILL on the way out whatever `find` still sees: a failing test leaves nothing running."""
-    try:
-        yield
-    finally:
-        for pid in find():
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
 
 
 def tool_result(fake_api: FakeMessagesAPI, call_id: str) -> dict[str, Any]:
@@ -358,35 +343,16 @@ async def test_the_agents_exit_stops_its_background_commands(
 async def test_in_the_editors_terminal_it_stays_alive_past_its_turn_and_is_released_on_close(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
-    killed = anyio.Event()
-    calls: list[tuple[str, Any]] = []
-
-    async def editor(method: str, params: Any) -> Any:
-        calls.append((method, params))
-        if method == "session/request_permission":
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-        if method == "terminal/create":
-            return {"terminalId": "term-bg"}
-        if method == "terminal/wait_for_exit":
-            await killed.wait()
-            return {"signal": "SIGKILL"}
-        if method == "terminal/kill":
-            killed.set()
-            return {}
-        if method == "terminal/output":
-            return {"output": "listening on 8000\n", "truncated": False}
-        if method == "terminal/release":
-            return {}
-        return RpcError(-32601, method)
+    editor = TerminalEditor("listening on 8000\n", terminal_id="term-bg")
 
     def called() -> list[str]:
-        return [method for method, _ in calls if method.startswith("terminal/")]
+        return [method for method in editor.methods() if method.startswith("terminal/")]
 
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
         await agent.initialize(terminal=True)
         session = await agent.new_session(workspace)
         task_id = await start_in_background(agent, session, fake_api, "npm run dev", "toolu_t")
-        create = next(params for method, params in calls if method == "terminal/create")
+        create = next(params for method, params in editor.calls if method == "terminal/create")
         assert {"name": "ACP_AGENT_OWNER", "value": create["env"][0]["value"]} in create[
             "env"
         ]  # the warden's
