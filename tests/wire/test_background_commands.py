@@ -373,3 +373,25 @@ async def test_in_the_editors_terminal_it_stays_alive_past_its_turn_and_is_relea
         assert called()[-2:] == ["terminal/kill", "terminal/release"]
         last = call_updates(agent, session, "toolu_t")[-1]
         assert last == {"sessionUpdate": "tool_call_update", "toolCallId": "toolu_t", "status": "completed"}
+
+
+async def test_loading_an_open_session_again_stops_the_tasks_of_the_one_it_replaces(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    server = marked_sleep()
+    async with (
+        strays(lambda: running(server)),
+        AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent,
+    ):
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await start_in_background(agent, session, fake_api, f"exec {server}", "toolu_srv")
+        pids = await started(server)
+        answer = await agent.request(
+            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+        )
+        assert "modes" in answer["result"], answer
+        await gone(pids)
+        response = await agent.prompt(session, "/tasks")  # the session as loaded has none
+        assert response["result"]["stopReason"] == "end_turn"
+        assert notices(agent, session)[-1].startswith("No background commands in this session")
