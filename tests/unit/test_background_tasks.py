@@ -25,6 +25,7 @@ from acp_agent.tools.shell.task_runs import RunLimits, TerminalRun
 from acp_agent.tools.shell.task_tools import ReadCommandOutput, StopCommand
 from acp_agent.tools.shell.tasks import BackgroundTasks, TaskLimits
 from tests.support.procs import alive
+from tests.support.waits import wait_until
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -139,12 +140,14 @@ async def test_stop_command_stops_a_running_task_and_its_children(
     shown: list[Progress] = []
     task_id = await start(tasks, "sleep 300 & echo child=$!; wait", tmp_path, shown)
     ctx = ToolContext(cwd=tmp_path, background=tasks)
-    read = await ReadCommandOutput().run({"task_id": task_id}, ctx)
-    printed = read.text.split("\n", 1)[1]
-    while "child=" not in printed:  # the shell has printed it: nothing else tells
-        await anyio.sleep(0.01)
-        printed += (await ReadCommandOutput().run({"task_id": task_id}, ctx)).text.split("\n", 1)[1]
-    child = int(printed.split("child=")[1].split()[0])
+    printed: list[str] = []
+
+    async def child_named() -> bool:  # once the shell has printed it: nothing else tells
+        printed.append((await ReadCommandOutput().run({"task_id": task_id}, ctx)).text.split("\n", 1)[1])
+        return "child=" in "".join(printed)
+
+    await wait_until(child_named, "the shell to name its child")
+    child = int("".join(printed).split("child=")[1].split()[0])
     result = await StopCommand().run({"task_id": task_id}, ctx)
     assert result.text.startswith(f"{task_id} `sleep 300 & echo child=$!; wait`: stopped after"), result.text
     assert result.raw_output is not None and result.raw_output["stopped"] is True
