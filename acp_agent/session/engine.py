@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import structlog
 
 from acp_agent.config import Config
+from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.model.server_tools import WebTools
@@ -27,13 +29,16 @@ from acp_agent.session.commands.memory_files import ImportTrust, may_import_outs
 from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.relay import Relay
+from acp_agent.session.journal.checkpoints import Checkpoints
+from acp_agent.session.journal.store import SessionStore
 from acp_agent.session.requester import Requester
+from acp_agent.session.rewinding import Rewinds
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagents.listing import agents_notice
 from acp_agent.session.subagents.tool import ModelChoice, task_tool
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.ask_user import AskUser
-from acp_agent.tools.base import ToolContext
+from acp_agent.tools.base import NO_CHECKPOINT, ToolContext
 from acp_agent.tools.files.localfs import LocalFileSystem
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.registry import ToolRegistry, default_registry
@@ -63,6 +68,8 @@ if TYPE_CHECKING:
 __all__ = ["Engine"]
 
 NO_TASKS = "Background commands cannot run in this session (the agent serves no task group)."
+log = structlog.get_logger(__name__)
+
 _QUIET_STOPS = {"end_turn": TurnStop.END_TURN, "cancelled": TurnStop.CANCELLED}
 """The ACP stop reasons of a prompt answered without a model request, as the loop's stops."""
 
@@ -81,6 +88,7 @@ class Engine:
         prices: Mapping[str, Price] | None = None,
         tasks_group: TaskGroup | None = None,
         spool_root: Path | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         self.requester = requester
         self.model = model
@@ -98,6 +106,8 @@ class Engine:
         """Where the sessions' background commands are watched (None: none run in the background)."""
         self._spool_root = spool_root
         """Where their output is spooled (`<state dir>/tasks`; None: in memory only)."""
+        self.rewinds = Rewinds(store, self.hidden)
+        """The sessions' checkpoints (what turns change, kept for a rewind) and their rewinds."""
 
     async def runner(self, session: Session) -> TurnRunner:
         """The session's runner, built on first use with the tools it has by then (MCP included);
@@ -105,6 +115,7 @@ class Engine:
         if session.runner is None:
             instructions = await session_instructions(session.cwd, hidden=self.hidden)
             conventions = await session.conventions.current()
+            await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
             if session.runner is None:  # nobody built it while the files were read
                 session.runner = self._build(session, instructions, conventions)
         return session.runner
@@ -179,6 +190,7 @@ class Engine:
             elicitation=elicitation,
             hidden=self.hidden,
             background=session.tasks,
+            checkpoint=session.checkpoints or NO_CHECKPOINT,
             sandbox=(
                 CommandSandbox(
                     self.sandbox, tell=lambda text: relay.emit(Notice.warning(text, str(uuid.uuid4())))
@@ -237,7 +249,10 @@ class Engine:
         session_settings = runner.settings
         if settings is not None:  # the command's own model, for this turn only
             runner.settings, price = settings, self.prices.get(settings.model)
+        checkpoints = session.checkpoints
         try:
+            if checkpoints is not None:
+                await checkpoints.turn_started()
             return await drive_turn(
                 strategy=strategy,
                 runner=runner,
@@ -253,6 +268,9 @@ class Engine:
         finally:
             if settings is not None and runner.settings is settings:
                 runner.settings = session_settings
+            if checkpoints is not None:  # what the turn changed, even when it was cancelled
+                with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_END_SECONDS):
+                    await _ended(checkpoints)
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
         """The record of a prompt answered without a model request: an empty prompt (journaled,
@@ -267,11 +285,15 @@ class Engine:
             session.history.note(TurnEntry(record.to_meta()))
         return record
 
-    async def run_command(self, name: str, session: Session, price: Price | None = None) -> TurnRecord:
+    async def run_command(
+        self, name: str, session: Session, price: Price | None = None, arguments: str = ""
+    ) -> TurnRecord:
         """Run a slash command in `session`; its answer goes to the editor as an agent message."""
         runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
-        if name == "compact":
+        if name == "rewind":
+            text = await self.rewinds.command(session, arguments)
+        elif name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
             text = (
                 f"Compacted: summarised {replaced} earlier messages."
@@ -292,6 +314,7 @@ class Engine:
                 runner,
                 await sandbox.status_line() if sandbox else "none configured",
                 await session.conventions.current(),
+                self.rewinds.status(session),
             )
         await runner.sink.emit(Notice(text, str(uuid.uuid4())))  # an answer outside the history
         return TurnRecord.from_meter(
@@ -319,6 +342,17 @@ async def session_instructions(
     )
 
 
+TURN_END_SECONDS = 60.0
+"""Bound on journaling what a turn changed (a snapshot of the roots) once it ended."""
+
+
+async def _ended(checkpoints: Checkpoints) -> None:
+    try:
+        await checkpoints.turn_ended()
+    except JournalFailed as exc:  # the turn's own answer says what the disk did
+        log.warning("checkpoint.changes_lost", problem=str(exc))
+
+
 def _new_id() -> str:
     return str(uuid.uuid4())
 
@@ -327,7 +361,9 @@ def new_turn_id() -> str:
     return f"t_{uuid.uuid4().hex[:16]}"
 
 
-def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Conventions) -> str:
+def _status(
+    session: Session, runner: TurnRunner, sandbox: str, conventions: Conventions, checkpoints: str
+) -> str:
     settings = runner.settings
     limits = session.limits.model_dump(by_alias=True)
     used = runner.last_context_tokens
@@ -351,6 +387,7 @@ def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Con
         f"Messages in history: {len(session.history)}\n"
         f"Old tool results cleared from requests: {clearing.status(session.history, settings)}\n"
         f"Sandbox for commands: {sandbox}\n"
+        f"Checkpoints (/rewind): {checkpoints}\n"
         f"Web tools: {_web(settings.web)}\n"
         f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"

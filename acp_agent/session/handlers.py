@@ -46,7 +46,15 @@ __all__ = ["AcpHandler"]
 log = structlog.get_logger(__name__)
 
 _JOURNAL_METHODS = frozenset(
-    {"session/load", "session/resume", "session/list", "session/close", "session/delete", "session/set_title"}
+    {
+        "session/load",
+        "session/resume",
+        "session/list",
+        "session/close",
+        "session/delete",
+        "session/set_title",
+        "_session/rewind",
+    }
 )
 """Served (and advertised) only when sessions are journaled."""
 
@@ -81,6 +89,7 @@ class AcpHandler:
             "session/delete": self.delete_session,
             "session/set_config_option": self.set_config_option,
             "session/set_title": self.set_title,
+            "_session/rewind": self.rewind,
         }
 
     @property
@@ -198,6 +207,9 @@ class AcpHandler:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         session.replay = updates
         session.client = client
+        if session.interrupted_rewind:  # a crash stopped a rewind mid-restore: the new state, whole
+            await (await self.manager.engine()).rewinds.finish(session)
+            session.interrupted_rewind = False
         return session
 
     async def _restored(self, session: Any, request: Any, *, replay: bool) -> dict[str, Any]:
@@ -268,6 +280,22 @@ class AcpHandler:
         if session.title:
             await self._tell(session, info_update(title=session.title, updated_at=now_iso()))
 
+    async def rewind(self, params: Any) -> dict[str, Any]:
+        """`_session/rewind {sessionId, promptIndex | messageId, scope}`: a rewind for a client's
+        button (`session/rewinding.py`); refused while a prompt runs or waits."""
+        request = parse(SessionRef, params)
+        if request.session_id not in self.manager.sessions:  # never opened here, or closed
+            raise RpcError.session_not_found(request.session_id)
+        session = self.manager.get(request.session_id)
+        if self.manager.busy(session.id):
+            raise RpcError.invalid_request(
+                "The session is running a prompt: cancel it first (session/cancel), then rewind",
+                {"sessionId": session.id},
+            )
+        engine = await self.manager.engine()
+        async with self.manager.turn(session):  # no prompt starts while the files go back
+            return await engine.rewinds.request(session, params)
+
     async def close_session(self, params: Any) -> dict[str, Any]:
         request = parse(SessionRef, params)
         await self.manager.close(request.session_id)
@@ -297,7 +325,11 @@ class AcpHandler:
         session = self.manager.get(request.session_id)
         shown = [block.to_wire() for block in request.prompt]
         command = command_of(shown)
-        if command in CLAUDE_CODE_NAMES and (await session.conventions.current()).find(command) is not None:
+        if (
+            command is not None
+            and command[0] in CLAUDE_CODE_NAMES
+            and (await session.conventions.current()).find(command[0]) is not None
+        ):
             command = None  # the project's own /agents runs instead
         empty = is_empty_prompt(shown)
         profile = session.settings.profile
@@ -315,9 +347,12 @@ class AcpHandler:
                     record = engine.quiet_turn(session, "end_turn", journal=True)
                 else:
                     assert command is not None
-                    record = await engine.run_command(
-                        command, session, self.manager.prices.get(session.model)
-                    )
+                    with turn.scope:  # session/cancel ends it (a rewind's question, say)
+                        record = await engine.run_command(
+                            command[0], session, self.manager.prices.get(session.model), command[1]
+                        )
+                    if turn.scope.cancelled_caught:
+                        record = engine.quiet_turn(session, "cancelled", journal=False)
                 if not (turn.cancelled or session.closing):
                     await self._tell(session, info_update(updated_at=now_iso()))
                 return PromptResponse(

@@ -35,6 +35,7 @@ from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.listing import session_roots
 from acp_agent.session.journal.store import SessionStore, creation_error
+from acp_agent.session.journal.timeline import interrupted_rewind
 from acp_agent.session.journal.titles import session_title
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
@@ -153,6 +154,7 @@ class SessionManager:
                     prices=self.prices,
                     tasks_group=self._task_group,
                     spool_root=self.store.directory / "tasks" if self.store is not None else None,
+                    store=self.store,
                 )
         return self._engine
 
@@ -219,6 +221,7 @@ class SessionManager:
             session.history.note(RootsEntry(tuple(map(str, extra))))
         session.title = session_title(entries)
         session.titled = any(isinstance(e, PromptEntry | TitleEntry) for e in entries)
+        session.interrupted_rewind = interrupted_rewind(entries) is not None
         updates.extend(self.options.restore(session, entries))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
@@ -294,6 +297,11 @@ class SessionManager:
         if session.mcp is not None:
             await session.mcp.aclose()
         self._forget(session)
+
+    def busy(self, session_id: str) -> bool:
+        """A prompt of the session is running or waiting."""
+        line = self._lines.get(session_id)
+        return line is not None and bool(line.turns)
 
     async def delete(self, session_id: str) -> None:
         """session/delete: close it if open and remove its journal; unknown ids succeed silently."""

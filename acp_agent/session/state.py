@@ -26,6 +26,7 @@ from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
+    from acp_agent.session.journal.checkpoints import Checkpoints
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.shell.tasks import BackgroundTasks
@@ -88,6 +89,11 @@ class Session:
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
     """Its first prompt or a rename settled the title: later prompts do not change it."""
+    checkpoints: Checkpoints | None = None
+    """What its turns changed in the workspace, kept for a rewind (made by the engine on first use;
+    None without a journal)."""
+    interrupted_rewind: bool = False
+    """Its journal ends in a rewind a crash stopped mid-restore: session/load finishes it."""
     subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
     """Its running subagents shown as child sessions (`subagents/sessions.py`), by child session
     id: how to cancel each one alone (a `session/cancel` naming it)."""

@@ -19,6 +19,7 @@ EXPECTED_COMMANDS = {
     "compact",
     "agents",  # Claude Code's, answered by the agent (no project command replaces it here)
     "tasks",  # the same
+    "rewind",
     "review",  # the project's, with an argument (the user's /review is shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md
     "greet",  # the user's own

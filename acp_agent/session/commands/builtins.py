@@ -1,10 +1,11 @@
 """Slash commands: the built-ins `/status`, `/agents` and `/tasks` (answered without a model
-request) and `/compact` (one counted request), and how a prompt names any command (`slash_of`; the
-custom commands, skills and MCP prompts a session offers are in `conventions.py`).
+request), `/compact` (one counted request) and `/rewind` (`session/rewinding.py`), and how a prompt
+names any command (`slash_of`; the custom commands, skills and MCP prompts a session offers are in
+`conventions.py`).
 
-`/status` and `/compact` always win over a custom command of their name. Those named after Claude
-Code's everyday commands (`/agents`, `/tasks`) give way to one: a project's command of that name
-runs instead.
+`/status`, `/compact` and `/rewind` always win over a custom command of their name. Those named
+after Claude Code's everyday commands (`/agents`, `/tasks`) give way to one: a project's command of
+that name runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -17,7 +18,7 @@ from typing import Any
 
 __all__ = ["BUILT_IN_NAMES", "CLAUDE_CODE_NAMES", "COMMANDS", "command_of", "slash_of"]
 
-COMMANDS = [
+COMMANDS: list[dict[str, Any]] = [
     {
         "name": "status",
         "description": "Show the model, the mode, the limits in force, the context used and the "
@@ -26,6 +27,12 @@ COMMANDS = [
     {
         "name": "compact",
         "description": "Summarise the earlier conversation now to free context (one model request).",
+    },
+    {
+        "name": "rewind",
+        "description": "Go back to before a prompt: its files and the conversation (--chat: the "
+        "conversation only, --files: the files only). Alone, it lists the prompts.",
+        "input": {"hint": "prompt number [--chat | --files]"},
     },
     {
         "name": "agents",
@@ -45,13 +52,15 @@ BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
 _ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
-def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The built-in a prompt is, if its text is exactly `/status`, `/compact`, `/agents` or `/tasks`."""
+def command_of(prompt: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The built-in command a prompt is (its text starts `/status`, `/compact`, `/rewind`,
+    `/agents` or `/tasks`), and the rest of its text (the arguments: only /rewind reads them)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
-    word = texts[0].strip().split(maxsplit=1)[0] if texts[0].strip() else ""
-    return word[1:] if word.startswith("/") and word[1:] in _ALL_NAMES else None
+    word, *rest = texts[0].split(maxsplit=1) or [""]
+    name = word[1:] if word.startswith("/") else ""
+    return (name, rest[0].strip() if rest else "") if name in _ALL_NAMES else None
 
 
 _SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)

@@ -69,7 +69,7 @@ def replay_updates(
     server = ServerCalls()  # web searches and fetches: shown from the reply's own blocks
     for entry in entries:
         if isinstance(entry, PromptEntry):
-            message_id = str(uuid.uuid4())
+            message_id = entry.message_id or str(uuid.uuid4())
             updates.extend(
                 {"sessionUpdate": "user_message_chunk", "content": block, "messageId": message_id}
                 for block in entry.prompt

@@ -14,7 +14,7 @@ compactions, clearings, turn records, the file checkpoints of those turns) is le
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -28,12 +28,13 @@ from acp_agent.turn.journal.entries import (
     ModelEntry,
     PromptEntry,
     RewindEntry,
+    RewoundEntry,
     RootsEntry,
     TitleEntry,
     WebEntry,
 )
 
-__all__ = ["PromptNotFound", "PromptSpan", "Timeline"]
+__all__ = ["PromptNotFound", "PromptSpan", "Timeline", "interrupted_rewind"]
 
 log = structlog.get_logger(__name__)
 
@@ -126,3 +127,14 @@ class Timeline:
         """The entries of the session up to before prompt `number` (settings journaled later are
         not among them: the caller adds them if it wants the session's current settings)."""
         return self.entries[: self.start_of(number)]
+
+
+def interrupted_rewind(entries: Sequence[Entry]) -> RewindEntry | None:
+    """The last rewind, if a crash stopped it before its files were all back (no `RewoundEntry`
+    after it): session/load finishes it (`rewind.py:finish_interrupted`)."""
+    for entry in reversed(entries):
+        if isinstance(entry, RewoundEntry):
+            return None
+        if isinstance(entry, RewindEntry):
+            return entry if entry.restore else None
+    return None

@@ -137,6 +137,7 @@ class WriteFile:
             return ToolResult(
                 text=f"{shown} already has this content; nothing was written.", locations=((path, 1),)
             )
+        await ctx.checkpoint.before_write(path)
         await fs.write_text(path, content)
         total = len(_lines(content))
         first, added, removed = changed_lines(old or "", content)
@@ -203,6 +204,7 @@ class EditFile:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path, shown, text, new_text = await self._change(args, ctx)
+        await ctx.checkpoint.before_write(path)
         await _fs(ctx).write_text(path, new_text)
         first, added, removed = changed_lines(text, new_text)
         diffs, note = _diffs(path, text, new_text)

@@ -1,0 +1,270 @@
+"""A session's checkpoints: what each turn changed in the workspace, kept so a rewind can undo it.
+
+Before a turn first changes anything (any call that is not read-only, `ToolContext.checkpoint`),
+each root is snapshotted into the session's shadow git store (`shadow_git.py`), once a turn; before
+an edit tool writes a file, that file's before-image is kept too (it may be ignored by git, or git
+may be missing). Both are journaled (`CheckpointEntry`) and on disk before the change. When the
+turn ends, the roots are snapshotted again and the turn's net changes journaled (`ChangesEntry`):
+each file with what it held before the turn and after it. A turn a crash ended is closed when the
+session next runs a turn or a rewind.
+
+Everything lives under `<state dir>/checkpoints/<session id>/` (`SessionStore.checkpoints`):
+removed with the session (`session/delete`, `--keep-days`), and capped at `MAX_TURNS` turns with
+changes a session (older turns' snapshots are pruned: a rewind reaches back that far).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from hashlib import sha1
+from pathlib import Path
+
+import anyio
+import structlog
+
+from acp_agent.session.journal.file_images import ImageStore, current_state, read_state
+from acp_agent.session.journal.shadow_git import GIT_MISSING, ShadowGit, SnapshotFailed, find_git
+from acp_agent.turn.context.history import JournalWriter
+from acp_agent.turn.journal.entries import (
+    ChangesEntry,
+    CheckpointEntry,
+    Entry,
+    FileChange,
+    FileImage,
+    FileState,
+    PromptEntry,
+    RootTree,
+)
+
+__all__ = ["MAX_TURNS", "Checkpoints"]
+
+log = structlog.get_logger(__name__)
+
+MAX_TURNS = 100
+"""Turns with changes whose snapshots a session keeps (Claude Code keeps 100 checkpoints too)."""
+SNAPSHOT_SECONDS = 60.0
+"""A root whose snapshot takes longer is given up for the session (only edit images are kept)."""
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The checkpoint of the turn running now (or of one a crash ended)."""
+
+    prompt: int
+    trees: dict[str, str] | None = None
+    """Each root's tree before the turn's first change (None: not taken yet)."""
+    images: dict[str, FileState | None] = field(default_factory=dict)
+
+    @property
+    def changed_anything(self) -> bool:
+        return self.trees is not None or bool(self.images)
+
+
+class Checkpoints:
+    """One session's checkpoints (the `Checkpoint` seam its tools call), journaled in its journal."""
+
+    def __init__(
+        self,
+        directory: Path,
+        roots: Callable[[], tuple[Path, ...]],
+        journal: JournalWriter,
+        *,
+        hidden: Iterable[Path] = (),
+        git: str | None = None,
+        prompts: int = 0,
+        pending: _Turn | None = None,
+    ) -> None:
+        self.directory = directory
+        self.roots = roots
+        self.journal = journal
+        self.hidden = tuple(hidden)
+        self.git = git
+        self.images = ImageStore(directory / "images")
+        self.prompts = prompts
+        """Prompts journaled so far: the next turn's prompt is this one (counted from 0)."""
+        self._turn: _Turn | None = None
+        self._pending = pending
+        self._stores: dict[str, ShadowGit] = {}
+        self._given_up: dict[str, str] = {}
+        """Roots whose snapshots failed or took too long: why."""
+        self._lock = anyio.Lock()
+
+    @classmethod
+    def of_journal(
+        cls,
+        directory: Path,
+        roots: Callable[[], tuple[Path, ...]],
+        journal: JournalWriter,
+        entries: Iterable[Entry],
+        *,
+        hidden: Iterable[Path] = (),
+    ) -> Checkpoints:
+        """A loaded session's checkpoints: the prompts counted, a turn a crash left open found."""
+        prompts, pending = 0, None
+        closed: set[int] = set()
+        for entry in entries:
+            if isinstance(entry, PromptEntry):
+                prompts += 1
+            elif isinstance(entry, CheckpointEntry):
+                if pending is None or pending.prompt != prompts - 1:
+                    pending = _Turn(max(prompts - 1, 0))
+                if entry.trees:
+                    pending.trees = {t.root: t.tree for t in entry.trees}
+                for image in entry.images:
+                    pending.images.setdefault(image.path, image.state)
+            elif isinstance(entry, ChangesEntry):
+                closed.add(entry.prompt)
+        if pending is not None and pending.prompt in closed:
+            pending = None
+        return cls(directory, roots, journal, hidden=hidden, git=find_git(), prompts=prompts, pending=pending)
+
+    # ── what /status says ─────────────────────────────────────────────────────────────────────
+
+    def status(self) -> str:
+        """What a rewind can undo in this session, for /status."""
+        if self.git is None:
+            return f"the edit tools' changes only ({GIT_MISSING}: commands' changes are not kept)"
+        line = "the edit tools' and commands' changes (a git snapshot of the roots before each turn)"
+        if self._given_up:
+            line += "; not for " + ", ".join(f"{root} ({why})" for root, why in self._given_up.items())
+        return line
+
+    # ── the turn's lifecycle (the engine) ─────────────────────────────────────────────────────
+
+    async def turn_started(self) -> None:
+        """A prompt's turn begins (before its prompt is journaled): a turn a crash left open is
+        closed first, against the workspace as it is now."""
+        await self.close_pending()
+        self._turn = _Turn(self.prompts)
+        self.prompts += 1
+
+    async def turn_ended(self) -> None:
+        """The turn is over: its net changes are journaled."""
+        turn, self._turn = self._turn, None
+        if turn is not None and turn.changed_anything:
+            await self._close(turn)
+
+    async def close_pending(self) -> None:
+        """Journal the changes of a turn a crash ended (a rewind needs them)."""
+        turn, self._pending = self._pending, None
+        if turn is not None:
+            await self._close(turn)
+
+    # ── the tools' seam ───────────────────────────────────────────────────────────────────────
+
+    async def before_change(self) -> None:
+        turn = self._turn
+        if turn is None or turn.trees is not None:
+            return
+        async with self._lock:
+            if turn.trees is None:
+                turn.trees = await self._snapshot()
+                entry = CheckpointEntry(trees=tuple(RootTree(r, t) for r, t in turn.trees.items()))
+                self.journal(entry)
+
+    async def before_write(self, path: Path) -> None:
+        await self.before_change()
+        turn = self._turn
+        key = str(path)
+        if turn is None or key in turn.images:
+            return
+        async with self._lock:
+            if key in turn.images:
+                return
+            found = await anyio.to_thread.run_sync(read_state, path)
+            if found is not None:
+                await anyio.to_thread.run_sync(self.images.keep, found[0].blob, found[1])
+            state = found[0] if found else None
+            turn.images[key] = state
+            self.journal(CheckpointEntry(images=(FileImage(key, state),)))
+
+    # ── snapshots ─────────────────────────────────────────────────────────────────────────────
+
+    def store_of(self, root: Path) -> ShadowGit | None:
+        """The shadow git store of a root (None: git is missing), in a folder named by its path."""
+        if self.git is None:
+            return None
+        key = str(root)
+        if key not in self._stores:
+            name = "root-" + sha1(os.fsencode(key), usedforsecurity=False).hexdigest()[:16]
+            self._stores[key] = ShadowGit(self.git, self.directory / name, root, self.hidden)
+        return self._stores[key]
+
+    def _snapshot_roots(self) -> list[Path]:
+        """The roots a snapshot covers: not one inside another, never `/` or the home dir."""
+        roots = [Path(os.path.realpath(r)) for r in self.roots()]
+        home = Path(os.path.realpath(Path.home()))
+        kept: list[Path] = []
+        for root in roots:
+            if root in (Path(root.anchor), home):
+                self._given_up.setdefault(str(root), "too wide to snapshot")
+                continue
+            if str(root) in self._given_up or any(root.is_relative_to(k) for k in kept):
+                continue
+            kept = [k for k in kept if not k.is_relative_to(root)] + [root]
+        return kept
+
+    async def _snapshot(self) -> dict[str, str]:
+        """Each root's tree now; a root whose snapshot fails is given up (and said in /status)."""
+        trees: dict[str, str] = {}
+        if self.git is None:
+            return trees
+        for root in self._snapshot_roots():
+            store = self.store_of(root)
+            assert store is not None
+            try:
+                with anyio.fail_after(SNAPSHOT_SECONDS):
+                    trees[str(root)] = await store.snapshot()
+            except (SnapshotFailed, OSError, TimeoutError) as exc:
+                why = "it took too long" if isinstance(exc, TimeoutError) else str(exc)
+                log.warning("checkpoint.snapshot_failed", root=str(root), problem=why)
+                self._given_up[str(root)] = why
+        return trees
+
+    async def _close(self, turn: _Turn) -> None:
+        """Journal what `turn` changed: the roots' snapshots compared, and each edited file's
+        before-image against what it holds now where git does not cover it."""
+        async with self._lock:
+            changes: dict[str, FileChange] = {}
+            if turn.trees:
+                after = await self._snapshot()
+                for root, before in turn.trees.items():
+                    store = self._stores.get(root) or self.store_of(Path(root))
+                    if store is None or root not in after:
+                        continue
+                    try:
+                        found = await store.changes(before, after[root])
+                    except SnapshotFailed as exc:
+                        log.warning("checkpoint.diff_failed", root=root, problem=str(exc))
+                        continue
+                    for relative, old, new in found:
+                        path = str(Path(root) / relative)
+                        changes[path] = FileChange(path, old, new)
+            for path, before_image in turn.images.items():
+                if path in changes:
+                    continue
+                now = await anyio.to_thread.run_sync(current_state, Path(path))
+                if now != before_image:
+                    changes[path] = FileChange(path, before_image, now)
+            self.journal(ChangesEntry(turn.prompt, tuple(changes[p] for p in sorted(changes))))
+
+    async def content(self, states: Iterable[FileState]) -> dict[str, bytes]:
+        """The content of each state's blob: the image store's, else a root store's."""
+        found: dict[str, bytes] = {}
+        missing: list[str] = []
+        for state in states:
+            data = await anyio.to_thread.run_sync(self.images.get, state.blob)
+            if data is None:
+                missing.append(state.blob)
+            else:
+                found[state.blob] = data
+        folders = sorted(self.directory.glob("root-*")) if missing and self.git else []
+        for folder in folders:
+            store = ShadowGit(self.git or "git", folder, folder)
+            try:
+                found |= await store.blobs(b for b in missing if b not in found)
+            except (SnapshotFailed, OSError) as exc:
+                log.warning("checkpoint.read_failed", store=folder.name, problem=str(exc))
+        return found
