@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +277,49 @@ async def bad_rewinds(agent: AgentProcess, session: str, fake_api: FakeMessagesA
         busy = await agent.request("_session/rewind", {"sessionId": session, "promptIndex": 0})
         assert busy["error"]["code"] == -32600 and "cancel it first" in busy["error"]["message"]
         await agent.notify("session/cancel", {"sessionId": session})
+
+
+async def test_a_hostile_repositorys_config_runs_nothing_when_the_agent_snapshots(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    marker = tmp_path / "fsmonitor-ran"
+    hook = tmp_path / "fsmonitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    git_env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q"], cwd=workspace, env=git_env, check=True)
+    with (workspace / ".git" / "config").open("a") as config:
+        config.write(f"[core]\n\tfsmonitor = {hook}\n")
+    fake_api.script(replies.tool_use("run_command", {"command": "echo hi > hi.txt"}), replies.text("done"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.prompt(session, "say hi")
+        await agent.prompt(session, "/rewind 1")
+    assert not (workspace / "hi.txt").exists()  # snapshotted, and put back
+    assert not marker.exists()
+    subprocess.run(["git", "status"], cwd=workspace, env=git_env, check=True, capture_output=True)
+    assert marker.exists()  # the repository is hostile indeed: git run in it runs the hook
+
+
+async def test_without_git_the_edit_tools_changes_still_rewind_and_status_says_so(
+    agent_env: dict[str, str], acp_schema: Any, files: Path, fake_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    fake_api.script(
+        replies.tool_use("edit_file", {"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        replies.text("Edited."),
+    )
+    async with AgentProcess.start(
+        env={**agent_env, "PATH": str(empty)}, schema=acp_schema, on_request=allow
+    ) as agent:
+        await agent.initialize()
+        session = await agent.new_session(files)
+        await agent.prompt(session, "edit a.txt")
+        assert (files / "a.txt").read_text() == "two\n"
+        await agent.prompt(session, "/status")
+        await agent.prompt(session, "/rewind 1")
+        said = notices(agent, session)
+    assert "Checkpoints (/rewind): the edit tools' changes only (git was not found" in said
+    assert (files / "a.txt").read_text() == "one\n"

@@ -44,8 +44,19 @@ log = structlog.get_logger(__name__)
 
 MAX_TURNS = 100
 """Turns with changes whose snapshots a session keeps (Claude Code keeps 100 checkpoints too)."""
+PRUNE_EVERY = 10
+"""Turns past the cap before the older ones are pruned (a prune walks the store)."""
 SNAPSHOT_SECONDS = 60.0
 """A root whose snapshot takes longer is given up for the session (only edit images are kept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """What a closed turn's checkpoint holds on to: its snapshots and its edit images."""
+
+    prompt: int
+    trees: frozenset[str]
+    blobs: frozenset[str]
 
 
 @dataclass(slots=True)
@@ -61,6 +72,10 @@ class _Turn:
     def changed_anything(self) -> bool:
         return self.trees is not None or bool(self.images)
 
+    def kept(self, after: Iterable[str]) -> _Kept:
+        trees = frozenset([*(self.trees or {}).values(), *after])
+        return _Kept(self.prompt, trees, frozenset(s.blob for s in self.images.values() if s is not None))
+
 
 class Checkpoints:
     """One session's checkpoints (the `Checkpoint` seam its tools call), journaled in its journal."""
@@ -75,6 +90,7 @@ class Checkpoints:
         git: str | None = None,
         prompts: int = 0,
         pending: _Turn | None = None,
+        kept: Iterable[_Kept] = (),
     ) -> None:
         self.directory = directory
         self.roots = roots
@@ -86,6 +102,8 @@ class Checkpoints:
         """Prompts journaled so far: the next turn's prompt is this one (counted from 0)."""
         self._turn: _Turn | None = None
         self._pending = pending
+        self._kept = list(kept)
+        """The closed turns that changed something, oldest first (at most `MAX_TURNS` once pruned)."""
         self._stores: dict[str, ShadowGit] = {}
         self._given_up: dict[str, str] = {}
         """Roots whose snapshots failed or took too long: why."""
@@ -101,24 +119,35 @@ class Checkpoints:
         *,
         hidden: Iterable[Path] = (),
     ) -> Checkpoints:
-        """A loaded session's checkpoints: the prompts counted, a turn a crash left open found."""
-        prompts, pending = 0, None
-        closed: set[int] = set()
+        """A loaded session's checkpoints: the prompts counted, the closed turns' snapshots listed
+        (for the cap), a turn a crash left open found."""
+        prompts = 0
+        turns: dict[int, _Turn] = {}
+        after: dict[int, tuple[str, ...]] = {}
         for entry in entries:
             if isinstance(entry, PromptEntry):
                 prompts += 1
             elif isinstance(entry, CheckpointEntry):
-                if pending is None or pending.prompt != prompts - 1:
-                    pending = _Turn(max(prompts - 1, 0))
+                turn = turns.setdefault(max(prompts - 1, 0), _Turn(max(prompts - 1, 0)))
                 if entry.trees:
-                    pending.trees = {t.root: t.tree for t in entry.trees}
+                    turn.trees = {t.root: t.tree for t in entry.trees}
                 for image in entry.images:
-                    pending.images.setdefault(image.path, image.state)
+                    turn.images.setdefault(image.path, image.state)
             elif isinstance(entry, ChangesEntry):
-                closed.add(entry.prompt)
-        if pending is not None and pending.prompt in closed:
-            pending = None
-        return cls(directory, roots, journal, hidden=hidden, git=find_git(), prompts=prompts, pending=pending)
+                after[entry.prompt] = tuple(t.tree for t in entry.trees)
+        kept = [turns[p].kept(after[p]) for p in sorted(turns) if p in after]
+        open_turns = [turns[p] for p in sorted(turns) if p not in after]
+        pending = open_turns[-1] if open_turns else None
+        return cls(
+            directory,
+            roots,
+            journal,
+            hidden=hidden,
+            git=find_git(),
+            prompts=prompts,
+            pending=pending,
+            kept=kept,
+        )
 
     # ── what /status says ─────────────────────────────────────────────────────────────────────
 
@@ -228,6 +257,7 @@ class Checkpoints:
         before-image against what it holds now where git does not cover it."""
         async with self._lock:
             changes: dict[str, FileChange] = {}
+            after: dict[str, str] = {}
             if turn.trees:
                 after = await self._snapshot()
                 for root, before in turn.trees.items():
@@ -248,7 +278,25 @@ class Checkpoints:
                 now = await anyio.to_thread.run_sync(current_state, Path(path))
                 if now != before_image:
                     changes[path] = FileChange(path, before_image, now)
-            self.journal(ChangesEntry(turn.prompt, tuple(changes[p] for p in sorted(changes))))
+            trees = tuple(RootTree(r, t) for r, t in after.items())
+            self.journal(ChangesEntry(turn.prompt, tuple(changes[p] for p in sorted(changes)), trees))
+            self._kept.append(turn.kept(t.tree for t in trees))
+            if len(self._kept) > MAX_TURNS + PRUNE_EVERY:
+                await self._prune()
+
+    async def _prune(self) -> None:
+        """Keep the last `MAX_TURNS` turns' snapshots and images; let the older ones go."""
+        dropped, self._kept = self._kept[:-MAX_TURNS], self._kept[-MAX_TURNS:]
+        trees = {tree for kept in self._kept for tree in kept.trees}
+        blobs = {blob for kept in self._kept for blob in kept.blobs}
+        for blob in {blob for kept in dropped for blob in kept.blobs} - blobs:
+            await anyio.to_thread.run_sync(self.images.drop, blob)
+        for store in self._stores.values():
+            try:
+                await store.prune(trees)
+            except SnapshotFailed as exc:
+                log.warning("checkpoint.prune_failed", root=str(store.root), problem=str(exc))
+        log.info("checkpoint.pruned", turns=len(dropped), horizon=self._kept[0].prompt)
 
     async def content(self, states: Iterable[FileState]) -> dict[str, bytes]:
         """The content of each state's blob: the image store's, else a root store's."""

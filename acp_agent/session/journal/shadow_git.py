@@ -194,8 +194,23 @@ class ShadowGit:
             tree = (await self._run("write-tree")).decode().strip()
             commit = (await self._run("commit-tree", tree, "-m", "snapshot")).decode().strip()
             await self._run("update-ref", "HEAD", commit)
+            refs = self.git_dir / "refs" / "snapshots"
+            refs.mkdir(parents=True, exist_ok=True)
+            (refs / tree).write_text(commit + "\n")  # kept until `prune` lets it go
             self._head = tree
             return tree
+
+    async def prune(self, keep: set[str]) -> int:
+        """Drop the snapshots whose trees are not in `keep` (the last one always stays) and the
+        objects only they held; returns how many went."""
+        async with self._lock:
+            refs = self.git_dir / "refs" / "snapshots"
+            dropped = [ref for ref in _listed(refs) if ref.name not in keep and ref.name != self._head]
+            for ref in dropped:
+                ref.unlink(missing_ok=True)
+            if dropped:
+                await self._run("prune", "--expire=now")
+            return len(dropped)
 
     async def _head_tree(self) -> str | None:
         result = await self._run("rev-parse", "--verify", "--quiet", "HEAD^{tree}", ok=(0, 1))
@@ -262,6 +277,13 @@ def tree_changes(raw: bytes) -> list[tuple[str, FileState | None, FileState | No
 def _escaped(path: str) -> str:
     """A literal path as a gitignore pattern."""
     return "".join("\\" + c if c in "*?[]\\!# " else c for c in path)
+
+
+def _listed(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []
 
 
 def _write_if_changed(path: Path, text: str) -> None:

@@ -464,11 +464,14 @@ class CheckpointEntry:
 @_typed
 class ChangesEntry:
     """What a turn changed in the workspace, journaled when it ends: each file with what it held
-    before the turn and after it. `prompt` names the turn's prompt as a `RewindEntry` does (a
-    turn a crash ended is closed later, by the next turn or rewind)."""
+    before the turn and after it, and the roots' snapshots after it. `prompt` names the turn's
+    prompt as a `RewindEntry` does (a turn a crash ended is closed later, by the next turn or
+    rewind)."""
 
     prompt: NonNegativeInt
     changes: tuple[FileChange, ...] = ()
+    trees: tuple[RootTree, ...] = ()
+    """The roots' snapshots after the turn (what a later rewind may find the turn left)."""
     type: Literal["changes"] = "changes"
 
 
