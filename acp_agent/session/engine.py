@@ -251,20 +251,24 @@ class Engine:
             runner.settings, price = settings, self.prices.get(settings.model)
         checkpoints = session.checkpoints
         try:
-            if checkpoints is not None:
-                await checkpoints.turn_started()
-            return await drive_turn(
-                strategy=strategy,
-                runner=runner,
-                history=session.history,
-                meter=TurnMeter(session.limits, price=price),
-                prompt=blocks,
-                sink=runner.sink,
-                scope=scope,
-                turn_id=new_turn_id(),
-                streaming=runner.model.streaming,
-                shown=shown,
-            )
+            async with anyio.create_task_group() as beside:
+                if checkpoints is not None:
+                    await checkpoints.turn_started()
+                    beside.start_soon(checkpoints.prepare)  # while the model reads the prompt
+                result = await drive_turn(
+                    strategy=strategy,
+                    runner=runner,
+                    history=session.history,
+                    meter=TurnMeter(session.limits, price=price),
+                    prompt=blocks,
+                    sink=runner.sink,
+                    scope=scope,
+                    turn_id=new_turn_id(),
+                    streaming=runner.model.streaming,
+                    shown=shown,
+                )
+                beside.cancel_scope.cancel()  # a turn that changed nothing needs no snapshot
+            return result
         finally:
             if settings is not None and runner.settings is settings:
                 runner.settings = session_settings

@@ -46,6 +46,8 @@ MAX_TURNS = 100
 """Turns with changes whose snapshots a session keeps (Claude Code keeps 100 checkpoints too)."""
 PRUNE_EVERY = 10
 """Turns past the cap before the older ones are pruned (a prune walks the store)."""
+PACK_EVERY = 10
+"""Turns with changes between two repacks of a store's loose objects."""
 SNAPSHOT_SECONDS = 60.0
 """A root whose snapshot takes longer is given up for the session (only edit images are kept)."""
 
@@ -66,6 +68,8 @@ class _Turn:
     prompt: int
     trees: dict[str, str] | None = None
     """Each root's tree before the turn's first change (None: not taken yet)."""
+    prepared: dict[str, str] | None = None
+    """The roots' trees taken when the turn began (`prepare`), for its first change to use."""
     images: dict[str, FileState | None] = field(default_factory=dict)
 
     @property
@@ -183,13 +187,23 @@ class Checkpoints:
 
     # ── the tools' seam ───────────────────────────────────────────────────────────────────────
 
+    async def prepare(self) -> None:
+        """Snapshot the roots as the turn begins, beside its first model request, so that its
+        first change rarely waits (cancelled with the turn if nothing needed it)."""
+        turn = self._turn
+        if turn is None or self.git is None:
+            return
+        async with self._lock:
+            if turn.trees is None and turn.prepared is None:
+                turn.prepared = await self._snapshot()
+
     async def before_change(self) -> None:
         turn = self._turn
         if turn is None or turn.trees is not None:
             return
         async with self._lock:
             if turn.trees is None:
-                turn.trees = await self._snapshot()
+                turn.trees = turn.prepared if turn.prepared is not None else await self._snapshot()
                 entry = CheckpointEntry(trees=tuple(RootTree(r, t) for r, t in turn.trees.items()))
                 self.journal(entry)
 
@@ -283,6 +297,15 @@ class Checkpoints:
             self._kept.append(turn.kept(t.tree for t in trees))
             if len(self._kept) > MAX_TURNS + PRUNE_EVERY:
                 await self._prune()
+            elif trees and len(self._kept) % PACK_EVERY == 0:
+                for root in after:
+                    await self._repack(self._stores[root])
+
+    async def _repack(self, store: ShadowGit) -> None:
+        try:
+            await store.repack()
+        except SnapshotFailed as exc:
+            log.warning("checkpoint.repack_failed", root=str(store.root), problem=str(exc))
 
     async def _prune(self) -> None:
         """Keep the last `MAX_TURNS` turns' snapshots and images; let the older ones go."""
@@ -296,6 +319,7 @@ class Checkpoints:
                 await store.prune(trees)
             except SnapshotFailed as exc:
                 log.warning("checkpoint.prune_failed", root=str(store.root), problem=str(exc))
+            await self._repack(store)
         log.info("checkpoint.pruned", turns=len(dropped), horizon=self._kept[0].prompt)
 
     async def content(self, states: Iterable[FileState]) -> dict[str, bytes]:

@@ -56,7 +56,8 @@ def current_state(path: Path) -> FileState | None:
 
 def restore_file(path: Path, state: FileState | None, data: bytes | None, root: Path) -> None:
     """Put `path` back to `state` (`data` its content), or remove it (None); a file is replaced
-    whole (a temporary file renamed over it), so a kill leaves the old or the new content.
+    whole (a temporary file renamed over it), so a kill leaves the old or the new content (not
+    synced: the rewind's journal entry is, and the next load finishes what a crash left).
     Directories it needs are made; ones its removal leaves empty are removed, up to `root`."""
     if state is None:
         with contextlib.suppress(FileNotFoundError):
@@ -78,8 +79,6 @@ def restore_file(path: Path, state: FileState | None, data: bytes | None, root: 
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         os.chmod(name, _mode(path, executable=state.mode == EXECUTABLE))
         os.replace(name, path)
     except BaseException:

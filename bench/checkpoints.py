@@ -1,0 +1,197 @@
+"""`python bench/checkpoints.py [--files N] [--turns N] [--touch N]`: what checkpoints cost on a
+large repository (issue 34 item 1), and what a rewind takes.
+
+A repository of `--files` tracked files (40,000 by default) and a tenth as many ignored ones
+(`acp_agent/testing/repo.py`). A session's checkpoints (`session/journal/checkpoints.py`, the
+agent's own code, its journal a list) run `--turns` turns (100); each touches `--touch` files (10):
+half written as an edit tool writes (its before-image kept first), half by "a command" (no image:
+only the snapshots see it), one of them created and one deleted. Printed:
+
+- the first snapshot (the session's first turn that changes anything: every file read once);
+- the cost per turn, wall clock: what the turn waits for (its images, and the snapshot and
+  comparison as it ends), and with the snapshot the engine takes as the turn begins, beside its
+  first model request (median and p90 over the turns);
+- the state after all turns: the checkpoint folder on disk and the journal lines they added;
+- a rewind of one turn and of half the turns: planning and restoring, wall clock.
+
+For comparison, the same change detection in Python (`--python`): the search tools' own walk
+(`tools/search/ignore.py`, the same ignore rules), one lstat a file against the last scan's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `acp_agent` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import anyio
+
+from acp_agent.session.journal.checkpoints import Checkpoints
+from acp_agent.session.journal.rewind import apply_rewind, plan_rewind
+from acp_agent.session.journal.shadow_git import find_git
+from acp_agent.testing.repo import RepoShape, make_repo
+from acp_agent.tools.search.ignore import walk_files
+from acp_agent.turn.context.history import History
+from acp_agent.turn.journal.entries import ChangesEntry, CheckpointEntry, Entry, MetaEntry, PromptEntry
+from acp_agent.turn.journal.lines import entry_json
+
+
+def _size(path: Path) -> int:
+    """Bytes on disk (allocated blocks) under `path`."""
+    total = 0
+    for folder, _, names in os.walk(path):
+        for name in names:
+            total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+    return total
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def _sources(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "src").rglob("*.py"))
+
+
+async def _run(files: int, turns: int, touch: int, python: bool) -> None:
+    git = find_git()
+    if git is None:
+        sys.exit("git is not installed: checkpoints keep only the edit tools' images, nothing to measure")
+    with tempfile.TemporaryDirectory(prefix="acp-bench-checkpoints-") as scratch:
+        root = make_repo(Path(scratch) / "repo", RepoShape(tracked=files, ignored=files // 10))
+        sources = _sources(root)
+        state = Path(scratch) / "state"
+        journal: list[Entry] = [MetaEntry(1, "sess_bench", str(root), "2026-01-01T00:00:00Z")]
+
+        def write(entry: Entry, *, sync: bool = True) -> None:
+            journal.append(entry)
+
+        checkpoints = Checkpoints(state, lambda: (root,), write, git=git)
+        load = os.getloadavg()[0]
+        print(f"repository: {len(sources):,} tracked files, {files // 10:,} ignored; load {load:.1f}")
+
+        started = time.perf_counter()
+        journal.append(PromptEntry([{"type": "text", "text": "turn 0"}]))
+        await checkpoints.turn_started()
+        await checkpoints.before_change()
+        await checkpoints.turn_ended()
+        first = time.perf_counter() - started
+        baseline = _size(state)
+        print(f"first snapshot (every file read once): {first:.1f} s, store {baseline / 1e6:.1f} MB")
+
+        per_turn: list[float] = []
+        whole: list[float] = []
+        before: list[float] = []
+        after: list[float] = []
+        for n in range(1, turns + 1):
+            picked = [sources[(n * 7919 + i * 104729) % len(sources)] for i in range(touch)]
+            journal.append(PromptEntry([{"type": "text", "text": f"turn {n}"}]))
+            await checkpoints.turn_started()
+            t0 = time.perf_counter()
+            await checkpoints.prepare()  # the engine runs it beside the turn's first model request
+            t1 = time.perf_counter()
+            await checkpoints.before_change()
+            waited = time.perf_counter() - t1
+            images = 0.0
+            for i, path in enumerate(picked):
+                if i < touch // 2:  # an edit tool: its before-image first
+                    t = time.perf_counter()
+                    await checkpoints.before_write(path)
+                    images += time.perf_counter() - t
+                if i == touch - 1 and path.exists():
+                    path.unlink()  # a command deletes one
+                else:
+                    path.write_text(f"turn {n} changed this\n{path.name}\n")
+            created = root / "src" / f"created-{n}.txt"
+            created.write_text(f"created by turn {n}\n")
+            t2 = time.perf_counter()
+            await checkpoints.turn_ended()
+            t3 = time.perf_counter()
+            before.append(t1 - t0)
+            after.append(t3 - t2)
+            per_turn.append(waited + images + (t3 - t2))
+            whole.append((t1 - t0) + waited + images + (t3 - t2))
+        added = [e for e in journal if isinstance(e, CheckpointEntry | ChangesEntry)]
+        journaled = sum(len(json.dumps(entry_json(e))) + 1 for e in added)
+
+        def stats(samples: list[float]) -> str:
+            ordered = sorted(samples)
+            return (
+                f"median {_ms(statistics.median(ordered))}, p90 {_ms(ordered[int(len(ordered) * 0.9) - 1])}"
+            )
+
+        print(f"cost per turn touching {touch} files, wall, what the turn waits for: {stats(per_turn)}")
+        print(f"  with the snapshot taken beside the first model request: {stats(whole)}")
+        print(f"  the snapshot as the turn begins (beside the model): {stats(before)}")
+        print(f"  the snapshot and comparison as it ends: {stats(after)}")
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        print(f"  git's CPU, all turns: {children.ru_utime + children.ru_stime:.1f} s")
+        print(
+            f"state after {turns} turns: checkpoint folder {_size(state) / 1e6:.1f} MB on disk (the first "
+            f"snapshot's {baseline / 1e6:.1f} MB included), journal lines {journaled / 1e6:.2f} MB"
+        )
+
+        history = History(journal=write)
+        for back in (turns, turns // 2):
+            t0 = time.perf_counter()
+            plan = await plan_rewind(journal, back + 1, "files", checkpoints)
+            t1 = time.perf_counter()
+            outcome = await apply_rewind(plan, journal, history=history, journal=write, roots=(root,))
+            t2 = time.perf_counter()
+            print(
+                f"rewind to before prompt {back + 1} ({len(outcome.restored)} files back): "
+                f"plan {_ms(t1 - t0)}, restore {_ms(t2 - t1)}, total {_ms(t2 - t0)}"
+            )
+
+        if python:
+            _python_scan(root)
+
+
+def _python_scan(root: Path) -> None:
+    """The alternative: detect changes in Python with the search tools' walk and one lstat a file."""
+
+    def scan() -> dict[str, tuple[int, int, int]]:
+        seen = {}
+        for absolute, _ in walk_files(root, include_hidden=True):
+            info = os.lstat(absolute)
+            seen[absolute] = (info.st_mtime_ns, info.st_size, info.st_ino)
+        return seen
+
+    t0 = time.perf_counter()
+    last = scan()
+    first = time.perf_counter() - t0
+    timings = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        now = scan()
+        changed = [p for p, key in now.items() if last.get(p) != key]
+        timings.append(time.perf_counter() - t0)
+        last = now
+        assert not changed
+    print(
+        f"python change detection (walk with the ignore rules + lstat, {len(last):,} files): "
+        f"first {_ms(first)}, then median {_ms(statistics.median(timings))} a scan (content not kept)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=40_000)
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--touch", type=int, default=10)
+    parser.add_argument("--python", action="store_true", help="also time the pure-Python change detection")
+    args = parser.parse_args()
+    anyio.run(_run, args.files, args.turns, args.touch, args.python)
+
+
+if __name__ == "__main__":
+    main()
