@@ -3,14 +3,14 @@ large repository (issue 34 item 1), and what a rewind takes.
 
 A repository of `--files` tracked files (40,000 by default) and a tenth as many ignored ones
 (`acp_agent/testing/repo.py`). A session's checkpoints (`session/journal/checkpoints.py`, the
-agent's own code, its journal a list) run `--turns` turns (100); each touches `--touch` files (10):
-half written as an edit tool writes (its before-image kept first), half by "a command" (no image:
-only the snapshots see it), one of them created and one deleted. Printed:
+agent's own code, its journal a list) run `--turns` turns (100); each touches `--touch` files (10),
+one turn in two through the edit tools alone (each file's before-image kept first: no snapshot),
+the other half through the edit tools and half by "a command" (the roots snapshotted before it and
+after the turn), which also creates one file and deletes one. Printed:
 
-- the first snapshot (the session's first turn that changes anything: every file read once);
-- the cost per turn, wall clock: what the turn waits for (its images, and the snapshot and
-  comparison as it ends), and with the snapshot the engine takes as the turn begins, beside its
-  first model request (median and p90 over the turns);
+- the first snapshot (the session's first turn: every file read once);
+- the cost per turn, wall clock: what the checkpoint calls add to each kind of turn (median and
+  p90), and the snapshot the engine takes as a turn begins, beside its first model request;
 - the state after all turns: the checkpoint folder on disk and the journal lines they added;
 - a rewind of one turn and of half the turns: planning and restoring, wall clock.
 
@@ -88,53 +88,44 @@ async def _run(files: int, turns: int, touch: int, python: bool) -> None:
         baseline = _size(state)
         print(f"first snapshot (every file read once): {first:.1f} s, store {baseline / 1e6:.1f} MB")
 
-        per_turn: list[float] = []
-        whole: list[float] = []
-        before: list[float] = []
-        after: list[float] = []
+        waits: dict[str, list[float]] = {"edits": [], "command": []}
+        beside: dict[str, list[float]] = {"edits": [], "command": []}
         for n in range(1, turns + 1):
+            kind = "command" if n % 2 == 0 else "edits"
             picked = [sources[(n * 7919 + i * 104729) % len(sources)] for i in range(touch)]
             journal.append(PromptEntry([{"type": "text", "text": f"turn {n}"}]))
             await checkpoints.turn_started()
             t0 = time.perf_counter()
             await checkpoints.prepare()  # the engine runs it beside the turn's first model request
-            t1 = time.perf_counter()
-            await checkpoints.before_change()
-            waited = time.perf_counter() - t1
-            images = 0.0
-            for i, path in enumerate(picked):
-                if i < touch // 2:  # an edit tool: its before-image first
-                    t = time.perf_counter()
-                    await checkpoints.before_write(path)
-                    images += time.perf_counter() - t
-                if i == touch - 1 and path.exists():
-                    path.unlink()  # a command deletes one
-                else:
-                    path.write_text(f"turn {n} changed this\n{path.name}\n")
-            created = root / "src" / f"created-{n}.txt"
-            created.write_text(f"created by turn {n}\n")
-            t2 = time.perf_counter()
+            beside[kind].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            edited = picked if kind == "edits" else picked[: touch // 2]
+            for path in edited:  # an edit tool: the file's before-image first
+                await checkpoints.before_write(path)
+                path.write_text(f"turn {n} edited this\n{path.name}\n")
+            if kind == "command":  # then a command: changes 4 files, creates one, deletes one
+                await checkpoints.before_change()
+                for path in picked[touch // 2 : -1]:
+                    path.write_text(f"turn {n}'s command changed this\n")
+                if picked[-1].exists():
+                    picked[-1].unlink()
+                (root / "src" / f"created-{n}.txt").write_text(f"created by turn {n}\n")
             await checkpoints.turn_ended()
-            t3 = time.perf_counter()
-            before.append(t1 - t0)
-            after.append(t3 - t2)
-            per_turn.append(waited + images + (t3 - t2))
-            whole.append((t1 - t0) + waited + images + (t3 - t2))
+            waits[kind].append(time.perf_counter() - t0)
         added = [e for e in journal if isinstance(e, CheckpointEntry | ChangesEntry)]
         journaled = sum(len(json.dumps(entry_json(e))) + 1 for e in added)
 
         def stats(samples: list[float]) -> str:
             ordered = sorted(samples)
-            return (
-                f"median {_ms(statistics.median(ordered))}, p90 {_ms(ordered[int(len(ordered) * 0.9) - 1])}"
-            )
+            p90 = ordered[max(int(len(ordered) * 0.9) - 1, 0)]
+            return f"median {_ms(statistics.median(ordered))}, p90 {_ms(p90)}"
 
-        print(f"cost per turn touching {touch} files, wall, what the turn waits for: {stats(per_turn)}")
-        print(f"  with the snapshot taken beside the first model request: {stats(whole)}")
-        print(f"  the snapshot as the turn begins (beside the model): {stats(before)}")
-        print(f"  the snapshot and comparison as it ends: {stats(after)}")
+        print(f"cost per turn touching {touch} files, wall, added to the turn (the checkpoint calls):")
+        print(f"  edit tools only: {stats(waits['edits'])}")
+        print(f"  {touch // 2} edits and a command changing {touch // 2}: {stats(waits['command'])}")
+        print(f"  beside the first model request, the snapshot as a turn begins: {stats(beside['command'])}")
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        print(f"  git's CPU, all turns: {children.ru_utime + children.ru_stime:.1f} s")
+        print(f"  git's CPU over all turns: {children.ru_utime + children.ru_stime:.1f} s")
         print(
             f"state after {turns} turns: checkpoint folder {_size(state) / 1e6:.1f} MB on disk (the first "
             f"snapshot's {baseline / 1e6:.1f} MB included), journal lines {journaled / 1e6:.2f} MB"

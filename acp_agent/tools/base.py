@@ -29,6 +29,7 @@ __all__ = [
     "Diff",
     "Elicitation",
     "FileSystem",
+    "NamedWritesTool",
     "PlanEntry",
     "Preview",
     "PreviewTool",
@@ -185,7 +186,7 @@ class Checkpoint(Protocol):
     checkpoints, `session/journal/checkpoints.py`). Both return once it is kept on disk."""
 
     async def before_change(self) -> None:
-        """Any call that may change the workspace is about to run (a command, an edit, an MCP
+        """A call that may change anything in the workspace is about to run (a command, an MCP
         tool): the session's roots are snapshotted first, once a turn."""
         ...
 
@@ -352,6 +353,16 @@ class TwinTool(Protocol):
 
     @property
     def beside_itself(self) -> bool: ...
+
+
+@runtime_checkable
+class NamedWritesTool(Protocol):
+    """A tool whose every change is a file it names to the checkpoint first
+    (`Checkpoint.before_write`, `names_its_writes = True`): its calls need no snapshot of the
+    session's roots (the edit tools)."""
+
+    @property
+    def names_its_writes(self) -> bool: ...
 
 
 @runtime_checkable

@@ -18,6 +18,7 @@ import structlog
 
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
 from acp_agent.tools.base import (
+    NamedWritesTool,
     Preview,
     PreviewTool,
     Progress,
@@ -343,7 +344,8 @@ class ToolBatch:
         seconds = tool.time_allowance(args) if isinstance(tool, SelfTimedTool) else self.tool_timeout
         ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
-            await ctx.checkpoint.before_change()  # a rewind can put back what it changes
+            if not (isinstance(tool, NamedWritesTool) and tool.names_its_writes):
+                await ctx.checkpoint.before_change()  # a rewind can put back what it changes
             self.history.note(ToolStartedEntry(call_id))
             self._started.add(call_id)
         try:

@@ -157,14 +157,20 @@ async def test_a_rewind_of_a_rewind_follows_the_file_history(tmp_path: Path) -> 
     assert plan.conflicts == (str(target),) and not plan.restore
 
 
-async def test_the_cap_prunes_the_oldest_turns_images(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[Entry], Any]:
+    """A session capped at 2 turns, pruned at the first turn past them: its root and journal."""
     monkeypatch.setattr(checkpoints_module, "MAX_TURNS", 2)
     monkeypatch.setattr(checkpoints_module, "PRUNE_EVERY", 1)
     root = tmp_path / "w"
     root.mkdir()
-    journal, write = recorder(tmp_path)
+    return (root, *recorder(tmp_path))
+
+
+async def test_the_cap_prunes_the_oldest_turns_images(
+    tmp_path: Path, capped: tuple[Path, list[Entry], Any]
+) -> None:
+    root, journal, write = capped
     checkpoints = Checkpoints(tmp_path / "cp", lambda: (root,), write, git=None)
     target = root / "a.txt"
     target.write_text("v0\n")
@@ -179,13 +185,9 @@ async def test_the_cap_prunes_the_oldest_turns_images(
 
 @needs_git
 async def test_the_cap_prunes_the_shadow_stores_old_snapshots(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capped: tuple[Path, list[Entry], Any]
 ) -> None:
-    monkeypatch.setattr(checkpoints_module, "MAX_TURNS", 2)
-    monkeypatch.setattr(checkpoints_module, "PRUNE_EVERY", 1)
-    root = tmp_path / "w"
-    root.mkdir()
-    journal, write = recorder(tmp_path)
+    root, journal, write = capped
     checkpoints = Checkpoints(tmp_path / "cp", lambda: (root,), write, git=GIT)
     for n in range(1, 6):
         journal.append(PromptEntry([{"type": "text", "text": "p"}]))
@@ -232,3 +234,25 @@ async def test_a_crashed_turn_is_closed_by_the_next_one(tmp_path: Path) -> None:
     assert len(closed) == 1 and closed[0].prompt == 0
     assert closed[0].changes[0].path == str(root / "a.txt") and closed[0].changes[0].before is None
     await anyio.sleep(0)
+
+
+@needs_git
+async def test_a_file_edited_then_changed_by_a_command_goes_back_to_before_the_edit(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    journal, write = recorder(tmp_path)
+    checkpoints = Checkpoints(tmp_path / "cp", lambda: (root,), write, git=GIT)
+    target = root / "a.txt"
+    target.write_text("before the turn\n")
+    journal.append(PromptEntry([{"type": "text", "text": "p"}]))
+    await checkpoints.turn_started()
+    await checkpoints.before_write(target)  # an edit first: no snapshot of the roots yet
+    target.write_text("edited\n")
+    await checkpoints.before_change()  # then a command: the snapshot sees the edited file
+    target.write_text("then the command's\n")
+    (root / "made.txt").write_text("made\n")
+    await checkpoints.turn_ended()
+    plan = await plan_rewind(journal, 1, "files", checkpoints)
+    await apply_rewind(plan, journal, history=History(journal=write), journal=write, roots=(root,))
+    assert target.read_text() == "before the turn\n"
+    assert not (root / "made.txt").exists()

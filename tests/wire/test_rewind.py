@@ -38,6 +38,20 @@ def texts(messages: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def user_messages(agent: AgentProcess, session: str) -> list[str]:
+    """The user messages the agent showed (on session/load, the replay's)."""
+    return [
+        u["update"]["content"]["text"]
+        for u in agent.updates(session)
+        if u["update"]["sessionUpdate"] == "user_message_chunk"
+    ]
+
+
+async def load(agent: AgentProcess, session: str, cwd: Path) -> None:
+    loaded = await agent.request("session/load", {"sessionId": session, "cwd": str(cwd), "mcpServers": []})
+    assert "result" in loaded, loaded
+
+
 def notices(agent: AgentProcess, session: str) -> str:
     return "".join(
         u["update"]["content"]["text"]
@@ -134,16 +148,8 @@ async def test_rewind_2_restores_the_files_and_cuts_the_history_and_load_agrees(
     fake_api.script(replies.text("loaded"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
-        loaded = await agent.request(
-            "session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
-        )
-        assert "result" in loaded
-        replayed = [
-            u["update"]["content"]["text"]
-            for u in agent.updates(session)
-            if u["update"]["sessionUpdate"] == "user_message_chunk"
-        ]
-        assert replayed == ["first prompt: edit a.txt", "third prompt"]
+        await load(agent, session, workspace)
+        assert user_messages(agent, session) == ["first prompt: edit a.txt", "third prompt"]
         await agent.prompt(session, "fourth prompt")
     said = texts(fake_api.requests[-1].body["messages"])
     assert not any("second prompt" in t for t in said)
@@ -219,17 +225,9 @@ async def test_kill_9_mid_rewind_leaves_a_loadable_session_in_the_new_state(
     assert len(back) == 1, mixed  # killed with one file back and the others not: a mix on disk
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
-        loaded = await agent.request(
-            "session/load", {"sessionId": session, "cwd": str(files), "mcpServers": []}
-        )
-        assert "result" in loaded
+        await load(agent, session, files)
         assert state(files) == before  # the load finished it: the new state, whole
-        replayed = [
-            u["update"]["content"]["text"]
-            for u in agent.updates(session)
-            if u["update"]["sessionUpdate"] == "user_message_chunk"
-        ]
-        assert replayed == ["prompt zero"]
+        assert user_messages(agent, session) == ["prompt zero"]
         fake_api.script(replies.text("on we go"))
         await agent.prompt(session, "after the crash")
     said = texts(fake_api.requests[-1].body["messages"])

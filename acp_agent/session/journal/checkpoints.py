@@ -47,7 +47,7 @@ MAX_TURNS = 100
 PRUNE_EVERY = 10
 """Turns past the cap before the older ones are pruned (a prune walks the store)."""
 PACK_EVERY = 10
-"""Turns with changes between two repacks of a store's loose objects."""
+"""Snapshotted turns between two repacks of the stores' loose objects."""
 SNAPSHOT_SECONDS = 60.0
 """A root whose snapshot takes longer is given up for the session (only edit images are kept)."""
 
@@ -71,6 +71,15 @@ class _Turn:
     prepared: dict[str, str] | None = None
     """The roots' trees taken when the turn began (`prepare`), for its first change to use."""
     images: dict[str, FileState | None] = field(default_factory=dict)
+    early: set[str] = field(default_factory=set)
+    """Files edited before the roots were snapshotted (before a command ran): their image, not
+    the snapshot, says what they held before the turn."""
+
+    def keep_image(self, path: str, state: FileState | None) -> None:
+        if path not in self.images:
+            self.images[path] = state
+            if self.trees is None:
+                self.early.add(path)
 
     @property
     def changed_anything(self) -> bool:
@@ -107,6 +116,8 @@ class Checkpoints:
         self._turn: _Turn | None = None
         self._pending = pending
         self._kept = list(kept)
+        self._unpacked = 0
+        """Turns snapshotted since the stores were last repacked (in this process)."""
         """The closed turns that changed something, oldest first (at most `MAX_TURNS` once pruned)."""
         self._stores: dict[str, ShadowGit] = {}
         self._given_up: dict[str, str] = {}
@@ -136,7 +147,7 @@ class Checkpoints:
                 if entry.trees:
                     turn.trees = {t.root: t.tree for t in entry.trees}
                 for image in entry.images:
-                    turn.images.setdefault(image.path, image.state)
+                    turn.keep_image(image.path, image.state)
             elif isinstance(entry, ChangesEntry):
                 after[entry.prompt] = tuple(t.tree for t in entry.trees)
         kept = [turns[p].kept(after[p]) for p in sorted(turns) if p in after]
@@ -208,7 +219,6 @@ class Checkpoints:
                 self.journal(entry)
 
     async def before_write(self, path: Path) -> None:
-        await self.before_change()
         turn = self._turn
         key = str(path)
         if turn is None or key in turn.images:
@@ -220,7 +230,7 @@ class Checkpoints:
             if found is not None:
                 await anyio.to_thread.run_sync(self.images.keep, found[0].blob, found[1])
             state = found[0] if found else None
-            turn.images[key] = state
+            turn.keep_image(key, state)
             self.journal(CheckpointEntry(images=(FileImage(key, state),)))
 
     # ── snapshots ─────────────────────────────────────────────────────────────────────────────
@@ -267,8 +277,9 @@ class Checkpoints:
         return trees
 
     async def _close(self, turn: _Turn) -> None:
-        """Journal what `turn` changed: the roots' snapshots compared, and each edited file's
-        before-image against what it holds now where git does not cover it."""
+        """Journal what `turn` changed: the roots' snapshots compared (when a call that may change
+        anything ran: otherwise no snapshot is needed), and each edited file's before-image
+        against what it holds now where the snapshots do not say (ignored, or edited first)."""
         async with self._lock:
             changes: dict[str, FileChange] = {}
             after: dict[str, str] = {}
@@ -286,20 +297,30 @@ class Checkpoints:
                     for relative, old, new in found:
                         path = str(Path(root) / relative)
                         changes[path] = FileChange(path, old, new)
-            for path, before_image in turn.images.items():
-                if path in changes:
-                    continue
-                now = await anyio.to_thread.run_sync(current_state, Path(path))
-                if now != before_image:
-                    changes[path] = FileChange(path, before_image, now)
+            for path, image in turn.images.items():
+                seen = changes.get(path)
+                if seen is not None and path not in turn.early:
+                    continue  # snapshotted before its edit: the snapshots say it all
+                now = (
+                    seen.after
+                    if seen is not None
+                    else await anyio.to_thread.run_sync(current_state, Path(path))
+                )
+                if now != image:
+                    changes[path] = FileChange(path, image, now)
+                else:
+                    changes.pop(path, None)
             trees = tuple(RootTree(r, t) for r, t in after.items())
             self.journal(ChangesEntry(turn.prompt, tuple(changes[p] for p in sorted(changes)), trees))
             self._kept.append(turn.kept(t.tree for t in trees))
             if len(self._kept) > MAX_TURNS + PRUNE_EVERY:
                 await self._prune()
-            elif trees and len(self._kept) % PACK_EVERY == 0:
-                for root in after:
-                    await self._repack(self._stores[root])
+            elif trees:
+                self._unpacked += 1
+                if self._unpacked >= PACK_EVERY:
+                    self._unpacked = 0
+                    for root in after:
+                        await self._repack(self._stores[root])
 
     async def _repack(self, store: ShadowGit) -> None:
         try:

@@ -92,6 +92,7 @@ class WriteFile:
     """Create a file, or replace all of an existing file's contents."""
 
     name = "write_file"
+    names_its_writes = True  # the checkpoint keeps the file's before-image: no snapshot needed
     kind = "edit"
     permission = _EDIT
     description = (
@@ -163,6 +164,7 @@ class EditFile:
     """Replace one exact, unique string in a file: the cheapest edit the model can describe."""
 
     name = "edit_file"
+    names_its_writes = True
     kind = "edit"
     permission = _EDIT
     description = (
