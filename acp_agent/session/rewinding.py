@@ -46,7 +46,7 @@ SCOPES: tuple[Scope, ...] = ("all", "chat", "files")
 
 @dataclass(frozen=True, slots=True)
 class RewoundSession:
-    """A rewind done (None plan: the user declined it)."""
+    """A rewind planned, and what it did (`outcome` None: the user declined it)."""
 
     plan: RewindPlan
     outcome: RewindOutcome | None
@@ -155,7 +155,7 @@ class Rewinds:
             RpcError: -32602 for a prompt the session does not have; -32010 when the journal
                 refuses the entry (nothing was touched then).
         """
-        checkpoints = self.checkpoints(session)
+        checkpoints = await anyio.to_thread.run_sync(self.checkpoints, session)
         if checkpoints is not None:
             await checkpoints.close_pending()  # a turn a crash ended: its changes count too
         entries = await self._entries(session)
@@ -173,20 +173,21 @@ class Rewinds:
             if answer != "once":
                 return RewoundSession(plan, None)
         try:
-            outcome = await apply_rewind(
-                plan,
-                entries,
-                history=session.history,
-                journal=session.history.note,
-                roots=(session.cwd, *session.extra_roots),
-            )
+            with anyio.CancelScope(shield=True):  # journaled, then all the files: never half of them
+                outcome = await apply_rewind(
+                    plan,
+                    entries,
+                    history=session.history,
+                    journal=session.history.note,
+                    roots=(session.cwd, *session.extra_roots),
+                )
         except JournalFailed as exc:
             raise RpcError.journal_error(f"Cannot rewind: {exc}", {"sessionId": session.id}) from None
         return RewoundSession(plan, outcome)
 
     async def finish(self, session: Session) -> None:
         """A rewind a crash stopped mid-restore, finished (at session/load)."""
-        checkpoints = self.checkpoints(session)
+        checkpoints = await anyio.to_thread.run_sync(self.checkpoints, session)
         if checkpoints is not None:
             await finish_interrupted(
                 await self._entries(session),

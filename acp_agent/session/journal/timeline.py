@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import structlog
 
 from acp_agent.turn.journal.entries import (
+    ChangesEntry,
+    CheckpointEntry,
     EffortEntry,
     Entry,
     LoopEntry,
@@ -40,6 +42,9 @@ log = structlog.get_logger(__name__)
 
 SETTINGS = (MetaEntry, RootsEntry, TitleEntry, ModeEntry, ModelEntry, EffortEntry, LoopEntry, WebEntry)
 """The entry kinds a rewind keeps: the session's settings, not its conversation."""
+FILE_HISTORY = (CheckpointEntry, ChangesEntry, RewoundEntry)
+"""What the session did to the files: read from the journal as written (`rewind.py`), never part
+of the conversation (a fork copying it would name another session's checkpoints)."""
 
 
 class PromptNotFound(LookupError):
@@ -69,8 +74,9 @@ class Timeline:
 
     def __init__(self, entries: list[Entry], prompts: list[PromptSpan]) -> None:
         self.entries = entries
-        """The entries of the conversation as it stands (no `RewindEntry` among them): what
-        `History.replay`, session/load's replay and a fork read."""
+        """The entries of the conversation as it stands (no rewind, and none of the file
+        history: checkpoints, changes): what `History.replay`, session/load's replay and a fork
+        read."""
         self.prompts = prompts
 
     @classmethod
@@ -84,6 +90,8 @@ class Timeline:
                 starts.append((len(live), raw, ordinal, entry))
                 ordinal += 1
                 live.append(entry)
+            elif isinstance(entry, FILE_HISTORY):
+                continue
             elif isinstance(entry, RewindEntry):
                 if entry.scope == "files":
                     continue
