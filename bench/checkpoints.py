@@ -9,8 +9,9 @@ the other half through the edit tools and half by "a command" (the roots snapsho
 after the turn), which also creates one file and deletes one. Printed:
 
 - the first snapshot (the session's first turn: every file read once);
-- the cost per turn, wall clock: what the checkpoint calls add to each kind of turn (median and
-  p90), and the snapshot the engine takes as a turn begins, beside its first model request;
+- the cost per turn, wall clock (and CPU, steadier on a shared box): what the checkpoint calls
+  add to each kind of turn (median and p90), and the snapshot the engine takes as a turn begins,
+  beside its first model request;
 - the state after all turns: the checkpoint folder on disk and the journal lines they added;
 - a rewind of one turn and of half the turns: planning and restoring, wall clock.
 
@@ -54,6 +55,12 @@ def _size(path: Path) -> int:
     return total
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it waited for (git)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
@@ -89,6 +96,7 @@ async def _run(files: int, turns: int, touch: int, python: bool) -> None:
         print(f"first snapshot (every file read once): {first:.1f} s, store {baseline / 1e6:.1f} MB")
 
         waits: dict[str, list[float]] = {"edits": [], "command": []}
+        cpu: dict[str, list[float]] = {"edits": [], "command": []}
         beside: dict[str, list[float]] = {"edits": [], "command": []}
         for n in range(1, turns + 1):
             kind = "command" if n % 2 == 0 else "edits"
@@ -98,7 +106,7 @@ async def _run(files: int, turns: int, touch: int, python: bool) -> None:
             t0 = time.perf_counter()
             await checkpoints.prepare()  # the engine runs it beside the turn's first model request
             beside[kind].append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), _cpu()
             edited = picked if kind == "edits" else picked[: touch // 2]
             for path in edited:  # an edit tool: the file's before-image first
                 await checkpoints.before_write(path)
@@ -112,6 +120,7 @@ async def _run(files: int, turns: int, touch: int, python: bool) -> None:
                 (root / "src" / f"created-{n}.txt").write_text(f"created by turn {n}\n")
             await checkpoints.turn_ended()
             waits[kind].append(time.perf_counter() - t0)
+            cpu[kind].append(_cpu() - c0)
         added = [e for e in journal if isinstance(e, CheckpointEntry | ChangesEntry)]
         journaled = sum(len(json.dumps(entry_json(e))) + 1 for e in added)
 
@@ -121,8 +130,11 @@ async def _run(files: int, turns: int, touch: int, python: bool) -> None:
             return f"median {_ms(statistics.median(ordered))}, p90 {_ms(p90)}"
 
         print(f"cost per turn touching {touch} files, wall, added to the turn (the checkpoint calls):")
-        print(f"  edit tools only: {stats(waits['edits'])}")
-        print(f"  {touch // 2} edits and a command changing {touch // 2}: {stats(waits['command'])}")
+        print(f"  edit tools only: {stats(waits['edits'])} (CPU, agent and git: {stats(cpu['edits'])})")
+        print(
+            f"  {touch // 2} edits and a command changing {touch // 2}: {stats(waits['command'])} "
+            f"(CPU, agent and git: {stats(cpu['command'])})"
+        )
         print(f"  beside the first model request, the snapshot as a turn begins: {stats(beside['command'])}")
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         print(f"  git's CPU over all turns: {children.ru_utime + children.ru_stime:.1f} s")

@@ -1,12 +1,13 @@
 """A session's checkpoints: what each turn changed in the workspace, kept so a rewind can undo it.
 
-Before a turn first changes anything (any call that is not read-only, `ToolContext.checkpoint`),
-each root is snapshotted into the session's shadow git store (`shadow_git.py`), once a turn; before
-an edit tool writes a file, that file's before-image is kept too (it may be ignored by git, or git
-may be missing). Both are journaled (`CheckpointEntry`) and on disk before the change. When the
-turn ends, the roots are snapshotted again and the turn's net changes journaled (`ChangesEntry`):
-each file with what it held before the turn and after it. A turn a crash ended is closed when the
-session next runs a turn or a rewind.
+Before a call that may change anything runs (a command, an MCP tool: `ToolContext.checkpoint`),
+each root is snapshotted into the session's shadow git store (`shadow_git.py`), once a turn (taken
+as the turn begins, beside its first model request, `prepare`); before an edit tool writes a file,
+that file's before-image is kept (it may be ignored by git, or git may be missing; a turn of edits
+alone needs no snapshot). Both are written and journaled (`CheckpointEntry`) before the change.
+When the turn ends, its net changes are journaled (`ChangesEntry`, after a second snapshot if the
+first was taken): each file with what it held before the turn and after it. A turn a crash ended
+is closed when the session next runs a turn or a rewind.
 
 Everything lives under `<state dir>/checkpoints/<session id>/` (`SessionStore.checkpoints`):
 removed with the session (`session/delete`, `--keep-days`), and capped at `MAX_TURNS` turns with
@@ -231,7 +232,8 @@ class Checkpoints:
                 await anyio.to_thread.run_sync(self.images.keep, found[0].blob, found[1])
             state = found[0] if found else None
             turn.keep_image(key, state)
-            self.journal(CheckpointEntry(images=(FileImage(key, state),)))
+            # Not synced: the call's result, synced before it is reported, makes it durable too.
+            self.journal(CheckpointEntry(images=(FileImage(key, state),)), sync=False)
 
     # ── snapshots ─────────────────────────────────────────────────────────────────────────────
 

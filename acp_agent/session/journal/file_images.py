@@ -2,7 +2,7 @@
 
 The edit tools' before-images go to the session's own store (`images/`, one zlib file per blob,
 named by git's blob id so the journal names a file's content one way whatever kept it), written
-and synced before the edit touches the file. Files are read and written without following a
+before the edit touches the file. Files are read and written without following a
 symlink: a symlink is kept and restored as a link (its target is its content, as git keeps it).
 """
 
@@ -108,7 +108,9 @@ def _remove_empty_parents(directory: Path, root: Path) -> None:
 
 
 class ImageStore:
-    """Blobs by git blob id in `directory`, zlib-compressed, each synced when written."""
+    """Blobs by git blob id in `directory`, zlib-compressed, each whole once written (renamed
+    into place: a kill never leaves half of one; like the journal's entries between two syncs, a
+    power cut may lose the last ones)."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -126,8 +128,6 @@ class ImageStore:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(zlib.compress(data, 1))
-                f.flush()
-                os.fsync(f.fileno())
             os.replace(name, target)
         except BaseException:
             with contextlib.suppress(OSError):
