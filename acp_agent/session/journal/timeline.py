@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from acp_agent.errors import AgentError
 from acp_agent.turn.journal.entries import (
     ChangesEntry,
     CheckpointEntry,
@@ -47,7 +48,7 @@ FILE_HISTORY = (CheckpointEntry, ChangesEntry, RewoundEntry)
 of the conversation (a fork copying it would name another session's checkpoints)."""
 
 
-class PromptNotFound(LookupError):
+class PromptNotFound(AgentError, LookupError):
     """No prompt of that number (or message id) in the session as it stands."""
 
 
