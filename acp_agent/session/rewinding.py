@@ -10,6 +10,7 @@ Imported by the engine only (after the handshake, D4).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from acp_agent.turn.journal.entries import Entry, ToolCallShown
 
 if TYPE_CHECKING:
     from acp_agent.session.state import Session
+    from acp_agent.tools.shell.tasks import Task
 
 __all__ = ["Rewinds", "RewoundSession"]
 
@@ -46,10 +48,13 @@ SCOPES: tuple[Scope, ...] = ("all", "chat", "files")
 
 @dataclass(frozen=True, slots=True)
 class RewoundSession:
-    """A rewind planned, and what it did (`outcome` None: the user declined it)."""
+    """A rewind planned, and what it did (`outcome` None: the user declined it); `running`: the
+    session's background commands still running as the files went back (they may change them
+    again: a rewind does not stop them)."""
 
     plan: RewindPlan
     outcome: RewindOutcome | None
+    running: tuple[Task, ...] = ()
 
     def answer(self) -> dict[str, Any]:
         """`_session/rewind`'s result."""
@@ -59,7 +64,14 @@ class RewoundSession:
             "scope": self.plan.scope,
             "restored": list(self.outcome.restored),
             "conflicts": list(self.outcome.conflicts),
+            "runningTasks": [task.id for task in self.running],
         }
+
+    def said(self, cwd: Path) -> str:
+        """`/rewind N`'s text for the user."""
+        assert self.outcome is not None
+        text = summary(self.plan, self.outcome, cwd)
+        return f"{text} {_running_note(self.running)}" if self.running else text
 
 
 class Rewinds:
@@ -113,7 +125,7 @@ class Rewinds:
             return exc.message
         if done.outcome is None:
             return f"Not rewound: the rewind to before prompt {asked[0]} was declined."
-        return summary(done.plan, done.outcome, session.cwd)
+        return done.said(session.cwd)
 
     async def request(self, session: Session, params: dict[str, Any]) -> dict[str, Any]:
         """`_session/rewind {sessionId, promptIndex | messageId, scope}` (no question: the client
@@ -163,12 +175,14 @@ class Rewinds:
             plan = await plan_rewind(entries, number, scope, checkpoints)
         except PromptNotFound as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": "promptIndex"}) from None
+        running = _running(session) if plan.scope != "chat" else ()
         if confirm and plan.restore:
+            notes = [n for n in (_conflicts_note(plan, session.cwd), running and _running_note(running)) if n]
             answer = await session.permissions.confirm(
                 f"rewind_{uuid.uuid4().hex[:12]}",
                 f"Rewind to before prompt {number}: restore {len(plan.restore)} file(s)",
                 "edit",
-                ToolCallShown(diffs=await plan_diffs(plan), text=_conflicts_note(plan, session.cwd)),
+                ToolCallShown(diffs=await plan_diffs(plan), text="\n".join(notes) or None),
             )
             if answer != "once":
                 return RewoundSession(plan, None)
@@ -183,7 +197,7 @@ class Rewinds:
                 )
         except JournalFailed as exc:
             raise RpcError.journal_error(f"Cannot rewind: {exc}", {"sessionId": session.id}) from None
-        return RewoundSession(plan, outcome)
+        return RewoundSession(plan, outcome, _running(session) if plan.scope != "chat" else ())
 
     async def finish(self, session: Session) -> None:
         """A rewind a crash stopped mid-restore, finished (at session/load)."""
@@ -195,6 +209,19 @@ class Rewinds:
                 session.history.note,
                 (session.cwd, *session.extra_roots),
             )
+
+
+def _running(session: Session) -> tuple[Task, ...]:
+    return tuple(session.tasks.running()) if session.tasks is not None else ()
+
+
+def _running_note(running: Sequence[Task]) -> str:
+    named = ", ".join(f"{task.id} (`{task.shown}`)" for task in running)
+    return (
+        f"Background commands still running: {named}. A rewind does not stop them and they may "
+        "change files again; a file one changed since a turn is named above, not overwritten "
+        "(/tasks lists them, stop_command stops one)."
+    )
 
 
 def _conflicts_note(plan: RewindPlan, cwd: Path) -> str | None:

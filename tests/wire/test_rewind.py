@@ -172,6 +172,46 @@ async def test_a_file_changed_since_by_someone_else_is_named_not_clobbered(
     assert "Not restored (changed since by someone else, or no snapshot left): made.txt." in said
 
 
+WATCHER = "while [ ! -e go ]; do sleep 0.05; done; echo bg > a.txt; echo bg > b.txt; exec sleep 60"
+"""Waits for the test's `go`, then writes a.txt and b.txt, and runs on."""
+
+
+async def test_a_background_command_still_running_is_named_and_what_it_wrote_is_not_clobbered(
+    agent: AgentProcess, session: str, files: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """A background command started in prompt 1 writes a.txt after its turn ended: the rewind
+    leaves that (a conflict), and says the command still runs (a rewind does not stop it)."""
+    agent.on_request = allow
+    fake_api.script(
+        replies.tool_use("edit_file", {"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        replies.tool_use(
+            "run_command",
+            {"command": WATCHER, "background": True},
+        ),
+        replies.text("Edited, and started the watcher."),
+    )
+    response = await agent.prompt(session, "first prompt: edit and start")
+    assert response["result"]["stopReason"] == "end_turn"
+    (files / "go").write_text("")  # the command writes now, outside any turn
+    await wait_until(
+        lambda: (files / "b.txt").exists() and (files / "a.txt").read_text() == "bg\n", "the command's writes"
+    )
+    answer = await agent.request("_session/rewind", {"sessionId": session, "promptIndex": 0})
+    assert answer["result"]["conflicts"] == [str(files.resolve() / "a.txt")]
+    assert (files / "a.txt").read_text() == "bg\n"  # the command's, not clobbered
+    assert (files / "b.txt").read_text() == "bg\n"
+    [task] = answer["result"]["runningTasks"]
+    assert task.startswith("bg_")
+    fake_api.script(
+        replies.tool_use("edit_file", {"path": "a.txt", "old_string": "bg", "new_string": "mine"}),
+        replies.text("Edited."),
+    )
+    await agent.prompt(session, "again: edit")
+    await agent.prompt(session, "/rewind 1")
+    assert (files / "a.txt").read_text() == "bg\n"
+    assert f"Background commands still running: {task} (`while" in notices(agent, session)
+
+
 async def test_chat_only_and_files_only(
     agent: AgentProcess, session: str, files: Path, fake_api: FakeMessagesAPI
 ) -> None:
