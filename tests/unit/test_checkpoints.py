@@ -114,11 +114,16 @@ def recorder(tmp_path: Path) -> tuple[list[Entry], Any]:
     return journal, write
 
 
-async def test_without_git_the_edit_images_still_rewind_and_status_says_so(tmp_path: Path) -> None:
+def session_at(tmp_path: Path, *, git: str | None) -> tuple[Path, list[Entry], Any, Checkpoints]:
+    """A workspace root, a journal and its writer, and the checkpoints of a session there."""
     root = tmp_path / "w"
     root.mkdir()
     journal, write = recorder(tmp_path)
-    checkpoints = Checkpoints(tmp_path / "cp", lambda: (root,), write, git=None)
+    return root, journal, write, Checkpoints(tmp_path / "cp", lambda: (root,), write, git=git)
+
+
+async def test_without_git_the_edit_images_still_rewind_and_status_says_so(tmp_path: Path) -> None:
+    root, journal, write, checkpoints = session_at(tmp_path, git=None)
     assert "git was not found" in checkpoints.status()
     (root / "a.txt").write_text("one\n")
     await turn(checkpoints, journal, {root / "a.txt": "two\n", root / "b.txt": "new\n"})
@@ -136,10 +141,7 @@ async def test_without_git_the_edit_images_still_rewind_and_status_says_so(tmp_p
 
 
 async def test_a_rewind_of_a_rewind_follows_the_file_history(tmp_path: Path) -> None:
-    root = tmp_path / "w"
-    root.mkdir()
-    journal, write = recorder(tmp_path)
-    checkpoints = Checkpoints(tmp_path / "cp", lambda: (root,), write, git=None)
+    root, journal, write, checkpoints = session_at(tmp_path, git=None)
     target = root / "a.txt"
     target.write_text("v0\n")
     for version in ("v1\n", "v2\n", "v3\n"):
@@ -162,9 +164,8 @@ def capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[
     """A session capped at 2 turns, pruned at the first turn past them: its root and journal."""
     monkeypatch.setattr(checkpoints_module, "MAX_TURNS", 2)
     monkeypatch.setattr(checkpoints_module, "PRUNE_EVERY", 1)
-    root = tmp_path / "w"
-    root.mkdir()
-    return (root, *recorder(tmp_path))
+    root, journal, write, _ = session_at(tmp_path, git=None)
+    return root, journal, write
 
 
 async def test_the_cap_prunes_the_oldest_turns_images(
@@ -219,10 +220,7 @@ async def test_a_sessions_checkpoints_go_with_its_journal(tmp_path: Path) -> Non
 
 
 async def test_a_crashed_turn_is_closed_by_the_next_one(tmp_path: Path) -> None:
-    root = tmp_path / "w"
-    root.mkdir()
-    journal, write = recorder(tmp_path)
-    checkpoints = Checkpoints(tmp_path / "cp", lambda: (root,), write, git=None)
+    root, journal, write, checkpoints = session_at(tmp_path, git=None)
     journal.append(PromptEntry([{"type": "text", "text": "p"}]))
     await checkpoints.turn_started()
     await checkpoints.before_write(root / "a.txt")
@@ -238,10 +236,7 @@ async def test_a_crashed_turn_is_closed_by_the_next_one(tmp_path: Path) -> None:
 
 @needs_git
 async def test_a_file_edited_then_changed_by_a_command_goes_back_to_before_the_edit(tmp_path: Path) -> None:
-    root = tmp_path / "w"
-    root.mkdir()
-    journal, write = recorder(tmp_path)
-    checkpoints = Checkpoints(tmp_path / "cp", lambda: (root,), write, git=GIT)
+    root, journal, write, checkpoints = session_at(tmp_path, git=GIT)
     target = root / "a.txt"
     target.write_text("before the turn\n")
     journal.append(PromptEntry([{"type": "text", "text": "p"}]))
