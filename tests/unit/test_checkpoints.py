@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from acp_agent.session.journal import checkpoints as checkpoints_module
@@ -231,7 +230,6 @@ async def test_a_crashed_turn_is_closed_by_the_next_one(tmp_path: Path) -> None:
     closed = [e for e in journal if isinstance(e, ChangesEntry)]
     assert len(closed) == 1 and closed[0].prompt == 0
     assert closed[0].changes[0].path == str(root / "a.txt") and closed[0].changes[0].before is None
-    await anyio.sleep(0)
 
 
 @needs_git
