@@ -1,10 +1,10 @@
-"""Slash commands: the built-ins `/status`, `/agents` and `/tasks` (answered without a model
-request) and `/compact` (one counted request), and how a prompt names any command (`slash_of`; the
-custom commands, skills and MCP prompts a session offers are in `conventions.py`).
+"""Slash commands: the built-ins `/status`, `/permissions`, `/agents` and `/tasks` (answered
+without a model request) and `/compact` (one counted request), and how a prompt names any command
+(`slash_of`; the custom commands, skills and MCP prompts a session offers are in `conventions.py`).
 
 `/status` and `/compact` always win over a custom command of their name. Those named after Claude
-Code's everyday commands (`/agents`, `/tasks`) give way to one: a project's command of that name
-runs instead.
+Code's everyday commands (`/permissions`, `/agents`, `/tasks`) give way to one: a project's command
+of that name runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -24,6 +24,11 @@ COMMANDS = [
         "commands and skills loaded (no model request).",
     },
     {
+        "name": "permissions",
+        "description": "List the permission rules in force, each with the settings file it came "
+        "from, and what waits for the project's trust (no model request).",
+    },
+    {
         "name": "compact",
         "description": "Summarise the earlier conversation now to free context (one model request).",
     },
@@ -37,7 +42,7 @@ COMMANDS = [
         "description": "List the background commands: id, state, runtime and command (no model request).",
     },
 ]
-CLAUDE_CODE_NAMES = frozenset({"agents", "tasks"})
+CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks"})
 """Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
 name replaces them (in the menu too)."""
 BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
@@ -46,7 +51,7 @@ _ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
 def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The built-in a prompt is, if its text is exactly `/status`, `/compact`, `/agents` or `/tasks`."""
+    """The built-in a prompt is, if its text is exactly one (`/status`, `/permissions`...)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
