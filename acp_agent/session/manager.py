@@ -264,7 +264,7 @@ class SessionManager:
         permissions = SessionPermissions(
             session_id,
             self.requester,
-            _first_mode(setup, modes),
+            setup.first_mode(modes) or DEFAULT_MODE,
             on_switch=lambda mode_id: self.options.switch_mode(self.sessions[session_id], mode_id),
             engine=engine,
             modes=modes,
@@ -445,12 +445,3 @@ class SessionManager:
         return await engine.run_turn(
             session, blocks, scope=turn.scope, shown=shown, price=self.prices.get(session.model)
         )
-
-
-def _first_mode(setup: ClaudeSetup, modes: tuple[str, ...]) -> str:
-    """A new session's mode: the settings' `defaultMode` in force, if the session offers it."""
-    found = setup.default_mode
-    if found is not None and found[0] in modes:
-        log.info("session.default_mode", mode=found[0], source=found[1].shown)
-        return found[0]
-    return DEFAULT_MODE

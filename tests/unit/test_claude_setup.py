@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from acp_agent.session.claude.saved_rules import save_rules
 from acp_agent.session.claude.settings_files import repository_root
 from acp_agent.session.claude.setup import ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
+from acp_agent.tools.files.gitdir import find_repository, index_tracks
 from acp_agent.turn.permissions import PermissionQuestion
 
 
@@ -218,3 +221,42 @@ def test_web_rules_become_the_server_tools_domain_lists(places: dict[str, Path])
     assert web.blocked_domains == ("evil.example",) and web.names == frozenset({"web_search"})  # `bad.*`: off
     allowed = engine.web(WebTools(search="s", fetch="f", allowed_domains=("evil.example", "docs.python.org")))
     assert allowed.allowed_domains == ("docs.python.org",) and not allowed.blocked_domains
+
+
+GIT = shutil.which("git")
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_the_index_is_read_without_running_git(tmp_path: Path, version: str) -> None:
+    """Whether git tracks the local file is read from the index itself: git would read the
+    repository's config first (and could run what it names) before the user trusts it."""
+    assert GIT is not None
+    root = tmp_path / "repo"
+    root.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    for name in (
+        "a.txt",
+        "deep/er/b.txt",
+        "deep/er/c.txt",
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+    ):
+        write(root / name, "x")
+
+    def git(*args: str) -> None:
+        subprocess.run([GIT, *args], cwd=root, env=env, check=True, capture_output=True, timeout=30)
+
+    git("init", "-q")
+    git("add", "a.txt", "deep", ".claude/settings.json")
+    if version == "3":  # an entry with extended flags (intent to add) makes the index version 3
+        git("add", "-N", ".claude/settings.local.json")
+    git("update-index", "--index-version", version)
+    repository = find_repository(root)
+    assert repository is not None
+    for name in ("a.txt", "deep/er/b.txt", "deep/er/c.txt", ".claude/settings.json"):
+        assert index_tracks(repository, name), name
+    assert index_tracks(repository, ".claude/settings.local.json") is (version == "3")
+    assert not index_tracks(repository, "deep/er") and not index_tracks(repository, "b.txt")
+    (repository.git_dir / "index").write_bytes(b"DIRC\x00\x00\x00\x09garbage")  # unreadable: tracked
+    assert index_tracks(repository, "anything")

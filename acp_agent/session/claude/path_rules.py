@@ -27,13 +27,16 @@ _GLOB = re.compile(r"[*?\[]")
 
 @dataclass(frozen=True, slots=True)
 class PathPattern:
-    """A rule's path pattern, compiled over absolute '/'-separated paths."""
+    """A rule's path pattern: its anchor (`base`, absolute, ending in '/') and the glob below it,
+    compiled over '/'-separated paths relative to the anchor."""
 
     text: str
+    base: str
     regex: re.Pattern[str]
 
     def matches(self, path: str) -> bool:
-        return self.regex.match(path) is not None
+        """`path` (absolute, '/'-separated) lies below the anchor and matches the glob there."""
+        return path.startswith(self.base) and self.regex.match(path, len(self.base)) is not None
 
 
 def read_path_pattern(
@@ -70,10 +73,9 @@ def read_path_pattern(
         rest = rest[2:]
     if rest in ("", "."):
         rest = "**"
-    root = str(base).rstrip("/")
-    source = re.escape(root) + "/" + glob_source(rest) + "(?:/.*)?"
+    source = glob_source(rest) + "(?:/.*)?"
     try:
-        return PathPattern(text, re.compile(f"(?s:{source})\\Z"))
+        return PathPattern(text, str(base).rstrip("/") + "/", re.compile(f"(?s:{source})\\Z"))
     except re.error as exc:
         return f"not a glob ({exc})"
 

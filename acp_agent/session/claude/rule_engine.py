@@ -32,9 +32,9 @@ project's allow), and a project's allow rules count only once the folder is trus
 from __future__ import annotations
 
 import os
-import shlex
+import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -44,15 +44,15 @@ from acp_agent.errors import PathOutsideCwd, ToolError
 from acp_agent.model.server_tools import WebTools
 from acp_agent.session.claude.path_rules import escaped_path
 from acp_agent.session.claude.rules import Behavior, Rule, RuleOrigin, read_rule, rule_text
-from acp_agent.session.claude.saved_rules import LOCAL_SETTINGS, save_rules
+from acp_agent.session.claude.saved_rules import LOCAL_SETTINGS, command_rule, names_command, save_rules
 from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.session.claude.tool_names import RULE_FAMILY, WITH_COMMANDS
+from acp_agent.session.claude.web_rules import ruled_web
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.shell.command_line import (
     CommandPattern,
     parse_line,
-    read_pattern,
     rough_commands,
     unwrapped,
 )
@@ -85,11 +85,6 @@ DONT_ASK = (
     "Refused: the session is in dontAsk mode, where what the rules and the mode do not allow is "
     "refused instead of asked ({why})."
 )
-RUNS_ANYTHING = frozenset(
-    {"bash", "sh", "zsh", "fish", "dash", "env", "sudo", "doas", "eval", "exec", "xargs", "npx", "uvx"}
-    | {"python", "python3", "node", "deno", "bun", "ruby", "perl", "php", "lua", "pwsh", "ssh", "docker"}
-)
-"""Commands whose arguments say what runs: an "always" answer names their exact line, never a prefix."""
 SESSION = "this session"
 
 
@@ -196,29 +191,8 @@ class RuleEngine:
         return frozenset(gone)
 
     def web(self, web: WebTools) -> WebTools:
-        """The web tools as the deny and ask rules leave them (the API runs them, so nobody can be
-        asked): `WebSearch` or `WebFetch` denied whole is off; a `WebFetch(domain:…)` denied or
-        asked is a blocked domain (or leaves the allowed list). A host pattern the API's domain
-        lists cannot say turns web fetch off, with a warning."""
-        names = set(web.names) - self.removed(web.names)
-        blocked, allowed = list(web.blocked_domains), list(web.allowed_domains)
-        for rule in self.setup.rules_in_force():
-            if rule.tool != "WebFetch" or rule.behavior == "allow" or rule.pattern is None:
-                continue
-            host = _api_host(rule)
-            if host is None:
-                log.warning("claude.web_fetch_off", rule=rule.text, why="the API cannot block that pattern")
-                names.discard("web_fetch")
-            elif allowed:
-                allowed = [d for d in allowed if not _under_host(d, host)]
-                if not allowed:
-                    names.discard("web_fetch")
-                    names.discard("web_search")
-            elif host not in blocked:
-                blocked.append(host)
-        return replace(
-            web, names=frozenset(names), blocked_domains=tuple(blocked), allowed_domains=tuple(allowed)
-        )
+        """The web tools as the deny and ask rules leave them (`web_rules.py`)."""
+        return ruled_web(web, self.setup.rules_in_force(), self.removed(web.names))
 
     def lasting(self, q: PermissionQuestion, verdict: Verdict, allow: bool) -> str | None:
         """Where an "always" answer to `q` would be kept: the local settings file, "this session",
@@ -362,9 +336,9 @@ class RuleEngine:
                 return [], False
             patterns = [r.command for r in self.rules() if r.behavior == "allow" and r.command]
             needed = [a for a in parsed.commands if not any(_either(p, a) for p in patterns)]
-            texts = [_command_rule(argv, prefix=allow) for argv in needed or parsed.commands]
+            texts = [command_rule(argv, prefix=allow) for argv in needed or parsed.commands]
             return texts, all(
-                _names(t, argv) for t, argv in zip(texts, needed or parsed.commands, strict=True)
+                names_command(t, argv) for t, argv in zip(texts, needed or parsed.commands, strict=True)
             )
         if call.tool.startswith("mcp__"):
             return [call.tool], True
@@ -381,20 +355,50 @@ class RuleEngine:
                 into.append(rule)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReadDenials:
     """The deny rules on reading, as the file tools ask (`tools/hidden.py:PathDenials`): a path
-    one of them names, as written or where it leads, is refused and left out of listings."""
+    one of them names, as written or where it leads, is refused and left out of listings. Asked
+    once per entry a listing or search meets: the rules are gathered into one expression, again
+    only when the session's rules changed."""
 
     engine: RuleEngine
+    _key: tuple[int, int, str] | None = None
+    _rules: tuple[Rule, ...] = ()
+    _bases: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    """Per anchor, one expression for all its rules' globs: most paths are ruled out by it."""
+    _bare: bool = False
 
     def refusal(self, path: str) -> str | None:
-        for rule in self.engine.rules():
-            if rule.behavior != "deny" or not rule.names("read_file"):
-                continue
+        rules = self._current()
+        if not rules:
+            return None
+        if not self._bare and not any(
+            path.startswith(base) and any_of.match(path, len(base)) for base, any_of in self._bases
+        ):
+            return None
+        for rule in rules:
             if rule.bare or (rule.path is not None and rule.path.matches(path)):
                 return f"denied by {rule.origin.shown}: {rule.text}"
         return None
+
+    def _current(self) -> tuple[Rule, ...]:
+        engine = self.engine
+        trust = engine.setup.trust
+        key = (len(engine.saved_rules), len(engine.session_rules), trust.state if trust is not None else "")
+        if key != self._key:
+            self._rules = tuple(r for r in engine.rules() if r.behavior == "deny" and r.names("read_file"))
+            by_base: dict[str, list[str]] = {}
+            for rule in self._rules:
+                if rule.path is not None:
+                    by_base.setdefault(rule.path.base, []).append(rule.path.regex.pattern)
+            self._bases = tuple(
+                (base, re.compile("|".join(f"(?:{p})" for p in patterns)))
+                for base, patterns in by_base.items()
+            )
+            self._bare = any(r.bare for r in self._rules)
+            self._key = key
+        return self._rules
 
 
 def _ask(mode: str, step: str, why: str, rule: Rule | None = None) -> Verdict:
@@ -412,35 +416,3 @@ def _loose(line: str) -> tuple[tuple[str, ...], ...]:
     """The commands a deny or ask rule is matched against: the parser's, else a rough reading."""
     parsed = parse_line(line)
     return parsed.commands if parsed.unsure is None else rough_commands(line)
-
-
-def _command_rule(argv: tuple[str, ...], *, prefix: bool) -> str:
-    """`Bash(…)` for one command: its leading words then ` *` (up to two words that are no
-    option, path or value, never for a command that runs what its arguments say), else exact."""
-    words: list[str] = []
-    for word in argv[:2]:
-        if word.startswith("-") or any(c in word for c in "/.=:@$") or word[:1].isdigit():
-            break
-        words.append(word)
-    if prefix and words and len(words) < len(argv) and argv[0] not in RUNS_ANYTHING:
-        return rule_text("Bash", " ".join(words) + " *")
-    return rule_text("Bash", shlex.join(argv))
-
-
-def _names(text: str, argv: tuple[str, ...]) -> bool:
-    """The saved rule reads back as a pattern that matches the command it was made for."""
-    read = read_pattern(text[len("Bash(") : -1].replace("\\(", "(").replace("\\)", ")"))
-    return isinstance(read, CommandPattern) and read.matches(argv)
-
-
-def _api_host(rule: Rule) -> str | None:
-    """The API domain-list entry for a `WebFetch(domain:…)` rule (the API's entries cover their
-    subdomains), or None when the pattern has no such entry (`example.*`)."""
-    host = rule.text[rule.text.index("domain:") + len("domain:") : -1].strip().lower().rstrip(".")
-    host = host.removeprefix("*.")
-    return None if "*" in host or not host else host
-
-
-def _under_host(domain: str, host: str) -> bool:
-    name = domain.lower().split("/", 1)[0]
-    return name == host or name.endswith("." + host)

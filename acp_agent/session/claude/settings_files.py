@@ -22,27 +22,16 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import structlog
-
-from acp_agent.process.lifetime import owned_env
-from acp_agent.tools.files.gitdir import find_repository
+from acp_agent.tools.files.gitdir import find_repository, index_tracks
 
 __all__ = ["MAX_SETTINGS_BYTES", "SettingsFile", "find_settings", "repository_root", "shown_path"]
 
-log = structlog.get_logger(__name__)
-
 MAX_SETTINGS_BYTES = 1 << 20
-GIT_SECONDS = 5.0
-GIT_LS_FILES = ("git", "-c", "core.fsmonitor=false", "--no-optional-locks", "ls-files", "--error-unmatch")
-"""Asks whether git tracks a file, with the one setting that would run the repository's program
-(`core.fsmonitor`) turned off: git reads only its index for this."""
-
 _RULE_LISTS = ("allow", "ask", "deny")
 _STRING_LISTS = (
     ("permissions", "additionalDirectories"),
@@ -107,7 +96,7 @@ def find_settings(
 ) -> tuple[SettingsFile, ...]:
     """The settings files for a session at `cwd` (absolute, resolved), highest precedence first.
 
-    `tracked(root, path)` says whether git tracks a file (default: asks git, safely)."""
+    `tracked(root, path)` says whether git tracks a file (default: its index says, `_git_tracks`)."""
     root = repository_root(cwd)
     is_tracked = tracked or _git_tracks
     found: list[SettingsFile] = []
@@ -231,19 +220,7 @@ def _keep_if(
 
 
 def _git_tracks(root: Path, path: Path) -> bool:
-    """Whether git tracks `path` in the repository at `root`. Git is run with what could make it
-    run the repository's programs turned off (`core.fsmonitor`); a git that cannot tell (none
-    installed, not a repository git can read) means not tracked."""
-    try:
-        ran = subprocess.run(
-            [*GIT_LS_FILES, "--", str(path.relative_to(root))],
-            cwd=root,
-            capture_output=True,
-            timeout=GIT_SECONDS,
-            check=False,
-            env=owned_env({**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}),
-        )
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
-        log.info("claude.git_unavailable", error=str(exc)[:200])
-        return False
-    return ran.returncode == 0
+    """Whether git tracks `path` in the repository at `root`, read from its index (no git is
+    run: it would read the repository's config before the user trusts it)."""
+    repository = find_repository(root)
+    return repository is not None and index_tracks(repository, path.relative_to(repository.top).as_posix())

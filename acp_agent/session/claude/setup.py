@@ -85,6 +85,14 @@ class ClaudeSetup:
                 return mode, file
         return None
 
+    def first_mode(self, offered: tuple[str, ...]) -> str | None:
+        """A new session's mode: the `defaultMode` in force, if the session offers it."""
+        found = self.default_mode
+        if found is None or found[0] not in offered:
+            return None
+        log.info("claude.default_mode", mode=found[0], source=found[1].shown)
+        return found[0]
+
     @property
     def bypass_disabled(self) -> bool:
         """`disableBypassPermissionsMode: "disable"` in any file: bypassPermissions is not offered."""
