@@ -14,13 +14,14 @@ names everything below it too, as gitignore has it.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp_agent.tools.paths import glob_source
 
-__all__ = ["PathPattern", "escaped_path", "read_path_pattern"]
+__all__ = ["PathPattern", "compiled", "escaped_path", "read_path_pattern"]
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -32,11 +33,13 @@ class PathPattern:
 
     text: str
     base: str
-    regex: re.Pattern[str]
+    source: str
+    """The glob as a regular expression, compiled on first use (a session that never matches a
+    path compiles nothing: its `session/new` pays only for reading the rules)."""
 
     def matches(self, path: str) -> bool:
         """`path` (absolute, '/'-separated) lies below the anchor and matches the glob there."""
-        return path.startswith(self.base) and self.regex.match(path, len(self.base)) is not None
+        return path.startswith(self.base) and compiled(self.source).match(path, len(self.base)) is not None
 
 
 def read_path_pattern(
@@ -73,11 +76,19 @@ def read_path_pattern(
         rest = rest[2:]
     if rest in ("", "."):
         rest = "**"
-    source = glob_source(rest) + "(?:/.*)?"
-    try:
-        return PathPattern(text, str(base).rstrip("/") + "/", re.compile(f"(?s:{source})\\Z"))
-    except re.error as exc:
-        return f"not a glob ({exc})"
+    source = f"(?s:{glob_source(rest)}(?:/.*)?)\\Z"
+    if "[" in rest:  # only a character class can fail to compile: found now, not at a match
+        try:
+            compiled(source)
+        except re.error as exc:
+            return f"not a glob ({exc})"
+    return PathPattern(text, str(base).rstrip("/") + "/", source)
+
+
+@functools.lru_cache(maxsize=4096)
+def compiled(source: str) -> re.Pattern[str]:
+    """A path rule's expression, compiled once per process."""
+    return re.compile(source)
 
 
 def escaped_path(path: Path) -> str:

@@ -391,7 +391,7 @@ class ReadDenials:
             by_base: dict[str, list[str]] = {}
             for rule in self._rules:
                 if rule.path is not None:
-                    by_base.setdefault(rule.path.base, []).append(rule.path.regex.pattern)
+                    by_base.setdefault(rule.path.base, []).append(rule.path.source)
             self._bases = tuple(
                 (base, re.compile("|".join(f"(?:{p})" for p in patterns)))
                 for base, patterns in by_base.items()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from acp_agent.session.claude.path_rules import PathPattern, read_path_pattern
+from acp_agent.session.claude.path_rules import PathPattern, compiled, read_path_pattern
 from acp_agent.session.claude.tool_names import (
     CLAUDE_TOOLS,
     OWN_TOOLS,
@@ -69,9 +69,9 @@ class Rule:
     origin: RuleOrigin
     command: CommandPattern | None = None
     path: PathPattern | None = None
-    pattern: re.Pattern[str] | None = None
+    pattern: str | None = None
     """A subagent type or skill name (`Agent(…)`, `Skill(…)`), a host (`WebFetch(domain:…)`), or
-    the tool name itself for an MCP rule or a glob."""
+    the tool name itself for an MCP rule or a glob: a regular expression, compiled on first use."""
 
     @property
     def bare(self) -> bool:
@@ -86,14 +86,14 @@ class Rule:
     def names(self, tool: str) -> bool:
         """The rule is about calls of this agent's `tool` (whatever their input)."""
         if self.by_name:
-            return self.pattern is not None and self.pattern.fullmatch(tool) is not None
+            return self.pattern is not None and compiled(self.pattern).fullmatch(tool) is not None
         if self.bare:
             return tool == self.tool or tool in tools_named(self.tool)
         return RULE_FAMILY.get(tool) == self.tool
 
     def matches_name(self, name: str) -> bool:
         """For `Agent`, `Skill` and `WebFetch` rules: the call's subagent type, skill or host."""
-        return self.pattern is None or self.pattern.fullmatch(name) is not None
+        return self.pattern is None or compiled(self.pattern).fullmatch(name) is not None
 
     def __str__(self) -> str:
         return self.text
@@ -138,7 +138,7 @@ def read_rule(
             else f"{name} is no tool of this agent"
         )
         return None, f"{behavior} rule {written[:80]!r} skipped: {why}"
-    found: CommandPattern | PathPattern | re.Pattern[str] | str
+    found: CommandPattern | PathPattern | str
     if tool == "Bash":
         found = read_pattern(specifier)
         if isinstance(found, CommandPattern):
@@ -149,12 +149,10 @@ def read_rule(
         )
         if isinstance(found, PathPattern):
             return Rule(written, behavior, tool, origin, path=found), None
-    elif tool == "WebFetch":
-        found = _domain(specifier)
-    else:  # Agent, Skill
-        found = _name_glob(specifier)
-    if isinstance(found, re.Pattern):
-        return Rule(written, behavior, tool, origin, pattern=found), None
+    else:  # WebFetch, Agent, Skill
+        source, found = _domain(specifier) if tool == "WebFetch" else (_name_glob(specifier), "")
+        if source is not None:
+            return Rule(written, behavior, tool, origin, pattern=source), None
     return None, f"{behavior} rule {written[:80]!r} skipped: {found}"
 
 
@@ -192,7 +190,7 @@ def _by_name(
     if body.startswith("mcp__") and body.count("__") == 1:  # mcp__server: every tool of it
         regex += "__.*"
     warning = f"{behavior} rule {written[:80]!r}: the specifier is ignored" if specifier else None
-    return Rule(written, behavior, name, origin, pattern=re.compile(regex, re.DOTALL)), warning
+    return Rule(written, behavior, name, origin, pattern=f"(?s:{regex})"), warning
 
 
 def _unknown(written: str, name: str) -> str | None:
@@ -201,26 +199,27 @@ def _unknown(written: str, name: str) -> str | None:
     return None if known else f"rule {written[:80]!r}: no tool of this agent is named {name!r} (kept)"
 
 
-def _domain(specifier: str) -> re.Pattern[str] | str:
-    """`domain:host`: the host, any case, a trailing dot ignored; `*.host` its subdomains at any
-    depth (not the host itself); elsewhere `*` stays within one label."""
+def _domain(specifier: str) -> tuple[str | None, str]:
+    """`domain:host` as an expression over host names (or why not): the host, any case, a
+    trailing dot ignored; `*.host` its subdomains at any depth (not the host itself); elsewhere
+    `*` stays within one label."""
     key, _, host = specifier.partition(":")
     host = host.strip().lower().rstrip(".")
     if key.strip() != "domain" or not host or "/" in host:
-        return "WebFetch takes `domain:<host>`"
+        return None, "WebFetch takes `domain:<host>`"
     if host == "*":
-        return re.compile(r".*")
+        return r".*", ""
     if host.startswith("*."):
-        return re.compile(r"(?:[^/]+\.)" + re.escape(host[2:]))
-    return re.compile(r"[^.]*".join(re.escape(part) for part in host.split("*")))
+        return r"(?:[^/]+\.)" + re.escape(host[2:]), ""
+    return r"[^.]*".join(re.escape(part) for part in host.split("*")), ""
 
 
-def _name_glob(specifier: str) -> re.Pattern[str]:
-    """A subagent type or skill: `name`, `name *` (the name, or the name then more words) and the
-    legacy `prefix:*` (the prefix then anything); `*` is any text."""
+def _name_glob(specifier: str) -> str:
+    """A subagent type or skill as an expression: `name`, `name *` (the name, or the name then
+    more words) and the legacy `prefix:*` (the prefix then anything); `*` is any text."""
     text = specifier.strip()
     if text.endswith(":*"):
-        return re.compile(re.escape(text[:-2]) + r"(?::.*|\s.*)?", re.DOTALL)
+        return "(?s:" + re.escape(text[:-2]) + r"(?::.*|\s.*)?)"
     if text.endswith(" *"):
-        return re.compile(re.escape(text[:-2]) + r"(?:\s.*)?", re.DOTALL)
-    return re.compile(".*".join(re.escape(part) for part in text.split("*")), re.DOTALL)
+        return "(?s:" + re.escape(text[:-2]) + r"(?:\s.*)?)"
+    return "(?s:" + ".*".join(re.escape(part) for part in text.split("*")) + ")"

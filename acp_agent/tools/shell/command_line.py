@@ -213,6 +213,8 @@ def read_pattern(text: str) -> CommandPattern | str:
     words = parsed.commands[0]
     if prefix or "*" not in body:
         return CommandPattern(pattern, words, prefix=prefix)
+    if words[-1] == _STAR and _STAR not in "".join(words[:-1]):  # `npm run *`: the words, then any
+        return CommandPattern(pattern, words[:-1], prefix=True)
     written = shlex.join(words)
     regex = ".*".join(re.escape(part) for part in written.split(_STAR))
     if written.endswith(" " + _STAR):  # `git *`: git with any arguments, or none
