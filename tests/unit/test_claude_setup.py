@@ -260,3 +260,15 @@ def test_the_index_is_read_without_running_git(tmp_path: Path, version: str) -> 
     assert not index_tracks(repository, "deep/er") and not index_tracks(repository, "b.txt")
     (repository.git_dir / "index").write_bytes(b"DIRC\x00\x00\x00\x09garbage")  # unreadable: tracked
     assert index_tracks(repository, "anything")
+
+
+def test_a_fifo_or_a_huge_file_is_skipped_without_waiting(places: dict[str, Path]) -> None:
+    os.mkfifo(places["cwd"] / ".claude-fifo")
+    (places["cwd"] / ".claude").mkdir()
+    os.rename(places["cwd"] / ".claude-fifo", places["cwd"] / ".claude" / "settings.json")  # nobody writes
+    write(places["home"] / ".claude" / "settings.json", " " * (2 << 20) + "{}")
+    setup = load(places)
+    assert setup.files == () and setup.warnings == (
+        "pkg/.claude/settings.json: skipped (not a regular file)",
+        "~/.claude/settings.json: skipped (larger than 1024 KiB)",
+    )

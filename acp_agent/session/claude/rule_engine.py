@@ -86,6 +86,10 @@ DONT_ASK = (
     "refused instead of asked ({why})."
 )
 SESSION = "this session"
+REJECTED_ALWAYS = (
+    'The user answered "Always reject" to this call earlier in the session. Do not retry it; ask '
+    "the user or try another way."
+)
 
 
 class Grants(Protocol):
@@ -157,9 +161,9 @@ class RuleEngine:
         call = self._call(q)
         rules = self.rules()
         if (rule := self._match(rules, "deny", call)) is not None:
-            return Verdict("deny", f"denied by {rule.origin.shown}: {rule.text}", "deny rule", rule)
+            return Verdict("deny", _refusal(rule), "deny rule", rule)
         if call.line is not None and self.lines.get(call.line) is False:
-            return Verdict("deny", f"denied by {SESSION}: the user rejected this command always", "deny rule")
+            return Verdict("deny", REJECTED_ALWAYS, "deny rule")
         if (refusal := self._confined(call)) is not None:
             return Verdict("deny", refusal, "confinement")
         if mode == "plan" and q.permission in CHANGES:
@@ -379,7 +383,7 @@ class ReadDenials:
             return None
         for rule in rules:
             if rule.bare or (rule.path is not None and rule.path.matches(path)):
-                return f"denied by {rule.origin.shown}: {rule.text}"
+                return _refusal(rule)
         return None
 
     def _current(self) -> tuple[Rule, ...]:
@@ -399,6 +403,11 @@ class ReadDenials:
             self._bare = any(r.bare for r in self._rules)
             self._key = key
         return self._rules
+
+
+def _refusal(rule: Rule) -> str:
+    """What the model is told of a deny rule: the rule and its file, in one line."""
+    return REJECTED_ALWAYS if rule.origin.shown == SESSION else f"denied by {rule.origin.shown}: {rule.text}"
 
 
 def _ask(mode: str, step: str, why: str, rule: Rule | None = None) -> Verdict:
