@@ -330,3 +330,24 @@ async def test_bad_settings_files_are_skipped_with_warnings_and_the_session_goes
         assert warning in status and warning in listing, warning
     assert "ask:\n  - Bash(git push *)  (.claude/settings.json)" in listing
     assert "Mode: default" in listing
+
+
+async def test_a_memory_import_outside_the_workspace_waits_for_trust(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    outside = tmp_path / "outside" / "notes.md"
+    outside.parent.mkdir()
+    outside.write_text("OUTSIDE NOTES TEXT\n")
+    (workspace / "CLAUDE.md").write_text(f"Team memory.\n\n@{outside}\n")
+    fake_api.set_fallback(replies.text("ok"))
+    for answer, read in (("distrust_once", False), ("trust_once", True)):
+        editor = Editor(answer)
+        async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+            await agent.initialize()
+            await agent.prompt(await agent.new_session(workspace), "hello")
+        [question] = editor.asked
+        enables = question["toolCall"]["rawInput"]["enables"]
+        assert enables == [f"import outside the workspace: {outside} (memory files)"]
+        system = "".join(b["text"] for b in fake_api.requests[-1].body["system"])
+        assert "Team memory." in system and ("OUTSIDE NOTES TEXT" in system) is read
