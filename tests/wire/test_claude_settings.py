@@ -290,6 +290,7 @@ async def test_bare_denies_take_tools_off_the_list_and_web_fetch_domains_are_blo
     assert first.body["tools"] == second.body["tools"]  # decided once: the cached prefix holds
     names = [t["name"] for t in first.body["tools"]]
     assert "run_command" not in names and "web_search" not in names and "read_file" in names
+    assert "command_output" not in names and "stop_command" not in names  # nothing to read or stop
     [fetch] = [t for t in first.body["tools"] if t["name"] == "web_fetch"]
     assert fetch["blocked_domains"] == ["evil.example", "ask.example"]
 
