@@ -16,9 +16,9 @@ MCP_SERVER = Path(__file__).resolve().parent / "mcp_server.py"
 SKILL_BODY = "SKILL BODY: before writing, read references/format.md"
 EXPECTED_COMMANDS = {
     "status",
-    "permissions",
     "compact",
-    "agents",  # Claude Code's, answered by the agent (no project command replaces it here)
+    "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
+    "agents",  # the same
     "tasks",  # the same
     "review",  # the project's, with an argument (the user's /review is shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md

@@ -223,3 +223,24 @@ def test_an_unknown_tool_name_is_kept_and_a_rule_that_cannot_be_read_is_skipped(
     assert len(setup.warnings) == 5, setup.warnings
     assert any("no tool of this agent is named 'Frobnicate' (kept)" in w for w in setup.warnings)
     assert any("a glob in an allow rule must follow `mcp__<server>__`" in w for w in setup.warnings)
+
+
+def test_the_background_commands_tools_go_with_bash_and_answer_to_their_own_names(tmp_path: Path) -> None:
+    names = ["read_file", "run_command", "command_output", "stop_command"]
+    assert engine_with(tmp_path / "a", {"deny": ["Bash"]}).removed(names) == {
+        "run_command",
+        "command_output",
+        "stop_command",
+    }
+    assert engine_with(tmp_path / "b", {"deny": ["Bash(rm *)"]}).removed(names) == frozenset()
+    engine = engine_with(
+        tmp_path / "c", {"deny": ["KillBash"], "ask": ["BashOutput"]}
+    )  # KillShell's old name
+    assert engine.removed(names) == {"stop_command"}
+    read = PermissionQuestion("c", "command_output", "Output", "read", "none", {"task_id": "bg_1"})
+    assert letter(engine.decide(read, "bypassPermissions")) == "Q"
+    background = replace(CALLS["command"][0], raw_input={"command": "rm -rf x", "background": True})
+    assert (
+        letter(engine_with(tmp_path / "d", {"deny": ["Bash(rm *)"]}).decide(background, "bypassPermissions"))
+        == "D"
+    )
