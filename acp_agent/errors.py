@@ -19,6 +19,7 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ ToolError             recoverable, raised by tools/* and session/client_io
       │    │                     → turn/runner makes it an is_error tool_result; the turn goes on
       │    ├─ PathOutsideCwd      a path that resolves outside the session's roots
+      │    ├─ PathDenied          a path a settings deny rule names (tools/paths.resolve_inside)
       │    ├─ InvalidToolInput    arguments that fail the tool's input schema
       │    └─ ToolTimeout         the tool ran past its time allowance
       ├─ Stopped               a tool's worker thread sees its stop flag (tools/files, search, ignore)
@@ -251,6 +252,10 @@ class ToolError(AgentError):
 
 class PathOutsideCwd(ToolError):
     """A path resolved outside the session's working directory."""
+
+
+class PathDenied(ToolError):
+    """A path the user's settings deny (`Read(./.env)`); the message is the rule's one line."""
 
 
 class InvalidToolInput(ToolError):

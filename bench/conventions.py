@@ -1,11 +1,12 @@
-"""`python bench/conventions.py [--skills N] [--commands N] [--agents N] [--imports N] [--reps N]`:
-discovering commands, skills, custom agents and memory.
+"""`python bench/conventions.py [--skills N] [--commands N] [--agents N] [--imports N] [--rules N]
+[--reps N]`: a Claude user's setup: commands, skills, custom agents, memory and settings.
 
 A repository with `--skills` skills (200 by default, the read cap), `--commands` command files
 (100) and `--agents` agent files (20) in `.claude/`, and Claude Code's memory: 5 memory files
 (`~/.claude/CLAUDE.md`, AGENTS.md, CLAUDE.md, `.claude/CLAUDE.md`, CLAUDE.local.md, 2 KB each),
-`--imports` files CLAUDE.md imports (20), 5 path-scoped rules and a CLAUDE.md below the cwd.
-Figures (medians over `--reps`):
+`--imports` files CLAUDE.md imports (20), 5 path-scoped rules and a CLAUDE.md below the cwd; and
+`--rules` permission rules (50) in its settings files (the project's, the local one and the
+user's). Figures (medians over `--reps`):
 - the discovery itself (`read_conventions`, in this process: the walk, every file read under the
   file tools' rules, the frontmatter parsed), in the repository and in an empty one, and in one
   holding only the agents;
@@ -16,6 +17,9 @@ Figures (medians over `--reps`):
 - what one read_file costs for the memory that waits for it (`for_reads` of a file under the
   nested CLAUDE.md that a path rule matches: the first read, which reads those files, and a later
   one, from what the session kept);
+- the settings read (`load_claude_setup`, in this process: the files found, parsed and checked,
+  every rule read, whether git tracks the local file read from its index, the trust items listed;
+  a process's first read and a later one), and one "may this run?" decision over those rules;
 - over real pipes, the agent's `session/new` answer and its `available_commands_update`, each timed
   from the `session/new` request, in the repository and in an empty one (a fresh agent each time,
   warmed up by one session first).
@@ -24,6 +28,7 @@ Figures (medians over `--reps`):
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 import time
@@ -35,12 +40,15 @@ if __package__ in (None, ""):  # run as a script: make `acp_agent` and `bench` i
 
 import anyio
 
+from acp_agent.session.claude.rule_engine import RuleEngine
+from acp_agent.session.claude.setup import load_claude_setup
 from acp_agent.session.commands.convention_files import read_conventions
 from acp_agent.session.commands.conventions import Conventions
 from acp_agent.session.commands.instructions import read_instructions
 from acp_agent.session.subagents.tool import agent_tools
 from acp_agent.testing import FakeMessagesAPI
 from acp_agent.tools.registry import ToolRegistry, default_registry
+from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.subagents.types import SubagentType
 from bench.common import AGENT, BenchError, Peer, Scratch, median
@@ -195,12 +203,55 @@ def session_new_ms(scratch: Scratch, api: FakeMessagesAPI, cwd: Path, reps: int)
     return median(answers) * 1000, median(updates) * 1000, listed
 
 
+def write_rules(root: Path, home: Path, count: int) -> None:
+    """`count` rules of every kind, spread over the project's, the local and the user's file."""
+    kinds = [
+        "Bash(npm run task{n} *)",
+        "Read(./secrets/{n}/**)",
+        "Edit(./src/gen{n}/**)",
+        "mcp__srv{n}__tool",
+    ]
+    rules = [kinds[n % len(kinds)].format(n=n) for n in range(count)]
+    files = [
+        root / ".claude" / "settings.json",
+        root / ".claude" / "settings.local.json",
+        home / ".claude" / "settings.json",
+    ]
+    for i, path in enumerate(files):
+        mine = rules[i::3]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            json.dumps({"permissions": {"deny": mine[0::3], "ask": mine[1::3], "allow": mine[2::3]}})
+        )
+
+
+def settings_ms(cwd: Path, home: Path, reps: int) -> tuple[float, float, float, int]:
+    """(reading the settings the first time in this process, and again, ms; one decision, µs;
+    rules read): medians (the first read also compiles what the rules' reading needs)."""
+    loads, decisions, setup = [], [], None
+    for _ in range(reps + 1):
+        start = time.perf_counter()
+        setup = load_claude_setup(cwd, home=home, config_dir=home / ".config" / "acp-agent", trust_store=None)
+        loads.append(time.perf_counter() - start)
+    assert setup is not None
+    engine = RuleEngine(setup, roots=lambda: (cwd,))
+    question = PermissionQuestion(
+        "c", "run_command", "Run", "execute", "execute", {"command": "npm run x && ls"}
+    )
+    for _ in range(reps * 100):
+        start = time.perf_counter()
+        engine.decide(question, "default")
+        decisions.append(time.perf_counter() - start)
+    return loads[0] * 1000, median(loads[1:]) * 1000, median(decisions) * 1e6, len(setup.rules)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--skills", type=int, default=200)
     parser.add_argument("--commands", type=int, default=100)
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--imports", type=int, default=20)
+    parser.add_argument("--rules", type=int, default=50)
     parser.add_argument("--reps", type=int, default=10)
     opts = parser.parse_args()
     with Scratch() as scratch, FakeMessagesAPI() as api:
@@ -216,6 +267,9 @@ def main() -> None:
         read = make_memory(repo, scratch.home, opts.imports)
         memory, files = memory_ms(repo, scratch.home, opts.reps)
         first_read, later_read, attached = read_ms(repo, scratch.home, read, opts.reps)
+        _, empty_settings, empty_decision, _ = settings_ms(empty, scratch.home, opts.reps)
+        write_rules(repo, scratch.home, opts.rules)
+        first_settings, settings, decision, rules = settings_ms(repo, scratch.home, opts.reps)
         runs: dict[Path, list[tuple[float, float, int]]] = {repo: [], empty: []}
         for _ in range(max(3, opts.reps // 2)):  # alternated: the machine's load drifts
             for cwd, results in runs.items():
@@ -224,8 +278,9 @@ def main() -> None:
         empty_answer, empty_update = (median([r[i] for r in runs[empty]]) for i in (0, 1))
         listed = runs[repo][-1][2]
     print(
-        f"{len(found.skills)} skills, {len(found.commands)} command files, {len(found.agents)} agents and "
-        f"{files} memory files (5 and {opts.imports} imports) found; medians of {opts.reps} (agent: fewer)"
+        f"{len(found.skills)} skills, {len(found.commands)} command files, {len(found.agents)} agents, "
+        f"{files} memory files (5 and {opts.imports} imports) and {rules} rules found; medians of "
+        f"{opts.reps} (agent: fewer)"
     )
     print(f"| {'figure':<58} | {'repository':>10} | {'empty repo':>10} |")
     print(f"|{'-' * 60}|{'-' * 12}|{'-' * 12}|")
@@ -234,11 +289,15 @@ def main() -> None:
         (f"discovery of the {len(found.agents)} agents alone (in process)", agents_ms, empty_ms),
         (f"task tool with the {len(found.agents)} agents (in process; plain: right)", task_ms, plain_task_ms),
         ("memory at start (read_instructions, in process)", memory, nothing_ms),
+        ("settings read, a process's first (load_claude_setup)", first_settings, empty_settings),
+        ("settings read, again (load_claude_setup)", settings, empty_settings),
         ("session/new → its answer (over pipes)", answer, empty_answer),
         ("session/new → available_commands_update (over pipes)", update, empty_update),
     ]
     for label, full, none in rows:
         print(f"| {label:<58} | {full:>7.1f} ms | {none:>7.1f} ms |")
+    label = "one decision of the rule engine (a line of two commands)"
+    print(f"| {label:<58} | {decision:>7.1f} µs | {empty_decision:>7.1f} µs |")
     print(f"commands listed in the update: {listed}")
     print(
         f"a read_file's memory lookup (for_reads, in process, {attached} attached): "

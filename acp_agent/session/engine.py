@@ -22,6 +22,7 @@ from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.model.server_tools import WebTools
+from acp_agent.session.claude.trust import Widening
 from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
 from acp_agent.session.commands.conventions import Conventions
 from acp_agent.session.commands.instructions import Instructions, load_instructions
@@ -29,10 +30,13 @@ from acp_agent.session.commands.memory_files import ImportTrust, may_import_outs
 from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.relay import Relay
+from acp_agent.session.editor.trust_question import ask_trust
 from acp_agent.session.journal.checkpoints import Checkpoints
 from acp_agent.session.journal.store import SessionStore
+from acp_agent.session.options.config_options import DEFAULT_MODE
 from acp_agent.session.requester import Requester
 from acp_agent.session.rewinding import Rewinds
+from acp_agent.session.roots import settings_roots
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagents.listing import agents_notice
 from acp_agent.session.subagents.tool import ModelChoice, task_tool
@@ -67,9 +71,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Engine"]
 
-NO_TASKS = "Background commands cannot run in this session (the agent serves no task group)."
 log = structlog.get_logger(__name__)
 
+NO_TASKS = "Background commands cannot run in this session (the agent serves no task group)."
 _QUIET_STOPS = {"end_turn": TurnStop.END_TURN, "cancelled": TurnStop.CANCELLED}
 """The ACP stop reasons of a prompt answered without a model request, as the loop's stops."""
 
@@ -111,14 +115,54 @@ class Engine:
 
     async def runner(self, session: Session) -> TurnRunner:
         """The session's runner, built on first use with the tools it has by then (MCP included);
-        its instruction files are read in a worker thread first."""
+        the project's trust is settled first (what it widens may add roots, a mode, tools), and
+        its instruction files are read in a worker thread."""
         if session.runner is None:
-            instructions = await session_instructions(session.cwd, hidden=self.hidden)
+            instructions = await self.instructions(session)
+            if await self.settle_trust(session) and instructions.untrusted_imports:
+                instructions = await self.instructions(session)  # trusted now: the imports join
             conventions = await session.conventions.current()
             await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
             if session.runner is None:  # nobody built it while the files were read
                 session.runner = self._build(session, instructions, conventions)
         return session.runner
+
+    async def instructions(self, session: Session) -> Instructions:
+        """The session's memory files, read with the settings' `claudeMdExcludes`; an import
+        outside the workspace is read once the project's trust covers it, and otherwise becomes
+        one of the things the trust question lists (`claude/trust.py`)."""
+        setup = session.claude
+        trust = setup.trust if setup is not None else None
+        excludes = [e for e, _ in setup.listed("claudeMdExcludes")] if setup is not None else []
+
+        def may_import(folder: Path, target: Path) -> bool:
+            return trust is not None and trust.allows(_import_item(target))
+
+        found = await session_instructions(
+            session.cwd, hidden=self.hidden, excludes=excludes, trust=may_import
+        )
+        if trust is not None:
+            for _, imported in found.untrusted_imports:
+                trust.expect(_import_item(imported))
+        return found
+
+    async def settle_trust(self, session: Session) -> bool:
+        """Before the session's first request: ask the project's trust if no answer covers what it
+        widens now, and once granted now, apply what it enables (its `defaultMode`, if the session
+        is still in the default one, and its `additionalDirectories`). True when it was granted now."""
+        setup = session.claude
+        trust = setup.trust if setup is not None else None
+        if setup is None or trust is None or trust.recall():
+            return False
+        await ask_trust(session.id, self.requester, trust)
+        if not trust.trusted:
+            log.info("claude.untrusted", session_id=session.id, left_off=[i.line() for i in trust.left_off()])
+            return False
+        found = setup.default_mode
+        if found is not None and session.mode == DEFAULT_MODE and found[0] in session.permissions.modes:
+            await session.permissions.switch_mode(found[0])
+        session.settings_roots = settings_roots(setup, session.cwd, self.hidden)
+        return True
 
     def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
         """The runner itself: its tools, system prompt (with `instructions` and the skills of
@@ -132,6 +176,9 @@ class Engine:
             registry.add(SkillTool(skills))  # Agent Skills, levels 2 and 3
         for tool in session.extra_tools:
             registry.add(tool)
+        rules = session.permissions.engine
+        if removed := rules.removed(registry.names):  # a tool a deny rule names whole (a cached prefix)
+            registry = ToolRegistry(t for n in registry.names if n not in removed and (t := registry.get(n)))
         if session.client.allowed_tools is not None:  # the client's tool set (acpx --allowed-tools)
             offered = [registry.get(name) for name in registry.names if session.client.offers(name)]
             registry = ToolRegistry(t for t in offered if t is not None)
@@ -161,7 +208,7 @@ class Engine:
                 instructions=instructions.prompt_section(),
                 appended=session.client.system_append,
                 skills=skills_section if "skill" in registry else "",
-                extra_roots=session.extra_roots,
+                extra_roots=session.work_roots,
             ),
         )
         if session.tasks is None and self._tasks_group is not None:
@@ -173,7 +220,7 @@ class Engine:
         )
         ctx = ToolContext(
             cwd=session.cwd,
-            extra_roots=session.extra_roots,
+            extra_roots=session.work_roots,
             # None means the local disk; tools stream large local files themselves.
             fs=(
                 EditorFileSystem(
@@ -188,7 +235,7 @@ class Engine:
             ),
             terminal=(EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None),
             elicitation=elicitation,
-            hidden=self.hidden,
+            hidden=self.hidden.with_denials(rules.path_denials()),  # and the settings' Read denies
             background=session.tasks,
             checkpoint=session.checkpoints or NO_CHECKPOINT,
             sandbox=(
@@ -295,7 +342,9 @@ class Engine:
         """Run a slash command in `session`; its answer goes to the editor as an agent message."""
         runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
-        if name == "rewind":
+        if name == "permissions":
+            text = session.permissions.engine.describe(session.mode)
+        elif name == "rewind":
             text = await self.rewinds.command(session, arguments)
         elif name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
@@ -395,6 +444,7 @@ def _status(
         f"Web tools: {_web(settings.web)}\n"
         f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"
+        + (f"\n{session.claude.describe_files()}" if session.claude is not None else "")
     )
 
 
@@ -414,3 +464,8 @@ def _instructions(session: Session) -> str:
     """The memory files in the system prompt, in order, and those loaded on read (/status)."""
     instructions = session.instructions or Instructions()
     return instructions.status(attached(session.history.messages))
+
+
+def _import_item(target: Path) -> Widening:
+    """A memory import outside the workspace, as the trust question lists it."""
+    return Widening("import outside the workspace", "memory files", str(target))

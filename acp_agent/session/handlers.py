@@ -157,7 +157,7 @@ class AcpHandler:
     async def _ready(self, session: Session, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
         """Connect the session's MCP servers and build the common part of the answer."""
         answer: dict[str, Any] = {
-            "modes": modes_state(session.mode),
+            "modes": modes_state(session.mode, session.permissions.modes),
             "configOptions": self.manager.options.config_options(session),
         }
         if mcp_servers:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,9 @@ from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.claude.rule_engine import RuleEngine
+from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
+from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.commands.convention_files import session_conventions
 from acp_agent.session.commands.conventions import ConventionsSlot
 from acp_agent.session.editor.announce import announce_commands
@@ -41,13 +45,14 @@ from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
-from acp_agent.session.roots import checked_roots
+from acp_agent.session.roots import checked_roots, settings_roots
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.tools.hidden import agent_hidden_paths
 from acp_agent.turn.context import clearing
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry
 from acp_agent.turn.loops import choose_loop
+from acp_agent.user_dirs import user_config_dir, user_data_dir, user_home
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -108,6 +113,8 @@ class SessionManager:
     ) -> None:
         self.config = config
         self.hidden = agent_hidden_paths(config.state_dir)  # no root, no tool, no command sees them
+        self.trust_store = TrustStore((config.state_dir or user_data_dir()) / "trust.json")
+        """The project trust answers, in the state dir (hidden from every tool)."""
         self.store = store
         self.prices = load_prices(config.prices)
         self.requester = requester
@@ -248,11 +255,22 @@ class SessionManager:
         except ProfileError as exc:
             raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
         settings = clearing.with_meta(settings, overrides)
+        setup = self.claude_setup(root)
+        engine = RuleEngine(
+            setup,
+            roots=lambda: (root, *self.sessions[session_id].work_roots),
+            hidden=self.hidden,
+            home=user_home(),
+        )
+        settings = replace(settings, web=engine.web(settings.web))  # decided once: a cached prefix
+        modes = tuple(m for m in PERMISSION_MODES if m != "bypassPermissions" or not setup.bypass_disabled)
         permissions = SessionPermissions(
             session_id,
             self.requester,
-            DEFAULT_MODE,
+            setup.first_mode(modes) or DEFAULT_MODE,
             on_switch=lambda mode_id: self.options.switch_mode(self.sessions[session_id], mode_id),
+            engine=engine,
+            modes=modes,
         )
         session = Session(
             session_id,
@@ -267,7 +285,9 @@ class SessionManager:
             effort=effort,
             conventions=ConventionsSlot(lambda: session_conventions(root)),
             subagent_tools=subagent_tools,
+            claude=setup,
         )
+        session.settings_roots = settings_roots(setup, root, self.hidden)
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",
@@ -276,6 +296,12 @@ class SessionManager:
             )
         self.sessions[session_id] = session
         return session
+
+    def claude_setup(self, root: Path) -> ClaudeSetup:
+        """The Claude Code settings of a session at `root`, read now (once per session)."""
+        return load_claude_setup(
+            root, home=user_home(), config_dir=user_config_dir(), trust_store=self.trust_store
+        )
 
     async def close(self, session_id: str) -> None:
         """session/close: cancel its work, stop its MCP servers, free it (the journal stays).

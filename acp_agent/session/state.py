@@ -26,6 +26,7 @@ from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
+    from acp_agent.session.claude.setup import ClaudeSetup
     from acp_agent.session.journal.checkpoints import Checkpoints
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
@@ -85,6 +86,11 @@ class Session:
     """session/close or session/delete began: no new prompt runs, a queued one ends `cancelled`."""
     extra_roots: tuple[Path, ...] = ()
     """The client's additional roots (`roots.py`): the tools work there too, the prompt names them."""
+    settings_roots: tuple[Path, ...] = ()
+    """The settings' `additionalDirectories` in force (`roots.py:settings_roots`), never journaled:
+    read again from the files at each session/new, load and resume."""
+    claude: ClaudeSetup | None = None
+    """Its Claude Code settings and the project's trust (`claude/setup.py`), read once per session."""
     title: str | None = None
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
@@ -108,6 +114,11 @@ class Session:
     @property
     def model(self) -> str:
         return self.settings.model
+
+    @property
+    def work_roots(self) -> tuple[Path, ...]:
+        """Where the tools work besides the cwd: the client's roots, then the settings' ones."""
+        return tuple(dict.fromkeys((*self.extra_roots, *self.settings_roots)))
 
     def keep_journal(self, journal: Journal) -> None:
         """From now on every change to the history is also written to `journal` (after the session

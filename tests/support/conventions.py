@@ -17,7 +17,8 @@ SKILL_BODY = "SKILL BODY: before writing, read references/format.md"
 EXPECTED_COMMANDS = {
     "status",
     "compact",
-    "agents",  # Claude Code's, answered by the agent (no project command replaces it here)
+    "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
+    "agents",  # the same
     "tasks",  # the same
     "rewind",
     "review",  # the project's, with an argument (the user's /review is shadowed)

@@ -33,6 +33,7 @@ from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.subagents.types import LISTED_CHARS, SubagentType
+from tests.unit.test_rule_engine import engine_with
 from tests.unit.test_task_tool import Events, Reply, call
 
 AGENT = "---\nname: {name}\ndescription: {description}\n{extra}---\n{body}\n"
@@ -179,24 +180,42 @@ def test_without_agents_the_task_tools_schema_is_as_before_and_with_them_it_list
     assert "agent-499" not in many.input_schema["properties"]["subagent_type"]["enum"]
 
 
-def test_the_session_lets_every_subagent_start_unasked_in_every_mode() -> None:
-    question = PermissionQuestion("c", "Agent", "Subagent", "think", "agent", {"subagent_type": "reviewer"})
-    for mode in ("default", "plan", "acceptEdits", "bypassPermissions"):
-        asker = SessionPermissions("s", cast(Requester, object()), mode)  # never asked: no request sent
-        assert asker.may_start_subagent(question) is ALLOW
+def ruled_asker(tmp_path: Path, mode: str, rules: dict[str, list[str]]) -> SessionPermissions:
+    """The session's asker over the one rule engine, with `rules` in the user's settings file."""
+    return SessionPermissions("s", cast(Requester, object()), mode, engine=engine_with(tmp_path, rules))
+
+
+def task_question(subagent_type: str) -> PermissionQuestion:
+    """The `task` call as the tool batch puts it to the asker (it needs no permission by default)."""
+    return PermissionQuestion("c", "task", "Subagent", "think", "none", {"subagent_type": subagent_type})
+
+
+def test_a_subagent_starts_unasked_in_every_mode_unless_an_agent_rule_says_otherwise(tmp_path: Path) -> None:
+    modes = ("default", "plan", "acceptEdits", "dontAsk", "bypassPermissions")
+    for mode in modes:  # no rule: never asked (no request could be sent), in every mode
+        assert ruled_asker(tmp_path / "none", mode, {}).settle(task_question("reviewer")) is ALLOW
+    for mode in modes:  # a deny holds in every mode, bypass included, with the rule's one line
+        decision = ruled_asker(tmp_path / "deny", mode, {"deny": ["Agent(reviewer)"]}).settle(
+            task_question("reviewer")
+        )
+        assert decision is not None and not decision.allowed
+        assert decision.message == "denied by ~/.claude/settings.json: Agent(reviewer)"
+    asks = ruled_asker(tmp_path / "ask", "default", {"ask": ["Task(reviewer)"]})  # the old name
+    assert asks.settle(task_question("reviewer")) is None  # left to the user
+    assert asks.settle(task_question("general-purpose")) is ALLOW
+    allowed = ruled_asker(tmp_path / "allow", "default", {"allow": ["Agent(reviewer)"], "ask": ["Agent"]})
+    assert allowed.settle(task_question("reviewer")) is None  # an ask rule outranks an allow rule
 
 
 class Refusing:
-    """An asker with a rule `Agent(reviewer)` in deny (what the rule engine will say)."""
+    """An asker that refuses whatever it is asked (a `task` call asks it nothing)."""
 
     def __init__(self) -> None:
         self.asked: list[PermissionQuestion] = []
 
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
         self.asked.append(question)
-        if question.tool_name == "Agent" and question.raw_input["subagent_type"] == "reviewer":
-            return PermissionDecision(False, message="denied by settings.json: Agent(reviewer)")
-        return ALLOW
+        return PermissionDecision(False, message="refused")
 
 
 def other_model(parent: RunnerSettings) -> RunnerSettings:
@@ -262,14 +281,12 @@ def answer(text: str) -> Callable[[ModelRequest], Reply]:
 
 
 async def test_a_refused_agent_never_starts_and_the_model_hears_the_rule(tmp_path: Path) -> None:
-    asker = Refusing()
+    asker = ruled_asker(tmp_path / "rules", "bypassPermissions", {"deny": ["Agent(reviewer)"]})
     meter, history, sent = await run_with(tmp_path, [kind("reviewer")], "reviewer", asker, answer("x"))
     result = history.messages[2]["content"][0]
-    assert result["is_error"] and result_text(result["content"]) == "denied by settings.json: Agent(reviewer)"
+    assert result["is_error"]
+    assert result_text(result["content"]) == "denied by ~/.claude/settings.json: Agent(reviewer)"
     assert sent == [] and meter.subagents == [] and meter.model_requests == 2
-    assert [(q.tool_name, q.permission, q.raw_input["subagent_type"]) for q in asker.asked] == [
-        ("Agent", "agent", "reviewer")
-    ]
 
 
 async def test_a_custom_agents_child_sends_its_prompt_tools_and_model_and_is_priced_at_its_price(

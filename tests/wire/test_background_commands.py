@@ -272,6 +272,52 @@ async def test_plan_mode_refuses_a_background_command_like_any_command(
     assert running(sleep) == []
 
 
+async def test_a_bash_deny_rule_refuses_a_background_command_and_an_ask_rule_asks(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    denied, asked = marked_sleep(300), marked_sleep(301)
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        json.dumps({"permissions": {"deny": ["Bash(sleep 300.*)"], "ask": ["Bash(sleep 301.*)"]}})
+    )
+    fake_api.script(
+        replies.message(
+            [
+                replies.tool_use_block(
+                    "run_command", {"command": denied, "background": True}, id="toolu_deny"
+                ),
+                replies.tool_use_block("run_command", {"command": asked, "background": True}, id="toolu_ask"),
+            ],
+            stop_reason="tool_use",
+        ),
+        replies.text("refused"),
+    )
+    questions: list[str] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        questions.append(params["toolCall"]["rawInput"]["command"])
+        return {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
+
+    async with (
+        strays(lambda: running(denied) + running(asked)),
+        AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent,
+    ):
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+        response = await agent.prompt(session, "start two servers")
+        assert response["result"]["stopReason"] == "end_turn", response
+        assert tool_result(fake_api, "toolu_deny").get("is_error") is True
+        # A deny holds in every mode, bypass included: one line, no question.
+        assert result_text(fake_api, "toolu_deny") == "denied by .claude/settings.json: Bash(sleep 300.*)"
+        assert tool_result(fake_api, "toolu_ask").get("is_error") is True  # asked, and declined
+        assert questions == [asked]
+        await agent.prompt(session, "/tasks")
+        assert notices(agent, session)[-1].startswith("No background commands in this session")
+    assert running(denied) == running(asked) == []
+
+
 def peak_memory_kib(pid: int) -> int:
     """The most memory `pid` ever held (VmHWM, its resident set's high-water mark), in KiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():

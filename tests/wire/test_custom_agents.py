@@ -11,6 +11,7 @@ from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
 from tests.wire.conftest import chunks, turn_record
+from tests.wire.test_claude_settings import Editor, calls, results, write_settings
 from tests.wire.test_conventions import status_text
 from tests.wire.test_subagent_limits import endless_child
 
@@ -198,3 +199,42 @@ async def test_in_plan_mode_a_custom_agent_still_starts_unasked(
     assert response["result"]["stopReason"] == "end_turn" and asked == []
     assert fake_api.requests[-1].body["messages"][-1]["content"][0]["content"] == "REVIEWED in plan mode"
     assert turn_record(response)["subagents"][0]["agent"] == "reviewer"
+
+
+async def test_agent_rules_in_the_settings_decide_whether_a_custom_agent_starts(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = agents_repo(tmp_path)
+    rules = {"deny": ["Agent(reviewer)"], "ask": ["Task(explainer)"]}  # `Task` is `Agent`'s old name
+    write_settings(workspace / ".claude" / "settings.json", {"permissions": rules})
+    reviewer = fake_api.route(routes.system_has(REVIEWER_BODY), replies.text("REVIEWED"))
+    explainer = fake_api.route(routes.system_has("Explain."), replies.text("EXPLAINED"))
+    fake_api.script(
+        calls(
+            ("task", {"description": "Review", "prompt": "review it", "subagent_type": "reviewer"}),
+            ("task", {"description": "Explain", "prompt": "explain it", "subagent_type": "explainer"}),
+            ("task", {"description": "Look", "prompt": "look around"}),
+        ),
+        replies.text("done"),
+    )
+    fake_api.route(routes.first_prompt_has("look around"), replies.text("LOOKED"))
+    editor = Editor("allow_once")
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "have them look")
+    assert response["result"]["stopReason"] == "end_turn", response
+    found = results(fake_api.requests[-1])
+    # A deny rule: refused with its one line, never started, nobody asked.
+    assert found["toolu_c0"] == "denied by .claude/settings.json: Agent(reviewer)"
+    assert reviewer.served == 0
+    # An ask rule: asked (once), then it runs; no rule: it runs unasked.
+    assert [q["toolCall"]["rawInput"]["subagent_type"] for q in editor.asked] == ["explainer"]
+    assert "EXPLAINED" in found["toolu_c1"] and explainer.served == 1
+    assert "LOOKED" in found["toolu_c2"]
+    record = turn_record(response)
+    assert sorted(s.get("agent") or "general-purpose" for s in record["subagents"]) == [
+        "explainer",
+        "general-purpose",
+    ]
+    assert record["toolCallsDenied"] == 1

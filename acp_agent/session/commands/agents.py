@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp_agent.session.client_options import own_tool_name
+from acp_agent.session.claude.tool_names import own_tool
 from acp_agent.session.commands.allowed_tools import tool_entries
 from acp_agent.session.commands.frontmatter import split_frontmatter
 
@@ -91,7 +91,7 @@ def _tools(value: str, ignored: list[str]) -> tuple[str, ...]:
         ignored.append(f"{len(entries) - MAX_TOOL_ENTRIES} entries past the first {MAX_TOOL_ENTRIES}")
     for entry in entries[:MAX_TOOL_ENTRIES]:
         match = _ENTRY.match(entry)
-        own = own_tool_name(match.group(1)) if match else None
+        own = own_tool(match.group(1)) if match else None
         if match is None or own is None:
             ignored.append(f"{entry[:60]} (no such tool here)")
         elif match.group(2) is not None:

@@ -1,11 +1,11 @@
-"""Slash commands: the built-ins `/status`, `/agents` and `/tasks` (answered without a model
-request), `/compact` (one counted request) and `/rewind` (`session/rewinding.py`), and how a prompt
-names any command (`slash_of`; the custom commands, skills and MCP prompts a session offers are in
-`conventions.py`).
+"""Slash commands: the built-ins `/status`, `/permissions`, `/agents` and `/tasks` (answered
+without a model request), `/compact` (one counted request) and `/rewind` (`session/rewinding.py`),
+and how a prompt names any command (`slash_of`; the custom commands, skills and MCP prompts a
+session offers are in `conventions.py`).
 
 `/status`, `/compact` and `/rewind` always win over a custom command of their name. Those named
-after Claude Code's everyday commands (`/agents`, `/tasks`) give way to one: a project's command of
-that name runs instead.
+after Claude Code's everyday commands (`/permissions`, `/agents`, `/tasks`) give way to one: a
+project's command of that name runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -23,6 +23,11 @@ COMMANDS: list[dict[str, Any]] = [
         "name": "status",
         "description": "Show the model, the mode, the limits in force, the context used and the "
         "commands and skills loaded (no model request).",
+    },
+    {
+        "name": "permissions",
+        "description": "List the permission rules in force, each with the settings file it came "
+        "from, and what waits for the project's trust (no model request).",
     },
     {
         "name": "compact",
@@ -44,7 +49,7 @@ COMMANDS: list[dict[str, Any]] = [
         "description": "List the background commands: id, state, runtime and command (no model request).",
     },
 ]
-CLAUDE_CODE_NAMES = frozenset({"agents", "tasks"})
+CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks"})
 """Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
 name replaces them (in the menu too)."""
 BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
@@ -53,8 +58,9 @@ _ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
 def command_of(prompt: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """The built-in command a prompt is (its text starts `/status`, `/compact`, `/rewind`,
-    `/agents` or `/tasks`), and the rest of its text (the arguments: only /rewind reads them)."""
+    """The built-in command a prompt is (its text starts `/status`, `/permissions`, `/compact`,
+    `/rewind`, `/agents` or `/tasks`), and the rest of its text (the arguments: only /rewind reads
+    them)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None

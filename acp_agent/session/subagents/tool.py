@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 import structlog
 
 from acp_agent.model.pricing import Price
-from acp_agent.session.client_options import SERVER_TOOLS
+from acp_agent.session.claude.rule_engine import SUBAGENT_MODES
+from acp_agent.session.claude.tool_names import SERVER_TOOLS
 from acp_agent.session.commands.agents import INHERIT, CustomAgent
 from acp_agent.session.requester import Requester
 from acp_agent.session.subagents.sessions import SubagentSessions
@@ -44,8 +45,9 @@ log = structlog.get_logger(__name__)
 NOT_FOR_SUBAGENTS = frozenset({"task", "ask_user", "update_plan", "command_output", "stop_command"})
 """Never a subagent's: no recursion, no user to ask, and the plan and the background commands
 are the session's."""
-CHANGING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
-"""The modes in which a subagent with `--subagent-tools all` may edit and run commands."""
+CHANGING_MODES = SUBAGENT_MODES
+"""The modes in which a subagent with `--subagent-tools all` may edit and run commands (the rule
+engine's, which decides the session's questions; `may_change` serves an asker without rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,7 @@ def task_tool(
         today=date,
         instructions=instructions,
         skills=skills if "skill" in children else "",
-        extra_roots=tuple(session.extra_roots),
+        extra_roots=session.work_roots,
     )
     types = [_subagent_type(agent, children, session, models, date, skills) for agent in agents]
     caps = session.capabilities
@@ -179,7 +181,7 @@ def _subagent_type(
         cwd=session.cwd,
         today=today,
         skills=skills if "skill" in tools.registry else "",
-        extra_roots=tuple(session.extra_roots),
+        extra_roots=session.work_roots,
     )
     if model_id is None and tools.web is None:
         return SubagentType(agent.name, agent.description, tools.registry, system)

@@ -20,9 +20,10 @@ sink and permission asker (`InTurn`), which a tool in `tools/` never sees.
 Besides the general-purpose subagent, the session may offer subagent types by name (custom agents,
 `SubagentType`): the call's `subagent_type` picks one, and its child runs with that type's own
 system prompt, tools (a subset of the subagents') and model, under the same meter; a child on
-another model is priced at its model's price. Before any child starts, the turn's permission
-asker is asked once with the tool name `Agent` and the type as `subagent_type` (permission
-"agent"): the session's rules on `Agent(name)` decide there (no rule: it runs, unasked).
+another model is priced at its model's price. Whether a child may start at all is decided before
+the call runs, as for any tool: the tool batch puts the `task` call, its `subagent_type` with it,
+to the turn's permission asker, where the session's rule engine weighs `Agent(name)` rules (no
+rule: it runs, unasked).
 
 Where the client shows subagents as sessions of their own (`sessions`, ACP's unstable
 `subagents` capability), each run is announced first and its live traffic goes to its own
@@ -50,7 +51,6 @@ from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History
 from acp_agent.turn.events import EventSink
 from acp_agent.turn.meter import Limit, LimitReached, Subagent
-from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.subagents.progress import (
@@ -63,7 +63,7 @@ from acp_agent.turn.subagents.progress import (
 from acp_agent.turn.subagents.types import GENERAL, SubagentType, listed_types, types_schema, types_text
 from acp_agent.turn.tool_batch import InTurn
 
-__all__ = ["AGENT_TOOL", "NOT_RUN", "TaskTool"]
+__all__ = ["NOT_RUN", "TaskTool"]
 
 log = structlog.get_logger(__name__)
 
@@ -75,8 +75,6 @@ NO_ANSWER = "(the subagent ended without an answer)"
 CANCELLED_ALONE = "[the user cancelled this subagent before it finished: above is what it had so far]"
 ENDED_SECONDS = 2.0
 """Bound on telling a child session how its subagent ended (it may be told from a cancelled scope)."""
-AGENT_TOOL = "Agent"
-"""The tool name the permission asker is asked about a subagent with (Claude Code's `Agent(name)`)."""
 
 
 class TaskTool:
@@ -187,9 +185,6 @@ class TaskTool:
         kind = self.types.get(str(args.get("subagent_type") or GENERAL))
         if self._asking is None:
             self._asking = anyio.Lock()
-        refused = await self._refused(args, ctx.call_id, kind, turn)
-        if refused is not None:
-            return refused
         if kind is None:
             settings = replace(parent.settings, system=self.system)
         else:  # its own model, thinking, effort and web tools, and its own prompt
@@ -250,30 +245,6 @@ class TaskTool:
             if shown is not None:
                 with anyio.move_on_after(ENDED_SECONDS, shield=True):
                     await shown.ended(subagent)
-
-    async def _refused(
-        self, args: dict[str, Any], call_id: str, kind: SubagentType | None, turn: InTurn
-    ) -> ToolResult | None:
-        """Ask the turn's permission asker whether this subagent may run (`Agent(name)` rules): the
-        refusal the model gets, or None. A cancelled question ends the turn."""
-        assert self._asking is not None
-        name = GENERAL if kind is None else kind.name
-        question = PermissionQuestion(
-            call_id,
-            AGENT_TOOL,
-            self.title(args),
-            self.kind,
-            "agent",
-            {"subagent_type": name, "description": args["description"], "prompt": args["prompt"]},
-        )
-        async with self._asking:  # one question at a time across the turn's subagents
-            decision = await turn.permissions.ask(question)
-        if decision.cancelled:
-            raise PermissionCancelled
-        if decision.allowed:
-            return None
-        log.info("subagent.refused", subagent_type=name)
-        return ToolResult(decision.message or f"The subagent {name!r} may not run here.", is_error=True)
 
     async def _run_child(
         self, child: TurnRunner, history: History, subagent: Subagent, progress: ChildProgress
