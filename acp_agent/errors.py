@@ -29,6 +29,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ LimitReached          turn/meter: a budget ran out (it carries the `Limit`): TurnMeter,
       │                          turn/runner, strategies/verify and phased → turn/driver, once (the
       │                          phased strategy catches it to note where the next prompt resumes)
+      ├─ TurnHalted            turn/hooks: a hook answered `continue: false`: turn/runner, turn/driver
+      │                          → turn/driver, once: the turn ends `end_turn` with a notice
       ├─ TurnFailed            terminal for the turn: model/anthropic, turn/ (runner, judge, history)
       │    │                     → turn/driver records it; session/handlers answers with the turn record
       │    ├─ ModelUnavailable    the API refused or failed and retrying did not help

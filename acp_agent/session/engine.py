@@ -22,6 +22,8 @@ from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.model.server_tools import WebTools
+from acp_agent.session.claude.hook_config import HookSet, read_hooks
+from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.claude.trust import Widening
 from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
 from acp_agent.session.commands.conventions import Conventions
@@ -246,6 +248,8 @@ class Engine:
                 else None
             ),
         )
+        session.hooks = self._hooks(session, relay, ctx.sandbox)
+        session.permissions.notify = session.hooks.notify
         runner = TurnRunner(
             self.model,
             registry,
@@ -254,6 +258,7 @@ class Engine:
             settings,
             permissions=session.permissions,
             attachments=instructions.on_read,
+            hooks=session.hooks,
         )
         if task is not None:
             task.bind(runner)
@@ -266,6 +271,25 @@ class Engine:
         if catalog is None:
             return None
         return ModelChoice(catalog.named_model, catalog.settings_near, self.prices)
+
+    def _hooks(self, session: Session, relay: Relay, sandbox: CommandSandbox | None) -> SessionHooks:
+        """The session's hooks, read from its settings once the trust question is settled (a
+        project's run only once trusted), run in its sandbox, shown through its relay."""
+        setup = session.claude
+        hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
+        return SessionHooks(
+            hooks,
+            session.id,
+            session.cwd,
+            mode=lambda: session.mode,
+            sink=relay,
+            engine=session.permissions.engine,
+            roots=lambda: (session.cwd, *session.work_roots),
+            journal=session.history.note,
+            sandbox=sandbox,
+            env=setup.env() if setup is not None else {},
+            source="resume" if session.history.messages else "startup",
+        )
 
     def strategy(self, session: Session) -> Strategy:
         """The session's strategy, rebuilt after its loop changed."""
@@ -346,6 +370,8 @@ class Engine:
             text = session.permissions.engine.describe(session.mode)
         elif name == "rewind":
             text = await self.rewinds.command(session, arguments)
+        elif name == "hooks":
+            text = _hooks_listing(session)
         elif name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
             text = (
@@ -445,7 +471,17 @@ def _status(
         f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"
         + (f"\n{session.claude.describe_files()}" if session.claude is not None else "")
+        + (f"\n{session.hooks.status()}" if session.hooks is not None else "")
     )
+
+
+def _hooks_listing(session: Session) -> str:
+    """`/hooks`: the hooks in force and those waiting for the project's trust (or declined)."""
+    if session.hooks is None:
+        return "Hooks: none"
+    trust = session.claude.trust if session.claude is not None else None
+    state = "declined" if trust is not None and trust.state == "declined" else "waiting for trust"
+    return session.hooks.hooks.describe(state)
 
 
 def _web(web: WebTools) -> str:

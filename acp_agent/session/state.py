@@ -26,6 +26,7 @@ from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
+    from acp_agent.session.claude.hooks import SessionHooks
     from acp_agent.session.claude.setup import ClaudeSetup
     from acp_agent.session.journal.checkpoints import Checkpoints
     from acp_agent.tools.base import Tool
@@ -90,6 +91,8 @@ class Session:
     """The settings' `additionalDirectories` in force (`roots.py:settings_roots`), never journaled:
     read again from the files at each session/new, load and resume."""
     claude: ClaudeSetup | None = None
+    hooks: SessionHooks | None = None
+    """Its Claude Code hooks, read when its runner is built (after the trust question)."""
     """Its Claude Code settings and the project's trust (`claude/setup.py`), read once per session."""
     title: str | None = None
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""

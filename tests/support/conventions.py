@@ -16,6 +16,7 @@ MCP_SERVER = Path(__file__).resolve().parent / "mcp_server.py"
 SKILL_BODY = "SKILL BODY: before writing, read references/format.md"
 EXPECTED_COMMANDS = {
     "status",
+    "hooks",
     "compact",
     "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
     "agents",  # the same

@@ -30,6 +30,11 @@ COMMANDS: list[dict[str, Any]] = [
         "from, and what waits for the project's trust (no model request).",
     },
     {
+        "name": "hooks",
+        "description": "List the hooks in force (event, matcher, command, settings file) and those "
+        "waiting for the project's trust (no model request).",
+    },
+    {
         "name": "compact",
         "description": "Summarise the earlier conversation now to free context (one model request).",
     },

@@ -81,6 +81,8 @@ class SessionPermissions:
         """The modes the session offers (no bypassPermissions where a settings file disables it)."""
         self.engine = engine or default_engine()
         self._on_switch = on_switch
+        self.notify: Callable[[str, str], Awaitable[None]] | None = None
+        """The session's Notification hooks (`claude/hooks.py`), told before a question is sent."""
         """The session manager's: change the mode and tell the editor (None: just change it)."""
 
     async def switch_mode(self, mode_id: str) -> None:
@@ -165,6 +167,8 @@ class SessionPermissions:
             ]
             options = [options[0], *extra, *options[1:]]
         params = {"sessionId": self.session_id, "options": options, "toolCall": tool_call}
+        if self.notify is not None:
+            await self.notify(f"acp-agent needs your permission: {question.title}", "permission_prompt")
         try:
             answer = await self.requester.request("session/request_permission", params)
         except RpcError as exc:
