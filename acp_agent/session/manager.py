@@ -318,6 +318,8 @@ class SessionManager:
         if line is not None and line.turns:
             with anyio.move_on_after(5):  # every prompt of the line answers `cancelled` first
                 await line.turns[-1].done.wait()
+        if session.hooks is not None:  # SessionEnd, within its budget
+            await session.hooks.session_ended("other")
         if session.tasks is not None:  # its background commands, with all they started
             await session.tasks.aclose()
         if session.mcp is not None:

@@ -18,7 +18,7 @@ from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
 from tests.wire.conftest import chunks, turn_record
 from tests.wire.test_claude_settings import Editor, calls, results, write_settings
-from tests.wire.test_conventions import status_text
+from tests.wire.test_conventions import status_text, user_text
 
 SCRIPT = Path(__file__).resolve().parents[1] / "support" / "hook_script.py"
 
@@ -230,3 +230,92 @@ async def test_bad_hooks_end_with_a_warning_and_the_turn_goes_on(
         "hooks.NoSuchEvent skipped",
     ):
         assert warning in status, warning
+
+
+async def test_a_stop_hook_that_keeps_the_turn_going_still_meets_max_turn_requests_exactly(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    log = workspace / "hooks.log"
+    user_hooks(agent_env, {"Stop": [{"hooks": [hook("stop-block", log)]}]})
+    fake_api.set_fallback(replies.text("done, I think"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace, meta={"acp-agent": {"maxTurnRequests": 3}})
+        response = await agent.prompt(session, "finish the job")
+    record = turn_record(response)
+    assert response["result"]["stopReason"] == "max_turn_requests" and record["limit"] == "maxTurnRequests"
+    assert fake_api.attempts == 3 and record["modelRequests"] == 3  # the hooks' runs are no requests
+    assert record["hooks"]["runs"] == 3 and record["hooks"]["blocked"] == 3
+    feedback = "Stop hook feedback:\nthe tests are not run yet: keep going"
+    assert [user_text(fake_api, n).endswith(feedback) for n in range(3)] == [False, True, True]
+    assert [line[3] for line in log_lines(log)] == ["False", "True", "True"]  # stop_hook_active
+
+
+async def test_prompt_and_session_start_hooks_block_a_prompt_or_add_context(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    log = workspace / "hooks.log"
+    user_hooks(
+        agent_env,
+        {
+            "UserPromptSubmit": [{"hooks": [hook("prompt-block", log), hook("prompt-context", log)]}],
+            "SessionStart": [{"matcher": "startup", "hooks": [hook("prompt-context", log)]}],
+        },
+    )
+    fake_api.script(replies.text("first"), replies.text("second"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        first = await agent.prompt(session, "hello")
+        blocked = await agent.prompt(session, "say the forbidden word")
+        shown = "".join(c["content"]["text"] for c in chunks(agent, session))
+        await agent.prompt(session, "again")
+    assert turn_record(first)["hooks"]["runs"] == 3  # SessionStart, and the two prompt hooks
+    assert turn_record(blocked)["modelRequests"] == 0 and blocked["result"]["stopReason"] == "end_turn"
+    assert "this prompt names a forbidden word" in shown
+    assert len(fake_api.requests) == 2
+    assert "forbidden" not in str(fake_api.requests[-1].body["messages"])  # the model never saw it
+    first_prompt = user_text(fake_api, 0)
+    assert first_prompt.startswith("hello") and first_prompt.count("PROMPT CONTEXT FROM A HOOK") == 2
+    assert user_text(fake_api, 1).count("PROMPT CONTEXT FROM A HOOK") == 1  # SessionStart ran once
+    assert [line[0] for line in log_lines(log)].count("SessionStart") == 1
+
+
+async def test_compaction_notification_and_session_end_hooks_and_continue_false(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    workspace = claude_repo(tmp_path)
+    log = workspace / "hooks.log"
+    user_hooks(
+        agent_env,
+        {
+            "PreCompact": [{"matcher": "manual", "hooks": [hook("stop-block", log)]}],
+            "Notification": [{"matcher": "permission_prompt", "hooks": [hook("log", log)]}],
+            "SessionEnd": [{"hooks": [hook("log", log)]}],
+            "PostToolUse": [{"matcher": "Read", "hooks": [hook("halt", log)]}],
+        },
+    )
+    fake_api.script(
+        replies.tool_use("run_command", {"command": "echo asked"}),
+        replies.text("ran"),
+        calls(("read_file", {"path": "README.md"}), ("read_file", {"path": "src/app.py"})),
+    )
+    editor = Editor("allow_once")
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.prompt(session, "run it")
+        compact = await agent.prompt(session, "/compact")
+        halted = await agent.prompt(session, "read two files")
+        shown = "".join(c["content"]["text"] for c in chunks(agent, session))
+        assert "result" in await agent.request("session/close", {"sessionId": session})
+    assert turn_record(compact)["modelRequests"] == 0 and "Nothing to compact" in shown
+    record = turn_record(halted)
+    assert halted["result"]["stopReason"] == "end_turn" and record["modelRequests"] == 1
+    assert record["toolCalls"] == 2  # the batch is answered whole, then the turn ends
+    assert "the hook ended the turn here" in shown
+    assert len(fake_api.requests) == 3
+    events = [line[0] for line in log_lines(log)]
+    assert events == ["Notification", "PreCompact", "PostToolUse", "PostToolUse", "SessionEnd"]
