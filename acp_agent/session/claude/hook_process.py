@@ -134,6 +134,7 @@ async def run_hook_process(
         return HookProcess(None, error=f"could not start: {exc.strerror or exc}")
     out, err = _Capped(), _Capped()
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    stopped = False
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_feed, proc.stdin, stdin)
@@ -142,13 +143,15 @@ async def run_hook_process(
             with anyio.move_on_after(timeout) as limit:
                 await proc.wait()
             await stop_command(proc.pid, mark, KILL_GRACE)  # what it left running
+            stopped = True
             with anyio.move_on_after(DRAIN_SECONDS):
                 await out.eof.wait()
                 await err.eof.wait()
             group.cancel_scope.cancel()
     finally:
         with anyio.move_on_after(KILL_GRACE + 2.0, shield=True):
-            await stop_command(proc.pid, mark, KILL_GRACE)
+            if not stopped:  # a cancel: stop it and all it started
+                await stop_command(proc.pid, mark, KILL_GRACE)
             await proc.aclose()
     seconds = time.monotonic() - started
     total = out.total + err.total
