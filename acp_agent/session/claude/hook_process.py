@@ -14,8 +14,6 @@ so a hook that writes 100 MB neither fills the agent's memory nor blocks on a fu
 from __future__ import annotations
 
 import contextlib
-import os
-import secrets
 import shutil
 import subprocess
 import time
@@ -27,8 +25,9 @@ import anyio
 import anyio.abc
 import structlog
 
-from acp_agent.process.lifetime import owned_env
+from acp_agent.errors import ToolError
 from acp_agent.tools.sandbox.command_sandbox import CommandSandbox
+from acp_agent.tools.shell.local import spawn
 from acp_agent.tools.shell.process_group import stop_command
 
 __all__ = ["MAX_OUTPUT_BYTES", "HookProcess", "run_hook_process"]
@@ -40,8 +39,6 @@ MAX_OUTPUT_BYTES = 1 << 20
 KILL_GRACE = 1.0
 DRAIN_SECONDS = 1.0
 """Reading what is left in the pipes once the hook is over."""
-_SCRUBBED_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-_MARK = "ACP_AGENT_COMMAND"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,24 +111,12 @@ async def run_hook_process(
     argv = [command, *args] if args is not None else [_shell(), "-c", command]
     if sandbox is not None:
         argv = (await sandbox.wrap(argv, cwd=cwd, roots=roots)).argv
-    mark_id = secrets.token_hex(8)
-    base = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
-    full_env = owned_env(base | dict(env) | {_MARK: mark_id})
-    mark = f"{_MARK}={mark_id}".encode()
     started = time.monotonic()
     try:
-        with anyio.CancelScope(shield=True):  # a cancel mid-spawn would leave a process behind
-            proc = await anyio.open_process(
-                argv,
-                cwd=cwd,
-                env=full_env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-    except OSError as exc:
-        return HookProcess(None, error=f"could not start: {exc.strerror or exc}")
+        spawned = await spawn(argv, cwd, env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    except ToolError as exc:
+        return HookProcess(None, error=f"could not start: {exc}")
+    proc, mark = spawned.proc, spawned.mark
     out, err = _Capped(), _Capped()
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     stopped = False
