@@ -40,7 +40,7 @@ def fixture_lines() -> list[bytes]:
     return (FIXTURE / f"{SESSION}.jsonl").read_bytes().splitlines()
 
 
-NEWER_KINDS = {"loop", "web", "title", "roots", "clearing", "shown_call"}
+NEWER_KINDS = {"loop", "web", "title", "roots", "clearing", "shown_call", "rewind"}
 """Entry kinds added after 0.1.0 (that release journaled neither the loop nor the web choice, and
 knew no rename, no additional roots, no clearing of old tool results and no command `!` calls)."""
 

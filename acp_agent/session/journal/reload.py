@@ -17,6 +17,7 @@ from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.editor.updates import info_update
 from acp_agent.session.journal.replay import replay_updates
 from acp_agent.session.journal.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
+from acp_agent.session.journal.timeline import Timeline
 from acp_agent.session.journal.titles import session_title
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import Entry
@@ -46,8 +47,10 @@ def reload_journal(
 def read_journal(
     store: SessionStore, session_id: str, capabilities: ClientCapabilities | None = None
 ) -> tuple[list[Entry], History, list[dict[str, Any]]]:
-    """The journal's entries, the history and the updates they rebuild, as this client is shown
-    them: the conversation, then its title and last activity (`session_info_update`)."""
+    """The journal's entries (all of them, as written), the history and the updates they rebuild
+    (the conversation as it stands: what a rewind went back over is left out, `timeline.py`), as
+    this client is shown them: the conversation, then its title and last activity
+    (`session_info_update`)."""
     path = store.path(session_id)
     caps = capabilities or ClientCapabilities()
     try:
@@ -56,8 +59,9 @@ def read_journal(
         title = session_title(entries)
         info = info_update(**({"title": title} if title else {}), updated_at=updated.replace("+00:00", "Z"))
         try:
-            shown = replay_updates(entries, notices=caps.notices, compaction=caps.compaction)
-            return entries, History.replay(entries), [*shown, info]
+            live = Timeline.of(entries).entries
+            shown = replay_updates(live, notices=caps.notices, compaction=caps.compaction)
+            return entries, History.replay(live), [*shown, info]
         except Exception as exc:  # shapes the entry check let through: still this journal's fault
             log.exception("journal.replay_failed", path=str(path))
             raise JournalCorrupt(

@@ -39,6 +39,8 @@ __all__ = [
     "CompactionEntry",
     "EffortEntry",
     "Entry",
+    "FileChange",
+    "FileState",
     "LoopEntry",
     "MetaEntry",
     "ModeEntry",
@@ -46,6 +48,7 @@ __all__ = [
     "NoticeEntry",
     "PlanChangedEntry",
     "PromptEntry",
+    "RewindEntry",
     "RollbackEntry",
     "RootsEntry",
     "ShownCallEntry",
@@ -408,6 +411,43 @@ class RollbackEntry:
     type: Literal["rollback"] = "rollback"
 
 
+class FileState(NamedTuple):
+    """A file's content as a checkpoint keeps it: its git blob id (the SHA-1 of `blob <size>\\0`
+    and the bytes, whether git stored it or the agent's own store did) and its git mode
+    (`100644`, `100755`, or `120000` for a symlink, whose content is its target)."""
+
+    blob: str
+    mode: str
+
+
+class FileChange(NamedTuple):
+    """One file changed: its absolute path, what it held before and after (None: it did not exist)."""
+
+    path: str
+    before: FileState | None
+    after: FileState | None
+
+
+@_typed
+class RewindEntry:
+    """The session went back to before a prompt (`/rewind`, `_session/rewind`).
+
+    `prompt` names the prompt by its place among every `prompt` entry of the journal (0 for the
+    first one ever written, rewound or not), so it still names the same one after earlier rewinds.
+    With `scope` "all" or "chat", every entry from that prompt on is left out of the conversation
+    (`session/journal/timeline.py`); with "all" or "files", `restore` lists the files put back,
+    each `before` what the turns left there and `after` what it held before the prompt. The entry is
+    written before any file is touched: a crash mid-restore is finished by the next load.
+    `conflicts` are files someone else changed since, left as they are.
+    """
+
+    prompt: NonNegativeInt
+    scope: Literal["all", "chat", "files"] = "all"
+    restore: tuple[FileChange, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    type: Literal["rewind"] = "rewind"
+
+
 Entry = (
     MetaEntry
     | PromptEntry
@@ -429,6 +469,7 @@ Entry = (
     | RootsEntry
     | TitleEntry
     | ClearingEntry
+    | RewindEntry
 )
 """Every kind of journal entry."""
 
