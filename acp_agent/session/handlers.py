@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -24,7 +24,7 @@ from acp_agent.protocol.session import (
     SetModeRequest,
     SetTitleRequest,
 )
-from acp_agent.protocol.turn import PromptResponse
+from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
@@ -41,7 +41,10 @@ from acp_agent.session.params import parse
 from acp_agent.session.prompts import to_model_blocks
 from acp_agent.session.state import Session
 
-__all__ = ["AcpHandler"]
+if TYPE_CHECKING:
+    from acp_agent.turn.record import TurnRecord
+
+__all__ = ["AcpHandler", "prompt_answer"]
 
 log = structlog.get_logger(__name__)
 
@@ -318,14 +321,11 @@ class AcpHandler:
                     )
                 if not (turn.cancelled or session.closing):
                     await self._tell(session, info_update(updated_at=now_iso()))
-                return PromptResponse(
-                    stop_reason=record.stop_reason, meta={"acp-agent": {"turn": record.to_meta()}}
-                ).to_wire()
+                return prompt_answer(record)
             await self._named(session, shown)
             result = await self.manager.prompt(session, turn, blocks, shown)
             if not session.closing:  # its last activity, for the editor's list of threads
                 await self._tell(session, info_update(updated_at=now_iso()))
-        meta = {"acp-agent": {"turn": result.record.to_meta()}}
         if result.failure is not None:
             failure = result.failure
             data = {
@@ -341,8 +341,26 @@ class AcpHandler:
             if failure.kind == "journal":
                 raise RpcError.journal_error(f"The turn failed: {failure}", data)
             raise RpcError.internal_error(f"The turn failed: {failure}", data)
-        # The record already names the stop as ACP does: one mapping, so the two always agree.
-        return PromptResponse(stop_reason=result.record.stop_reason, meta=meta).to_wire()
+        return prompt_answer(result.record)
+
+
+def prompt_answer(record: TurnRecord) -> dict[str, Any]:
+    """The `session/prompt` result of a turn that ended (not failed): its stop reason (the record
+    already names it as ACP does: one mapping, so the two always agree), its token usage (ACP's
+    unstable `usage`, from the record's own figures) and the record under `_meta`."""
+    cached_read, cached_write = record.cache_read_input_tokens, record.cache_creation_input_tokens
+    usage = PromptUsage(
+        total_tokens=record.input_tokens + record.output_tokens + cached_read + cached_write,
+        input_tokens=record.input_tokens,
+        output_tokens=record.output_tokens,
+        cached_read_tokens=cached_read,
+        cached_write_tokens=cached_write,
+    )
+    return PromptResponse(
+        stop_reason=record.stop_reason,  # a failed turn ("error") is answered with an error instead
+        usage=usage,
+        meta={"acp-agent": {"turn": record.to_meta()}},
+    ).to_wire()
 
 
 def session_options(request: NewSessionRequest) -> tuple[dict[str, Any], ClientOptions]:
