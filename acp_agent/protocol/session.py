@@ -28,6 +28,7 @@ __all__ = [
     "SetConfigOptionRequest",
     "SetModeRequest",
     "SetTitleRequest",
+    "SteeringRequest",
     "TextContent",
     "TextResource",
 ]
@@ -182,3 +183,14 @@ ContentBlock = Annotated[
 
 class PromptRequest(SessionRef):
     prompt: list[ContentBlock]
+
+
+class SteeringRequest(PromptRequest):
+    """`_session/steering`, the extension method claude-agent-acp and codex-acp share: a message
+    for the running turn. `_meta.steering.idleBehavior: "promptRequired"` asks that it not start a
+    turn of its own when none runs."""
+
+    @property
+    def prompt_required(self) -> bool:
+        steering = (self.meta or {}).get("steering")
+        return isinstance(steering, dict) and steering.get("idleBehavior") == "promptRequired"

@@ -176,6 +176,7 @@ class Engine:
             settings,
             permissions=session.permissions,
             attachments=instructions.on_read,
+            steering=session.steering,
         )
         if task is not None:
             task.bind(runner)
@@ -261,6 +262,13 @@ class Engine:
         return TurnRecord.from_meter(
             meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
         )
+
+    async def tell_failure(self, session: Session, message: str) -> None:
+        """Tell the editor that a turn nobody awaits (one a steering message started) failed:
+        an error notice, journaled like any notice."""
+        runner = await self.runner(session)
+        text = f"\n\n[acp-agent] {message}\n"
+        await runner.sink.emit(Notice(text, str(uuid.uuid4()), message, severity="error"))
 
 
 async def session_instructions(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -23,14 +25,14 @@ from acp_agent.protocol.session import (
     SetConfigOptionRequest,
     SetModeRequest,
     SetTitleRequest,
+    SteeringRequest,
 )
 from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
-from acp_agent.session.commands.builtins import command_of
 from acp_agent.session.editor.announce import announce_commands
-from acp_agent.session.editor.updates import info_update
+from acp_agent.session.editor.updates import info_update, user_chunks
 from acp_agent.session.handshake import initialize_answer
 from acp_agent.session.journal.listing import CursorError, list_sessions
 from acp_agent.session.journal.store import now_iso
@@ -38,8 +40,9 @@ from acp_agent.session.journal.titles import normalized_title, prompt_title, ren
 from acp_agent.session.manager import SessionManager, journal_reload
 from acp_agent.session.options.config_options import modes_state
 from acp_agent.session.params import parse
-from acp_agent.session.prompts import to_model_blocks
+from acp_agent.session.prompts import PreparedPrompt, prepared_prompt
 from acp_agent.session.state import Session
+from acp_agent.turn.steering import SteeringMessage
 
 if TYPE_CHECKING:
     from acp_agent.turn.record import TurnRecord
@@ -76,6 +79,7 @@ class AcpHandler:
             "logout": self._login.logout,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
+            "_session/steering": self.steer,
             "session/set_mode": self.set_mode,
             "session/load": self.load_session,
             "session/resume": self.resume_session,
@@ -298,16 +302,59 @@ class AcpHandler:
         """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
-        shown = [block.to_wire() for block in request.prompt]
-        command = command_of(shown)
-        empty = is_empty_prompt(shown)
-        profile = session.settings.profile
-        blocks = (
-            []
-            if empty or command is not None
-            else to_model_blocks(request.prompt, model=profile.id, pdf=profile.pdf_input)
-        )
+        return await self._run_prompt(session, prepared_prompt(request, session.settings.profile))
+
+    async def steer(self, params: Any) -> dict[str, Any]:
+        """`_session/steering`: the message joins the running turn (`injected`); with none running
+        it starts a turn of its own, as claude-agent-acp does (`startedNewTurn`, answered at once,
+        the turn answered by its updates), or, when `_meta.steering.idleBehavior` asks for it,
+        is left to the client to send as a prompt (`promptRequired`)."""
+        request = parse(SteeringRequest, params)
+        session = self.manager.sessions.get(request.session_id)
+        if session is None:
+            raise RpcError.session_not_found(request.session_id)
+        if session.closing:
+            raise RpcError.session_closed(request.session_id)
+        prepared = prepared_prompt(request, session.settings.profile)
+        if prepared.empty or prepared.command is not None:
+            raise RpcError.invalid_params(
+                "Invalid params: prompt: "
+                + ("it is empty" if prepared.empty else "a command runs as a prompt (session/prompt)"),
+                {"field": "prompt"},
+            )
+        if session.steering.put(SteeringMessage(prepared.blocks, prepared.shown)):
+            return {"outcome": "injected"}
+        if request.prompt_required:
+            return {"outcome": "promptRequired", "reason": "noRunningTurn"}
+        group = self.manager.task_group
+        if group is None:  # not serving (an embedder's handler): nothing can run it detached
+            raise RpcError.invalid_request("No turn is running: send it with session/prompt")
+        self.manager.check_queue(session)
+        group.start_soon(self._steered_turn, session, prepared)
+        return {"outcome": "startedNewTurn"}
+
+    async def _steered_turn(self, session: Session, prepared: PreparedPrompt) -> None:
+        """A turn a steering message started: no request waits for its answer, so a failure is
+        told to the editor (and logged) instead of lost."""
+        try:
+            await self._run_prompt(session, prepared, echo=True)
+        except Exception as exc:  # no request answers it: it must not end the agent's task group
+            message = exc.message if isinstance(exc, RpcError) else f"internal error: {exc!r}"
+            log.warning("steering.turn_failed", session_id=session.id, error=message)
+            with suppress(RpcError, JournalFailed):
+                engine = await self.manager.engine()
+                await engine.tell_failure(session, message)
+
+    async def _run_prompt(
+        self, session: Session, prepared: PreparedPrompt, *, echo: bool = False
+    ) -> dict[str, Any]:
+        """Run a prompt in its turn; with `echo` (no session/prompt sent it: a steering message),
+        its content is shown to the editor as the user's message when the turn starts."""
+        shown, command, empty, blocks = prepared
         async with self.manager.turn(session) as turn:
+            if echo and not (turn.cancelled or session.closing):
+                for update in user_chunks(shown, str(uuid.uuid4())):
+                    await self._tell(session, update)
             if turn.cancelled or session.closing or empty or command is not None:
                 engine = await self.manager.engine()
                 if turn.cancelled or session.closing:  # cancelled or closed while it waited: never run
@@ -375,9 +422,3 @@ def session_options(request: NewSessionRequest) -> tuple[dict[str, Any], ClientO
     if client.max_turns is not None:
         overrides = {"maxTurnRequests": client.max_turns, **overrides}
     return overrides, client
-
-
-def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:
-    """`[]` (codecompanion's Enter on an empty line), or text blocks with nothing but whitespace:
-    the API would refuse either with a 400, so the turn ends at once without a request."""
-    return all(block.get("type") == "text" and not str(block.get("text", "")).strip() for block in shown)

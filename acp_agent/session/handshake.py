@@ -39,4 +39,6 @@ def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[st
         },
         "authMethods": auth_methods(terminal=can_run_terminal_auth(request)),
         "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
+        # `_session/steering`, named as claude-agent-acp and codex-acp advertise it
+        "_meta": {"steering": {"supported": True}},
     }

@@ -353,6 +353,12 @@ class SessionManager:
         for session_id in list(self.sessions):
             self.cancel(session_id)
 
+    def check_queue(self, session: Session) -> None:
+        """Raises -32001 when the session's queue has no room for another prompt now."""
+        line = self._lines.get(session.id)
+        if line is not None:
+            line.check_room(session.id)
+
     @asynccontextmanager
     async def turn(self, session: Session) -> AsyncIterator[RunningTurn]:
         """Queue behind the session's running turn (FIFO); the session runs this one in the block.
@@ -368,6 +374,7 @@ class SessionManager:
                     yield turn
                 finally:
                     session.running = None
+                    session.steering.stop()  # the driver closed it; this covers any other way out
         finally:
             if not line.turns and self._lines.get(session.id) is line:
                 del self._lines[session.id]

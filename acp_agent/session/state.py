@@ -24,6 +24,7 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.steering import Steering
 
 if TYPE_CHECKING:
     from acp_agent.tools.base import Tool
@@ -87,6 +88,8 @@ class Session:
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
     """Its first prompt or a rename settled the title: later prompts do not change it."""
+    steering: Steering = field(default_factory=Steering)
+    """The messages the user sends while a turn runs (`_session/steering`), for that turn."""
     subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
     """Its running subagents shown as child sessions (`subagents/sessions.py`), by child session
     id: how to cancel each one alone (a `session/cancel` naming it)."""

@@ -92,6 +92,8 @@ async def drive_turn(
     limit: Limit | None = None
     log.info("turn.started", turn_id=turn_id, max_turn_requests=meter.limits.max_turn_requests)
     left = meter.seconds_left()
+    if runner.steering is not None:
+        runner.steering.start()
     try:
         history.add_prompt(prompt, shown)  # a journal that refuses it fails the turn (JournalFailed)
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
@@ -117,6 +119,8 @@ async def drive_turn(
     output = _output(history, mark)
     if stop is TurnStop.REFUSAL:
         history.rollback(mark)
+    with anyio.move_on_after(5, shield=True):
+        failure = failure or await _keep_steering(runner, history)
     record_type, fields = record_of(strategy)
     record = record_type.from_meter(
         meter,
@@ -138,6 +142,19 @@ async def drive_turn(
         log.warning("journal.turn_record_lost", turn_id=turn_id, problem=str(exc))
     log.info("turn.ended", **meta)
     return TurnResult(stop, record, failure, output)
+
+
+async def _keep_steering(runner: TurnRunner, history: History) -> JournalFailed | None:
+    """The turn ends: messages the user sent that no request carried (a budget or a cancel ended
+    it first) join the history now, so the next turn's first request carries them."""
+    if runner.steering is None:
+        return None
+    runner.steering.stop()
+    try:
+        await runner.join_steering(history)
+    except JournalFailed as exc:
+        return exc
+    return None
 
 
 def _output(history: History, mark: Mark) -> str:

@@ -55,6 +55,7 @@ __all__ = [
     "ShownDiff",
     "ShownLink",
     "ShownLocation",
+    "SteeringEntry",
     "TitleEntry",
     "ToolCallShown",
     "ToolResultEntry",
@@ -249,6 +250,17 @@ class PromptEntry:
     blocks: list[Block]
     prompt: list[dict[str, Any]] = field(default_factory=list)
     type: Literal["prompt"] = "prompt"
+
+
+@_typed
+class SteeringEntry:
+    """A message the user sent while a turn ran (`_session/steering`), as it joined the history:
+    `blocks` as the model got them, after the tool results they followed; `prompt` as the editor
+    sent them (replayed as the user's message). Part of the running turn, never a prompt of its own."""
+
+    blocks: list[Block]
+    prompt: list[dict[str, Any]] = field(default_factory=list)
+    type: Literal["steering"] = "steering"
 
 
 @_typed
@@ -452,6 +464,7 @@ Entry = (
     MetaEntry
     | PromptEntry
     | UserEntry
+    | SteeringEntry
     | AssistantEntry
     | ToolStartedEntry
     | ToolResultEntry
