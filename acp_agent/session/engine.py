@@ -239,11 +239,16 @@ class Engine:
             session.history.note(TurnEntry(record.to_meta()))
         return record
 
-    async def run_command(self, name: str, session: Session, price: Price | None = None) -> TurnRecord:
-        """Run a slash command in `session`; its answer goes to the editor as an agent message."""
+    async def run_command(
+        self, name: str, session: Session, price: Price | None = None, *, answer: str | None = None
+    ) -> TurnRecord:
+        """Run a slash command in `session`; its answer goes to the editor as an agent message.
+        `answer`: the answer of a command run elsewhere (`/fork`, which the manager runs)."""
         runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
-        if name == "compact":
+        if answer is not None:
+            text = answer
+        elif name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
             text = (
                 f"Compacted: summarised {replaced} earlier messages."

@@ -16,6 +16,7 @@ from acp_agent.errors import JournalFailed, LimitsError, RpcError
 from acp_agent.protocol.lifecycle import ClientCapabilities, InitializeRequest
 from acp_agent.protocol.session import (
     CancelNotification,
+    ForkSessionRequest,
     ListSessionsRequest,
     LoadSessionRequest,
     NewSessionRequest,
@@ -31,13 +32,14 @@ from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
+from acp_agent.session.commands.builtins import slash_of
 from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.updates import info_update, user_chunks
 from acp_agent.session.handshake import initialize_answer
 from acp_agent.session.journal.listing import CursorError, list_sessions
 from acp_agent.session.journal.store import now_iso
 from acp_agent.session.journal.titles import normalized_title, prompt_title, rename_stored
-from acp_agent.session.manager import SessionManager, journal_reload
+from acp_agent.session.manager import SessionManager, journal_fork, journal_reload
 from acp_agent.session.options.config_options import modes_state
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import PreparedPrompt, prepared_prompt
@@ -52,7 +54,15 @@ __all__ = ["AcpHandler", "prompt_answer"]
 log = structlog.get_logger(__name__)
 
 _JOURNAL_METHODS = frozenset(
-    {"session/load", "session/resume", "session/list", "session/close", "session/delete", "session/set_title"}
+    {
+        "session/load",
+        "session/resume",
+        "session/fork",
+        "session/list",
+        "session/close",
+        "session/delete",
+        "session/set_title",
+    }
 )
 """Served (and advertised) only when sessions are journaled."""
 
@@ -83,6 +93,7 @@ class AcpHandler:
             "session/set_mode": self.set_mode,
             "session/load": self.load_session,
             "session/resume": self.resume_session,
+            "session/fork": self.fork_session,
             "session/list": self.list_sessions,
             "session/close": self.close_session,
             "session/delete": self.delete_session,
@@ -214,6 +225,63 @@ class AcpHandler:
                     "session/update", {"sessionId": session.id, "update": update}
                 )
         return await self._ready(session, request.mcp_servers)
+
+    async def fork_session(self, params: Any) -> dict[str, Any]:
+        """ACP's unstable `session/fork`: a new session with a copy of the source's conversation
+        (`journal/fork.py`), answered like session/new; the source is untouched."""
+        request = parse(ForkSessionRequest, params)
+        through = request.prompt_index
+        if through is not None and (isinstance(through, bool) or not isinstance(through, int) or through < 1):
+            raise RpcError.invalid_params(
+                "Invalid params: _meta.acp-agent.promptIndex: must be a prompt's number, from 1",
+                {"field": "_meta.acp-agent.promptIndex"},
+            )
+        overrides, client = session_options(request)
+        await journal_reload()  # imported off the event loop on first use
+        await journal_fork()
+        try:
+            session = self.manager.fork(
+                request.session_id,
+                request.cwd,
+                overrides,
+                self.client_capabilities,
+                request.additional_directories,
+                through=through,
+            )
+        except LimitsError as exc:
+            raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
+        session.client = client
+        return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
+
+    async def _fork_command(self, session: Session, shown: list[dict[str, Any]]) -> str:
+        """`/fork [N]`: fork `session` as session/fork does (its cwd, roots and options), and say
+        which session that made, or why none."""
+        if self.manager.store is None:
+            return "Nothing to fork from: sessions are not journaled (the agent runs with --no-journal)."
+        argument = (slash_of(shown) or ("fork", ""))[1]
+        if argument and not argument.isdigit():
+            return "Usage: /fork [N]: copy this session into a new one, whole or through prompt N."
+        through = int(argument) if argument else None
+        await journal_reload()
+        await journal_fork()
+        try:
+            fork = self.manager.fork(
+                session.id,
+                str(session.cwd),
+                dict(session.overrides),
+                session.capabilities,
+                [str(root) for root in session.extra_roots],
+                through=through,
+            )
+        except RpcError as exc:
+            return f"Cannot fork this session: {exc.message.removeprefix('Invalid params: ')}"
+        fork.client = session.client
+        what = "this session" if through is None else f"this session through prompt {through}"
+        return (
+            f"Forked {what} as a new session, {fork.id}"
+            + (f' ("{fork.title}")' if fork.title else "")
+            + ". Open it from the editor's list of sessions (session/load); this one is unchanged."
+        )
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         """One page of the journaled sessions, newest first (`journal/listing.py`)."""
@@ -363,8 +431,9 @@ class AcpHandler:
                     record = engine.quiet_turn(session, "end_turn", journal=True)
                 else:
                     assert command is not None
+                    answer = await self._fork_command(session, shown) if command == "fork" else None
                     record = await engine.run_command(
-                        command, session, self.manager.prices.get(session.model)
+                        command, session, self.manager.prices.get(session.model), answer=answer
                     )
                 if not (turn.cancelled or session.closing):
                     await self._tell(session, info_update(updated_at=now_iso()))

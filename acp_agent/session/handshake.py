@@ -18,14 +18,14 @@ __all__ = ["initialize_answer"]
 
 
 def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[str, Any]:
-    """The `initialize` result; session/load, list, resume, close, delete and set_title are
+    """The `initialize` result; session/load, list, resume, close, delete, fork and set_title are
     advertised only when sessions are `journaled` (the state dir is usable)."""
     return {
         "protocolVersion": negotiate_version(request.protocol_version),
         "agentCapabilities": {
             "loadSession": journaled,
             "sessionCapabilities": {
-                **({"list": {}, "resume": {}, "close": {}, "delete": {}} if journaled else {}),
+                **({"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}} if journaled else {}),
                 "additionalDirectories": {},
                 "systemPrompt": {},  # ACP's unstable systemPrompt, append mode only
                 **({"title": {}} if journaled else {}),  # ACP's unstable session/set_title

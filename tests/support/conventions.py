@@ -17,6 +17,7 @@ SKILL_BODY = "SKILL BODY: before writing, read references/format.md"
 EXPECTED_COMMANDS = {
     "status",
     "compact",
+    "fork",
     "review",  # the project's, with an argument (the user's /review is shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md
     "greet",  # the user's own

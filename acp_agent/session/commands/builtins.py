@@ -1,5 +1,6 @@
-"""Slash commands: the built-ins `/status` (answered without a model request) and `/compact` (one
-counted request), and how a prompt names any command (`slash_of`; the custom commands, skills and
+"""Slash commands: the built-ins `/status` (answered without a model request), `/compact` (one
+counted request) and `/fork [N]` (a new session with a copy of this one's conversation, whole or
+through prompt N: no request), and how a prompt names any command (`slash_of`; the custom commands, skills and
 MCP prompts a session offers are in `conventions.py`).
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
@@ -13,7 +14,7 @@ from typing import Any
 
 __all__ = ["BUILT_IN_NAMES", "COMMANDS", "command_of", "slash_of"]
 
-COMMANDS = [
+COMMANDS: list[dict[str, Any]] = [
     {
         "name": "status",
         "description": "Show the model, the mode, the limits in force, the context used and the "
@@ -23,16 +24,23 @@ COMMANDS = [
         "name": "compact",
         "description": "Summarise the earlier conversation now to free context (one model request).",
     },
+    {
+        "name": "fork",
+        "description": "Copy this session into a new one, whole or through prompt N, and name it "
+        "(no model request).",
+        "input": {"hint": "[N]: the last prompt to copy (all of them when left out)"},
+    },
 ]
 
 
 def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The slash command a prompt is, if its text is exactly `/status` or `/compact`."""
+    """The built-in slash command a prompt is, if its text starts with `/status`, `/compact` or
+    `/fork` (what follows the name is the command's to read)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
     word = texts[0].strip().split(maxsplit=1)[0] if texts[0].strip() else ""
-    return word[1:] if word in {"/status", "/compact"} else None
+    return word[1:] if word[1:] in BUILT_IN_NAMES and word.startswith("/") else None
 
 
 _SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)
