@@ -69,6 +69,11 @@ FIRST_ANSWER_WAIT = 120.0
 """How long the Models API question waits, at most, for a prompt's first answer to begin."""
 
 
+def new_session_id() -> str:
+    """A fresh session id of the agent's own format (`sess_` and 32 hex digits)."""
+    return f"sess_{uuid.uuid4().hex}"
+
+
 @deferred
 def engine_class() -> type[Engine]:
     """The turn machinery, imported after the handshake (see `acp_agent.lazy`)."""
@@ -169,7 +174,7 @@ class SessionManager:
 
         The client's capabilities decide whether tools use the editor's files and terminals.
         """
-        session_id = f"sess_{uuid.uuid4().hex}"
+        session_id = new_session_id()
         root, extra = checked_roots(cwd, directories, self.hidden)
         session = self._build(session_id, root, overrides, capabilities, History())
         session.extra_roots = extra
@@ -244,7 +249,7 @@ class SessionManager:
         root, extra = checked_roots(cwd, directories, self.hidden)
         self.config.limits.with_overrides(overrides)  # a bad `_meta` refuses the fork before it is written
         source = self.sessions.get(source_id)
-        fork_id = f"sess_{uuid.uuid4().hex}"
+        fork_id = new_session_id()
         try:
             journal_fork.now()(
                 self.store,
