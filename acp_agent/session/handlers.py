@@ -32,7 +32,6 @@ from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
-from acp_agent.session.commands.builtins import slash_of
 from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.updates import info_update, user_chunks
 from acp_agent.session.handshake import initialize_answer
@@ -253,12 +252,11 @@ class AcpHandler:
         session.client = client
         return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
 
-    async def _fork_command(self, session: Session, shown: list[dict[str, Any]]) -> str:
+    async def _fork_command(self, session: Session, argument: str) -> str:
         """`/fork [N]`: fork `session` as session/fork does (its cwd, roots and options), and say
         which session that made, or why none."""
         if self.manager.store is None:
             return "Nothing to fork from: sessions are not journaled (the agent runs with --no-journal)."
-        argument = (slash_of(shown) or ("fork", ""))[1]
         if argument and not argument.isdigit():
             return "Usage: /fork [N]: copy this session into a new one, whole or through prompt N."
         through = int(argument) if argument else None
@@ -431,9 +429,10 @@ class AcpHandler:
                     record = engine.quiet_turn(session, "end_turn", journal=True)
                 else:
                     assert command is not None
-                    answer = await self._fork_command(session, shown) if command == "fork" else None
+                    name, arguments = command
+                    answer = await self._fork_command(session, arguments) if name == "fork" else None
                     record = await engine.run_command(
-                        command, session, self.manager.prices.get(session.model), answer=answer
+                        name, session, self.manager.prices.get(session.model), answer=answer
                     )
                 if not (turn.cancelled or session.closing):
                     await self._tell(session, info_update(updated_at=now_iso()))

@@ -184,11 +184,12 @@ def _document(data: str, where: str) -> dict[str, Any]:
 
 
 class PreparedPrompt(NamedTuple):
-    """A prompt's content as the editor sent it (`shown`), the built-in command it names, whether
-    it is empty, and its blocks for the model (none for a command or an empty prompt)."""
+    """A prompt's content as the editor sent it (`shown`), the built-in command it names (with its
+    arguments), whether it is empty, and its blocks for the model (none for a command or an empty
+    prompt)."""
 
     shown: list[dict[str, Any]]
-    command: str | None
+    command: tuple[str, str] | None
     empty: bool
     blocks: list[dict[str, Any]]
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.journal.fork import fork_entries, fork_title
+from acp_agent.session.journal.fork import COPIED, NOT_COPIED, fork_entries, fork_title
 from acp_agent.session.journal.timeline import PromptNotFound
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import (
+    ENTRY_CLASSES,
     AssistantEntry,
     Entry,
     MetaEntry,
@@ -79,3 +80,11 @@ def test_a_running_turn_is_not_copied_and_cannot_be_named() -> None:
 def test_a_prompt_the_session_does_not_have_is_refused(through: int) -> None:
     with pytest.raises(PromptNotFound, match="no prompt"):
         fork_entries([HEADER, *turn("p1", "a1"), *turn("p2", "a2")], through=through)
+
+
+def test_every_entry_kind_is_copied_by_a_fork_or_left_out_on_purpose() -> None:
+    """A new kind of entry (a checkpoint of the workspace, say: the fork has no store of its own)
+    must be put in one of the two lists, so a fork never copies it, or drops it, by default."""
+    copied, left = set(COPIED), set(NOT_COPIED)
+    assert not copied & left
+    assert copied | left == set(ENTRY_CLASSES.values())

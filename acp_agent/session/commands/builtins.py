@@ -33,14 +33,15 @@ COMMANDS: list[dict[str, Any]] = [
 ]
 
 
-def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The built-in slash command a prompt is, if its text starts with `/status`, `/compact` or
-    `/fork` (what follows the name is the command's to read)."""
+def command_of(prompt: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The built-in command a prompt is (its text starts `/status`, `/compact` or `/fork`), and the
+    rest of its text (the arguments: only /fork reads them)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
-    word = texts[0].strip().split(maxsplit=1)[0] if texts[0].strip() else ""
-    return word[1:] if word[1:] in BUILT_IN_NAMES and word.startswith("/") else None
+    word, *rest = texts[0].split(maxsplit=1) or [""]
+    name = word[1:] if word.startswith("/") else ""
+    return (name, rest[0].strip() if rest else "") if name in BUILT_IN_NAMES else None
 
 
 _SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)

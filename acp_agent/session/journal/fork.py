@@ -15,12 +15,60 @@ from acp_agent.session.journal.reload import journal_error
 from acp_agent.session.journal.store import JournalCorrupt, SessionStore
 from acp_agent.session.journal.timeline import SETTINGS, PromptNotFound, Timeline
 from acp_agent.session.journal.titles import TITLE_CHARS, session_title
-from acp_agent.turn.journal.entries import Entry, MetaEntry, RootsEntry, TitleEntry, TurnEntry
+from acp_agent.turn.journal.entries import (
+    AssistantEntry,
+    ClearingEntry,
+    CompactionEntry,
+    EffortEntry,
+    Entry,
+    LoopEntry,
+    MetaEntry,
+    ModeEntry,
+    ModelEntry,
+    NoticeEntry,
+    PlanChangedEntry,
+    PromptEntry,
+    RewindEntry,
+    RollbackEntry,
+    RootsEntry,
+    ShownCallEntry,
+    SteeringEntry,
+    TitleEntry,
+    ToolResultEntry,
+    ToolStartedEntry,
+    TurnEntry,
+    UserEntry,
+    WebEntry,
+)
 
-__all__ = ["fork_entries", "fork_journal", "fork_title"]
+__all__ = ["COPIED", "NOT_COPIED", "fork_entries", "fork_journal", "fork_title"]
 
-_NOT_COPIED = (MetaEntry, RootsEntry, TitleEntry)
-"""The source's own header, roots and names: a fork has its own."""
+COPIED = (
+    PromptEntry,
+    SteeringEntry,
+    UserEntry,
+    AssistantEntry,
+    ToolStartedEntry,
+    ToolResultEntry,
+    ShownCallEntry,
+    RollbackEntry,
+    CompactionEntry,
+    ClearingEntry,
+    NoticeEntry,
+    PlanChangedEntry,
+    TurnEntry,
+    ModeEntry,
+    ModelEntry,
+    EffortEntry,
+    LoopEntry,
+    WebEntry,
+)
+"""What a fork copies: the conversation (what `History.replay` and session/load's replay read)
+and the options (what `SessionOptions.restore` reads)."""
+NOT_COPIED = (MetaEntry, RootsEntry, TitleEntry, RewindEntry)
+"""The source's own header, roots and names (a fork has its own), and its rewinds (applied
+already: the fork copies the conversation as it stands). Every entry kind is in one of the two
+(`tests/unit/test_fork_entries.py`): a new kind is copied or not on purpose, never by default."""
 
 
 def fork_entries(entries: list[Entry], *, through: int | None = None, running: bool = False) -> list[Entry]:
@@ -44,7 +92,7 @@ def fork_entries(entries: list[Entry], *, through: int | None = None, running: b
             raise PromptNotFound(f"prompt {through} of this session is still running; fork it once it ends")
         end = span.end
     kept = conversation[:end] + [e for e in conversation[end:] if isinstance(e, SETTINGS)]
-    return [e for e in kept if not isinstance(e, _NOT_COPIED)]
+    return [e for e in kept if isinstance(e, COPIED)]
 
 
 def fork_title(entries: list[Entry]) -> str | None:
