@@ -19,6 +19,7 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ ToolError             recoverable, raised by tools/* and session/client_io
       │    │                     → turn/runner makes it an is_error tool_result; the turn goes on
       │    ├─ PathOutsideCwd      a path that resolves outside the session's roots
+      │    ├─ PathDenied          a path a settings deny rule names (tools/paths.resolve_inside)
       │    ├─ InvalidToolInput    arguments that fail the tool's input schema
       │    └─ ToolTimeout         the tool ran past its time allowance
       ├─ Stopped               a tool's worker thread sees its stop flag (tools/files, search, ignore)
@@ -50,6 +51,11 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │                          → app (serve unjournaled)
       ├─ CursorError (ValueError)        session/listing: a session/list cursor not ours
       │                          → session/handlers answers -32602
+      ├─ PromptNotFound (LookupError)    session/journal/timeline, rewind: no prompt of that number or
+      │                          messageId → session/rewinding answers -32602 (/rewind says so)
+      ├─ SnapshotFailed (RuntimeError)   session/journal/shadow_git: a git command of the snapshot
+      │                          store failed → session/journal/checkpoints (the root is given up,
+      │                          /status says so)
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
            ├─ AgentRpcError        harness/client: the agent answered an error → harness/smoke
            ├─ AgentExitedError     harness/client: the agent's stdout closed → harness/smoke, runner
@@ -62,7 +68,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
 Defined outside this module (their rooms import only this leaf): LimitReached (turn/meter.py: it
 carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model/stream_events.py),
 EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/journal/store.py),
-StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py), and the
+StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py),
+PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py), and the
 HarnessError family (harness/). Private classes (`_Name`) are raised and caught inside one module
 and are not listed.
 """
@@ -245,6 +252,10 @@ class ToolError(AgentError):
 
 class PathOutsideCwd(ToolError):
     """A path resolved outside the session's working directory."""
+
+
+class PathDenied(ToolError):
+    """A path the user's settings deny (`Read(./.env)`); the message is the rule's one line."""
 
 
 class InvalidToolInput(ToolError):

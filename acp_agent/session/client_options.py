@@ -10,7 +10,8 @@ says the same in the protocol's own words. Here they mean:
   the governed loop relies on; so a string `_meta.systemPrompt` (a replacement for
   claude-agent-acp) is appended too, and ACP's `override` mode is refused.
 - **maxTurns**: the turn's request budget (`maxTurnRequests`; `_meta["acp-agent"]` wins).
-- **allowedTools**: the tools offered to the model (`CLAUDE_TOOLS` maps Claude Code's names).
+- **allowedTools**: the tools offered to the model (Claude Code's names mapped by the one table,
+  `claude/tool_names.py`).
 
 A malformed value is -32602 naming the field, before anything of the session is made.
 """
@@ -24,6 +25,7 @@ from typing import Any, NoReturn
 import structlog
 
 from acp_agent.errors import RpcError
+from acp_agent.session.claude.tool_names import CLAUDE_TOOLS, OWN_TOOLS, SERVER_TOOLS, WITH_COMMANDS, own_tool
 
 __all__ = [
     "CLAUDE_TOOLS",
@@ -36,46 +38,8 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-OWN_TOOLS = frozenset(
-    {
-        "read_file",
-        "list_files",
-        "search_text",
-        "write_file",
-        "edit_file",
-        "run_command",
-        "update_plan",
-        "ask_user",
-        "skill",
-        "task",
-    }
-)
-"""This agent's built-in tools (a unit test keeps the set equal to the registry's, `ask_user`,
-which is offered when the client has elicitation forms, `skill`, offered when the session has
-Agent Skills, and `task`, the subagents, unless `--subagent-tools off`)."""
-SERVER_TOOLS = frozenset({"web_search", "web_fetch"})
-"""The API's web tools the agent offers (`model/server_tools.py`): a client's tool set names them too."""
-CLAUDE_TOOLS: dict[str, str] = {
-    "Read": "read_file",
-    "Write": "write_file",
-    "Edit": "edit_file",
-    "MultiEdit": "edit_file",
-    "Bash": "run_command",
-    "Grep": "search_text",
-    "Glob": "list_files",
-    "LS": "list_files",
-    "TodoWrite": "update_plan",
-    "AskUserQuestion": "ask_user",
-    "Skill": "skill",
-    "WebSearch": "web_search",
-    "WebFetch": "web_fetch",
-    "Task": "task",
-}
-"""Claude Code's tool names (any case) → this agent's tool that does the same."""
-_CLAUDE_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
 MAX_SYSTEM_CHARS = 100_000
 """More appended system text than this is refused (it would be sent with every request)."""
-_MCP = re.compile(r"mcp__[A-Za-z0-9_-]+")
 _RULE = re.compile(r"^([A-Za-z0-9_-]+)\((.*)\)$", re.DOTALL)
 """A Claude Code permission rule (`Bash(git *)`): its tool is offered; the pattern is not kept."""
 
@@ -93,7 +57,7 @@ class ClientOptions:
     def offers(self, tool: str) -> bool:
         """Whether the model is offered `tool`."""
         allowed = self.allowed_tools
-        if allowed is None or tool in allowed:
+        if allowed is None or tool in allowed or (tool in WITH_COMMANDS and "run_command" in allowed):
             return True
         server = "__".join(tool.split("__")[:2]) if tool.startswith("mcp__") else None
         return server is not None and (server in allowed or f"{server}__*" in allowed)
@@ -189,9 +153,8 @@ def _tools(value: Any) -> frozenset[str] | None:
         name = item.strip()
         rule = _RULE.match(name)
         name = rule.group(1) if rule else name
-        if name in OWN_TOOLS | SERVER_TOOLS or _MCP.fullmatch(name.removesuffix("__*")):
-            offered.add(name)
-        elif (own := _CLAUDE_BY_CASE.get(name.lower())) is not None:
+        own = own_tool(name)
+        if own is not None:
             offered.add(own)
         else:
             unknown.append(name[:80])

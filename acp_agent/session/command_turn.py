@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from acp_agent.errors import ToolError
-from acp_agent.model.profiles import ProfileError
 from acp_agent.session.commands.allowed_tools import read_allowed_tools
 from acp_agent.session.commands.builtins import BUILT_IN_NAMES, slash_of
 from acp_agent.session.commands.conventions import CustomCommand
@@ -82,17 +81,13 @@ def command_settings(
     wanted = target.model if isinstance(target, CustomCommand) else None
     if not wanted or wanted in ("inherit", session.model):
         return None, None
-    offered = catalog.available_models()
-    model_id = wanted if wanted in offered else next((m for m in offered if f"-{wanted}-" in m), None)
+    model_id = catalog.named_model(wanted)
     if model_id is None:
         return None, (
             f"/{invocation.name} asks for the model {wanted!r}, which is not offered here "
-            f"({', '.join(offered)}): it runs on {session.model}."
+            f"({', '.join(catalog.available_models())}): it runs on {session.model}."
         )
-    try:
-        settings = catalog.settings_for(model_id, session.effort, session.settings)
-    except ProfileError:  # that model does not take the session's effort level
-        settings = catalog.settings_for(model_id, None, session.settings)
+    settings = catalog.settings_near(model_id, session.effort, session.settings)
     return replace(settings, system=system), None
 
 

@@ -32,6 +32,7 @@ from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
+from acp_agent.session.commands.builtins import CLAUDE_CODE_NAMES
 from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.updates import info_update, user_chunks
 from acp_agent.session.handshake import initialize_answer
@@ -61,6 +62,7 @@ _JOURNAL_METHODS = frozenset(
         "session/close",
         "session/delete",
         "session/set_title",
+        "_session/rewind",
     }
 )
 """Served (and advertised) only when sessions are journaled."""
@@ -98,6 +100,7 @@ class AcpHandler:
             "session/delete": self.delete_session,
             "session/set_config_option": self.set_config_option,
             "session/set_title": self.set_title,
+            "_session/rewind": self.rewind,
         }
 
     @property
@@ -165,7 +168,7 @@ class AcpHandler:
     async def _ready(self, session: Session, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
         """Connect the session's MCP servers and build the common part of the answer."""
         answer: dict[str, Any] = {
-            "modes": modes_state(session.mode),
+            "modes": modes_state(session.mode, session.permissions.modes),
             "configOptions": self.manager.options.config_options(session),
         }
         if mcp_servers:
@@ -215,6 +218,9 @@ class AcpHandler:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
         session.replay = updates
         session.client = client
+        if session.interrupted_rewind:  # a crash stopped a rewind mid-restore: the new state, whole
+            await (await self.manager.engine()).rewinds.finish(session)
+            session.interrupted_rewind = False
         return session
 
     async def _restored(self, session: Any, request: Any, *, replay: bool) -> dict[str, Any]:
@@ -341,6 +347,22 @@ class AcpHandler:
         if session.title:
             await self._tell(session, info_update(title=session.title, updated_at=now_iso()))
 
+    async def rewind(self, params: Any) -> dict[str, Any]:
+        """`_session/rewind {sessionId, promptIndex | messageId, scope}`: a rewind for a client's
+        button (`session/rewinding.py`); refused while a prompt runs or waits."""
+        request = parse(SessionRef, params)
+        if request.session_id not in self.manager.sessions:  # never opened here, or closed
+            raise RpcError.session_not_found(request.session_id)
+        session = self.manager.get(request.session_id)
+        if self.manager.busy(session.id):
+            raise RpcError.invalid_request(
+                "The session is running a prompt: cancel it first (session/cancel), then rewind",
+                {"sessionId": session.id},
+            )
+        engine = await self.manager.engine()
+        async with self.manager.turn(session):  # no prompt starts while the files go back
+            return await engine.rewinds.request(session, params)
+
     async def close_session(self, params: Any) -> dict[str, Any]:
         request = parse(SessionRef, params)
         await self.manager.close(request.session_id)
@@ -368,7 +390,7 @@ class AcpHandler:
         """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
-        return await self._run_prompt(session, prepared_prompt(request, session.settings.profile))
+        return await self._run_prompt(session, await self._prepared(session, request))
 
     async def steer(self, params: Any) -> dict[str, Any]:
         """`_session/steering`: the message joins the running turn (`injected`); with none running
@@ -381,7 +403,7 @@ class AcpHandler:
             raise RpcError.session_not_found(request.session_id)
         if session.closing:
             raise RpcError.session_closed(request.session_id)
-        prepared = prepared_prompt(request, session.settings.profile)
+        prepared = await self._prepared(session, request)
         if prepared.empty or prepared.command is not None:
             raise RpcError.invalid_params(
                 "Invalid params: prompt: "
@@ -398,6 +420,18 @@ class AcpHandler:
         self.manager.check_queue(session)
         group.start_soon(self._steered_turn, session, prepared)
         return {"outcome": "startedNewTurn"}
+
+    async def _prepared(self, session: Session, request: PromptRequest) -> PreparedPrompt:
+        """The prompt read for the session's model; a built-in named after Claude Code's everyday
+        commands (`/agents`...) gives way to the project's command of that name."""
+        prepared = prepared_prompt(request, session.settings.profile)
+        if (
+            prepared.command is not None
+            and prepared.command[0] in CLAUDE_CODE_NAMES
+            and (await session.conventions.current()).find(prepared.command[0]) is not None
+        ):
+            return prepared_prompt(request, session.settings.profile, built_ins=False)
+        return prepared
 
     async def _steered_turn(self, session: Session, prepared: PreparedPrompt) -> None:
         """A turn a steering message started: no request waits for its answer, so a failure is
@@ -431,9 +465,12 @@ class AcpHandler:
                     assert command is not None
                     name, arguments = command
                     answer = await self._fork_command(session, arguments) if name == "fork" else None
-                    record = await engine.run_command(
-                        name, session, self.manager.prices.get(session.model), answer=answer
-                    )
+                    with turn.scope:  # session/cancel ends it (a rewind's question, say)
+                        record = await engine.run_command(
+                            name, session, self.manager.prices.get(session.model), arguments, answer=answer
+                        )
+                    if turn.scope.cancelled_caught:
+                        record = engine.quiet_turn(session, "cancelled", journal=False)
                 if not (turn.cancelled or session.closing):
                     await self._tell(session, info_update(updated_at=now_iso()))
                 return prompt_answer(record)

@@ -18,8 +18,9 @@ __all__ = ["initialize_answer"]
 
 
 def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[str, Any]:
-    """The `initialize` result; session/load, list, resume, close, delete, fork and set_title are
-    advertised only when sessions are `journaled` (the state dir is usable)."""
+    """The `initialize` result; session/load, list, resume, close, delete, fork, set_title and the
+    `_session/rewind` extension (`_meta.rewind`) are advertised only when sessions are
+    `journaled` (the state dir is usable)."""
     return {
         "protocolVersion": negotiate_version(request.protocol_version),
         "agentCapabilities": {
@@ -36,6 +37,7 @@ def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[st
                 "sse": mcp_servers_supported_sse(),
             },
             "auth": {"logout": {}},
+            **({"_meta": {"rewind": {"supported": True, "method": "_session/rewind"}}} if journaled else {}),
         },
         "authMethods": auth_methods(terminal=can_run_terminal_auth(request)),
         "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},

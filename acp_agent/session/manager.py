@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,9 @@ from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.claude.rule_engine import RuleEngine
+from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
+from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.commands.convention_files import session_conventions
 from acp_agent.session.commands.conventions import ConventionsSlot
 from acp_agent.session.editor.announce import announce_commands
@@ -35,18 +39,20 @@ from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.listing import session_roots
 from acp_agent.session.journal.store import SessionStore, creation_error
+from acp_agent.session.journal.timeline import interrupted_rewind
 from acp_agent.session.journal.titles import session_title
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
-from acp_agent.session.roots import checked_roots
+from acp_agent.session.roots import checked_roots, settings_roots
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.tools.hidden import agent_hidden_paths
 from acp_agent.turn.context import clearing
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry
 from acp_agent.turn.loops import choose_loop
+from acp_agent.user_dirs import user_config_dir, user_data_dir, user_home
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -120,6 +126,8 @@ class SessionManager:
     ) -> None:
         self.config = config
         self.hidden = agent_hidden_paths(config.state_dir)  # no root, no tool, no command sees them
+        self.trust_store = TrustStore((config.state_dir or user_data_dir()) / "trust.json")
+        """The project trust answers, in the state dir (hidden from every tool)."""
         self.store = store
         self.prices = load_prices(config.prices)
         self.requester = requester
@@ -158,7 +166,15 @@ class SessionManager:
             model = await self._model()
             if self._engine is None:  # another session's first prompt may have got here first
                 self._engine = engine_type(
-                    self.requester, model, self._tools, self.config, catalog=self.catalog, prices=self.prices
+                    self.requester,
+                    model,
+                    self._tools,
+                    self.config,
+                    catalog=self.catalog,
+                    prices=self.prices,
+                    tasks_group=self._task_group,
+                    spool_root=self.store.directory / "tasks" if self.store is not None else None,
+                    store=self.store,
                 )
         return self._engine
 
@@ -209,6 +225,8 @@ class SessionManager:
                 {"sessionId": session_id},
             )
         if current is not None:
+            if current.tasks is not None:  # they belonged to the session object replaced here
+                current.tasks.close_soon()
             self._forget(current)
         root, extra = checked_roots(cwd, directories, self.hidden)
         entries, history, updates, journal = journal_reload.now()(self.store, session_id, capabilities)
@@ -223,6 +241,7 @@ class SessionManager:
             session.history.note(RootsEntry(tuple(map(str, extra))))
         session.title = session_title(entries)
         session.titled = any(isinstance(e, PromptEntry | TitleEntry) for e in entries)
+        session.interrupted_rewind = interrupted_rewind(entries) is not None
         updates.extend(self.options.restore(session, entries))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
@@ -292,11 +311,22 @@ class SessionManager:
         except ProfileError as exc:
             raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
         settings = clearing.with_meta(settings, overrides)
+        setup = self.claude_setup(root)
+        engine = RuleEngine(
+            setup,
+            roots=lambda: (root, *self.sessions[session_id].work_roots),
+            hidden=self.hidden,
+            home=user_home(),
+        )
+        settings = replace(settings, web=engine.web(settings.web))  # decided once: a cached prefix
+        modes = tuple(m for m in PERMISSION_MODES if m != "bypassPermissions" or not setup.bypass_disabled)
         permissions = SessionPermissions(
             session_id,
             self.requester,
-            DEFAULT_MODE,
+            setup.first_mode(modes) or DEFAULT_MODE,
             on_switch=lambda mode_id: self.options.switch_mode(self.sessions[session_id], mode_id),
+            engine=engine,
+            modes=modes,
         )
         session = Session(
             session_id,
@@ -311,7 +341,9 @@ class SessionManager:
             effort=effort,
             conventions=ConventionsSlot(lambda: session_conventions(root)),
             subagent_tools=subagent_tools,
+            claude=setup,
         )
+        session.settings_roots = settings_roots(setup, root, self.hidden)
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",
@@ -320,6 +352,12 @@ class SessionManager:
             )
         self.sessions[session_id] = session
         return session
+
+    def claude_setup(self, root: Path) -> ClaudeSetup:
+        """The Claude Code settings of a session at `root`, read now (once per session)."""
+        return load_claude_setup(
+            root, home=user_home(), config_dir=user_config_dir(), trust_store=self.trust_store
+        )
 
     async def close(self, session_id: str) -> None:
         """session/close: cancel its work, stop its MCP servers, free it (the journal stays).
@@ -336,9 +374,16 @@ class SessionManager:
         if line is not None and line.turns:
             with anyio.move_on_after(5):  # every prompt of the line answers `cancelled` first
                 await line.turns[-1].done.wait()
+        if session.tasks is not None:  # its background commands, with all they started
+            await session.tasks.aclose()
         if session.mcp is not None:
             await session.mcp.aclose()
         self._forget(session)
+
+    def busy(self, session_id: str) -> bool:
+        """A prompt of the session is running or waiting."""
+        line = self._lines.get(session_id)
+        return line is not None and bool(line.turns)
 
     async def delete(self, session_id: str) -> None:
         """session/delete: close it if open and remove its journal; unknown ids succeed silently."""
@@ -383,8 +428,10 @@ class SessionManager:
         await announce_commands(session.id, session.conventions, self.requester, first=False)
 
     async def aclose(self) -> None:
-        """Stop every session's services (MCP servers) and close the journals."""
+        """Stop every session's services (background commands, MCP servers) and close the journals."""
         for session in list(self.sessions.values()):
+            if session.tasks is not None:
+                await session.tasks.aclose()
             if session.mcp is not None:
                 await session.mcp.aclose()
             if session.journal is not None:

@@ -194,10 +194,13 @@ class PreparedPrompt(NamedTuple):
     blocks: list[dict[str, Any]]
 
 
-def prepared_prompt(request: PromptRequest, profile: ModelProfile) -> PreparedPrompt:
-    """Read a prompt's content for the session's model (-32602 for content it cannot take)."""
+def prepared_prompt(
+    request: PromptRequest, profile: ModelProfile, *, built_ins: bool = True
+) -> PreparedPrompt:
+    """Read a prompt's content for the session's model (-32602 for content it cannot take);
+    without `built_ins`, a built-in's name is left to the project's command of that name."""
     shown = [block.to_wire() for block in request.prompt]
-    command = command_of(shown)
+    command = command_of(shown) if built_ins else None
     empty = is_empty_prompt(shown)
     blocks = (
         []

@@ -19,14 +19,20 @@ most MAX_ROOTS additional directories: each is named in every request to the mod
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import structlog
+
 from acp_agent.errors import RpcError
+from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.tools.hidden import HiddenPaths
 from acp_agent.tools.sandbox.bwrap import private_dirs
 
-__all__ = ["MAX_ROOTS", "checked_roots", "extra_roots", "session_root"]
+__all__ = ["MAX_ROOTS", "checked_roots", "extra_roots", "session_root", "settings_roots"]
+
+log = structlog.get_logger(__name__)
 
 MAX_ROOTS = 64
 """The most additional directories a session takes."""
@@ -62,6 +68,26 @@ def extra_roots(directories: Sequence[str] | None, cwd: Path, hidden: HiddenPath
         )
     found = [_root(d, f"additionalDirectories.{i}", hidden) for i, d in enumerate(given)]
     return tuple(path for path in dict.fromkeys(found) if path != cwd)
+
+
+def settings_roots(setup: ClaudeSetup, cwd: Path, hidden: HiddenPaths) -> tuple[Path, ...]:
+    """The settings' `additionalDirectories` in force (`~/` expanded, a relative one the cwd's),
+    checked as the client's are: a bad one is skipped with a warning (the log, `/status`)."""
+    found: list[Path] = []
+    warnings: list[str] = []
+    for directory, file in setup.additional_directories()[:MAX_ROOTS]:
+        source = file.shown
+        given = Path(os.path.expanduser(directory))
+        try:
+            found.append(_root(str(cwd / given), f"additionalDirectories.{len(found)}", hidden))
+        except RpcError as exc:
+            why = exc.message.split(": ", 2)[-1]
+            warnings.append(f"{source}: additionalDirectories {directory!r} skipped ({why})")
+    for warning in warnings:
+        if warning not in setup.warnings:
+            log.warning("claude.settings_warning", warning=warning)
+            setup.warnings = (*setup.warnings, warning)
+    return tuple(p for p in dict.fromkeys(found) if p != cwd)
 
 
 def _root(directory: str, where: str, hidden: HiddenPaths) -> Path:

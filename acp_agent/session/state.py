@@ -27,8 +27,11 @@ from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.steering import Steering
 
 if TYPE_CHECKING:
+    from acp_agent.session.claude.setup import ClaudeSetup
+    from acp_agent.session.journal.checkpoints import Checkpoints
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
+    from acp_agent.tools.shell.tasks import BackgroundTasks
     from acp_agent.turn.runner import TurnRunner
     from acp_agent.turn.strategies import Strategy
 
@@ -84,15 +87,28 @@ class Session:
     """session/close or session/delete began: no new prompt runs, a queued one ends `cancelled`."""
     extra_roots: tuple[Path, ...] = ()
     """The client's additional roots (`roots.py`): the tools work there too, the prompt names them."""
+    settings_roots: tuple[Path, ...] = ()
+    """The settings' `additionalDirectories` in force (`roots.py:settings_roots`), never journaled:
+    read again from the files at each session/new, load and resume."""
+    claude: ClaudeSetup | None = None
+    """Its Claude Code settings and the project's trust (`claude/setup.py`), read once per session."""
     title: str | None = None
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
     """Its first prompt or a rename settled the title: later prompts do not change it."""
     steering: Steering = field(default_factory=Steering)
     """The messages the user sends while a turn runs (`_session/steering`), for that turn."""
+    checkpoints: Checkpoints | None = None
+    """What its turns changed in the workspace, kept for a rewind (made by the engine on first use;
+    None without a journal)."""
+    interrupted_rewind: bool = False
+    """Its journal ends in a rewind a crash stopped mid-restore: session/load finishes it."""
     subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
     """Its running subagents shown as child sessions (`subagents/sessions.py`), by child session
     id: how to cancel each one alone (a `session/cancel` naming it)."""
+    tasks: BackgroundTasks | None = None
+    """Its background commands (`tools/shell/tasks.py`): None where nothing runs in the
+    background (no task group to watch them in)."""
 
     @property
     def mode(self) -> str:
@@ -101,6 +117,11 @@ class Session:
     @property
     def model(self) -> str:
         return self.settings.model
+
+    @property
+    def work_roots(self) -> tuple[Path, ...]:
+        """Where the tools work besides the cwd: the client's roots, then the settings' ones."""
+        return tuple(dict.fromkeys((*self.extra_roots, *self.settings_roots)))
 
     def keep_journal(self, journal: Journal) -> None:
         """From now on every change to the history is also written to `journal` (after the session

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from acp_agent.limits import Limits
 
-__all__ = ["SUBAGENT_MARKER", "build_subagent_prompt", "build_system_prompt"]
+__all__ = ["SUBAGENT_MARKER", "build_agent_prompt", "build_subagent_prompt", "build_system_prompt"]
 
 RULES = """Rules:
 - Stay inside the workspace; paths are relative to its root. Look at files before you answer
@@ -124,6 +124,24 @@ def build_subagent_prompt(
         + (f"\n\n{skills}" if skills else "")
         + (f"\n\n{instructions}" if instructions else "")
     )
+
+
+def build_agent_prompt(
+    *,
+    prompt: str,
+    cwd: Path,
+    tools: Iterable[tuple[str, str]],
+    today: dt.date,
+    skills: str = "",
+    extra_roots: Sequence[Path] = (),
+) -> str:
+    """A custom agent's prompt: its file's body, then what every subagent is told of its
+    workspace, tools and rules. The project's instructions are left out: as in Claude Code, the
+    body is the agent's whole brief. The same text on each of its calls: one cached prefix."""
+    environment = build_subagent_prompt(
+        cwd=cwd, tools=tools, today=today, skills=skills, extra_roots=extra_roots
+    )
+    return f"{prompt}\n\n---\n\n{environment}"
 
 
 def _roots_lines(extra_roots: Sequence[Path]) -> str:

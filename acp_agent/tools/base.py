@@ -9,7 +9,7 @@ injected they use the local disk and local processes, and ask the user nothing.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -23,9 +23,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWER_CHARS",
+    "NO_CHECKPOINT",
+    "BackgroundCommands",
+    "Checkpoint",
     "Diff",
     "Elicitation",
     "FileSystem",
+    "NamedWritesTool",
     "PlanEntry",
     "Preview",
     "PreviewTool",
@@ -76,7 +80,16 @@ class TerminalHost(Protocol):
     Every created terminal must be released. Raises ToolError when the editor answers an error.
     """
 
-    async def create(self, command: str, args: list[str], cwd: Path, output_byte_limit: int) -> str: ...
+    async def create(
+        self,
+        command: str,
+        args: list[str],
+        cwd: Path,
+        output_byte_limit: int,
+        env: Mapping[str, str] | None = None,
+    ) -> str:
+        """A new terminal running `command args` in `cwd`, with `env` added to the editor's."""
+        ...
 
     async def wait_for_exit(self, terminal_id: str) -> TerminalExit: ...
 
@@ -85,6 +98,36 @@ class TerminalHost(Protocol):
     async def kill(self, terminal_id: str) -> None: ...
 
     async def release(self, terminal_id: str) -> None: ...
+
+
+class BackgroundCommands(Protocol):
+    """A session's background commands (`tools/shell/tasks.py`): started by run_command with
+    `background: true`, read by command_output, stopped by stop_command. They outlive the turn
+    that started them, never the session.
+
+    Raises:
+        ToolError: what the model should hear (an unknown task, the session's cap reached).
+    """
+
+    def refusal(self) -> str | None:
+        """Why no command can start in the background now (the cap), or None."""
+        ...
+
+    async def start(
+        self, command: str, argv: list[str], cwd: Path, ctx: ToolContext, *, sandboxed: bool
+    ) -> ToolResult:
+        """Start `argv` (the command line `command`, wrapped in the sandbox when `sandboxed`), in
+        `ctx.terminal` if given, else here; the result names the task at once."""
+        ...
+
+    async def read(self, task_id: str, wait: float) -> ToolResult:
+        """Its output since the last read, and its exit status once it ended (waiting up to
+        `wait` seconds for that)."""
+        ...
+
+    async def stop(self, task_id: str) -> ToolResult:
+        """Stop it and all it started; its last output and how it ended."""
+        ...
 
 
 ANSWER_CHARS = 16 * 1024
@@ -124,16 +167,45 @@ class Progress:
     `text` replaces earlier progress text (send a tail, never the whole output again);
     `terminal_id` embeds an editor terminal in the tool call. `cancelled`: the call is being
     cancelled and `text` says what it had done (how long it ran, its output so far); it is
-    reported as the call's result instead of "not executed".
+    reported as the call's result instead of "not executed". `status` ("completed", "failed")
+    moves the call on: only a background command's view does, after its call ended.
     """
 
     text: str | None = None
     terminal_id: str | None = None
     cancelled: bool = False
+    status: str | None = None
 
 
 async def _no_report(progress: Progress) -> None:
     return None
+
+
+class Checkpoint(Protocol):
+    """Keeps what a call is about to change, so that a rewind can put it back (the session's
+    checkpoints, `session/journal/checkpoints.py`). Both return once it is kept."""
+
+    async def before_change(self) -> None:
+        """A call that may change anything in the workspace is about to run (a command, an MCP
+        tool): the session's roots are snapshotted first, once a turn."""
+        ...
+
+    async def before_write(self, path: Path) -> None:
+        """An edit tool is about to write `path` (absolute, confined): its before-image is kept,
+        once a turn."""
+        ...
+
+
+class _NoCheckpoint:
+    async def before_change(self) -> None:
+        return None
+
+    async def before_write(self, path: Path) -> None:
+        return None
+
+
+NO_CHECKPOINT: Checkpoint = _NoCheckpoint()
+"""Nothing kept (the in-process API, unit tests, a session without a journal)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +215,10 @@ class ToolContext:
 
     `sandbox` confines the commands the session runs (None: they run unconfined, as in unit tests);
     `grants` are what the user allowed for this one call beyond the usual (a `Grant` id); `hidden`
-    are the agent's own paths, which no tool shows (the sandbox hides the same list).
+    are the agent's own paths, which no tool shows (the sandbox hides the same list);
+    `background` holds the session's background commands (None: none can run here, as in a
+    subagent or a turn run from Python); `checkpoint` keeps what a call is about to change, for a
+    rewind.
     """
 
     cwd: Path
@@ -156,6 +231,8 @@ class ToolContext:
     sandbox: CommandSandbox | None = None
     grants: frozenset[str] = frozenset()
     hidden: HiddenPaths = NOTHING_HIDDEN
+    background: BackgroundCommands | None = None
+    checkpoint: Checkpoint = NO_CHECKPOINT
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -276,6 +353,16 @@ class TwinTool(Protocol):
 
     @property
     def beside_itself(self) -> bool: ...
+
+
+@runtime_checkable
+class NamedWritesTool(Protocol):
+    """A tool whose every change is a file it names to the checkpoint first
+    (`Checkpoint.before_write`, `names_its_writes = True`): its calls need no snapshot of the
+    session's roots (the edit tools)."""
+
+    @property
+    def names_its_writes(self) -> bool: ...
 
 
 @runtime_checkable

@@ -1,4 +1,5 @@
-"""The paths no tool shows: the agent's session journals, its stored key and the SDK's profiles.
+"""The paths no tool shows: the agent's session journals, its stored key and the SDK's profiles,
+and the paths the user's settings deny (`PathDenials`).
 
 One list serves the command sandbox (each path covered by an empty mount, `tools/sandbox/bwrap.py`) and every
 file tool: a path that resolves to one, or into one, is refused by `resolve_inside` (read, edit,
@@ -11,6 +12,11 @@ name compared), case-folded (on a case-insensitive disk `.CONFIG` is `.config`; 
 one, a folder differing only by case is hidden as well, which costs nothing real), and a regular
 file with more than one name (a hard link) by identity, device and inode, with the files under the
 hidden paths.
+
+A settings deny on a path (`Read(./.env)`, `session/claude/`) rides along with the list
+(`HiddenPaths.denials`): the same tools refuse it and leave it out of listings and searches, and
+the refusal says which rule of which file denied it. Only the sandbox does not cover it (a glob is
+no mount; Claude Code leaves commands to the sandbox too).
 """
 
 from __future__ import annotations
@@ -19,16 +25,28 @@ import contextlib
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from acp_agent.user_dirs import user_config_dir, user_data_dir, user_keystore
 
-__all__ = ["NOTHING_HIDDEN", "HiddenPaths", "HiddenUnder", "agent_hidden_paths"]
+__all__ = ["NOTHING_HIDDEN", "HiddenPaths", "HiddenUnder", "PathDenials", "agent_hidden_paths"]
 
 MAX_IDENTITIES = 20_000
 """Files under the hidden paths looked at for hard links; past it, every file with two names on
 their disk counts as hidden."""
+
+
+class PathDenials(Protocol):
+    """The paths the user's settings deny reading (and so editing): implemented in `session/`
+    (D6) from the `Read(...)` deny rules."""
+
+    def refusal(self, path: str) -> str | None:
+        """The one-line refusal for `path` (absolute, '/'-separated, as written or as it resolves:
+        either one denied is enough), e.g. "denied by .claude/settings.json: Read(./.env)"; None
+        when no rule denies it."""
+        ...
 
 
 def _fold(path: Path | str) -> str:
@@ -65,6 +83,8 @@ class HiddenPaths:
     """Absolute paths, each as given and as it resolves (both count)."""
 
     paths: tuple[Path, ...] = ()
+    denials: PathDenials | None = field(default=None, compare=False)
+    """The settings' path denies, refused and left out with the hidden paths (None: none)."""
     _folded: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _tops: tuple[Path, ...] = field(init=False, repr=False, compare=False)
     """`covered()` when the list was made: where a hard link's twin is looked for."""
@@ -80,6 +100,16 @@ class HiddenPaths:
         resolved = [Path(os.path.realpath(p)) for p in absolute]
         return cls(tuple(dict.fromkeys(p for p in [*resolved, *absolute] if p != Path(p.anchor))))
 
+    def with_denials(self, denials: PathDenials | None) -> HiddenPaths:
+        """The same hidden paths, with the settings' path denies."""
+        return replace(self, denials=denials)
+
+    def refusal(self, *paths: Path | str) -> str | None:
+        """The settings' refusal of the first of `paths` a deny rule names, or None."""
+        if self.denials is None:
+            return None
+        return next((r for p in paths if (r := self.denials.refusal(str(p))) is not None), None)
+
     def hides(self, path: Path) -> bool:
         """`path` (absolute, resolved) is a hidden path or lies inside one."""
         if not self._folded:
@@ -93,14 +123,17 @@ class HiddenPaths:
         inside = tuple(h[len(folded) :] for h in self._folded if h.startswith(folded))
         device = _device(top)
         shared = device is not None and any(_device(t) == device for t in self._tops)
-        return HiddenUnder(inside, self if shared else NOTHING_HIDDEN)
+        return HiddenUnder(
+            inside, self if shared else NOTHING_HIDDEN, self.denials, str(top).rstrip("/") + "/"
+        )
 
     def around(self, directory: Path) -> HiddenPaths:
         """Without the hidden paths that hold `directory` (a skill the user keeps in the agent's
         config dir reads its own files; the key beside it stays hidden)."""
         folded = _fold(directory)
         return HiddenPaths(
-            tuple(p for p, f in zip(self.paths, self._folded, strict=True) if not _under(folded, f))
+            tuple(p for p, f in zip(self.paths, self._folded, strict=True) if not _under(folded, f)),
+            self.denials,
         )
 
     def covered(self) -> tuple[Path, ...]:
@@ -185,6 +218,10 @@ class HiddenUnder:
     hidden: HiddenPaths = NOTHING_HIDDEN
     """Where a file with two names is looked up; nothing when no hidden path is on the directory's
     disk (a hard link cannot cross disks), which spares a stat per file found."""
+    denials: PathDenials | None = None
+    """The settings' path denies: an entry one of them names is left out too."""
+    top: str = "/"
+    """The directory, absolute, ending in '/': what `denials` are asked about is `top + relative`."""
     _heads: frozenset[str] = field(init=False, repr=False, compare=False)
     """The first name of each path in `inside`: most entries are ruled out by it alone."""
 
@@ -192,7 +229,10 @@ class HiddenUnder:
         object.__setattr__(self, "_heads", frozenset(h.partition("/")[0] for h in self.inside))
 
     def leaves_out(self, relative: str) -> bool:
-        """The entry at `relative` ('/'-separated, under the directory) is or lies in a hidden path."""
+        """The entry at `relative` ('/'-separated, under the directory) is or lies in a hidden path,
+        or a settings deny names it."""
+        if self.denials is not None and self.denials.refusal(self.top + relative) is not None:
+            return True
         if not self.inside or relative.partition("/")[0].casefold() not in self._heads:
             return False
         folded = relative.casefold()

@@ -8,7 +8,9 @@ component), so a link that points out of the working directory is refused before
 A name the model was shown with a `\\xNN` escape (a non-UTF-8 file name, see `tools/shown.py`)
 resolves back to the real file when no file has the escaped name itself. A path that resolves to
 one of the agent's hidden paths (`tools/hidden.py`), or is a hard link to a file there, is refused
-inside the roots as outside them, and the refusal never names where it led.
+inside the roots as outside them, and the refusal never names where it led. A path the user's
+settings deny (`HiddenPaths.denials`), as written or where it leads, is refused with the rule's
+one line.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from acp_agent.errors import PathOutsideCwd, ToolError
+from acp_agent.errors import PathDenied, PathOutsideCwd, ToolError
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.shown import has_escape, unshown
 
 __all__ = [
     "Roots",
     "display_path",
+    "glob_source",
     "glob_to_regex",
     "resolve_inside",
 ]
@@ -57,6 +60,7 @@ def resolve_inside(roots: Roots, path: str, *, hidden: HiddenPaths = NOTHING_HID
     Raises:
         PathOutsideCwd: `..`, an absolute path, or a symlink anywhere along the path leads out,
             or to a hidden path (or the file is a hidden one under another name).
+        PathDenied: a settings deny rule names the path, or where it leads.
         ToolError: the path is not a usable string (empty, or contains a NUL byte).
     """
     if not isinstance(path, str) or not path:
@@ -74,10 +78,12 @@ def resolve_inside(roots: Roots, path: str, *, hidden: HiddenPaths = NOTHING_HID
             f"path {path!r} leads to the agent's own private files (its session journals, stored "
             "key or the SDK's profiles), which the tools do not open"
         )
+    lexical = Path(os.path.normpath(candidate))
+    if hidden.denials is not None and (refusal := hidden.refusal(lexical, resolved)) is not None:
+        raise PathDenied(refusal)
     if _inside(resolved, real_roots):
         return resolved
     where = ", ".join(str(r) for r in real_roots)
-    lexical = Path(os.path.normpath(candidate))
     given = tuple(Path(os.path.normpath(r)) for r in _given_roots(roots))
     if _inside(lexical, real_roots + given):
         raise PathOutsideCwd(
@@ -123,6 +129,14 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
     `*` and `?` stay within one path segment, `**/` matches zero or more directories,
     a trailing `**` matches everything below, and `[...]` is a character class.
     """
+    try:
+        return re.compile("(?s:" + glob_source(pattern) + r")\Z")
+    except re.error as exc:
+        raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
+
+
+def glob_source(pattern: str) -> str:
+    """The regular expression (uncompiled, unanchored) of a glob, as `glob_to_regex` reads it."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -148,12 +162,9 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
             body = pattern[i + 1 : end]
             if body.startswith("!"):
                 body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
             i = end + 1
         else:
             out.append(re.escape(c))
             i += 1
-    try:
-        return re.compile("(?s:" + "".join(out) + r")\Z")
-    except re.error as exc:
-        raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
+    return "".join(out)

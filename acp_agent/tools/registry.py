@@ -20,6 +20,7 @@ from acp_agent.tools.plan import UpdatePlan
 from acp_agent.tools.search.listing import ListFiles
 from acp_agent.tools.search.text import SearchText
 from acp_agent.tools.shell.run_command import RunCommand
+from acp_agent.tools.shell.task_tools import ReadCommandOutput, StopCommand
 
 __all__ = ["ToolRegistry", "coding_tools", "default_registry", "read_only_tools"]
 
@@ -220,8 +221,17 @@ def read_only_tools() -> list[Tool]:
 
 
 def coding_tools() -> list[Tool]:
-    """Every built-in tool: the read-only ones, then those that edit files and run commands."""
-    return [*read_only_tools(), WriteFile(), EditFile(), RunCommand(), UpdatePlan()]
+    """Every built-in tool: the read-only ones, then those that edit files and run commands (with
+    the two that read and stop the commands run in the background)."""
+    return [
+        *read_only_tools(),
+        WriteFile(),
+        EditFile(),
+        RunCommand(),
+        ReadCommandOutput(),
+        StopCommand(),
+        UpdatePlan(),
+    ]
 
 
 def default_registry() -> ToolRegistry:

@@ -105,11 +105,13 @@ class ToolCallUpdated:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallProgress:
-    """A running tool's latest output tail (replacing the previous one), or its editor terminal."""
+    """A running tool's latest output tail (replacing the previous one), or its editor terminal;
+    `status` moves the call on (a background command's call, once the command ended)."""
 
     call_id: str
     text: str | None = None
     terminal_id: str | None = None
+    status: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -203,18 +203,20 @@ class TurnMeter:
         if self.parent is not None:
             self.parent.retry_scheduled()
 
-    def tokens_used(self, usage: Usage) -> float:
-        """Sum one request's tokens into the turn; returns its cost (0 without a price)."""
+    def tokens_used(self, usage: Usage, cost: float | None = None) -> float:
+        """Sum one request's tokens into the turn; returns its cost (0 without a price). A
+        subagent's meter prices them at its own model's price and hands the turn that `cost`."""
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
         self.cache_read_input_tokens += usage.cache_read_input_tokens
         self.cache_creation_input_tokens += usage.cache_creation_input_tokens
         self.web_searches += usage.web_search_requests
         self.web_fetches += usage.web_fetch_requests
-        cost = self.price.cost(usage) if self.price is not None else 0.0
+        if cost is None:
+            cost = self.price.cost(usage) if self.price is not None else 0.0
         self.cost_usd += cost
         if self.parent is not None:
-            self.parent.tokens_used(usage)
+            self.parent.tokens_used(usage, cost)
         return cost
 
     def model_time_spent(self, seconds: float) -> None:
@@ -319,17 +321,28 @@ class TurnMeter:
         return int((self.clock() - self.started) * 1000)
 
     # ── subagents ───────────────────────────────────────────────────────────────────────────
-    def child(self, description: str, together: int = 1) -> Subagent:
+    def child(
+        self,
+        description: str,
+        together: int = 1,
+        *,
+        agent: str | None = None,
+        model: str | None = None,
+        price: Price | None = None,
+    ) -> Subagent:
         """A subagent starts: its meter counts into this one, with a share of the requests left.
 
         A subagent never takes the turn's last request (this loop keeps it, to read the answers),
         and the `together` subagents starting at once divide the rest (at least 1 each while any
         is spare; the turn's budget bounds them all). A share of 0: the subagent cannot run.
+        `agent` is the custom agent it runs as; `model` the model it runs on when that is not the
+        turn's, and `price` that model's (None: unknown). Its costs then count at that price.
         """
         spare = self.requests_left() - 1
         share = max(1, spare // max(1, together)) if spare > 0 else 0
-        meter = TurnMeter(self.limits, self.clock, self.price, self.started, parent=self, share=share)
-        subagent = Subagent(description, meter)
+        own = self.price if model is None else price
+        meter = TurnMeter(self.limits, self.clock, own, self.started, parent=self, share=share)
+        subagent = Subagent(description, meter, agent=agent, model=model)
         self.subagents.append(subagent)
         return subagent
 
@@ -345,6 +358,10 @@ class Subagent:
     """The budget that ended it, if one did (its share is reported as maxTurnRequests)."""
     error: str | None = None
     """Why it failed, when it did (its answer is then an error result)."""
+    agent: str | None = None
+    """The custom agent it ran as (`subagent_type`), if any."""
+    model: str | None = None
+    """The model its requests went to, when it is not the turn's."""
 
     def ended(self, stop: TurnStop, limit: Limit | None = None, error: str | None = None) -> None:
         self.stop, self.limit, self.error = stop, limit, error

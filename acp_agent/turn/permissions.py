@@ -1,9 +1,12 @@
 """The permission seam: the loop asks before a tool that edits or executes, and obeys the answer.
 
 `permission` is "edit", "execute", or "sensitive": an edit of a file that makes tools run code
-(`tools/files/sensitive.py`), which is asked in every mode but bypassPermissions.
+(`tools/files/sensitive.py`), which is asked in every mode but bypassPermissions; or "none", a
+call that asks nothing by default (a read, the plan, a subagent), which only an asker that weighs
+rules sees (`RuledAsker`: a settings rule may refuse it or ask).
 
-Implemented in `session/` (modes, remembered "always" answers, `session/request_permission`).
+Implemented in `session/` (the rule engine, `session/claude/rule_engine.py`, behind the session's
+asker; `session/request_permission`).
 """
 
 from __future__ import annotations
@@ -12,11 +15,19 @@ import inspect
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from acp_agent.tools.base import Preview
 
-__all__ = ["ALLOW", "PermissionAsker", "PermissionDecision", "PermissionQuestion", "question_asker"]
+__all__ = [
+    "ALLOW",
+    "PermissionAsker",
+    "PermissionDecision",
+    "PermissionQuestion",
+    "RuledAsker",
+    "question_asker",
+    "settle",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +50,12 @@ ALLOW = PermissionDecision(True)
 class PermissionQuestion:
     """One tool call that asks before it runs: what the asker decides on, and what the user sees.
 
-    `permission` is "edit", "execute", "sensitive" (above) or "switch_mode" (the phased strategy's
-    plan → act question, for an asker that is no `PlanApprover`); `title` and `kind` are the call's
-    as the editor shows them, `raw_input` its validated arguments. `preview()` computes what the
-    call would change (a diff, a command line): await it only when asking the user.
+    `permission` is "edit", "execute", "sensitive" (above), "switch_mode" (the phased strategy's
+    plan → act question, for an asker that is no `PlanApprover`) or "none" (a call that asks
+    nothing by default: a read, the plan, a `task` call, whose `Agent(name)` rules read the type in
+    `raw_input["subagent_type"]`); `title` and `kind` are the call's as the editor shows them,
+    `raw_input` its validated arguments. `preview()` computes what the call would change (a diff,
+    a command line): await it only when asking the user. `subagent`: a subagent makes the call.
     """
 
     call_id: str
@@ -52,10 +65,30 @@ class PermissionQuestion:
     permission: str
     raw_input: dict[str, Any]
     preview: Callable[[], Awaitable[Preview | None]] | None = None
+    subagent: bool = False
 
 
 class PermissionAsker(Protocol):
     async def ask(self, question: PermissionQuestion) -> PermissionDecision: ...
+
+
+@runtime_checkable
+class RuledAsker(Protocol):
+    """An asker that weighs rules: it decides every call, those that need no permission included,
+    and says first, without asking anyone, what it can (`settle`)."""
+
+    def settle(self, question: PermissionQuestion) -> PermissionDecision | None:
+        """The decision on `question` without a question to the user, or None when the user must
+        be asked (then `ask` asks)."""
+        ...
+
+
+def settle(asker: PermissionAsker, question: PermissionQuestion) -> PermissionDecision | None:
+    """What `asker` decides on `question` without asking the user: a `RuledAsker` says; any other
+    allows a call that needs no permission ("none") and leaves the rest to `ask`."""
+    if isinstance(asker, RuledAsker):
+        return asker.settle(question)
+    return ALLOW if question.permission == "none" else None
 
 
 class AllowAll:
@@ -73,7 +106,9 @@ class _KeywordAsker:
         self.inner = inner
 
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
-        decision: PermissionDecision = await self.inner.ask(**asdict(question))
+        keywords = asdict(question)
+        del keywords["subagent"]  # newer than the keyword form
+        decision: PermissionDecision = await self.inner.ask(**keywords)
         return decision
 
 

@@ -55,6 +55,10 @@ class SubagentRecord(BaseModel):
     cost_usd: float | None = None
     limit: str | None = None
     """The budget that ended it: the turn's, or its own share of requests (`maxTurnRequests`)."""
+    agent: str | None = None
+    """The custom agent it ran as (the `task` call's `subagent_type`), if any."""
+    model: str | None = None
+    """The model its requests went to, when it is not the turn's (a custom agent's `model`)."""
 
     @classmethod
     def of(cls, subagent: Subagent) -> SubagentRecord:
@@ -71,6 +75,8 @@ class SubagentRecord(BaseModel):
             cache_creation_input_tokens=meter.cache_creation_input_tokens,
             web_searches=meter.web_searches,
             cost_usd=round(meter.cost_usd, 6) if meter.price is not None else None,
+            agent=subagent.agent,
+            model=subagent.model,
         )
 
 

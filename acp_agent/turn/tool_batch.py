@@ -18,6 +18,7 @@ import structlog
 
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
 from acp_agent.tools.base import (
+    NamedWritesTool,
     Preview,
     PreviewTool,
     Progress,
@@ -42,7 +43,7 @@ from acp_agent.turn.events import (
 )
 from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import ALLOW, PermissionAsker, PermissionQuestion
+from acp_agent.turn.permissions import PermissionAsker, PermissionQuestion, settle
 
 __all__ = ["InTurn", "InTurnTool", "ToolBatch", "heading"]
 
@@ -313,36 +314,31 @@ class ToolBatch:
         permission: str | None = tool.permission
         if permission == "edit" and await sensitive_write(self.ctx.roots, args.get("path", "")):
             permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
-        decision = ALLOW
-        if permission is not None:
+        question = PermissionQuestion(
+            call_id, name, title, tool.kind, permission or "none", args, lambda: self._preview(tool, args)
+        )
+        decision = settle(self.permissions, question)  # the rules and the mode, nobody asked
+        if decision is None:
             meter.asking_permission()
             try:
                 async with self._asking:  # one question at a time, even from calls run at once
-                    decision = await self.permissions.ask(
-                        PermissionQuestion(
-                            call_id,
-                            name,
-                            title,
-                            tool.kind,
-                            permission,
-                            args,
-                            lambda: self._preview(tool, args),
-                        )
-                    )
+                    decision = await self.permissions.ask(question)
             except _CannotSucceed as exc:  # found while preparing the question: nobody is asked
                 meter.tool_started()
                 return ToolResult(str(exc), is_error=True)
-            if decision.cancelled:
-                raise PermissionCancelled
-            if not decision.allowed:
-                meter.tool_denied()
-                return ToolResult(decision.message or "The user declined this tool call.", is_error=True)
+        if decision.cancelled:
+            raise PermissionCancelled
+        if not decision.allowed:
+            meter.tool_denied()
+            return ToolResult(decision.message or "The user declined this tool call.", is_error=True)
         meter.tool_started()
         meter.running_tools()
         await self.sink.emit(ToolCallUpdated(call_id))
         seconds = tool.time_allowance(args) if isinstance(tool, SelfTimedTool) else self.tool_timeout
         ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
+            if not (isinstance(tool, NamedWritesTool) and tool.names_its_writes):
+                await ctx.checkpoint.before_change()  # a rewind can put back what it changes
             self.history.note(ToolStartedEntry(call_id))
             self._started.add(call_id)
         try:
@@ -389,6 +385,6 @@ class ToolBatch:
             if progress.cancelled:  # the call's last word, reported when the cancel reaches us
                 self._cancel_notes[call_id] = progress.text or CANCELLED
                 return
-            await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id))
+            await sink.emit(ToolCallProgress(call_id, progress.text, progress.terminal_id, progress.status))
 
         return report

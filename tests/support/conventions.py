@@ -18,6 +18,10 @@ EXPECTED_COMMANDS = {
     "status",
     "compact",
     "fork",
+    "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
+    "agents",  # the same
+    "tasks",  # the same
+    "rewind",
     "review",  # the project's, with an argument (the user's /review is shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md
     "greet",  # the user's own

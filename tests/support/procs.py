@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 from tests.support.waits import HANG_GUARD, wait_until
 
-__all__ = ["alive", "children", "gone", "marked_sleep", "running", "running_with", "started"]
+__all__ = ["alive", "children", "gone", "marked_sleep", "running", "running_with", "started", "strays"]
 
 
 def alive(pid: int) -> bool:
@@ -78,3 +81,14 @@ async def gone(pids: list[int], timeout: float = HANG_GUARD) -> None:
     """Return once none of `pids` runs; an AssertionError after `timeout` s (polled: nothing
     signals the end of a process that is not our child)."""
     await wait_until(lambda: not any(alive(pid) for pid in pids), f"processes {pids} to end", timeout=timeout)
+
+
+@asynccontextmanager
+async def strays(find: Callable[[], list[int]]) -> AsyncIterator[None]:
+    """SIGKILL on the way out whatever `find` still sees: a failing test leaves nothing running."""
+    try:
+        yield
+    finally:
+        for pid in find():
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

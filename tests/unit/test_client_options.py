@@ -23,9 +23,11 @@ def offered(*names: str) -> set[str]:
 
 def test_claude_names_rules_and_mcp_names_map_to_what_is_offered() -> None:
     assert offered("Read", "LS", "glob", "MultiEdit") == {"read_file", "list_files", "edit_file"}
-    assert offered("Bash(git status:*)", "TodoWrite") == {"run_command", "update_plan"}
+    commands = {"run_command", "command_output", "stop_command"}  # what it starts, it reads and stops
+    assert offered("Bash(git status:*)", "TodoWrite") == commands | {"update_plan"}
+    assert offered("BashOutput", "KillShell") == {"command_output", "stop_command"}
     assert offered("mcp__docs__search") == {"mcp__docs__search"}
     assert offered("mcp__docs") == offered("mcp__docs__*") == {"mcp__docs__search", "mcp__docs__fetch"}
-    assert offered("WebFetch", "Agent") == set()
-    assert offered("Task") == {"task"}  # Claude Code's subagent tool is ours too
+    assert offered("WebFetch") == set()
+    assert offered("Task") == offered("Agent") == {"task"}  # Claude Code's subagent tool (renamed Agent)
     assert read_client_options({}).offers("anything")  # no allowedTools: every tool

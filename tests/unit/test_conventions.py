@@ -11,6 +11,7 @@ import pytest
 
 from acp_agent.errors import ToolError
 from acp_agent.session.commands import convention_files
+from acp_agent.session.commands.builtins import command_of
 from acp_agent.session.commands.convention_files import read_conventions
 from acp_agent.session.commands.conventions import Conventions, ConventionsSlot
 from acp_agent.tools.base import ToolContext
@@ -89,6 +90,17 @@ def test_skills_come_from_claude_and_agents_dirs_and_shadow_commands_and_builtin
     assert [s.name for s in found.model_skills()] == ["alpha", "beta", "delta"]  # gamma: the user's only
     assert found.find("delta") is None and found.find("gamma") is not None  # delta: the model's only
     assert [c["name"] for c in found.available_commands()] == ["alpha", "beta", "gamma"]
+
+
+def test_a_project_command_named_after_claude_codes_everyday_commands_replaces_the_built_in(
+    places: tuple[Path, Path, Path],
+) -> None:
+    repo, home, config = places
+    for name in ("permissions", "agents", "tasks", "compact"):
+        write(repo / ".claude" / "commands" / f"{name}.md", f"our {name}\n")
+    found = read(repo, home, config)
+    assert [c.name for c in found.commands] == ["agents", "permissions", "tasks"]  # /compact is ours
+    assert command_of([{"type": "text", "text": "/permissions"}]) == ("permissions", "")  # when none is found
 
 
 @pytest.mark.parametrize(

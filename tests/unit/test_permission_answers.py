@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
+from acp_agent.session.claude.rule_engine import REJECTED_ALWAYS, RuleEngine
+from acp_agent.session.claude.setup import load_claude_setup
 from acp_agent.session.editor.permissions import OPTION_IDS, SessionPermissions, read_answer
-from acp_agent.turn.permissions import PermissionQuestion
+from acp_agent.turn.permissions import PermissionDecision, PermissionQuestion
 from tests.support.examples import examples
 
 JSON = st.recursive(
@@ -84,3 +87,35 @@ async def test_always_allow_never_covers_a_sensitive_write() -> None:
     assert client.asked == 2
     permissions.mode = "acceptEdits"
     assert not (await permissions.ask(sensitive)).allowed and client.asked == 3
+
+
+@pytest.mark.anyio
+async def test_a_question_an_ask_rule_forced_offers_no_lasting_allow(tmp_path: Path) -> None:
+    """An "Always allow" there would be a rule the ask rule outranks: it is not offered."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text('{"permissions": {"ask": ["Read(./notes.md)"]}}')
+    setup = load_claude_setup(
+        tmp_path, home=home, config_dir=None, trust_store=None, tracked=lambda r, p: False
+    )
+    client = Options("reject_always")
+    permissions = SessionPermissions(
+        "s",
+        client,
+        engine=RuleEngine(setup, roots=lambda: (tmp_path,), save=False),  # type: ignore[arg-type]
+    )
+    read = PermissionQuestion("t", "read_file", "Read", "read", "none", {"path": "notes.md"})
+    assert not (await permissions.ask(read)).allowed
+    assert [o["optionId"] for o in client.options] == ["allow_once", "reject_once", "reject_always"]
+    assert client.options[-1]["name"] == "Always reject (this session)"
+    assert permissions.settle(read) == PermissionDecision(False, message=REJECTED_ALWAYS)  # no question
+
+
+class Options(Client):
+    def __init__(self, option: str) -> None:
+        super().__init__(option)
+        self.options: list[dict[str, Any]] = []
+
+    async def request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
+        self.options = params["options"]
+        return await super().request(method, params, timeout=timeout)

@@ -67,6 +67,8 @@ def test_default_registry_holds_every_built_in_tool() -> None:
         "write_file",
         "edit_file",
         "run_command",
+        "command_output",
+        "stop_command",
         "update_plan",
     )
     read = registry.get("read_file")

@@ -259,7 +259,7 @@ async def test_a_grant_is_one_more_allow_once_choice_and_is_never_remembered() -
     assert decision.allowed and decision.grants == frozenset({GIT_GRANT})
     option = editor.asked[0]["options"][1]
     assert option == {"optionId": "allow_once:git", "name": "Allow once, with git", "kind": "allow_once"}
-    assert permissions.always == {}
+    assert permissions.engine.rules() == [] and permissions.engine.lines == {}
     editor.option = "allow_once:git"  # not offered this time: unreadable, so rejected
     assert not (await ask(permissions, ())).allowed
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.tools.shell.command_line import UNSURE, parse_line, read_pattern
+from acp_agent.tools.shell.command_line import UNSURE, parse_line, read_pattern, rough_commands, unwrapped
 from tests.support.examples import examples
 
 BASH = shutil.which("bash")
@@ -142,3 +142,34 @@ def test_patterns_are_read_as_one_simple_command() -> None:
     glob = read_pattern("npm run * --silent")
     assert not isinstance(glob, str) and glob.matches(("npm", "run", "build", "--silent"))
     assert not glob.matches(("npm", "run", "build --silent"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        ("timeout 60 npm test", "npm test"),
+        ("timeout -k 5 -s KILL 60 npm test", "npm test"),
+        ("nice -n 5 make", "make"),
+        ("nohup stdbuf -oL python x.py", "python x.py"),
+        ("command ls -la", "ls -la"),
+        ("command -v ls", "command -v ls"),  # asks where ls is: not a wrapper
+        ("xargs rm", "rm"),
+        ("xargs -0 rm", "xargs -0 rm"),  # with options: not looked through
+        ("nohup", "nohup"),  # nothing after it: itself
+    ],
+)
+def test_rules_look_past_the_wrapper_commands(argv: str, command: str) -> None:
+    assert unwrapped(tuple(argv.split())) == tuple(command.split())
+
+
+def test_a_rough_reading_finds_every_command_a_line_may_run() -> None:
+    line = "FOO=1 BAR=2 rm -rf $HOME; echo `curl x | sh` && (git push) || timeout 5 nc -l"
+    assert rough_commands(line) == (
+        ("rm", "-rf", "$HOME"),
+        ("echo",),
+        ("curl", "x"),
+        ("sh",),
+        ("git", "push"),
+        ("nc", "-l"),
+    )
+    assert rough_commands("echo 'unclosed") == (("echo", "'unclosed"),)

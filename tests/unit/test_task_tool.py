@@ -14,11 +14,12 @@ import pytest
 from acp_agent.errors import ModelUnavailable, ToolError
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
-from acp_agent.tools.base import ToolContext, ToolResult
+from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.search.listing import ListFiles
+from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import TurnEvent
 from acp_agent.turn.meter import TurnMeter
@@ -119,15 +120,25 @@ class ByConversation:
 
 
 async def run_parent(
-    tmp_path: Path, child: Callable[[ModelRequest], Reply], limits: Limits, system: Any = CHILD
+    tmp_path: Path,
+    child: Callable[[ModelRequest], Reply],
+    limits: Limits,
+    system: Any = CHILD,
+    *,
+    child_tools: list[Tool] | None = None,
+    ctx: ToolContext | None = None,
 ) -> tuple[TurnMeter, History]:
-    task = TaskTool(ToolRegistry([ReadFile(), ListFiles()]), system)
+    task = TaskTool(
+        ToolRegistry(child_tools or [ReadFile(), ListFiles()]),
+        system,
+        may_change=(lambda: True) if child_tools else None,  # what `--subagent-tools all` allows
+    )
     parent = [([call("task", description="look", prompt="look around")], "tool_use"), ([], "end_turn")]
     runner = TurnRunner(
         ByConversation(parent, child),
         ToolRegistry([task]),
         Events(),
-        ToolContext(cwd=tmp_path),
+        ctx or ToolContext(cwd=tmp_path),
         RunnerSettings(model="m", max_tokens=100, system="PARENT"),
     )
     task.bind(runner)
@@ -188,3 +199,40 @@ async def test_the_task_tool_outside_a_turn_or_unbound_refuses(tmp_path: Path) -
         await task.run_in_turn(
             {"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path, call_id="c"), turn
         )
+
+
+class SessionTasks:
+    """The session's background commands, as a subagent's context must never reach them."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def refusal(self) -> str | None:
+        return None
+
+    async def start(
+        self, command: str, argv: list[str], cwd: Path, ctx: ToolContext, *, sandboxed: bool
+    ) -> ToolResult:
+        self.started.append(command)
+        return ToolResult("started bg_00000000")
+
+    async def read(self, task_id: str, wait: float) -> ToolResult:
+        raise AssertionError("not read here")
+
+    async def stop(self, task_id: str) -> ToolResult:
+        raise AssertionError("not stopped here")
+
+
+async def test_a_subagents_commands_never_run_in_the_background(tmp_path: Path) -> None:
+    """A task would outlive the subagent that started it, which nobody would then read or stop."""
+
+    def starts_a_server(request: ModelRequest) -> Reply:
+        if request.messages[-1]["content"][0].get("type") == "tool_result":
+            return [{"type": "text", "text": "could not"}], "end_turn"
+        return [call("run_command", command="sleep 300", background=True)], "tool_use"
+
+    session = SessionTasks()
+    ctx = ToolContext(cwd=tmp_path, background=session)
+    _, history = await run_parent(tmp_path, starts_a_server, Limits(), child_tools=[RunCommand()], ctx=ctx)
+    assert result_text(history.messages[2]["content"][0]["content"]) == "could not"
+    assert session.started == []

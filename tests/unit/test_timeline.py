@@ -12,12 +12,18 @@ from acp_agent.session.journal.timeline import PromptNotFound, Timeline
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import (
     AssistantEntry,
+    ChangesEntry,
+    CheckpointEntry,
     Entry,
+    FileChange,
+    FileState,
     MetaEntry,
     ModeEntry,
     NoticeEntry,
     PromptEntry,
     RewindEntry,
+    RewoundEntry,
+    RootTree,
     TurnEntry,
 )
 
@@ -145,3 +151,18 @@ def test_session_load_reads_the_rewound_conversation(tmp_path: Any) -> None:
     assert AssistantEntry([{"type": "text", "text": "a2"}]) in entries  # the journal keeps it all
     shown = [u["content"].get("text") for u in updates if u.get("sessionUpdate", "").endswith("chunk")]
     assert shown == ["p1", "a1"]
+
+
+def test_the_file_history_is_not_part_of_the_conversation() -> None:
+    """A fork copies `entries`: another session's checkpoints must not come with them."""
+    journal = Recorder()
+    journal.turn("p1", "a1")
+    kept = [
+        CheckpointEntry(trees=(RootTree("/w", "t" * 40),)),
+        ChangesEntry(0, (FileChange("/w/a", None, FileState("b" * 40, "100644")),)),
+        RewoundEntry(),
+    ]
+    journal.entries.extend(kept)
+    timeline = Timeline.of(journal.entries)
+    assert not [e for e in timeline.entries if e in kept]
+    assert History.replay(timeline.entries).messages == journal.history.messages

@@ -145,7 +145,7 @@ async def test_old_results_become_notes_that_name_the_file_and_the_cache_is_writ
     assert all(u is not None for u in usages)
     before, clearing, after = usages[5], usages[6], usages[7]
     assert before["cache_read_input_tokens"] > 0.8 * prompt_tokens(before)
-    assert clearing["cache_read_input_tokens"] < 3_000  # tools and system only
+    assert clearing["cache_read_input_tokens"] < 3_500  # tools and system only
     assert clearing["cache_creation_input_tokens"] > 1_500 and clearing["input_tokens"] == 0  # the rest
     assert after["cache_read_input_tokens"] >= prompt_tokens(clearing) - 100
     assert prompt_tokens(clearing) < prompt_tokens(before) - 4_000

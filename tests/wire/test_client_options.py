@@ -76,6 +76,8 @@ async def test_allowed_tools_are_the_tools_offered(
         "list_files",
         "search_text",
         "run_command",
+        "command_output",  # with run_command: the model reads and stops what it starts
+        "stop_command",
         "task",
     ]
     assert "- write_file" not in system_text(first) and "- read_file" in system_text(first)

@@ -9,6 +9,7 @@ import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.client import TerminalEditor
 from tests.support.procs import marked_sleep, running
 from tests.support.waits import wait_until
 from tests.wire.conftest import chunks, turn_record
@@ -308,21 +309,7 @@ async def test_a_plan_too_long_for_one_update_is_refused_and_the_old_one_stands(
 async def test_commands_run_in_the_editor_terminal_when_offered(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
-    calls: list[tuple[str, Any]] = []
-
-    async def editor(method: str, params: Any) -> Any:
-        calls.append((method, params))
-        if method == "session/request_permission":
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-        if method == "terminal/create":
-            return {"terminalId": "term-1"}
-        if method == "terminal/wait_for_exit":
-            return {"exitCode": 0}
-        if method == "terminal/output":
-            return {"output": "hello from the editor\n", "truncated": False, "exitStatus": {"exitCode": 0}}
-        if method in {"terminal/release", "terminal/kill"}:
-            return {}
-        return RpcError(-32601, method)
+    editor = TerminalEditor("hello from the editor\n", exit={"exitCode": 0})
 
     fake_api.script(replies.tool_use("run_command", {"command": "echo hi"}), replies.text("ok"))
     async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
@@ -330,7 +317,7 @@ async def test_commands_run_in_the_editor_terminal_when_offered(
         session = await agent.new_session(workspace)
         await agent.prompt(session, "run")
         updates = agent.updates(session)
-    methods = [m for m, _ in calls]
+    methods = editor.methods()
     assert methods.index("terminal/create") < methods.index("terminal/release")
     embedded = [
         p["update"]

@@ -10,6 +10,7 @@ import anyio
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
+from tests.support.client import TerminalEditor
 from tests.wire.conftest import turn_record
 
 
@@ -25,26 +26,7 @@ def tool_results(fake_api: FakeMessagesAPI) -> list[dict[str, Any]]:
 async def test_a_terminal_command_killed_by_cancel_reports_how_long_it_ran_and_its_output(
     agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
 ) -> None:
-    killed = anyio.Event()
-    calls: list[str] = []
-
-    async def editor(method: str, params: Any) -> Any:
-        calls.append(method)
-        if method == "session/request_permission":
-            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
-        if method == "terminal/create":
-            return {"terminalId": "term-9"}
-        if method == "terminal/wait_for_exit":
-            await killed.wait()
-            return {"signal": "SIGKILL"}
-        if method == "terminal/kill":
-            killed.set()
-            return {}
-        if method == "terminal/output":
-            return {"output": "compiling 1 of 40\ncompiling 2 of 40\n", "truncated": False}
-        if method == "terminal/release":
-            return {}
-        return RpcError(-32601, method)
+    editor = TerminalEditor("compiling 1 of 40\ncompiling 2 of 40\n", terminal_id="term-9")
 
     fake_api.script(replies.tool_use("run_command", {"command": "make all"}, id="toolu_make"))
     fake_api.set_fallback(replies.text("ok"))
@@ -75,6 +57,7 @@ async def test_a_terminal_command_killed_by_cancel_reports_how_long_it_ran_and_i
         ]
     assert results["r"]["result"]["stopReason"] == "cancelled"
     assert turn_record(results["r"])["abortedDuring"] == "tools"
+    calls = editor.methods()
     assert calls.index("terminal/kill") < calls.index("terminal/output") < calls.index("terminal/release")
     assert final["status"] == "failed"
     shown = final["content"][-1]["content"]["text"]

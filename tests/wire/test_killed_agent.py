@@ -10,8 +10,6 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from subprocess import DEVNULL
 from typing import Any
@@ -23,24 +21,13 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support import base_env
 from tests.support.agent import AgentProcess
 from tests.support.client import allow, prompt_until_killed
-from tests.support.procs import alive, children, gone, marked_sleep, running, running_with, started
+from tests.support.procs import alive, children, gone, marked_sleep, running, running_with, started, strays
 from tests.support.sandbox import require_bwrap
 from tests.support.waits import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
-
-
-@asynccontextmanager
-async def _strays(find: Callable[[], list[int]]) -> AsyncIterator[None]:
-    """SIGKILL on the way out whatever `find` still sees: a failing test leaves nothing running."""
-    try:
-        yield
-    finally:
-        for pid in find():
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("sandbox", ["auto", "off"])
@@ -66,7 +53,7 @@ async def test_a_command_running_when_the_agent_is_killed_dies_with_it(
         return [*running_with(token), *running(detached), *running(job), *running(unmarked)]
 
     async with (
-        _strays(mine),
+        strays(mine),
         AgentProcess.start(env=env, schema=acp_schema, on_request=allow, check_on_exit=False) as agent,
     ):
         await agent.initialize()
@@ -94,7 +81,7 @@ async def test_an_mcp_servers_children_die_with_a_killed_agent(
         "env": [],
     }
     async with (
-        _strays(lambda: running(child)),
+        strays(lambda: running(child)),
         AgentProcess.start(env=agent_env, schema=acp_schema, check_on_exit=False) as agent,
     ):
         await agent.initialize()
@@ -114,7 +101,7 @@ async def test_a_search_running_when_the_agent_is_killed_dies_with_it(
     fake_api.script(replies.tool_use("search_text", {"pattern": "greet"}, id="toolu_rg"))
     env = {**agent_env, "ACP_AGENT_RIPGREP": str(rg)}
     async with (
-        _strays(lambda: running(hung)),
+        strays(lambda: running(hung)),
         AgentProcess.start(env=env, schema=acp_schema, check_on_exit=False) as agent,
     ):
         await agent.initialize()
@@ -133,7 +120,7 @@ async def test_a_killed_harness_leaves_neither_its_agent_nor_its_fake_model(tmp_
     script.write_text("".join(json.dumps(step) + "\n" for step in steps))
     command = [sys.executable, "-m", "acp_agent.harness.script", str(script), "--agent", agent]
     pids: list[int] = []
-    async with _strays(lambda: [pid for pid in pids if alive(pid)]):
+    async with strays(lambda: [pid for pid in pids if alive(pid)]):
         harness = await anyio.open_process(
             command, env=base_env(tmp_path), cwd=tmp_path, stdout=DEVNULL, stderr=DEVNULL
         )

@@ -5,11 +5,12 @@ while the command (or skill) runs; every other tool is asked as usual. It is a g
 restriction. Here:
 
 - The value is a list (`- Read`) or a string of entries separated by commas or spaces
-  (`Bash(git status:*), Read, Edit`). Claude Code's names map to this agent's (`CLAUDE_TOOLS`:
-  Read → read_file, Edit and MultiEdit → edit_file, Write → write_file, Bash → run_command, Grep →
-  search_text, Glob and LS → list_files...); this agent's own names and MCP names
-  (`mcp__server__tool`, `mcp__server` or `mcp__server__*` for all of a server's) are taken as
-  they are. Anything else is ignored, and said (`ToolGrants.ignored`: /status and the log).
+  (`Bash(git status:*), Read, Edit`). Claude Code's names map to this agent's by the one table,
+  `claude/tool_names.py` (Read → read_file, Edit and MultiEdit → edit_file, Write → write_file,
+  Bash → run_command, Grep → search_text, Glob and LS → list_files...); this agent's own names
+  and MCP names (`mcp__server__tool`, `mcp__server` or `mcp__server__*` for all of a server's)
+  are taken as they are. Anything else is ignored, and said (`ToolGrants.ignored`: /status and
+  the log).
 - `Bash(pattern)` grants the commands it matches (`tools/shell/command_line.py`): `git status:*` is the
   words `git status` and any arguments after them; `*` is any text (`npm run *` also matches `npm
   run`); no `*` is that exact command. The line is matched as bash would run it, not as text: it
@@ -20,11 +21,12 @@ restriction. Here:
   another tool (`Read(src/**)`, `Edit(docs/*)`) is ignored: only paths this agent's confinement
   already allows could be read or edited, but the pattern would not be enforced.
 
-What a grant never does (`SessionPermissions.ask`): outlive the turn the command starts (the
-turn's asker carries it, `permissions.GrantedPermissions`); lift plan mode's refusal, an "always reject"
-answer, or the question before an edit of a sensitive file; reach outside the sandbox or the
-workspace (the tools' own refusals stand). A subagent of that turn asks through the turn's asker,
-so it gets the turn's grants and nothing more.
+What a grant never does (the rule engine, `claude/rule_engine.py`, weighs it with the allow
+rules, after the deny rules, plan mode, the ask rules and the sensitive-path guard): outlive the
+turn the command starts (the turn's asker carries it, `permissions.GrantedPermissions`); lift plan
+mode's refusal, an "always reject" answer, or the question before an edit of a sensitive file;
+reach outside the sandbox or the workspace (the tools' own refusals stand). A subagent of that
+turn asks through the turn's asker, so it gets the turn's grants and nothing more.
 """
 
 from __future__ import annotations
@@ -33,14 +35,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from acp_agent.session.client_options import CLAUDE_TOOLS, OWN_TOOLS
+from acp_agent.session.claude.tool_names import own_tool
 from acp_agent.tools.shell.command_line import CommandPattern, line_matches, read_pattern
 
-__all__ = ["ToolGrants", "command_matches", "read_allowed_tools"]
+__all__ = ["ToolGrants", "command_matches", "read_allowed_tools", "tool_entries"]
 
-_BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
 _ENTRY = re.compile(r"^([A-Za-z0-9_*-]+)(?:\((.*)\))?$", re.DOTALL)
-_MCP = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__\*)?")
 MAX_ENTRIES = 50
 
 
@@ -85,13 +85,13 @@ def read_allowed_tools(value: str) -> ToolGrants:
     tools: set[str] = set()
     commands: dict[str, CommandPattern] = {}
     ignored: list[str] = []
-    for entry in _entries(value)[:MAX_ENTRIES]:
+    for entry in tool_entries(value)[:MAX_ENTRIES]:
         match = _ENTRY.match(entry)
         if match is None:
             ignored.append(f"{entry[:60]} (not a tool name)")
             continue
         name, pattern = match.group(1), match.group(2)
-        own = name if name in OWN_TOOLS or _MCP.fullmatch(name) else _BY_CASE.get(name.lower())
+        own = own_tool(name)
         if own is None:
             ignored.append(f"{name[:60]} (no such tool here)")
         elif pattern is None or pattern.strip() in ("", "*"):
@@ -107,8 +107,9 @@ def read_allowed_tools(value: str) -> ToolGrants:
     return ToolGrants(frozenset(tools), tuple(commands.values()), tuple(ignored))
 
 
-def _entries(value: str) -> list[str]:
-    """The entries of a value, split at commas and spaces outside parentheses."""
+def tool_entries(value: str) -> list[str]:
+    """The entries of a tool list (`Read, Bash(git status:*)`), split at commas and spaces outside
+    parentheses."""
     entries, depth, current = [], 0, ""
     for char in value:
         if char in ", \t\n" and depth == 0:

@@ -1,7 +1,12 @@
-"""Slash commands: the built-ins `/status` (answered without a model request), `/compact` (one
-counted request) and `/fork [N]` (a new session with a copy of this one's conversation, whole or
-through prompt N: no request), and how a prompt names any command (`slash_of`; the custom commands, skills and
-MCP prompts a session offers are in `conventions.py`).
+"""Slash commands: the built-ins `/status`, `/permissions`, `/agents` and `/tasks` (answered
+without a model request), `/compact` (one counted request), `/rewind` (`session/rewinding.py`) and
+`/fork [N]` (a new session with a copy of this one's conversation, whole or through prompt N: no
+request), and how a prompt names any command (`slash_of`; the custom commands, skills and MCP
+prompts a session offers are in `conventions.py`).
+
+`/status`, `/compact`, `/rewind` and `/fork` always win over a custom command of their name. Those
+named after Claude Code's everyday commands (`/permissions`, `/agents`, `/tasks`) give way to one: a
+project's command of that name runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -12,13 +17,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["BUILT_IN_NAMES", "COMMANDS", "command_of", "slash_of"]
+__all__ = ["BUILT_IN_NAMES", "CLAUDE_CODE_NAMES", "COMMANDS", "command_of", "slash_of"]
 
 COMMANDS: list[dict[str, Any]] = [
     {
         "name": "status",
         "description": "Show the model, the mode, the limits in force, the context used and the "
         "commands and skills loaded (no model request).",
+    },
+    {
+        "name": "permissions",
+        "description": "List the permission rules in force, each with the settings file it came "
+        "from, and what waits for the project's trust (no model request).",
     },
     {
         "name": "compact",
@@ -30,22 +40,43 @@ COMMANDS: list[dict[str, Any]] = [
         "(no model request).",
         "input": {"hint": "[N]: the last prompt to copy (all of them when left out)"},
     },
+    {
+        "name": "rewind",
+        "description": "Go back to before a prompt: its files and the conversation (--chat: the "
+        "conversation only, --files: the files only). Alone, it lists the prompts.",
+        "input": {"hint": "prompt number [--chat | --files]"},
+    },
+    {
+        "name": "agents",
+        "description": "List the custom agents (.claude/agents) the task tool offers: their "
+        "descriptions, models, tools and files (no model request).",
+    },
+    {
+        "name": "tasks",
+        "description": "List the background commands: id, state, runtime and command (no model request).",
+    },
 ]
+CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks"})
+"""Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
+name replaces them (in the menu too)."""
+BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
+"""The built-ins no custom command may shadow."""
+_ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
 def command_of(prompt: list[dict[str, Any]]) -> tuple[str, str] | None:
-    """The built-in command a prompt is (its text starts `/status`, `/compact` or `/fork`), and the
-    rest of its text (the arguments: only /fork reads them)."""
+    """The built-in command a prompt is (its text starts `/status`, `/permissions`, `/compact`,
+    `/rewind`, `/fork`, `/agents` or `/tasks`), and the rest of its text (the arguments: /rewind
+    and /fork read them)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
     word, *rest = texts[0].split(maxsplit=1) or [""]
     name = word[1:] if word.startswith("/") else ""
-    return (name, rest[0].strip() if rest else "") if name in BUILT_IN_NAMES else None
+    return (name, rest[0].strip() if rest else "") if name in _ALL_NAMES else None
 
 
 _SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)
-BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 
 def slash_of(blocks: list[dict[str, Any]]) -> tuple[str, str] | None:

@@ -1,17 +1,19 @@
-"""Finding and reading the command files and skills a session offers (`conventions.py` holds them).
+"""Finding and reading the command files, skills and custom agents a session offers (`conventions.py`
+holds them).
 
 Where, in order of precedence (the first of a name wins; the others are noted as shadowed):
-- the project: `.claude/commands/**/*.md`, `.claude/skills/*/SKILL.md` and `.agents/skills/*/SKILL.md`
-  in the session's cwd and each directory above it up to the repository root (the walk AGENTS.md
-  takes; the home directory's own `.claude` counts as the user's);
-- the agent's config dir: `commands/**/*.md` and `skills/*/SKILL.md`;
-- the user's `~/.claude/commands/**/*.md` and `~/.claude/skills/*/SKILL.md`.
+- the project: `.claude/commands/**/*.md`, `.claude/skills/*/SKILL.md`, `.agents/skills/*/SKILL.md`
+  and `.claude/agents/**/*.md` in the session's cwd and each directory above it up to the
+  repository root (the walk AGENTS.md takes; the home directory's own `.claude` counts as the user's);
+- the agent's config dir: `commands/**/*.md`, `skills/*/SKILL.md` and `agents/**/*.md`;
+- the user's `~/.claude/commands/**/*.md`, `~/.claude/skills/*/SKILL.md` and `~/.claude/agents/**/*.md`.
 
 Every file is read under the rules of the file tools (`tools/files/provided.py`): a project file must
 resolve inside the repository, a config-dir file inside the config dir, a `~/.claude` file inside
 the home directory; a link out, a FIFO, a file another user owns is refused and named. Caps keep a
-repository with hundreds of files cheap: at most MAX_COMMAND_FILES command files and MAX_SKILLS
-skills are read, each at most FILE_BYTES. Blocking: `load_conventions` runs it in a worker thread.
+repository with hundreds of files cheap: at most MAX_COMMAND_FILES command files, MAX_SKILLS
+skills and MAX_AGENT_FILES agent files are read, each at most FILE_BYTES. Blocking:
+`load_conventions` runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from pathlib import Path
 
 import structlog
 
+from acp_agent.session.commands.agents import CustomAgent, read_agent
 from acp_agent.session.commands.allowed_tools import read_allowed_tools
 from acp_agent.session.commands.builtins import BUILT_IN_NAMES
 from acp_agent.session.commands.conventions import Conventions, CustomCommand
 from acp_agent.session.commands.frontmatter import split_frontmatter
 from acp_agent.session.commands.instructions import _directories
 from acp_agent.tools.files.confined import pin_dir
+from acp_agent.tools.files.grant_dirs import DEPTHS
 from acp_agent.tools.files.provided import (
     READ_SECONDS,
     ProvidedText,
@@ -41,6 +45,7 @@ from acp_agent.user_dirs import user_config_dir, user_home
 
 __all__ = [
     "FILE_BYTES",
+    "MAX_AGENT_FILES",
     "MAX_COMMAND_FILES",
     "MAX_SKILLS",
     "load_conventions",
@@ -54,8 +59,7 @@ FILE_BYTES = 64 * 1024
 """The largest command file or SKILL.md read; a larger one is skipped, and named."""
 MAX_COMMAND_FILES = 500
 MAX_SKILLS = 200
-_MAX_DEPTH = 3
-"""Subdirectories of a commands directory looked into (namespaces)."""
+MAX_AGENT_FILES = 100
 _SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _MAX_NAME, _MAX_DESCRIPTION = 64, 1024
 """The Agent Skills format's limits on `name` and `description`."""
@@ -67,22 +71,25 @@ class _Found:
     def __init__(self) -> None:
         self.commands: dict[str, CustomCommand] = {}
         self.skills: dict[str, Skill] = {}
+        self.agents: dict[str, CustomAgent] = {}
         self.skipped: list[str] = []
+        self.agents_skipped: list[str] = []
         self.seen: set[tuple[int, int]] = set()
         """The files read, by device and inode."""
         self.files = 0
+        self.agent_files = 0
 
-    def skip(self, path: Path, note: str) -> None:
+    def skip(self, path: Path, note: str, *, agent: bool = False) -> None:
         log.warning("conventions.skipped", path=str(path), reason=note)
-        self.skipped.append(f"{path} ({note})")
+        (self.agents_skipped if agent else self.skipped).append(f"{path} ({note})")
 
-    def read(self, path: Path, inside: Path) -> str | None:
+    def read(self, path: Path, inside: Path, *, agent: bool = False) -> str | None:
         """The file's text, or None (missing, seen already, or refused: then noted)."""
         got = read_provided_file(path, inside=inside, max_bytes=FILE_BYTES + 1)
         if got is None:
             return None
         if isinstance(got, Refusal):
-            self.skip(path, f"refused: {got.reason}")
+            self.skip(path, f"refused: {got.reason}", agent=agent)
             return None
         try:
             info = os.stat(path)
@@ -93,7 +100,7 @@ class _Found:
         self.seen.add((info.st_dev, info.st_ino))
         assert isinstance(got, ProvidedText)
         if got.size > FILE_BYTES:
-            self.skip(path, f"skipped: larger than the {FILE_BYTES // 1024} KiB cap")
+            self.skip(path, f"skipped: larger than the {FILE_BYTES // 1024} KiB cap", agent=agent)
             return None
         return got.data.decode("utf-8", "replace")
 
@@ -117,6 +124,7 @@ def read_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -
     for base, source, inside in _places(cwd, home, config_dir):
         if base.name != ".agents":  # `.agents` holds skills only
             _read_commands(found, base / "commands", source, inside)
+            _read_agents(found, base / "agents", source, inside)
         _read_skills(found, base / "skills", source, inside)
     commands = sorted(found.commands.values(), key=lambda c: c.name)
     for command in commands:
@@ -126,22 +134,53 @@ def read_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -
         tuple(c for c in commands if c.name not in found.skills),
         tuple(sorted(found.skills.values(), key=lambda s: s.name)),
         skipped=tuple(found.skipped),
+        agents=tuple(sorted(found.agents.values(), key=lambda a: a.name)),
+        agents_skipped=tuple(found.agents_skipped),
     )
 
 
-def _read_commands(found: _Found, root: Path, source: str, inside: Path) -> None:
+def _markdown_files(root: Path) -> Iterator[tuple[Path, tuple[str, ...]]]:
+    """(a `.md` file under `root`, the subdirectories it is in), sorted. As deep as the
+    sensitive-write guard looks for links in that directory (`DEPTHS`: commands' namespaces, agents'
+    groups), so no file read here can be a link the guard does not see."""
     if not root.is_dir():
         return
+    depth = DEPTHS[root.name]
     for top, dirs, files in os.walk(root, followlinks=False):
         relative = Path(top).relative_to(root)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if len(relative.parts) < _MAX_DEPTH else []
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")) if len(relative.parts) < depth else []
         for name in sorted(f for f in files if f.endswith(".md") and not f.startswith(".")):
-            path = Path(top) / name
-            if found.files >= MAX_COMMAND_FILES:
-                found.skip(path, f"not read: the cap of {MAX_COMMAND_FILES} command files was reached")
-                return
-            found.files += 1
-            _add_command(found, path, ":".join(relative.parts), source, inside)
+            yield Path(top) / name, relative.parts
+
+
+def _read_commands(found: _Found, root: Path, source: str, inside: Path) -> None:
+    for path, namespace in _markdown_files(root):
+        if found.files >= MAX_COMMAND_FILES:
+            found.skip(path, f"not read: the cap of {MAX_COMMAND_FILES} command files was reached")
+            return
+        found.files += 1
+        _add_command(found, path, ":".join(namespace), source, inside)
+
+
+def _read_agents(found: _Found, root: Path, source: str, inside: Path) -> None:
+    """The agent files under `root`: the first of a name wins (the nearest project directory)."""
+    for path, _ in _markdown_files(root):
+        if found.agent_files >= MAX_AGENT_FILES:
+            found.skip(path, f"not read: the cap of {MAX_AGENT_FILES} agent files was reached", agent=True)
+            return
+        found.agent_files += 1
+        text = found.read(path, inside, agent=True)
+        if text is None:
+            continue
+        agent = read_agent(path, text, source)
+        if isinstance(agent, str):
+            found.skip(path, f"skipped: {agent}", agent=True)
+        elif agent.name in found.agents:
+            found.skip(path, f"shadowed by {found.agents[agent.name].path}", agent=True)
+        else:
+            if agent.ignored:
+                log.warning("conventions.agent_tools_ignored", path=str(path), ignored=list(agent.ignored))
+            found.agents[agent.name] = agent
 
 
 def _add_command(found: _Found, path: Path, namespace: str, source: str, inside: Path) -> None:

@@ -1,4 +1,5 @@
-"""A session's conventions: the custom slash commands, Agent Skills and MCP prompts it offers.
+"""A session's conventions: the custom slash commands, Agent Skills, MCP prompts and custom agents
+it offers.
 
 The one place that holds them (`ConventionsSlot`, on the session): read from disk once per
 session (session/new, session/load, session/resume: each builds a new session) in a worker thread,
@@ -6,8 +7,9 @@ by the task that announces them once the session's answer is on its way (so read
 `.claude` never delays that answer), or by the first prompt if it comes first; the MCP servers'
 prompts are added when they connect, and replaced when a server says its list changed (then the
 menu is announced again if it differs). The announcement (`available_commands_update`), the turn
-machinery (the skills in the system prompt, the `skill` tool), a slash command's expansion and
-/status all read this one snapshot, so what the editor lists is what runs.
+machinery (the skills in the system prompt, the `skill` tool, the custom agents of the `task`
+tool), a slash command's expansion, /status and /agents all read this one snapshot, so what the
+editor lists is what runs.
 
 Which name wins: the built-ins (`/status`, `/compact`), then skills, then commands; among files of
 one kind, the project's (nearest directory first) over the user's (`convention_files.py`).
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
+from acp_agent.session.commands.agents import CustomAgent
 from acp_agent.session.commands.allowed_tools import read_allowed_tools
 from acp_agent.session.commands.builtins import COMMANDS
 from acp_agent.tools.printable import one_line, printable
@@ -76,6 +79,10 @@ class Conventions:
     prompts: tuple[McpPrompt, ...] = ()
     skipped: tuple[str, ...] = ()
     """One line per file left out: "path (refused: …)", "(skipped: …)" or "(shadowed by …)"."""
+    agents: tuple[CustomAgent, ...] = ()
+    """The custom agents (`.claude/agents/`), sorted by name."""
+    agents_skipped: tuple[str, ...] = ()
+    """The agent files left out, as `skipped` says them."""
 
     def find(self, name: str) -> Invocable | McpPrompt | None:
         """The command `/name` runs: a skill, a command file, or an MCP prompt."""
@@ -144,9 +151,10 @@ class Conventions:
         if self.prompts:
             parts.append(f"MCP prompts: {len(self.prompts)}")
             parts += [f"- /{p.command} ({p.server})" for p in self.prompts]
-        if self.skipped:
+        parts.append(f"Custom agents: {_count(self.agents)}{' (/agents lists them)' if self.agents else ''}")
+        if self.skipped or self.agents_skipped:
             parts.append("Not loaded:")
-            parts += [f"- {line}" for line in self.skipped]
+            parts += [f"- {line}" for line in (*self.skipped, *self.agents_skipped)]
         return printable("\n".join(parts))  # file and directory names the repository chose
 
 
@@ -215,7 +223,9 @@ class ConventionsSlot:
         async with self._announcing:
             if not first and self._announced is None:
                 return
-            commands = [*COMMANDS, *(await self.current()).available_commands()]
+            custom = (await self.current()).available_commands()
+            replaced = {c["name"] for c in custom}  # a custom /agents replaces Claude Code's
+            commands = [*(c for c in COMMANDS if c["name"] not in replaced), *custom]
             if not first and commands == self._announced:
                 return
             self._announced = commands

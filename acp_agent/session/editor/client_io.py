@@ -7,6 +7,7 @@ ToolError the model sees, so the tool call fails and the turn goes on.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +66,23 @@ class EditorFileSystem(_ClientCalls):
 class EditorTerminals(_ClientCalls):
     """terminal/*: commands run in the editor's terminals, which the user can watch."""
 
-    async def create(self, command: str, args: list[str], cwd: Path, output_byte_limit: int) -> str:
-        result = await self.call(
-            "terminal/create",
-            {"command": command, "args": args, "cwd": str(cwd), "outputByteLimit": output_byte_limit},
-        )
+    async def create(
+        self,
+        command: str,
+        args: list[str],
+        cwd: Path,
+        output_byte_limit: int,
+        env: Mapping[str, str] | None = None,
+    ) -> str:
+        params: dict[str, Any] = {
+            "command": command,
+            "args": args,
+            "cwd": str(cwd),
+            "outputByteLimit": output_byte_limit,
+        }
+        if env:
+            params["env"] = [{"name": name, "value": value} for name, value in env.items()]
+        result = await self.call("terminal/create", params)
         terminal_id = result.get("terminalId")
         if not isinstance(terminal_id, str):
             raise ToolError("the editor did not return a terminalId")

@@ -1,30 +1,35 @@
-"""Asking the user before a tool edits or executes, under the session's mode.
+"""Asking the user before a tool runs: the session's asker, a thin caller of the rule engine.
 
-A command's `allowed-tools` (`session/commands/allowed_tools.py`) lets the calls it names skip the
-question, in the turn that command starts. "Always" answers are remembered per session and tool; a
-rejection tells the model the user declined; a cancelled question ends the turn `cancelled`. Only a
-`selected` outcome naming an offered option allows anything: every other answer is a rejection, and
-the log says why.
+What may run without a question, what is refused and what is asked is the rule engine's
+(`session/claude/rule_engine.py`: the settings' rules, the mode, the "always" answers, a
+command's `allowed-tools`, the sensitive-path guard, in one documented order); this module asks
+the user what the engine leaves to them, and keeps their "always" answers through the engine (in
+`.claude/settings.local.json` where Claude Code keeps them, or for the session: the option's name
+says which). A rejection tells the model the user declined; a cancelled question ends the turn
+`cancelled`. Only a `selected` outcome naming an offered option allows anything: every other
+answer is a rejection, and the log says why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from acp_agent.errors import RpcError
+from acp_agent.session.claude.rule_engine import PLAN_REFUSED, Grants, RuleEngine, Verdict
+from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup
 from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
 from acp_agent.turn.journal.entries import ToolCallShown
 from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 
 if TYPE_CHECKING:
-    from acp_agent.session.commands.allowed_tools import ToolGrants
     from acp_agent.turn.strategies.phased import PlanQuestion
 
-__all__ = ["GrantedPermissions", "SessionPermissions", "read_answer"]
+__all__ = ["PLAN_REFUSED", "GrantedPermissions", "SessionPermissions", "read_answer"]
 
 log = structlog.get_logger(__name__)
 
@@ -36,6 +41,11 @@ OPTIONS = [
 ]
 
 OPTION_IDS = frozenset(o["optionId"] for o in OPTIONS)
+CONFIRM_OPTIONS = [
+    ("allow_once", "Go ahead", "allow_once", "once"),
+    ("reject_once", "Cancel", "reject_once", "reject"),
+]
+"""(option id, name, kind, answer) of a question about what the user asked for (`confirm`)."""
 LOGGED_ANSWER_CHARS = 200
 
 DECLINED = "The user declined this tool call. Do not retry it; ask the user or try another way."
@@ -43,14 +53,16 @@ UNREADABLE = (
     "The editor's answer to the permission question was not a valid choice, so the tool "
     "call was not run. Ask the user before trying it again."
 )
-PLAN_REFUSED = (
-    "Refused: the session is in plan mode (read-only). Describe the change instead; "
-    "the user can switch modes to let you make it."
-)
+
+
+def default_engine() -> RuleEngine:
+    """An engine with no settings and nothing saved (an asker built without a session's)."""
+    root = Path("/")
+    return RuleEngine(ClaudeSetup(root, root), roots=lambda: (root,), save=False)
 
 
 class SessionPermissions:
-    """The session's PermissionAsker: mode first, then remembered answers, then the user."""
+    """The session's PermissionAsker: the rule engine decides, the user answers what it asks."""
 
     def __init__(
         self,
@@ -59,11 +71,15 @@ class SessionPermissions:
         mode: str = "default",
         *,
         on_switch: Callable[[str], Awaitable[None]] | None = None,
+        engine: RuleEngine | None = None,
+        modes: tuple[str, ...] = PERMISSION_MODES,
     ) -> None:
         self.session_id = session_id
         self.requester = requester
         self.mode = mode
-        self.always: dict[str, bool] = {}
+        self.modes = modes
+        """The modes the session offers (no bypassPermissions where a settings file disables it)."""
+        self.engine = engine or default_engine()
         self._on_switch = on_switch
         """The session manager's: change the mode and tell the editor (None: just change it)."""
 
@@ -76,52 +92,61 @@ class SessionPermissions:
 
     async def approve_plan(self, question: PlanQuestion) -> str:
         """The plan → act question; answers always | once | reject | cancelled."""
+        tool_call = permission_tool_call(
+            question.call_id,
+            question.title,
+            "switch_mode",
+            question.raw_input,
+            ToolCallShown(text=question.text),
+        )
+        return await self._choose(tool_call, [(o, n, k, a) for o, n, k, a in question.options])
+
+    async def confirm(self, call_id: str, title: str, kind: str, shown: ToolCallShown) -> str:
+        """A yes/no question about something the user asked for (`/rewind N`, with what it will
+        change); answers once | reject | cancelled. Bypass mode asks nothing."""
+        if self.mode == "bypassPermissions":
+            return "once"
+        tool_call = permission_tool_call(call_id, title, kind, {}, shown)
+        options = [
+            ("allow_once", "Go ahead", "allow_once", "once"),
+            ("reject_once", "Cancel", "reject_once", "reject"),
+        ]
+        return await self._choose(tool_call, options)
+
+    async def _choose(self, tool_call: dict[str, Any], options: list[tuple[str, str, str, str]]) -> str:
+        """Ask with these (option id, name, kind, answer) options; the chosen answer, "cancelled",
+        or "reject" for anything else (an error, an option not offered)."""
         params = {
             "sessionId": self.session_id,
-            "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in question.options],
-            "toolCall": permission_tool_call(
-                question.call_id,
-                question.title,
-                "switch_mode",
-                question.raw_input,
-                ToolCallShown(text=question.text),
-            ),
+            "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in options],
+            "toolCall": tool_call,
         }
         try:
             answer = await self.requester.request("session/request_permission", params)
         except RpcError as exc:
             log.warning("permission.client_error", code=exc.code)
             return "reject"
-        answers = {o: a for o, _, _, a in question.options}
+        answers = {o: a for o, _, _, a in options}
         kind, option = read_answer(answer, answers)
         if kind == "cancelled":
             return "cancelled"
         return answers[option] if kind == "selected" and option else "reject"
 
-    async def ask(
-        self, question: PermissionQuestion, granted: ToolGrants | None = None
-    ) -> PermissionDecision:
+    def settle(
+        self, question: PermissionQuestion, granted: Grants | None = None
+    ) -> PermissionDecision | None:
+        """The engine's verdict when it needs nobody (`RuledAsker`); None when the user is asked."""
+        return _decision(self.engine.decide(question, self.mode, granted), question)
+
+    async def ask(self, question: PermissionQuestion, granted: Grants | None = None) -> PermissionDecision:
         """`granted`: what the command that started the turn allows without asking
-        (`session/commands/allowed_tools.py`); never past plan mode, an "always reject" or a
-        sensitive edit."""
-        tool_name, permission = question.tool_name, question.permission
-        if self.mode == "bypassPermissions":
-            return ALLOW
-        if self.mode == "plan":
-            return PermissionDecision(False, message=PLAN_REFUSED)
-        if self.mode == "acceptEdits" and permission == "edit":
-            return ALLOW
-        remembered = self.always.get(tool_name)
-        if remembered is False or (remembered and permission != "sensitive"):
-            return ALLOW if remembered else PermissionDecision(False, message=DECLINED)
-        if (
-            granted is not None
-            and permission != "sensitive"
-            and granted.covers(tool_name, question.raw_input)
-        ):
-            log.info("permission.granted_by_command", tool=tool_name, call_id=question.call_id)
-            return ALLOW
-        options, grants = OPTIONS, {}
+        (`session/commands/allowed_tools.py`), weighed by the engine with the allow rules."""
+        verdict = self.engine.decide(question, self.mode, granted)
+        decision = _decision(verdict, question)
+        if decision is not None:
+            return decision
+        options = self._options(question, verdict)
+        grants: dict[str, str] = {}
         shown = await question.preview() if question.preview is not None else None
         # Shown before approval: the diff, or the command and its cwd, as the final update shows it.
         tool_call = permission_tool_call(
@@ -130,7 +155,7 @@ class SessionPermissions:
             question.kind,
             question.raw_input,
             None if shown is None else ToolCallShown.of_preview(shown),
-            tool_name,
+            question.tool_name,
         )
         if shown is not None and shown.grants:  # e.g. "Allow once, with .git hooks writable"
             grants = {f"allow_once:{g.id}": g.id for g in shown.grants}
@@ -138,7 +163,7 @@ class SessionPermissions:
                 {"optionId": f"allow_once:{g.id}", "name": g.label, "kind": "allow_once"}
                 for g in shown.grants
             ]
-            options = [OPTIONS[0], *extra, *OPTIONS[1:]]
+            options = [options[0], *extra, *options[1:]]
         params = {"sessionId": self.session_id, "options": options, "toolCall": tool_call}
         try:
             answer = await self.requester.request("session/request_permission", params)
@@ -147,24 +172,51 @@ class SessionPermissions:
             return PermissionDecision(
                 False, message=f"Could not ask the user ({exc.message}); the tool call was not run."
             )
-        return self._decide(tool_name, answer, grants)
+        offered = {o["optionId"] for o in options}
+        return await self._decide(question, answer, grants, offered)
 
-    def _decide(self, tool_name: str, answer: Any, grants: dict[str, str]) -> PermissionDecision:
+    def _options(self, question: PermissionQuestion, verdict: Verdict) -> list[dict[str, str]]:
+        """The four choices, each "always" named with where it is kept (and "Always allow" left
+        out where an ask rule forced the question: the rule would ask again anyway)."""
+        options = []
+        for option in OPTIONS:
+            if option["kind"] in ("allow_always", "reject_always"):
+                where = self.engine.lasting(question, verdict, allow=option["kind"] == "allow_always")
+                if where is None:
+                    continue
+                saved = "saved to " + where if where.endswith(".json") else where
+                option = {**option, "name": f"{option['name']} ({saved})"}
+            options.append(option)
+        return options
+
+    async def _decide(
+        self, question: PermissionQuestion, answer: Any, grants: dict[str, str], offered: set[str]
+    ) -> PermissionDecision:
         """`grants`: the offered grant options (option id → grant id), never remembered."""
-        kind, option = read_answer(answer, OPTION_IDS | grants.keys())
+        kind, option = read_answer(answer, offered | grants.keys())
         if kind == "cancelled":
             return PermissionDecision(False, cancelled=True)
         if kind != "selected":
             return PermissionDecision(False, message=UNREADABLE)
         if option in grants:
             return PermissionDecision(True, grants=frozenset({grants[option]}))
-        if option == "allow_always":
-            self.always[tool_name] = True
-        elif option == "reject_always":
-            self.always[tool_name] = False
+        if option in ("allow_always", "reject_always"):
+            where = await self.engine.remember(question, allow=option == "allow_always")
+            log.info("permission.remembered", tool=question.tool_name, answer=option, where=where)
         if option in {"allow_once", "allow_always"}:
             return ALLOW
         return PermissionDecision(False, message=DECLINED)
+
+
+def _decision(verdict: Verdict, question: PermissionQuestion) -> PermissionDecision | None:
+    if verdict.action == "allow":
+        if verdict.step not in ("looks only", "bypass"):
+            log.info("permission.allowed", tool=question.tool_name, call_id=question.call_id, by=verdict.step)
+        return ALLOW
+    if verdict.action == "deny":
+        log.info("permission.refused", tool=question.tool_name, call_id=question.call_id, by=verdict.step)
+        return PermissionDecision(False, message=verdict.message)
+    return None
 
 
 def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]:
@@ -200,13 +252,16 @@ def _short(value: Any) -> str:
 class GrantedPermissions:
     """The session's permission asker for the turn a command starts, with the command's grants."""
 
-    def __init__(self, inner: SessionPermissions, grants: ToolGrants) -> None:
+    def __init__(self, inner: SessionPermissions, grants: Grants) -> None:
         self.inner = inner
         self.grants = grants
 
     @property
     def mode(self) -> str:
         return self.inner.mode
+
+    def settle(self, question: PermissionQuestion) -> PermissionDecision | None:
+        return self.inner.settle(question, granted=self.grants)
 
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
         return await self.inner.ask(question, granted=self.grants)

@@ -131,7 +131,7 @@ def _tool_or_usage_update(event: TurnEvent) -> dict[str, Any]:
     if isinstance(event, ToolCallUpdated):
         return tool_call_status(event.call_id, event.status)
     if isinstance(event, ToolCallProgress):
-        return tool_call_progress(event.call_id, event.text, event.terminal_id)
+        return tool_call_progress(event.call_id, event.text, event.terminal_id, event.status)
     if isinstance(event, ToolCallFinished):
         return tool_call_finished(event.call_id, event.shown, event.terminal_id, event.media)
     if isinstance(event, PlanChanged):

@@ -170,10 +170,20 @@ def tool_call_status(call_id: str, status: str) -> dict[str, Any]:
     return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status}
 
 
-def tool_call_progress(call_id: str, text: str | None, terminal_id: str | None) -> dict[str, Any]:
-    """A running call's output tail, or the editor terminal it runs in (its content is replaced)."""
-    content = [{"type": "terminal", "terminalId": terminal_id}] if terminal_id else [text_content(text or "")]
-    return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "content": content}
+def tool_call_progress(
+    call_id: str, text: str | None, terminal_id: str | None, status: str | None = None
+) -> dict[str, Any]:
+    """A running call's output tail, or the editor terminal it runs in (its content is replaced);
+    with `status`, the call moves on too (a background command's, once the command ended), and
+    with a status alone its content stays as it is."""
+    update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id}
+    if terminal_id:
+        update["content"] = [{"type": "terminal", "terminalId": terminal_id}]
+    elif text is not None or status is None:
+        update["content"] = [text_content(text or "")]
+    if status is not None:
+        update["status"] = status
+    return update
 
 
 def tool_content(

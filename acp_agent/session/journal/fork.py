@@ -17,6 +17,8 @@ from acp_agent.session.journal.timeline import SETTINGS, PromptNotFound, Timelin
 from acp_agent.session.journal.titles import TITLE_CHARS, session_title
 from acp_agent.turn.journal.entries import (
     AssistantEntry,
+    ChangesEntry,
+    CheckpointEntry,
     ClearingEntry,
     CompactionEntry,
     EffortEntry,
@@ -29,6 +31,7 @@ from acp_agent.turn.journal.entries import (
     PlanChangedEntry,
     PromptEntry,
     RewindEntry,
+    RewoundEntry,
     RollbackEntry,
     RootsEntry,
     ShownCallEntry,
@@ -65,10 +68,12 @@ COPIED = (
 )
 """What a fork copies: the conversation (what `History.replay` and session/load's replay read)
 and the options (what `SessionOptions.restore` reads)."""
-NOT_COPIED = (MetaEntry, RootsEntry, TitleEntry, RewindEntry)
-"""The source's own header, roots and names (a fork has its own), and its rewinds (applied
-already: the fork copies the conversation as it stands). Every entry kind is in one of the two
-(`tests/unit/test_fork_entries.py`): a new kind is copied or not on purpose, never by default."""
+NOT_COPIED = (MetaEntry, RootsEntry, TitleEntry, RewindEntry, RewoundEntry, CheckpointEntry, ChangesEntry)
+"""The source's own header, roots and names (a fork has its own), its rewinds (applied already:
+the fork copies the conversation as it stands), and its checkpoints (the workspace's history is
+the source's: the fork has no store for them, so its `/rewind` starts from the fork). Every
+entry kind is in one of the two (`tests/unit/test_fork_entries.py`): a new kind is copied or not on
+purpose, never by default."""
 
 
 def fork_entries(entries: list[Entry], *, through: int | None = None, running: bool = False) -> list[Entry]:

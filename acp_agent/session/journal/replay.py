@@ -71,7 +71,8 @@ def replay_updates(
     server = ServerCalls()  # web searches and fetches: shown from the reply's own blocks
     for entry in entries:
         if isinstance(entry, PromptEntry | SteeringEntry):  # the user's words, sent with or in a turn
-            updates.extend(user_chunks(entry.prompt, str(uuid.uuid4())))
+            message_id = entry.message_id if isinstance(entry, PromptEntry) else None
+            updates.extend(user_chunks(entry.prompt, message_id or str(uuid.uuid4())))
         elif isinstance(entry, AssistantEntry):
             updates.extend(_assistant(entry.blocks, announced, shown_of, server, finished))
         elif isinstance(entry, ToolResultEntry | UserEntry):  # a user entry holds a repair's results

@@ -22,6 +22,7 @@ import errno
 import json
 import os
 import re
+import shutil
 import stat
 import time
 from collections.abc import Iterable, Iterator
@@ -255,6 +256,11 @@ class SessionStore:
     def path(self, session_id: str) -> Path:
         return self._path(session_id)
 
+    def checkpoints(self, session_id: str) -> Path:
+        """Where the session's checkpoints live (`checkpoints.py`): removed with its journal."""
+        self._path(session_id)  # only the agent's own ids name a folder
+        return self.directory / "checkpoints" / session_id
+
     def read(self, session_id: str) -> list[Entry]:
         """Every complete entry; a torn last line is skipped with a log line, and so is an entry
         of a kind this agent does not know.
@@ -291,6 +297,7 @@ class SessionStore:
         """Remove a journal (a symlink in its place is removed, never what it points to)."""
         if is_session_id(session_id):
             self._path(session_id).unlink(missing_ok=True)
+            _remove_tree(self.checkpoints(session_id))
 
     def expire(self, keep_days: float) -> int:
         """Remove journals untouched for `keep_days`; returns how many."""
@@ -305,7 +312,25 @@ class SessionStore:
                 continue
         if removed:
             log.info("journal.expired", removed=removed, keep_days=keep_days)
+        for folder in _listed(self.directory / "checkpoints"):  # with their journal, or orphaned
+            if not self.exists(folder.name):
+                _remove_tree(folder)
         return removed
+
+
+def _listed(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a session's checkpoint folder (a symlink in its place is removed, never followed)."""
+    if path.is_symlink():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _parse(path: Path, number: int, raw: bytes) -> Entry | None:

@@ -14,12 +14,15 @@ compactions, clearings, turn records, the file checkpoints of those turns) is le
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import structlog
 
+from acp_agent.errors import AgentError
 from acp_agent.turn.journal.entries import (
+    ChangesEntry,
+    CheckpointEntry,
     EffortEntry,
     Entry,
     LoopEntry,
@@ -28,20 +31,24 @@ from acp_agent.turn.journal.entries import (
     ModelEntry,
     PromptEntry,
     RewindEntry,
+    RewoundEntry,
     RootsEntry,
     TitleEntry,
     WebEntry,
 )
 
-__all__ = ["PromptNotFound", "PromptSpan", "Timeline"]
+__all__ = ["PromptNotFound", "PromptSpan", "Timeline", "interrupted_rewind"]
 
 log = structlog.get_logger(__name__)
 
 SETTINGS = (MetaEntry, RootsEntry, TitleEntry, ModeEntry, ModelEntry, EffortEntry, LoopEntry, WebEntry)
 """The entry kinds a rewind keeps: the session's settings, not its conversation."""
+FILE_HISTORY = (CheckpointEntry, ChangesEntry, RewoundEntry)
+"""What the session did to the files: read from the journal as written (`rewind.py`), never part
+of the conversation (a fork copying it would name another session's checkpoints)."""
 
 
-class PromptNotFound(LookupError):
+class PromptNotFound(AgentError, LookupError):
     """No prompt of that number (or message id) in the session as it stands."""
 
 
@@ -68,8 +75,9 @@ class Timeline:
 
     def __init__(self, entries: list[Entry], prompts: list[PromptSpan]) -> None:
         self.entries = entries
-        """The entries of the conversation as it stands (no `RewindEntry` among them): what
-        `History.replay`, session/load's replay and a fork read."""
+        """The entries of the conversation as it stands (no rewind, and none of the file
+        history: checkpoints, changes): what `History.replay`, session/load's replay and a fork
+        read."""
         self.prompts = prompts
 
     @classmethod
@@ -83,6 +91,8 @@ class Timeline:
                 starts.append((len(live), raw, ordinal, entry))
                 ordinal += 1
                 live.append(entry)
+            elif isinstance(entry, FILE_HISTORY):
+                continue
             elif isinstance(entry, RewindEntry):
                 if entry.scope == "files":
                     continue
@@ -126,3 +136,14 @@ class Timeline:
         """The entries of the session up to before prompt `number` (settings journaled later are
         not among them: the caller adds them if it wants the session's current settings)."""
         return self.entries[: self.start_of(number)]
+
+
+def interrupted_rewind(entries: Sequence[Entry]) -> RewindEntry | None:
+    """The last rewind, if a crash stopped it before its files were all back (no `RewoundEntry`
+    after it): session/load finishes it (`rewind.py:finish_interrupted`)."""
+    for entry in reversed(entries):
+        if isinstance(entry, RewoundEntry):
+            return None
+        if isinstance(entry, RewindEntry):
+            return entry if entry.restore else None
+    return None

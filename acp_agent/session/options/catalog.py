@@ -19,6 +19,7 @@ from acp_agent.config import BUILTIN_MODELS, Config
 from acp_agent.errors import LimitsError
 from acp_agent.model.profiles import (
     ModelProfile,
+    ProfileError,
     builtin_profile,
     doubtful_figures,
     is_builtin,
@@ -116,6 +117,13 @@ class ModelCatalog:
         listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active") == "active"]
         return available_models(self.config.model, listed)
 
+    def named_model(self, wanted: str) -> str | None:
+        """The model `wanted` names here (a command's or an agent's `model`): an id offered, or
+        for a family word (`haiku`, `sonnet`, `opus`) the first offered of that family; None when
+        none is offered."""
+        offered = self.available_models()
+        return wanted if wanted in offered else next((m for m in offered if f"-{wanted}-" in m), None)
+
     def configured_web(self) -> WebTools:
         """The web choice of `--web` and the domain settings (checked when the config was built)."""
         config = self.config
@@ -155,6 +163,14 @@ class ModelCatalog:
         if self.config.context_window:
             profile = replace(profile, context_window=self.config.context_window)
         return profile
+
+    def settings_near(self, model_id: str, effort: str | None, base: RunnerSettings) -> RunnerSettings:
+        """`settings_for` with the session's effort, or the model's default effort when that model
+        does not take it (a command or an agent on another model than the session's)."""
+        try:
+            return self.settings_for(model_id, effort, base)
+        except ProfileError:
+            return self.settings_for(model_id, None, base)
 
     def settings_for(
         self,

@@ -47,6 +47,7 @@ MODES: dict[str, tuple[str, str]] = {
     "default": ("Default", "Ask before every file edit and every command."),
     "acceptEdits": ("Accept edits", "Edit files without asking; ask before commands."),
     "plan": ("Plan", "Read-only: look around and plan; edits and commands are refused."),
+    "dontAsk": ("Don't ask", "Never ask: what the rules and the mode do not allow is refused."),
     "bypassPermissions": ("Bypass permissions", "Never ask: edits and commands run at once."),
 }
 """Mode id → (name, description): how much the agent may do without asking."""
@@ -64,13 +65,14 @@ def notice_class() -> type[Notice]:
     return Notice
 
 
-def modes_state(current: str) -> dict[str, Any]:
-    """The `modes` object of session/new and session/load."""
+def modes_state(current: str, offered: Iterable[str] = tuple(MODES)) -> dict[str, Any]:
+    """The `modes` object of session/new and session/load: the session's `offered` modes (all,
+    but bypassPermissions where a settings file disables it)."""
     return {
         "currentModeId": current,
         "availableModes": [
-            {"id": mode_id, "name": name, "description": description}
-            for mode_id, (name, description) in MODES.items()
+            {"id": mode_id, "name": MODES[mode_id][0], "description": MODES[mode_id][1]}
+            for mode_id in offered
         ],
     }
 
@@ -120,7 +122,7 @@ class SessionOptions:
                     "Mode",
                     session.mode,
                     "How much the agent may do without asking.",
-                    _described(MODES),
+                    _described({m: MODES[m] for m in session.permissions.modes}),
                 ),
                 "category": "mode",
             },
@@ -189,7 +191,9 @@ class SessionOptions:
             return
         if not isinstance(value, str):
             raise RpcError.invalid_params(f"Invalid params: {field}: must be a string")
-        choices = {"mode": list(MODES), "model": self.catalog.available_models()}.get(option_id)
+        choices = {"mode": list(session.permissions.modes), "model": self.catalog.available_models()}.get(
+            option_id
+        )
         if choices is not None and value not in choices:
             raise RpcError.invalid_params(
                 f"Invalid params: {field}: unknown {option_id} {value!r} (one of {', '.join(choices)})",
@@ -350,12 +354,12 @@ class SessionOptions:
                 reason="a mode that skips questions is never taken from disk; choose it again",
             )
             return DEFAULT_MODE
-        if mode_id not in MODES:
+        if mode_id not in session.permissions.modes:
             log.warning(
                 "session.setting_dropped",
                 session_id=session.id,
                 entry="mode",
-                reason=f"unknown mode {mode_id!r}",
+                reason=f"unknown mode {mode_id!r}, or one the settings disable",
             )
             return session.mode
         return mode_id

@@ -14,12 +14,23 @@ from __future__ import annotations
 import os
 import re
 import stat
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MAX_CONFIG_BYTES", "Repository", "find_repository", "hooks_path_values", "looks_like_git_dir"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_INDEX_BYTES",
+    "Repository",
+    "find_repository",
+    "hooks_path_values",
+    "index_tracks",
+    "looks_like_git_dir",
+]
 
 MAX_CONFIG_BYTES = 1 << 20
+MAX_INDEX_BYTES = 64 << 20
+"""A larger index is not read: every file counts as tracked (the careful answer)."""
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')
 _ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*?)\s*$")
 
@@ -122,3 +133,68 @@ def find_repository(directory: Path) -> Repository | None:
         values += hooks_path_values(_read_small(config) or "")
     hooks = tuple(Path(os.path.realpath(top / os.path.expanduser(value))) for value in values)
     return Repository(top, git_dir, common, hooks)
+
+
+def index_tracks(repository: Repository, relative: str) -> bool:
+    """Whether the repository's index holds `relative` ('/'-separated, from the top): read from
+    the index file itself (versions 2 to 4), without running git, which would read the
+    repository's config and could run what it names. An index this cannot read counts as holding
+    the file (the careful answer); no index, as holding nothing."""
+    try:
+        with open(repository.git_dir / "index", "rb") as f:
+            data = f.read(MAX_INDEX_BYTES + 1)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        return len(data) > MAX_INDEX_BYTES or _index_has(
+            data, relative.encode("utf-8", "surrogateescape"), _hash_size(repository)
+        )
+    except (IndexError, ValueError, struct.error):
+        return True
+
+
+def _hash_size(repository: Repository) -> int:
+    config = (_read_small(repository.common_dir / "config") or "").casefold()
+    return 32 if re.search(r"objectformat\s*=\s*sha256", config) else 20
+
+
+def _index_has(data: bytes, target: bytes, hash_size: int) -> bool:
+    """Walk the index entries (git's `Documentation/gitformat-index.txt`) for `target`."""
+    if data[:4] != b"DIRC":
+        raise ValueError("not an index")
+    version, count = struct.unpack(">II", data[4:12])
+    if version not in (2, 3, 4):
+        raise ValueError(f"index version {version}")
+    position, previous = 12, b""
+    for _ in range(count):
+        start = position
+        position += 40 + hash_size  # ten 32-bit stat fields, then the object name
+        (flags,) = struct.unpack(">H", data[position : position + 2])
+        position += 2 + (2 if version >= 3 and flags & 0x4000 else 0)
+        if version == 4:  # the name is the previous one, cut by N bytes, then this suffix
+            cut, position = _varint(data, position)
+            end = data.index(b"\0", position)
+            name = previous[: len(previous) - cut] + data[position:end]
+            position = end + 1
+        else:  # NUL-padded to a multiple of 8 bytes
+            end = data.index(b"\0", position)
+            name = data[position:end]
+            position = start + ((end - start) // 8 + 1) * 8
+        if name == target:
+            return True
+        previous = name
+    return False
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    """git's offset varint (`varint.c`): the value, and where the bytes after it start."""
+    byte = data[position]
+    position += 1
+    value = byte & 127
+    while byte & 128:
+        byte = data[position]
+        position += 1
+        value = ((value + 1) << 7) + (byte & 127)
+    return value, position

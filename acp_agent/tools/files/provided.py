@@ -123,6 +123,8 @@ def _checked(path: Path, boundary: Path, hidden: HiddenPaths | None) -> Path | R
     real = Path(os.path.realpath(path))
     if hidden is not None and hidden.hides(real):
         return Refusal(path, _PRIVATE)
+    if hidden is not None and (denied := hidden.refusal(path, real)) is not None:
+        return Refusal(path, denied)
     if real != boundary and not real.is_relative_to(boundary):
         return Refusal(path, f"it resolves to {real}, outside {boundary}")
     linked = stat.S_ISLNK(link.st_mode)

@@ -21,6 +21,11 @@ line is never granted (it is asked as usual). `UNSURE` lists each with why; in s
   after a non-ASCII character (a multibyte locale may take it as part of that character);
 - a variable assignment before the command (`PAGER=… git log`, `LD_PRELOAD=…` run other code)
   and a reserved word (`if`, `for`, `while`, `function`, `time`...) in a command's place.
+
+A rule that refuses or asks (the settings' `deny` and `ask`) must hold on the lines the parser is
+unsure of too: `rough_commands` reads any line into the commands it may run, best effort, past
+leading assignments. Every rule looks past the wrapper commands Claude Code looks through
+(`unwrapped`: `timeout 60 npm test` is matched as `npm test`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,17 @@ import re
 import shlex
 from dataclasses import dataclass
 
-__all__ = ["UNSURE", "CommandPattern", "ParsedLine", "line_matches", "parse_line", "read_pattern"]
+__all__ = [
+    "UNSURE",
+    "WRAPPERS",
+    "CommandPattern",
+    "ParsedLine",
+    "line_matches",
+    "parse_line",
+    "read_pattern",
+    "rough_commands",
+    "unwrapped",
+]
 
 UNSURE = {
     "$": "a `$` expands parameters, arithmetic and commands",
@@ -198,6 +213,8 @@ def read_pattern(text: str) -> CommandPattern | str:
     words = parsed.commands[0]
     if prefix or "*" not in body:
         return CommandPattern(pattern, words, prefix=prefix)
+    if words[-1] == _STAR and _STAR not in "".join(words[:-1]):  # `npm run *`: the words, then any
+        return CommandPattern(pattern, words[:-1], prefix=True)
     written = shlex.join(words)
     regex = ".*".join(re.escape(part) for part in written.split(_STAR))
     if written.endswith(" " + _STAR):  # `git *`: git with any arguments, or none
@@ -211,3 +228,56 @@ def line_matches(patterns: tuple[CommandPattern, ...], line: str) -> bool:
     return parsed.unsure is None and all(
         any(pattern.matches(argv) for pattern in patterns) for argv in parsed.commands
     )
+
+
+WRAPPERS = frozenset({"timeout", "nice", "nohup", "stdbuf", "command", "builtin", "noglob", "xargs"})
+"""Commands that run the command after them, looked through before a rule is matched (as Claude
+Code does): `command -v` and an `xargs` with options are not wrappers."""
+_TAKES_VALUE = {"timeout": {"-s", "--signal", "-k", "--kill-after"}, "nice": {"-n", "--adjustment"}}
+_STDBUF_VALUE = {"-i", "-o", "-e"}
+
+
+def unwrapped(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """`argv` past its wrapper commands (`WRAPPERS`, with their options: `timeout -k 5 60`,
+    `nice -n 5`, `stdbuf -oL`); `argv` itself when nothing would be left."""
+    rest = argv
+    while rest and rest[0] in WRAPPERS:
+        head, after = rest[0], list(rest[1:])
+        if head == "command" and after[:1] and after[0] in ("-v", "-V"):
+            break
+        if head == "xargs" and after[:1] and after[0].startswith("-"):
+            break
+        if head in ("timeout", "nice", "stdbuf", "command"):
+            takes = _TAKES_VALUE.get(head, _STDBUF_VALUE if head == "stdbuf" else set())
+            while after and after[0].startswith("-") and after[0] != "--":
+                option = after.pop(0)
+                if option in takes and after:
+                    after.pop(0)
+            if after[:1] == ["--"]:
+                after.pop(0)
+            if head == "timeout" and after:
+                after.pop(0)  # the duration
+        rest = tuple(after)
+    return rest or argv
+
+
+_ROUGH_SPLIT = re.compile(r"\|&&|\|\||[;&|\n`()]|\$\(")
+_LEADING_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
+def rough_commands(line: str) -> tuple[tuple[str, ...], ...]:
+    """The commands `line` may run, read loosely: split at every separator, pipe, subshell and
+    command substitution (quoted or not), each piece's words as shlex reads them (else split at
+    blanks), past leading assignments and wrappers. For rules that refuse or ask: a line the
+    parser is unsure of still meets them."""
+    found: list[tuple[str, ...]] = []
+    for piece in _ROUGH_SPLIT.split(line):
+        try:
+            words = shlex.split(piece, comments=False)
+        except ValueError:
+            words = piece.split()
+        while words and _LEADING_ASSIGNMENT.match(words[0]):
+            words.pop(0)
+        if words:
+            found.append(unwrapped(tuple(words)))
+    return tuple(found)

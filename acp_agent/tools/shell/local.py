@@ -15,6 +15,7 @@ import secrets
 import signal
 import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,7 +30,16 @@ from acp_agent.tools.shell.output import CommandOutput, exit_status, tell_cancel
 from acp_agent.tools.shell.process_group import stop_command, stopped_note
 from acp_agent.tools.truncate import cap_text
 
-__all__ = ["DRAIN_SECONDS", "LocalCommand"]
+__all__ = [
+    "DRAIN_SECONDS",
+    "LocalCommand",
+    "Spawned",
+    "own_leftovers",
+    "pump",
+    "report_tail",
+    "signal_name",
+    "spawn",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -41,21 +51,94 @@ _MARK = "ACP_AGENT_COMMAND"
 """Set to a fresh id in each local command's environment: its descendants inherit it."""
 
 
-async def _pump(stream: anyio.abc.ByteReceiveStream, out: CommandOutput, eof: anyio.Event) -> None:
+async def pump(stream: anyio.abc.ByteReceiveStream, add: Callable[[bytes], None], eof: anyio.Event) -> None:
+    """Hand each chunk a command prints to `add`, and set `eof` when its pipe closes."""
     try:
         async for chunk in stream:
-            out.add(chunk)
+            add(chunk)
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
     finally:
         eof.set()
 
 
-def _signal_name(returncode: int) -> str:
+def signal_name(returncode: int) -> str | None:
+    """The signal that ended a process (a negative return code), or None."""
+    if returncode >= 0:
+        return None
     try:
         return signal.Signals(-returncode).name
     except ValueError:
         return f"signal {-returncode}"
+
+
+def own_leftovers(left: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """A sandboxed command's leftovers without bwrap, the PID namespace's init, which waits for
+    them: it is stopped with them but is not one of the command's own."""
+    return [(pid, name) for pid, name in left if name != "bwrap"]
+
+
+@dataclass(frozen=True, slots=True)
+class Spawned:
+    """A local command started as the leader of its own session, and the mark in its environment
+    that everything it starts inherits (what `process_group.py` looks for)."""
+
+    proc: anyio.abc.Process
+    mark: bytes
+
+    async def stop(self, grace: float) -> list[tuple[int, str]]:
+        """Stop the command and all it started (SIGTERM, SIGKILL past `grace`); what was left."""
+        return await stop_command(self.proc.pid, self.mark, grace)
+
+
+async def spawn(argv: list[str], cwd: Path) -> Spawned:
+    """Start `argv` in `cwd` with empty stdin, stdout and stderr on one pipe, as the leader of a new
+    session, marked (its own mark, and the agent's for the warden); without the agent's key.
+
+    Raises:
+        ToolError: it could not be started (no such program, a bad cwd).
+    """
+    mark_id = secrets.token_hex(8)
+    env = owned_env({k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id})
+    try:
+        # Shielded: a cancel mid-spawn would leave a started process and its pipe behind. The
+        # cancel then lands at the next await, where the process is stopped like any other.
+        with anyio.CancelScope(shield=True):
+            proc = await anyio.open_process(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+    except OSError as exc:
+        raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
+    log.debug("shell.started", pid=proc.pid)
+    return Spawned(proc, f"{_MARK}={mark_id}".encode())
+
+
+async def report_tail(
+    out: CommandOutput,
+    report: Callable[[Progress], Awaitable[None]],
+    interval: float,
+    tail_bytes: int,
+    heading: Callable[[], str] | None = None,
+) -> None:
+    """At most one tail-only update per `interval`, and only when there is something new (D6);
+    `heading` is a first line above the tail (a background command's state)."""
+    while True:
+        await out.changed.wait()
+        out.changed = anyio.Event()
+        tail = out.recent(tail_bytes)
+        progress = Progress(text=f"{heading()}\n{tail}" if heading is not None else tail)
+        try:
+            with anyio.move_on_after(2.0, shield=True):  # never cut a message in half
+                await report(progress)
+        except Exception as exc:  # progress is cosmetic: the command goes on
+            log.debug("shell.progress_failed", error=str(exc))
+        await anyio.sleep(interval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,50 +158,33 @@ class LocalCommand:
         `sandboxed`: argv starts bwrap, whose own process (the PID namespace's init) waits for
         the leftovers; it is stopped with them but is not one of the command's own.
         """
-        mark_id = secrets.token_hex(8)
-        env = owned_env({k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id})
-        mark = f"{_MARK}={mark_id}".encode()
-        try:
-            # Shielded: a cancel mid-spawn would leave a started process and its pipe behind. The
-            # cancel then lands at the next await, where the process is stopped like any other.
-            with anyio.CancelScope(shield=True):
-                proc = await anyio.open_process(
-                    argv,
-                    cwd=cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-        except OSError as exc:
-            raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
-        log.debug("shell.started", pid=proc.pid)
+        spawned = await spawn(argv, cwd)
+        proc = spawned.proc
         started = time.monotonic()
         out, eof = CommandOutput(self.max_output_bytes), anyio.Event()
         assert proc.stdout is not None
         left: list[tuple[int, str]] = []
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_pump, proc.stdout, out, eof)
-                tg.start_soon(self._report_progress, out, ctx)
+                tg.start_soon(pump, proc.stdout, out.add, eof)
+                tg.start_soon(report_tail, out, ctx.report, self.progress_interval, self.progress_tail_bytes)
                 with anyio.move_on_after(timeout) as limit:
                     await proc.wait()
-                left = await stop_command(proc.pid, mark, self.kill_grace)  # it, or its leftovers
+                left = await spawned.stop(self.kill_grace)  # it, or its leftovers
                 with anyio.move_on_after(DRAIN_SECONDS):
                     await eof.wait()
                 tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
-                await stop_command(proc.pid, mark, self.kill_grace)
+                await spawned.stop(self.kill_grace)
                 await tell_cancelled(ctx, started, "the process group was killed", out.text())
             raise
         finally:
             with anyio.move_on_after(self.kill_grace + 2.0, shield=True):
-                await stop_command(proc.pid, mark, self.kill_grace)
+                await spawned.stop(self.kill_grace)
                 await proc.aclose()
         if sandboxed:
-            left = [(pid, name) for pid, name in left if name != "bwrap"]
+            left = own_leftovers(left)
         if left and not limit.cancelled_caught:
             log.info("shell.leftovers_stopped", count=len(left))
         result = self._result(out, proc.returncode, limit.cancelled_caught, timeout)
@@ -130,26 +196,13 @@ class LocalCommand:
             )
         return result
 
-    async def _report_progress(self, out: CommandOutput, ctx: ToolContext) -> None:
-        """At most one tail-only update per interval, and only when there is something new."""
-        while True:
-            await out.changed.wait()
-            out.changed = anyio.Event()
-            progress = Progress(text=out.recent(self.progress_tail_bytes))
-            try:
-                with anyio.move_on_after(2.0, shield=True):  # never cut a message in half
-                    await ctx.report(progress)
-            except Exception as exc:  # progress is cosmetic: the command goes on
-                log.debug("shell.progress_failed", error=str(exc))
-            await anyio.sleep(self.progress_interval)
-
     def _result(
         self, out: CommandOutput, returncode: int | None, timed_out: bool, timeout: float
     ) -> ToolResult:
         output = out.text()
         if len(output.encode("utf-8", "replace")) > self.max_output_bytes:
             output = cap_text(output, self.max_output_bytes)  # replacement chars can grow it
-        sig = _signal_name(returncode) if returncode is not None and returncode < 0 else None
+        sig = signal_name(returncode) if returncode is not None else None
         if timed_out:
             status = f"timed out after {timeout:g}s; process group killed"
         else:

@@ -12,7 +12,7 @@ import anyio
 
 from acp_agent.tools.base import Progress, ToolContext
 
-__all__ = ["CommandOutput", "exit_status", "tell_cancelled"]
+__all__ = ["CommandOutput", "bwrap_error", "exit_status", "tell_cancelled"]
 
 _NOTE_RESERVE = 64  # bytes kept free for a "[… N bytes cut …]" note
 
@@ -97,6 +97,17 @@ def exit_status(exit_code: int | None, sig: str | None) -> str:
     if sig:
         return f"terminated by signal {sig}"
     return f"exit code {exit_code}" if exit_code is not None else "exit code unknown"
+
+
+def bwrap_error(exit_code: int | None, output: str) -> str | None:
+    """bwrap's own error when it could not set the sandbox up (exit 1, its one line), else None.
+
+    Then the command never started: bwrap fails before it runs anything.
+    """
+    lines = output.splitlines()
+    if exit_code != 1 or len(lines) != 1:
+        return None
+    return lines[0] if lines[0].startswith("bwrap: ") else None
 
 
 async def tell_cancelled(ctx: ToolContext, started: float, what: str, output: str) -> None:

@@ -9,18 +9,23 @@ stopped on timeout, on cancel and when it ends (`process_group.py`); the result 
 stopped. With the client's `terminal` capability the editor runs and streams the command
 (`terminal.py`); the tool waits, kills on timeout or cancel, and always releases. Either
 way the model gets the exit code and capped output (docs/decisions.md D6).
+
+With `background: true` the command starts the same way (asked, sandboxed, here or in the editor's
+terminal) but is handed to the session's background commands (`tasks.py`), and the call returns
+at once with its task id.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Permission, Preview, ToolContext, ToolResult
 from acp_agent.tools.sandbox.command_sandbox import Wrapped
 from acp_agent.tools.shell.local import DRAIN_SECONDS, LocalCommand
+from acp_agent.tools.shell.output import bwrap_error
 from acp_agent.tools.shell.terminal import HOST_SECONDS, TerminalCommand
 from acp_agent.tools.truncate import clip_line
 
@@ -28,6 +33,12 @@ __all__ = ["RunCommand"]
 
 # Typed, so that `permission = _EXECUTE` on a class matches the Tool protocol's attribute type.
 _EXECUTE: Permission | None = "execute"
+NO_BACKGROUND = (
+    "background commands are not available here (a subagent's commands, or a turn run without an "
+    "ACP session, end with it): run it in the foreground with a timeout"
+)
+START_SECONDS = 90.0
+"""Bound on starting a background command (the editor has 60 s to answer terminal/create)."""
 
 
 def _shell() -> str:
@@ -55,8 +66,11 @@ class RunCommand:
         "nothing can prompt for input. `timeout` is in seconds (default 120, at most 600); on "
         "timeout the command and every process it started are killed and the output so far is "
         "returned. Background processes still running when the command ends are stopped, so do "
-        "not start servers with '&'. Output over 32 KiB keeps its first and last 16 KiB with a "
-        "note saying how much was cut. A non-zero exit code is reported, not treated as an error."
+        "not start servers with '&': start a server, a watcher or a long run with "
+        "`background: true` instead, which returns at once with a task id; command_output reads "
+        "it, stop_command stops it, and it ends with the session (at most 8 run at once). "
+        "Output over 32 KiB keeps its first and last 16 KiB with a note saying how much was "
+        "cut. A non-zero exit code is reported, not treated as an error."
     )
     input_schema = {
         "type": "object",
@@ -72,6 +86,11 @@ class RunCommand:
                 "maximum": 600,
                 "description": "Seconds before the command is killed; default 120.",
             },
+            "background": {
+                "type": "boolean",
+                "description": "Start it in the background and return its task id at once; "
+                "`timeout` does not apply. Default false.",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -83,7 +102,7 @@ class RunCommand:
             return "Run command"
         lines = command.strip().splitlines()
         shown = clip_line(lines[0], 60) + (" …" if len(lines) > 1 else "")
-        return f"Run `{shown}`"
+        return f"Run `{shown}` in the background" if args.get("background") is True else f"Run `{shown}`"
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> Preview:
         """The command line, the directory it would run in and what the sandbox lets it reach, for
@@ -93,6 +112,11 @@ class RunCommand:
             cwd = str(ctx.resolve(shown_cwd))
         except ToolError:
             cwd = shown_cwd  # the run will refuse it and say why
+        if args.get("background") is True:
+            if ctx.background is None:
+                return Preview(error=NO_BACKGROUND)
+            if (why := ctx.background.refusal()) is not None:
+                return Preview(error=why)  # the cap: nobody is asked for a call that cannot run
         text = f"{args.get('command', '')}\n\nin {cwd}"
         if ctx.sandbox is None:
             return Preview(text=text)
@@ -100,7 +124,10 @@ class RunCommand:
         return Preview(text=f"{text}\n\n{reach}", grants=grants)
 
     def time_allowance(self, args: dict[str, Any]) -> float:
-        """How long a caller should let `run` take: the command's timeout plus its cleanup."""
+        """How long a caller should let `run` take: the command's timeout plus its cleanup (in the
+        background: the start alone, an editor's terminal/create included)."""
+        if args.get("background") is True:
+            return START_SECONDS
         return self._timeout(args) + self.kill_grace + DRAIN_SECONDS + 3 * HOST_SECONDS
 
     def _timeout(self, args: dict[str, Any]) -> float:
@@ -121,6 +148,9 @@ class RunCommand:
                 if cwd.exists()
                 else f"no such directory: {shown_cwd!r}"
             )
+        background = args.get("background") is True
+        if background and ctx.background is None:
+            raise ToolError(NO_BACKGROUND)
         timeout = self._timeout(args)
         sandbox, argv = ctx.sandbox, [_shell(), "-c", command]
         terminal = ctx.terminal if sandbox is None or sandbox.editor_refused is None else None
@@ -129,6 +159,15 @@ class RunCommand:
             if sandbox is not None
             else Wrapped(argv, None)
         )
+        if background:
+            assert ctx.background is not None
+            return await ctx.background.start(
+                command,
+                wrapped.argv,
+                cwd,
+                replace(ctx, terminal=terminal),
+                sandboxed=wrapped.confinement is not None,
+            )
         if terminal is not None:
             in_terminal = TerminalCommand(self.max_output_bytes, self.terminal_output_limit)
             result = await in_terminal.run(terminal, wrapped.argv, cwd, timeout, ctx)
@@ -150,11 +189,6 @@ class RunCommand:
 
 
 def _bwrap_failure(result: ToolResult) -> str | None:
-    """bwrap's own error when it could not set the sandbox up (exit 1, its one line), else None.
-
-    Then the command never started: bwrap fails before it runs anything.
-    """
-    lines = result.text.splitlines()
-    if (result.raw_output or {}).get("exitCode") != 1 or len(lines) != 2:
-        return None
-    return lines[1] if lines[1].startswith("bwrap: ") else None
+    """bwrap's own error in a terminal command's result (`output.bwrap_error`), else None."""
+    output = result.text.split("\n", 1)[1] if "\n" in result.text else ""
+    return bwrap_error((result.raw_output or {}).get("exitCode"), output)

@@ -13,6 +13,7 @@ of `turn/journal/entries.py`.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -268,7 +269,7 @@ class History:
     def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
         blocks = shown_value(blocks)
-        self.note(PromptEntry(blocks, shown_value(shown or [])))
+        self.note(PromptEntry(blocks, shown_value(shown or []), str(uuid.uuid4())))
         self.add_user(blocks, journal=False)
 
     def add_steering(self, blocks: list[Block], shown: list[dict[str, Any]]) -> None:

@@ -34,12 +34,15 @@ __all__ = [
     "ENTRY_CLASSES",
     "JOURNAL_VERSION",
     "AssistantEntry",
+    "ChangesEntry",
+    "CheckpointEntry",
     "ClearedResult",
     "ClearingEntry",
     "CompactionEntry",
     "EffortEntry",
     "Entry",
     "FileChange",
+    "FileImage",
     "FileState",
     "LoopEntry",
     "MetaEntry",
@@ -49,7 +52,9 @@ __all__ = [
     "PlanChangedEntry",
     "PromptEntry",
     "RewindEntry",
+    "RewoundEntry",
     "RollbackEntry",
+    "RootTree",
     "RootsEntry",
     "ShownCallEntry",
     "ShownDiff",
@@ -245,10 +250,12 @@ class TitleEntry:
 
 @_typed
 class PromptEntry:
-    """A user prompt: `blocks` as the model got them, `prompt` as the editor sent them (replayed)."""
+    """A user prompt: `blocks` as the model got them, `prompt` as the editor sent them (replayed,
+    as the user message `message_id`: `_session/rewind` may name a prompt by it)."""
 
     blocks: list[Block]
     prompt: list[dict[str, Any]] = field(default_factory=list)
+    message_id: str | None = None
     type: Literal["prompt"] = "prompt"
 
 
@@ -440,6 +447,46 @@ class FileChange(NamedTuple):
     after: FileState | None
 
 
+class FileImage(NamedTuple):
+    """A file as it was before an edit tool wrote it (`state` None: it did not exist)."""
+
+    path: str
+    state: FileState | None
+
+
+class RootTree(NamedTuple):
+    """A session root's snapshot: its tree in the session's shadow git store."""
+
+    root: str
+    tree: str
+
+
+@_typed
+class CheckpointEntry:
+    """What a turn's changes are measured from, journaled before the turn first changes anything:
+    the snapshot of each root (`trees`, `session/journal/shadow_git.py`) before its first change,
+    and the before-image of each file an edit tool is about to write (`images`), kept in the
+    session's checkpoint store. A turn may journal several: the trees once, an image per file."""
+
+    trees: tuple[RootTree, ...] = ()
+    images: tuple[FileImage, ...] = ()
+    type: Literal["checkpoint"] = "checkpoint"
+
+
+@_typed
+class ChangesEntry:
+    """What a turn changed in the workspace, journaled when it ends: each file with what it held
+    before the turn and after it, and the roots' snapshots after it. `prompt` names the turn's
+    prompt as a `RewindEntry` does (a turn a crash ended is closed later, by the next turn or
+    rewind)."""
+
+    prompt: NonNegativeInt
+    changes: tuple[FileChange, ...] = ()
+    trees: tuple[RootTree, ...] = ()
+    """The roots' snapshots after the turn (what a later rewind may find the turn left)."""
+    type: Literal["changes"] = "changes"
+
+
 @_typed
 class RewindEntry:
     """The session went back to before a prompt (`/rewind`, `_session/rewind`).
@@ -458,6 +505,15 @@ class RewindEntry:
     restore: tuple[FileChange, ...] = ()
     conflicts: tuple[str, ...] = ()
     type: Literal["rewind"] = "rewind"
+
+
+@_typed
+class RewoundEntry:
+    """A rewind's files are back; `conflicts` are those found changed by someone else while it ran
+    (or before a crash's rewind was finished), left as they were."""
+
+    conflicts: tuple[str, ...] = ()
+    type: Literal["rewound"] = "rewound"
 
 
 Entry = (
@@ -483,6 +539,9 @@ Entry = (
     | TitleEntry
     | ClearingEntry
     | RewindEntry
+    | RewoundEntry
+    | CheckpointEntry
+    | ChangesEntry
 )
 """Every kind of journal entry."""
 

@@ -30,7 +30,13 @@ from acp_agent.turn.events import (
     ToolCallUpdated,
     TurnEvent,
 )
-from acp_agent.turn.permissions import PermissionAsker, PermissionDecision, PermissionQuestion
+from acp_agent.turn.permissions import (
+    ALLOW,
+    PermissionAsker,
+    PermissionDecision,
+    PermissionQuestion,
+    RuledAsker,
+)
 
 if TYPE_CHECKING:
     from acp_agent.turn.meter import Subagent
@@ -127,8 +133,10 @@ class ChildPermissions:
     """A subagent's PermissionAsker: the session's own, asked the questions the user would see,
     one at a time across the turn's subagents, each titled with the subagent's description.
 
-    `may_change()` says whether the session's mode lets a subagent edit or execute now; when it
-    does not, the call is refused without a question.
+    Its questions are marked as a subagent's (`PermissionQuestion.subagent`): an asker that weighs
+    rules (`RuledAsker`, the session's) decides on them, and lets a subagent change something only
+    in the modes that allow it. For any other asker, `may_change()` says whether the mode lets a
+    subagent edit or execute now; when it does not, the call is refused without a question.
     """
 
     asker: PermissionAsker
@@ -138,10 +146,22 @@ class ChildPermissions:
     asking: anyio.Lock
     """Shared by the session's subagents: one question at a time."""
 
+    def settle(self, question: PermissionQuestion) -> PermissionDecision | None:
+        """What is decided without a question (`RuledAsker`)."""
+        if isinstance(self.asker, RuledAsker):
+            return self.asker.settle(self._marked(question))
+        if question.permission == "none":
+            return ALLOW
+        return None if self.may_change() else PermissionDecision(False, message=CHANGES_REFUSED)
+
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
-        if not self.may_change():
-            return PermissionDecision(False, message=CHANGES_REFUSED)
-        question = replace(question, title=f"{self.description}: {question.title}")
+        decision = self.settle(question)
+        if decision is not None:
+            return decision
+        question = self._marked(question)
         async with self.asking:
             await self.progress.show_own(question.call_id, question.title, question.kind, question.raw_input)
             return await self.asker.ask(question)
+
+    def _marked(self, question: PermissionQuestion) -> PermissionQuestion:
+        return replace(question, title=f"{self.description}: {question.title}", subagent=True)

@@ -17,6 +17,14 @@ them all, and the tool batch answers the parent's calls as for any tool.
 The tool lives here, in `turn/`, because it runs the loop: the tool batch hands it the turn's meter,
 sink and permission asker (`InTurn`), which a tool in `tools/` never sees.
 
+Besides the general-purpose subagent, the session may offer subagent types by name (custom agents,
+`SubagentType`): the call's `subagent_type` picks one, and its child runs with that type's own
+system prompt, tools (a subset of the subagents') and model, under the same meter; a child on
+another model is priced at its model's price. Whether a child may start at all is decided before
+the call runs, as for any tool: the tool batch puts the `task` call, its `subagent_type` with it,
+to the turn's permission asker, where the session's rule engine weighs `Agent(name)` rules (no
+rule: it runs, unasked).
+
 Where the client shows subagents as sessions of their own (`sessions`, ACP's unstable
 `subagents` capability), each run is announced first and its live traffic goes to its own
 session as well; how it ended is told there once it has, even from a cancelled scope. Such a
@@ -27,7 +35,7 @@ back to the parent's call with a note saying so; the parent's turn goes on.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -36,6 +44,7 @@ import anyio.lowlevel
 import structlog
 
 from acp_agent.errors import PermissionCancelled, ToolError, TurnFailed
+from acp_agent.model.pricing import Price
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
 from acp_agent.tools.printable import one_line
 from acp_agent.tools.registry import ToolRegistry
@@ -51,6 +60,7 @@ from acp_agent.turn.subagents.progress import (
     ChildSession,
     ChildSessions,
 )
+from acp_agent.turn.subagents.types import GENERAL, SubagentType, listed_types, types_schema, types_text
 from acp_agent.turn.tool_batch import InTurn
 
 __all__ = ["NOT_RUN", "TaskTool"]
@@ -107,19 +117,30 @@ class TaskTool:
         *,
         may_change: Callable[[], bool] | None = None,
         sessions: ChildSessions | None = None,
+        types: Sequence[SubagentType] = (),
+        prices: Mapping[str, Price] | None = None,
     ) -> None:
         """`tools` are the subagents' tools and `system` their system prompt, the same for every
         subagent of the session (a cached prefix), or the function that builds it on the first call
         (most sessions never call `task`). `may_change` is given when those tools edit or
         run commands: whether the session's mode lets a subagent use them now (None: they only
         look, so the call is read-only and runs beside other read-only calls). `sessions` is
-        given when the client shows each subagent as a child session too."""
+        given when the client shows each subagent as a child session too. `types` are the
+        subagents offered by name (each with tools among `tools`), listed in the tool's
+        description as far as `LISTED_CHARS` allows; `prices` price a type's other model."""
         self.tools = tools
         self._system = system
         self.may_change = may_change
         self.sessions = sessions
         self.read_only = may_change is None
         self.kind = "think" if may_change is None else "other"
+        self.prices = prices or {}
+        self.types, self.left_out = listed_types(types)
+        """The types offered, by name, and the names left out (the list's cap)."""
+        self._prompts: dict[str, str] = {}
+        if self.types:  # the schema is decided here, once: the tool list is a cached prefix
+            self.description = TaskTool.description + types_text(self.types, self.left_out)
+            self.input_schema = types_schema(TaskTool.input_schema, self.types)
         self._runner: TurnRunner | None = None
         self._asking: anyio.Lock | None = None
         """One permission question of its subagents at a time; made by the first call."""
@@ -131,13 +152,22 @@ class TaskTool:
             self._system = self._system()
         return self._system
 
+    def _prompt_of(self, kind: SubagentType) -> str:
+        """A type's system prompt, built on its first call and kept (a cached prefix)."""
+        prompt = self._prompts.get(kind.name)
+        if prompt is None:
+            prompt = self._prompts[kind.name] = kind.system()
+        return prompt
+
     def bind(self, runner: TurnRunner) -> None:
         """The session's runner: its model, settings and identity are the subagents' too."""
         self._runner = runner
 
     def title(self, args: dict[str, Any]) -> str:
         description = args.get("description")
-        return f"Subagent: {description}" if isinstance(description, str) and description else "Subagent"
+        kind = args.get("subagent_type")
+        named = f"Subagent ({one_line(kind)})" if isinstance(kind, str) and kind in self.types else "Subagent"
+        return f"{named}: {description}" if isinstance(description, str) and description else named
 
     def time_allowance(self, args: dict[str, Any]) -> float:
         """No timeout of its own: the turn's wall clock and the editor's cancel bound it."""
@@ -152,13 +182,26 @@ class TaskTool:
         if parent is None or ctx.call_id is None:
             raise ToolError("the task tool is not bound to a session")
         description = one_line(str(args["description"]))  # its name wherever the editor shows it
-        subagent = turn.meter.child(description, turn.together)
+        kind = self.types.get(str(args.get("subagent_type") or GENERAL))
+        if self._asking is None:
+            self._asking = anyio.Lock()
+        if kind is None:
+            settings = replace(parent.settings, system=self.system)
+        else:  # its own model, thinking, effort and web tools, and its own prompt
+            own = kind.settings(parent.settings) if kind.settings is not None else parent.settings
+            settings = replace(own, system=self._prompt_of(kind))
+        other = settings.model if settings.model != parent.settings.model else None  # its own price
+        subagent = turn.meter.child(
+            description,
+            turn.together,
+            agent=None if kind is None else kind.name,
+            model=other,
+            price=None if other is None else self.prices.get(other),
+        )
         if subagent.meter.share == 0:
             subagent.ended(TurnStop.LIMIT, Limit.REQUESTS)
             return ToolResult(NOT_RUN, is_error=True)
         progress = ChildProgress(turn.sink, ctx.call_id)
-        if self._asking is None:
-            self._asking = anyio.Lock()
         permissions = ChildPermissions(
             turn.permissions, progress, description, self.may_change or _never, self._asking
         )
@@ -170,10 +213,10 @@ class TaskTool:
             sink = Both(progress, shown.sink)
         child = TurnRunner(
             parent.model,
-            self.tools,
+            self.tools if kind is None else kind.tools,
             sink,
-            ctx,
-            replace(parent.settings, system=self.system),
+            replace(ctx, background=None),  # its commands end with it: none in the background
+            settings,
             new_id=parent.new_id,
             permissions=permissions,
             attachments=parent.attachments,

@@ -1,0 +1,225 @@
+"""A permission rule as Claude Code writes it: `Tool`, `Tool()`, `Tool(*)` or `Tool(specifier)`.
+
+- The specifier starts at the first `(` that no backslash escapes and ends at the last character,
+  an unescaped `)`; `\\(` and `\\)` inside it are parentheses (Claude Code writes them so).
+- `Bash(…)`: a command pattern (`tools/shell/command_line.py`, the one parser): `npm test` that
+  command, `npm run *` any text where the `*` is, the legacy `git status:*` those words then any.
+- `Read(…)` / `Edit(…)`: a path pattern (`path_rules.py`).
+- `WebFetch(domain:…)`: a host name, `*.example.com` its subdomains.
+- `Agent(name)` and its old name `Task(name)`: a subagent type; `Skill(name)`, `Skill(name *)`,
+  `Skill(prefix:*)`: a skill.
+- `mcp__server` and `mcp__server__*` (every tool of the server), `mcp__server__tool`, and globs on
+  the name (`mcp__github__get_*`); an allow rule's glob must follow a literal `mcp__<server>__`,
+  while deny and ask rules take any (`mcp__*`, `*`).
+
+A rule that cannot be read, or that this agent would never consult, is skipped with a warning (the
+log and `/status`); a rule on a tool this agent does not know is kept (with a warning): an MCP
+server may bring it later.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from acp_agent.session.claude.path_rules import PathPattern, compiled, read_path_pattern
+from acp_agent.session.claude.tool_names import (
+    CLAUDE_TOOLS,
+    OWN_TOOLS,
+    RULE_FAMILY,
+    SERVER_TOOLS,
+    UNCONSULTED,
+    canonical,
+    tools_named,
+)
+from acp_agent.tools.shell.command_line import CommandPattern, read_pattern
+
+__all__ = ["BEHAVIORS", "Behavior", "Rule", "RuleOrigin", "read_rule", "rule_text"]
+
+Behavior = Literal["allow", "ask", "deny"]
+BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
+"""In the order they are evaluated."""
+MAX_RULE_CHARS = 2000
+_NAME = re.compile(r"[A-Za-z0-9_*.-]+")
+_MCP_ANCHORED = re.compile(r"mcp__[A-Za-z0-9_.-]+__")
+_SPECIFIED = frozenset({"Bash", "Read", "Edit", "WebFetch", "Agent", "Skill"})
+"""The families whose calls a specifier narrows."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOrigin:
+    """Where a rule comes from, as `/permissions` and a refusal name it, and what its leading `/`
+    means (`path_rules.py`). `project`: written by the repository (its `.claude/settings.json`,
+    or a local file git tracks), so the rule widens only after trust (`trust.py`)."""
+
+    shown: str
+    anchor: Path
+    project: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule, read. `tool` is the name as rules are matched (`Task` is `Agent`)."""
+
+    text: str
+    behavior: Behavior
+    tool: str
+    origin: RuleOrigin
+    command: CommandPattern | None = None
+    path: PathPattern | None = None
+    pattern: str | None = None
+    """A subagent type or skill name (`Agent(…)`, `Skill(…)`), a host (`WebFetch(domain:…)`), or
+    the tool name itself for an MCP rule or a glob: a regular expression, compiled on first use."""
+
+    @property
+    def bare(self) -> bool:
+        """The rule names every use of its tool(s)."""
+        return self.command is None and self.path is None and (self.pattern is None or self.by_name)
+
+    @property
+    def by_name(self) -> bool:
+        """The rule's pattern is on the tool's name (an MCP rule or a name glob)."""
+        return self.tool.startswith("mcp__") or "*" in self.tool
+
+    def names(self, tool: str) -> bool:
+        """The rule is about calls of this agent's `tool` (whatever their input)."""
+        if self.by_name:
+            return self.pattern is not None and compiled(self.pattern).fullmatch(tool) is not None
+        if self.bare:
+            return tool == self.tool or tool in tools_named(self.tool)
+        return RULE_FAMILY.get(tool) == self.tool
+
+    def matches_name(self, name: str) -> bool:
+        """For `Agent`, `Skill` and `WebFetch` rules: the call's subagent type, skill or host."""
+        return self.pattern is None or compiled(self.pattern).fullmatch(name) is not None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def rule_text(tool: str, specifier: str | None = None) -> str:
+    """A rule as Claude Code writes it: parentheses and backslashes in the specifier escaped."""
+    if not specifier:
+        return tool
+    escaped = specifier.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    return f"{tool}({escaped})"
+
+
+def read_rule(
+    text: object, behavior: Behavior, origin: RuleOrigin, *, cwd: Path, home: Path | None
+) -> tuple[Rule | None, str | None]:
+    """The rule `text` reads as, and a warning (a rule kept with a caveat, or why it was skipped)."""
+    if not isinstance(text, str):
+        return None, f"{behavior} rule {str(text)[:60]!r} is not a string"
+    written = text.strip()
+    if not written or len(written) > MAX_RULE_CHARS:
+        return None, f"{behavior} rule {written[:60]!r} is empty or too long"
+    split = _split(written)
+    if split is None:
+        return None, f"{behavior} rule {written[:80]!r}: unbalanced parentheses"
+    name, specifier = split
+    if not _NAME.fullmatch(name):
+        return None, f"{behavior} rule {written[:80]!r}: {name[:40]!r} is not a tool name"
+    tool = canonical(name)
+    if specifier is not None and specifier.strip() in ("", "*"):
+        specifier = None
+    if name.startswith("mcp__") or "*" in name:
+        return _by_name(written, behavior, origin, name, specifier)
+    if specifier is None:
+        return Rule(written, behavior, tool, origin), _unknown(written, name)
+    if name in UNCONSULTED or tool not in _SPECIFIED:
+        why = (
+            f"{name}'s path rules are never consulted (Read and Edit rules cover it)"
+            if name in UNCONSULTED
+            else f"{name} takes no specifier here"
+            if name in CLAUDE_TOOLS or name in OWN_TOOLS or name in SERVER_TOOLS
+            else f"{name} is no tool of this agent"
+        )
+        return None, f"{behavior} rule {written[:80]!r} skipped: {why}"
+    found: CommandPattern | PathPattern | str
+    if tool == "Bash":
+        found = read_pattern(specifier)
+        if isinstance(found, CommandPattern):
+            return Rule(written, behavior, tool, origin, command=found), None
+    elif tool in ("Read", "Edit"):
+        found = read_path_pattern(
+            specifier, anchor=origin.anchor, cwd=cwd, home=home, anywhere=behavior != "allow"
+        )
+        if isinstance(found, PathPattern):
+            return Rule(written, behavior, tool, origin, path=found), None
+    else:  # WebFetch, Agent, Skill
+        source, found = _domain(specifier) if tool == "WebFetch" else (_name_glob(specifier), "")
+        if source is not None:
+            return Rule(written, behavior, tool, origin, pattern=source), None
+    return None, f"{behavior} rule {written[:80]!r} skipped: {found}"
+
+
+def _split(text: str) -> tuple[str, str | None] | None:
+    """(tool, specifier or None), or None when the parentheses do not close at the end."""
+    i, opened = 0, -1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "(":
+            opened = i
+            break
+        i += 1
+    if opened < 0:
+        return (text, None) if ")" not in text else None
+    if not text.endswith(")") or (len(text) >= 2 and text[-2] == "\\" and not text.endswith("\\\\)")):
+        return None
+    body = text[opened + 1 : -1]
+    return text[:opened], re.sub(r"\\([\\()])", r"\1", body)
+
+
+def _by_name(
+    written: str, behavior: Behavior, origin: RuleOrigin, name: str, specifier: str | None
+) -> tuple[Rule | None, str | None]:
+    """An MCP rule, or a glob on tool names."""
+    if behavior == "allow" and "*" in name:
+        anchored = _MCP_ANCHORED.match(name)
+        if anchored is None or "*" in anchored.group():
+            return None, (
+                f"allow rule {written[:80]!r} skipped: a glob in an allow rule must follow `mcp__<server>__`"
+            )
+    body = name.removesuffix("__*") if name.startswith("mcp__") and name.count("__") > 1 else name
+    regex = ".*".join(re.escape(part) for part in body.split("*"))
+    if body.startswith("mcp__") and body.count("__") == 1:  # mcp__server: every tool of it
+        regex += "__.*"
+    warning = f"{behavior} rule {written[:80]!r}: the specifier is ignored" if specifier else None
+    return Rule(written, behavior, name, origin, pattern=f"(?s:{regex})"), warning
+
+
+def _unknown(written: str, name: str) -> str | None:
+    known = name in CLAUDE_TOOLS or name in OWN_TOOLS or name in SERVER_TOOLS
+    known = known or canonical(name) in RULE_FAMILY.values()
+    return None if known else f"rule {written[:80]!r}: no tool of this agent is named {name!r} (kept)"
+
+
+def _domain(specifier: str) -> tuple[str | None, str]:
+    """`domain:host` as an expression over host names (or why not): the host, any case, a
+    trailing dot ignored; `*.host` its subdomains at any depth (not the host itself); elsewhere
+    `*` stays within one label."""
+    key, _, host = specifier.partition(":")
+    host = host.strip().lower().rstrip(".")
+    if key.strip() != "domain" or not host or "/" in host:
+        return None, "WebFetch takes `domain:<host>`"
+    if host == "*":
+        return r".*", ""
+    if host.startswith("*."):
+        return r"(?:[^/]+\.)" + re.escape(host[2:]), ""
+    return r"[^.]*".join(re.escape(part) for part in host.split("*")), ""
+
+
+def _name_glob(specifier: str) -> str:
+    """A subagent type or skill as an expression: `name`, `name *` (the name, or the name then
+    more words) and the legacy `prefix:*` (the prefix then anything); `*` is any text."""
+    text = specifier.strip()
+    if text.endswith(":*"):
+        return "(?s:" + re.escape(text[:-2]) + r"(?::.*|\s.*)?)"
+    if text.endswith(" *"):
+        return "(?s:" + re.escape(text[:-2]) + r"(?:\s.*)?)"
+    return "(?s:" + ".*".join(re.escape(part) for part in text.split("*")) + ")"

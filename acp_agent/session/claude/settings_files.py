@@ -1,0 +1,226 @@
+"""The settings files, found and read as Claude Code finds and reads them.
+
+From the highest precedence (for a single value such as `defaultMode`: the first that sets it wins;
+lists such as the permission rules are pooled from all of them):
+
+1. `.claude/settings.local.json` at the repository root (the main checkout's for a worktree; the
+   starting directory outside a repository), and a copy an older Claude Code left in the starting
+   directory;
+2. `.claude/settings.json` in the starting directory (the project's, committed);
+3. acp-agent's own `settings.json` in its config dir (the same format; a file the tools never
+   show, so the model cannot write rules there);
+4. the user's `~/.claude/settings.json` (or `$CLAUDE_CONFIG_DIR/settings.json`).
+
+Each file is read once per session (session/new, load, resume: Claude Code reads them per
+session too), strict JSON, at most 1 MiB, a regular file opened without waiting on a FIFO. A file
+that is not valid JSON, or not an object, is skipped; a key of the wrong type is skipped; each with
+a warning (the log and `/status`), and the session goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp_agent.tools.files.gitdir import find_repository, index_tracks
+
+__all__ = ["MAX_SETTINGS_BYTES", "SettingsFile", "find_settings", "repository_root", "shown_path"]
+
+MAX_SETTINGS_BYTES = 1 << 20
+_RULE_LISTS = ("allow", "ask", "deny")
+_STRING_LISTS = (
+    ("permissions", "additionalDirectories"),
+    ("enabledMcpjsonServers",),
+    ("disabledMcpjsonServers",),
+    ("claudeMdExcludes",),
+)
+_STRINGS = (
+    ("permissions", "defaultMode"),
+    ("permissions", "disableBypassPermissionsMode"),
+    ("outputStyle",),
+    ("model",),
+)
+_OBJECTS = (("hooks",), ("env",))
+_BOOLS = (("enableAllProjectMcpServers",),)
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsFile:
+    """One settings file, read and checked.
+
+    `scope` is local, project, acp-agent or user; `shown` names it as `/permissions` and a
+    refusal do; `anchor` is what a rule's leading `/` means there (`path_rules.py`); `project`:
+    the repository wrote it (the project file, or a local file git tracks or a linked `.claude`),
+    so what it widens waits for trust."""
+
+    scope: str
+    path: Path
+    shown: str
+    anchor: Path
+    data: dict[str, Any] = field(default_factory=dict)
+    project: bool = False
+
+    def get(self, *keys: str) -> Any:
+        """The value at `keys` (`("permissions", "allow")`), None where absent."""
+        value: Any = self.data
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+
+def repository_root(cwd: Path) -> Path:
+    """Where the local settings file lives: the repository's top (a worktree's main checkout),
+    else `cwd`; `cwd` too when that top is the home directory (as Claude Code has it)."""
+    repository = find_repository(cwd)
+    if repository is None:
+        return cwd
+    top = repository.top
+    if repository.common_dir != repository.git_dir and repository.common_dir.name == ".git":
+        top = repository.common_dir.parent  # a worktree: the main checkout's
+    home = _home()
+    return cwd if home is not None and top == home else top
+
+
+def find_settings(
+    cwd: Path,
+    *,
+    home: Path | None,
+    config_dir: Path | None,
+    warn: Callable[[str], None],
+    tracked: Callable[[Path, Path], bool] | None = None,
+) -> tuple[SettingsFile, ...]:
+    """The settings files for a session at `cwd` (absolute, resolved), highest precedence first.
+
+    `tracked(root, path)` says whether git tracks a file (default: its index says, `_git_tracks`)."""
+    root = repository_root(cwd)
+    is_tracked = tracked or _git_tracks
+    found: list[SettingsFile] = []
+    local_places = [root] if root == cwd else [root, cwd]
+    for place in local_places:
+        path = place / ".claude" / "settings.local.json"
+        data = _read(path, shown_path(path, root, home), warn)
+        if data is not None:
+            linked = (place / ".claude").is_symlink()
+            repository = linked or is_tracked(root, path)
+            found.append(SettingsFile("local", path, shown_path(path, root, home), cwd, data, repository))
+    shared = cwd / ".claude" / "settings.json"
+    data = _read(shared, shown_path(shared, root, home), warn)
+    if data is not None:
+        found.append(SettingsFile("project", shared, shown_path(shared, root, home), cwd, data, True))
+    if config_dir is not None:
+        own = config_dir / "settings.json"
+        data = _read(own, shown_path(own, root, home), warn)
+        if data is not None:
+            found.append(SettingsFile("acp-agent", own, shown_path(own, root, home), config_dir, data))
+    user_dir = _claude_config_dir(home)
+    if user_dir is not None:
+        user = user_dir / "settings.json"
+        data = _read(user, shown_path(user, root, home), warn)
+        if data is not None:
+            found.append(SettingsFile("user", user, shown_path(user, root, home), user_dir, data))
+    return tuple(found)
+
+
+def shown_path(path: Path, root: Path, home: Path | None) -> str:
+    """`path` as the user recognises it: relative to the repository root, else `~/…`, else whole."""
+    if path.is_relative_to(root) and root != Path("/"):
+        return path.relative_to(root).as_posix()
+    if home is not None and path.is_relative_to(home):
+        return "~/" + path.relative_to(home).as_posix()
+    return str(path)
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (RuntimeError, OSError):
+        return None
+
+
+def _claude_config_dir(home: Path | None) -> Path | None:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    if configured:
+        return Path(os.path.expanduser(configured))
+    return home / ".claude" if home is not None else None
+
+
+def _read(path: Path, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
+    """The checked content of one settings file; None when it is absent or skipped."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if not isinstance(exc, NotADirectoryError):
+            warn(f"{shown}: not read ({exc.strerror or exc})")
+        return None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            warn(f"{shown}: skipped (not a regular file)")
+            return None
+        raw = f.read(MAX_SETTINGS_BYTES + 1)
+    if len(raw) > MAX_SETTINGS_BYTES:
+        warn(f"{shown}: skipped (larger than {MAX_SETTINGS_BYTES // 1024} KiB)")
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        warn(f"{shown}: skipped (not valid JSON: {str(exc)[:120]})")
+        return None
+    if not isinstance(data, dict):
+        warn(f"{shown}: skipped (not a JSON object)")
+        return None
+    return _checked(data, shown, warn)
+
+
+def _checked(data: dict[str, Any], shown: str, warn: Callable[[str], None]) -> dict[str, Any]:
+    """`data` without the values this agent reads that have the wrong type (each warned). The
+    rules of a list are checked one by one later (a bad one is skipped on its own)."""
+    kept = dict(data)
+    if "permissions" in kept and not isinstance(kept["permissions"], dict):
+        warn(f"{shown}: permissions skipped (must be an object)")
+        del kept["permissions"]
+    if isinstance(kept.get("permissions"), dict):
+        kept["permissions"] = dict(kept["permissions"])
+        for key in _RULE_LISTS:
+            _keep_if(kept, ("permissions", key), lambda v: isinstance(v, list), "a list", shown, warn)
+    checks: list[tuple[tuple[str, ...], Callable[[Any], bool], str]] = [
+        *((keys, _strings, "a list of strings") for keys in _STRING_LISTS),
+        *((keys, lambda v: isinstance(v, str), "a string") for keys in _STRINGS),
+        *((keys, lambda v: isinstance(v, dict), "an object") for keys in _OBJECTS),
+        *((keys, lambda v: isinstance(v, bool), "true or false") for keys in _BOOLS),
+    ]
+    for keys, good, wanted in checks:
+        _keep_if(kept, keys, good, wanted, shown, warn)
+    return kept
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _keep_if(
+    data: dict[str, Any],
+    keys: tuple[str, ...],
+    good: Callable[[Any], bool],
+    wanted: str,
+    shown: str,
+    warn: Callable[[str], None],
+) -> None:
+    parent = data if len(keys) == 1 else data.get(keys[0])
+    if isinstance(parent, dict) and keys[-1] in parent and not good(parent[keys[-1]]):
+        del parent[keys[-1]]
+        warn(f"{shown}: {'.'.join(keys)} skipped (must be {wanted})")
+
+
+def _git_tracks(root: Path, path: Path) -> bool:
+    """Whether git tracks `path` in the repository at `root`, read from its index (no git is
+    run: it would read the repository's config before the user trusts it)."""
+    repository = find_repository(root)
+    return repository is not None and index_tracks(repository, path.relative_to(repository.top).as_posix())

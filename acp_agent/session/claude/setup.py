@@ -1,0 +1,200 @@
+"""A session's Claude Code setup: its settings files, what they hold, and the project's trust.
+
+`load_claude_setup` reads the files once per session (`settings_files.py`) and keeps, per file,
+what the rest of the agent reads from them: the permission rules (read now, `rules.py`), `hooks`,
+`permissions.defaultMode`, `additionalDirectories` and `disableBypassPermissionsMode`,
+`enabledMcpjsonServers` / `disabledMcpjsonServers` / `enableAllProjectMcpServers`, `outputStyle`,
+`env`, `model` and `claudeMdExcludes`, with the warnings of the reading. How they merge (Claude
+Code's rules): a single value from the highest file that sets it; lists (rules, directories,
+server names) pooled from every file; `hooks` kept per file (they add up).
+
+What a project file would widen (`WIDENING`) is listed for the trust question (`trust.py`) and
+read from it only once the folder is trusted: its allow rules, a `defaultMode` that asks less,
+`additionalDirectories`, hooks, and the MCP approvals. Everything that only restricts (deny and
+ask rules, `disableBypassPermissionsMode`, `disabledMcpjsonServers`, a stricter mode) applies at
+once. The user's own files, acp-agent's, and a local file git does not track need no trust.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from acp_agent.session.claude.rules import BEHAVIORS, Rule, RuleOrigin, read_rule
+from acp_agent.session.claude.settings_files import SettingsFile, find_settings, repository_root
+from acp_agent.session.claude.trust import ProjectTrust, TrustStore, Widening
+
+__all__ = ["MODE_ALIASES", "PERMISSION_MODES", "WIDENING_MODES", "ClaudeSetup", "load_claude_setup"]
+
+log = structlog.get_logger(__name__)
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+"""The modes the rule engine knows (`rule_engine.py`), as Claude Code names them."""
+MODE_ALIASES = {"manual": "default"}
+WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
+"""Modes that ask less than `default`: a project's `defaultMode` of one waits for trust."""
+MAX_HOOK_TEXT = 200
+
+
+@dataclass(slots=True)
+class ClaudeSetup:
+    """What a session's settings files hold (highest precedence first), read once per session."""
+
+    cwd: Path
+    root: Path
+    """The repository root (a worktree's main checkout), else the cwd: where the local file is."""
+    files: tuple[SettingsFile, ...] = ()
+    rules: tuple[Rule, ...] = ()
+    warnings: tuple[str, ...] = ()
+    trust: ProjectTrust | None = None
+
+    def in_force(self, file: SettingsFile) -> bool:
+        """Whether what `file` widens takes effect: the user's, or a project's once trusted."""
+        return not file.project or self.trust is None or self.trust.trusted
+
+    def value(self, *keys: str, widening: bool = False) -> tuple[Any, SettingsFile] | None:
+        """The highest file's value at `keys` (a project file's only once trusted, if `widening`)."""
+        for file in self.files:
+            value = file.get(*keys)
+            if value is not None and (not widening or self.in_force(file)):
+                return value, file
+        return None
+
+    def listed(self, *keys: str, widening: bool = False) -> list[tuple[str, SettingsFile]]:
+        """Every file's items at `keys`, highest file first, each once."""
+        found: dict[str, tuple[str, SettingsFile]] = {}
+        for file in self.files:
+            if widening and not self.in_force(file):
+                continue
+            for item in file.get(*keys) or ():
+                found.setdefault(item, (item, file))
+        return list(found.values())
+
+    @property
+    def default_mode(self) -> tuple[str, SettingsFile] | None:
+        """`permissions.defaultMode`: the highest file's that may take effect (a project's mode
+        that asks less, once trusted), as this agent names modes."""
+        for file in self.files:
+            mode = _mode(file.get("permissions", "defaultMode"))
+            if mode is not None and (mode not in WIDENING_MODES or self.in_force(file)):
+                return mode, file
+        return None
+
+    def first_mode(self, offered: tuple[str, ...]) -> str | None:
+        """A new session's mode: the `defaultMode` in force, if the session offers it."""
+        found = self.default_mode
+        if found is None or found[0] not in offered:
+            return None
+        log.info("claude.default_mode", mode=found[0], source=found[1].shown)
+        return found[0]
+
+    @property
+    def bypass_disabled(self) -> bool:
+        """`disableBypassPermissionsMode: "disable"` in any file: bypassPermissions is not offered."""
+        return any(f.get("permissions", "disableBypassPermissionsMode") == "disable" for f in self.files)
+
+    def additional_directories(self) -> list[tuple[str, SettingsFile]]:
+        """`permissions.additionalDirectories` in force, as written (relative ones are the cwd's)."""
+        return self.listed("permissions", "additionalDirectories", widening=True)
+
+    def hooks(self) -> list[tuple[SettingsFile, dict[str, Any]]]:
+        """Each file's `hooks` in force (they add up across files), highest file first."""
+        return [(f, h) for f in self.files if isinstance(h := f.get("hooks"), dict) and self.in_force(f)]
+
+    def env(self) -> dict[str, str]:
+        """`env` merged per variable (the highest file wins each); a project's once trusted."""
+        merged: dict[str, str] = {}
+        for file in reversed(self.files):
+            values = file.get("env")
+            if isinstance(values, dict) and self.in_force(file):
+                merged.update({k: v for k, v in values.items() if isinstance(v, str)})
+        return merged
+
+    def rules_in_force(self) -> Iterator[Rule]:
+        """The rules that apply now: every deny and ask rule, and the allow rules of the files in
+        force (a project's wait for trust)."""
+        trusted = self.trust is None or self.trust.trusted
+        return (r for r in self.rules if r.behavior != "allow" or not r.origin.project or trusted)
+
+    def waiting(self) -> list[Widening]:
+        """What waits for trust (or was declined)."""
+        return list(self.trust.left_off()) if self.trust is not None else []
+
+    def describe_files(self) -> str:
+        """For /status: the files read, and the warnings."""
+        files = ", ".join(f"{f.shown} ({f.scope})" for f in self.files) or "none found"
+        lines = [f"Claude settings: {files}"]
+        lines += [f"  - warning: {w}" for w in self.warnings]
+        if self.trust is not None and self.trust.needed:
+            lines.append(f"Project trust: {self.trust.describe()}")
+        return "\n".join(lines)
+
+
+def load_claude_setup(
+    cwd: Path,
+    *,
+    home: Path | None,
+    config_dir: Path | None,
+    trust_store: TrustStore | None,
+    tracked: Callable[[Path, Path], bool] | None = None,
+) -> ClaudeSetup:
+    """The setup of a session at `cwd` (absolute, resolved); the remembered trust answer taken."""
+    warnings: list[str] = []
+    files = find_settings(cwd, home=home, config_dir=config_dir, warn=warnings.append, tracked=tracked)
+    rules: list[Rule] = []
+    for file in files:
+        origin = RuleOrigin(file.shown, file.anchor, file.project)
+        for behavior in BEHAVIORS:
+            for text in file.get("permissions", behavior) or ():
+                rule, warning = read_rule(text, behavior, origin, cwd=cwd, home=home)
+                if warning:
+                    warnings.append(f"{file.shown}: {warning}")
+                if rule is not None:
+                    rules.append(rule)
+        mode = file.get("permissions", "defaultMode")
+        if mode is not None and _mode(mode) is None:
+            warnings.append(f"{file.shown}: permissions.defaultMode {str(mode)[:40]!r} is not a mode here")
+        bypass = file.get("permissions", "disableBypassPermissionsMode")
+        if bypass is not None and bypass != "disable":
+            warnings.append(f'{file.shown}: disableBypassPermissionsMode takes only "disable"')
+    root = repository_root(cwd)
+    trust = ProjectTrust(root, trust_store, [w for f in files if f.project for w in _widening(f, rules)])
+    trust.recall()
+    for warning in warnings:
+        log.warning("claude.settings_warning", warning=warning)
+    return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust)
+
+
+def _mode(value: Any) -> str | None:
+    mode = MODE_ALIASES.get(value, value) if isinstance(value, str) else None
+    return mode if mode in PERMISSION_MODES else None
+
+
+def _widening(file: SettingsFile, rules: list[Rule]) -> Iterator[Widening]:
+    """What a project file would let run once trusted."""
+    for rule in rules:
+        if rule.behavior == "allow" and rule.origin.shown == file.shown:
+            yield Widening("allow rule", file.shown, rule.text)
+    mode = _mode(file.get("permissions", "defaultMode"))
+    if mode in WIDENING_MODES:
+        yield Widening("defaultMode", file.shown, str(mode))
+    for directory in file.get("permissions", "additionalDirectories") or ():
+        yield Widening("additional directory", file.shown, directory)
+    hooks = file.get("hooks")
+    if isinstance(hooks, dict):
+        for event, groups in sorted(hooks.items()):
+            text = json.dumps(groups, sort_keys=True, ensure_ascii=False)
+            yield Widening("hooks", file.shown, f"{event}: {_short(text)}", text)
+    if file.get("enableAllProjectMcpServers") is True:
+        yield Widening("MCP servers", file.shown, "every server of .mcp.json")
+    for name in file.get("enabledMcpjsonServers") or ():
+        yield Widening("MCP server", file.shown, name)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_HOOK_TEXT else text[:MAX_HOOK_TEXT] + "…"

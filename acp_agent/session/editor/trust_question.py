@@ -1,0 +1,74 @@
+"""The trust question: may what this project's files widen take effect (`claude/trust.py`)?
+
+Asked once per project content, at the session's first prompt, before its first request, as a
+`session/request_permission` every client shows: the question lists exactly what trusting would
+enable, each item with its file. "Trust this folder" and "Don't trust" are remembered in the
+state dir (by folder and content digest: a changed hook or a new allow rule asks again); the two
+others hold for this session. A client that cannot answer, or an answer that is no offered
+choice, leaves the folder untrusted for the session: the agent works as it would without those
+files, and `/status` and `/permissions` say what was left off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from acp_agent.errors import RpcError
+from acp_agent.session.claude.trust import ProjectTrust, TrustAnswer
+from acp_agent.session.editor.permissions import read_answer
+from acp_agent.session.editor.updates import permission_tool_call
+from acp_agent.session.requester import Requester
+from acp_agent.turn.journal.entries import ToolCallShown
+
+__all__ = ["TRUST_OPTIONS", "ask_trust"]
+
+log = structlog.get_logger(__name__)
+
+TRUST_OPTIONS = [
+    {"optionId": "trust_always", "name": "Trust this folder (remembered)", "kind": "allow_always"},
+    {"optionId": "trust_once", "name": "Trust it for this session", "kind": "allow_once"},
+    {"optionId": "distrust_once", "name": "Not now", "kind": "reject_once"},
+    {"optionId": "distrust_always", "name": "Don't trust (remembered)", "kind": "reject_always"},
+]
+_ANSWERS: dict[str, tuple[TrustAnswer, bool]] = {
+    "trust_always": ("trusted", True),
+    "trust_once": ("trusted", False),
+    "distrust_once": ("declined", False),
+    "distrust_always": ("declined", True),
+}
+
+
+async def ask_trust(session_id: str, requester: Requester, trust: ProjectTrust) -> None:
+    """Ask whether to trust the project folder for what it widens, and record the answer."""
+    items = list(trust.items)
+    text = (
+        f"The Claude Code settings of {trust.folder} would let more run without asking. "
+        "Trusting this folder enables:\n"
+        + "\n".join(f"- {item.line()}" for item in items)
+        + "\n\nNot trusted, the agent works without them; the project's deny and ask rules apply "
+        "either way."
+    )
+    raw_input: dict[str, Any] = {"folder": str(trust.folder), "enables": [item.line() for item in items]}
+    params = {
+        "sessionId": session_id,
+        "options": TRUST_OPTIONS,
+        "toolCall": permission_tool_call(
+            f"trust_{trust.digest()[:16]}",
+            f"Trust the project settings in {trust.folder.name or trust.folder}?",
+            "other",
+            raw_input,
+            ToolCallShown(text=text),
+        ),
+    }
+    try:
+        answer = await requester.request("session/request_permission", params)
+    except RpcError as exc:
+        log.warning("claude.trust_not_asked", code=exc.code, message=exc.message[:200])
+        await trust.answer("declined", remember=False)
+        return
+    kind, option = read_answer(answer, _ANSWERS)
+    chosen, remember = _ANSWERS[option] if kind == "selected" and option else ("declined", False)
+    await trust.answer(chosen, remember=remember)
+    log.info("claude.trust_answered", folder=str(trust.folder), answer=chosen, remembered=remember)
