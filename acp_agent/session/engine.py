@@ -259,6 +259,7 @@ class Engine:
             permissions=session.permissions,
             attachments=instructions.on_read,
             hooks=session.hooks,
+            steering=session.steering,
         )
         if task is not None:
             task.bind(runner)
@@ -361,12 +362,21 @@ class Engine:
         return record
 
     async def run_command(
-        self, name: str, session: Session, price: Price | None = None, arguments: str = ""
+        self,
+        name: str,
+        session: Session,
+        price: Price | None = None,
+        arguments: str = "",
+        *,
+        answer: str | None = None,
     ) -> TurnRecord:
-        """Run a slash command in `session`; its answer goes to the editor as an agent message."""
+        """Run a slash command in `session`; its answer goes to the editor as an agent message.
+        `answer`: the answer of a command run elsewhere (`/fork`, which the manager runs)."""
         runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
-        if name == "permissions":
+        if answer is not None:
+            text = answer
+        elif name == "permissions":
             text = session.permissions.engine.describe(session.mode)
         elif name == "rewind":
             text = await self.rewinds.command(session, arguments)
@@ -399,6 +409,13 @@ class Engine:
         return TurnRecord.from_meter(
             meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
         )
+
+    async def tell_failure(self, session: Session, message: str) -> None:
+        """Tell the editor that a turn nobody awaits (one a steering message started) failed:
+        an error notice, journaled like any notice."""
+        runner = await self.runner(session)
+        text = f"\n\n[acp-agent] {message}\n"
+        await runner.sink.emit(Notice(text, str(uuid.uuid4()), message, severity="error"))
 
 
 async def session_instructions(

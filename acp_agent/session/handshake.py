@@ -18,7 +18,7 @@ __all__ = ["initialize_answer"]
 
 
 def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[str, Any]:
-    """The `initialize` result; session/load, list, resume, close, delete, set_title and the
+    """The `initialize` result; session/load, list, resume, close, delete, fork, set_title and the
     `_session/rewind` extension (`_meta.rewind`) are advertised only when sessions are
     `journaled` (the state dir is usable)."""
     return {
@@ -26,7 +26,7 @@ def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[st
         "agentCapabilities": {
             "loadSession": journaled,
             "sessionCapabilities": {
-                **({"list": {}, "resume": {}, "close": {}, "delete": {}} if journaled else {}),
+                **({"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}} if journaled else {}),
                 "additionalDirectories": {},
                 "systemPrompt": {},  # ACP's unstable systemPrompt, append mode only
                 **({"title": {}} if journaled else {}),  # ACP's unstable session/set_title
@@ -41,4 +41,6 @@ def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[st
         },
         "authMethods": auth_methods(terminal=can_run_terminal_auth(request)),
         "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
+        # `_session/steering`, named as claude-agent-acp and codex-acp advertise it
+        "_meta": {"steering": {"supported": True}},
     }

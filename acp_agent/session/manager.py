@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
 
-__all__ = ["SessionManager", "engine_class", "journal_reload", "mcp_connections"]
+__all__ = ["SessionManager", "engine_class", "journal_fork", "journal_reload", "mcp_connections"]
 
 log = structlog.get_logger(__name__)
 
@@ -73,6 +73,11 @@ MCP_START_SECONDS = 15.0
 
 FIRST_ANSWER_WAIT = 120.0
 """How long the Models API question waits, at most, for a prompt's first answer to begin."""
+
+
+def new_session_id() -> str:
+    """A fresh session id of the agent's own format (`sess_` and 32 hex digits)."""
+    return f"sess_{uuid.uuid4().hex}"
 
 
 @deferred
@@ -97,6 +102,14 @@ def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None],
     from acp_agent.session.journal.reload import reload_journal
 
     return reload_journal
+
+
+@deferred
+def journal_fork() -> Callable[..., None]:
+    """session/fork's journal copy, imported on first use (with session/load's reading)."""
+    from acp_agent.session.journal.fork import fork_journal
+
+    return fork_journal
 
 
 class SessionManager:
@@ -177,7 +190,7 @@ class SessionManager:
 
         The client's capabilities decide whether tools use the editor's files and terminals.
         """
-        session_id = f"sess_{uuid.uuid4().hex}"
+        session_id = new_session_id()
         root, extra = checked_roots(cwd, directories, self.hidden)
         session = self._build(session_id, root, overrides, capabilities, History())
         session.extra_roots = extra
@@ -232,6 +245,49 @@ class SessionManager:
         updates.extend(self.options.restore(session, entries))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
+
+    def fork(
+        self,
+        source_id: str,
+        cwd: str,
+        overrides: dict[str, Any],
+        capabilities: ClientCapabilities | None = None,
+        directories: list[str] | None = None,
+        *,
+        through: int | None = None,
+    ) -> Session:
+        """A new session with a copy of `source_id`'s conversation (whole, or through the end of
+        prompt `through`; `journal/fork.py`), rooted at `cwd` and `directories`, open here.
+
+        The source may be open or only journaled; a turn it is running is not copied. Raises
+        -32002 for a source with no journal, -32602 for a prompt it does not have (or bad roots),
+        -32010 for a journal that cannot be read or written; nothing is left behind then.
+        """
+        if self.store is None or not self.store.exists(source_id):
+            raise RpcError.session_not_found(source_id)
+        root, extra = checked_roots(cwd, directories, self.hidden)
+        self.config.limits.with_overrides(overrides)  # a bad `_meta` refuses the fork before it is written
+        source = self.sessions.get(source_id)
+        fork_id = new_session_id()
+        try:
+            journal_fork.now()(
+                self.store,
+                source_id,
+                fork_id,
+                str(root),
+                tuple(map(str, extra)),
+                through=through,
+                running=source is not None and source.running is not None,
+            )
+        except LookupError as exc:  # PromptNotFound
+            raise RpcError.invalid_params(f"Invalid params: {exc}", {"sessionId": source_id}) from None
+        try:
+            session, _ = self.load(fork_id, cwd, overrides, capabilities, directories)
+        except BaseException:
+            self.store.delete(fork_id)
+            raise
+        log.info("session.forked", session_id=fork_id, source=source_id, through=through)
+        return session
 
     def _build(
         self,
@@ -402,6 +458,12 @@ class SessionManager:
         for session_id in list(self.sessions):
             self.cancel(session_id)
 
+    def check_queue(self, session: Session) -> None:
+        """Raises -32001 when the session's queue has no room for another prompt now."""
+        line = self._lines.get(session.id)
+        if line is not None:
+            line.check_room(session.id)
+
     @asynccontextmanager
     async def turn(self, session: Session) -> AsyncIterator[RunningTurn]:
         """Queue behind the session's running turn (FIFO); the session runs this one in the block.
@@ -417,6 +479,7 @@ class SessionManager:
                     yield turn
                 finally:
                     session.running = None
+                    session.steering.stop()  # the driver closed it; this covers any other way out
         finally:
             if not line.turns and self._lines.get(session.id) is line:
                 del self._lines[session.id]

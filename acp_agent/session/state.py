@@ -24,6 +24,7 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.steering import Steering
 
 if TYPE_CHECKING:
     from acp_agent.session.claude.hooks import SessionHooks
@@ -98,6 +99,8 @@ class Session:
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
     """Its first prompt or a rename settled the title: later prompts do not change it."""
+    steering: Steering = field(default_factory=Steering)
+    """The messages the user sends while a turn runs (`_session/steering`), for that turn."""
     checkpoints: Checkpoints | None = None
     """What its turns changed in the workspace, kept for a rewind (made by the engine on first use;
     None without a journal)."""

@@ -5,8 +5,8 @@ Here, at the top, the loop's core: one turn (`driver.py`), the request → relay
 `repeats.py`), the turn record (`record.py`), the events the loop emits (`events.py`), its stop
 reasons (`stop.py`), what its requests carry (`settings.py`), the loops a session may choose
 (`loops.py`), the seam that asks permission (`permissions.py`), the hooks seam (`hooks.py`), the
-server tools' calls as the editor sees them (`server_calls.py`), and a turn run from Python
-(`inprocess.py`). By concept below:
+messages the user sends the running turn (`steering.py`), the server tools' calls as the editor
+sees them (`server_calls.py`), and a turn run from Python (`inprocess.py`). By concept below:
 
 - `journal/`     the journal's vocabulary: every entry kind, and an entry's line on disk;
 - `context/`     what a request carries: the history, its compaction, the cleared old results, images;

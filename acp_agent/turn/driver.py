@@ -94,6 +94,8 @@ async def drive_turn(
     log.info("turn.started", turn_id=turn_id, max_turn_requests=meter.limits.max_turn_requests)
     left = meter.seconds_left()
     halted: str | None = None
+    if runner.steering is not None:
+        runner.steering.start()
     try:
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
             try:
@@ -123,6 +125,8 @@ async def drive_turn(
     output = _output(history, mark)
     if stop is TurnStop.REFUSAL:
         history.rollback(mark)
+    with anyio.move_on_after(5, shield=True):
+        failure = failure or await _keep_steering(runner, history)
     record_type, fields = record_of(strategy)
     record = record_type.from_meter(
         meter,
@@ -166,6 +170,19 @@ async def _hooked_prompt(
     if hooked.context:
         return [*prompt, {"type": "text", "text": hooked.context}]
     return prompt
+
+
+async def _keep_steering(runner: TurnRunner, history: History) -> JournalFailed | None:
+    """The turn ends: messages the user sent that no request carried (a budget or a cancel ended
+    it first) join the history now, so the next turn's first request carries them."""
+    if runner.steering is None:
+        return None
+    runner.steering.stop()
+    try:
+        await runner.join_steering(history)
+    except JournalFailed as exc:
+        return exc
+    return None
 
 
 def _output(history: History, mark: Mark) -> str:

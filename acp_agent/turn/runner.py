@@ -35,13 +35,14 @@ from acp_agent.turn.context.clearing import clear_old_results
 from acp_agent.turn.context.compaction import compact
 from acp_agent.turn.context.history import History, Mark, without_thinking
 from acp_agent.turn.context.media_budget import fit_media, replace_refused
-from acp_agent.turn.events import EventSink, Notice, TextChunk, ThoughtChunk, UsageReported
+from acp_agent.turn.events import EventSink, Notice, SteeringJoined, TextChunk, ThoughtChunk, UsageReported
 from acp_agent.turn.hooks import NO_HOOKS, TurnHalted, TurnHooks
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.server_calls import ServerCalls
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.steering import Steering
 from acp_agent.turn.stop import TurnStop, map_model_stop
 from acp_agent.turn.tool_batch import ToolBatch
 
@@ -88,6 +89,7 @@ class TurnRunner:
         on_step: Callable[[Step], None] | None = None,
         attachments: ReadAttachments | None = None,
         hooks: TurnHooks = NO_HOOKS,
+        steering: Steering | None = None,
     ) -> None:
         self.model = model
         self.hooks = hooks
@@ -95,6 +97,8 @@ class TurnRunner:
         a compaction; never a model request."""
         self.attachments = attachments
         """Instructions scoped to the files its tools read (`context/attachments.py`)."""
+        self.steering = steering
+        """The session's messages for its running turn (`steering.py`); None: nobody steers."""
         self.permissions: PermissionAsker = permissions or AllowAll()
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
@@ -156,6 +160,8 @@ class TurnRunner:
             else:
                 self.last_context_tokens = clear_old_results(history, self.last_context_tokens, self.settings)
                 await self._maybe_compact(history, meter)
+                if history.messages and history.messages[-1]["role"] == "user":  # not a pause_turn's
+                    await self.join_steering(history)
                 fit_media(history)  # within what one request may carry (rarely rewrites anything)
                 number = meter.start_request(self.settings.model)
                 log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
@@ -206,6 +212,9 @@ class TurnRunner:
                 history.repair(CUT_OFF)
             self._step(number, done, tool_uses, history)
             stop = map_model_stop(done.stop_reason) or TurnStop.END_TURN
+            if stop is TurnStop.END_TURN and self._steered_on(meter):
+                await self.join_steering(history)  # it came as the model ended: answered in this turn
+                continue
             if stop is TurnStop.END_TURN and done.stop_reason == "end_turn":
                 hooked = await self.hooks.stopping(text, stop_blocks > 0, meter)
                 if hooked.halt is not None:
@@ -216,6 +225,22 @@ class TurnRunner:
                     history.add_user([{"type": "text", "text": hooked.go_on}])
                     continue
             return AttemptOutcome(stop, done.stop_reason, text)
+
+    def _steered_on(self, meter: TurnMeter) -> bool:
+        """Whether a message the user sent while the turn ran waits, and a budget allows the
+        request that answers it (it never adds one beyond the turn's limits)."""
+        return self.steering is not None and self.steering.pending() and meter.exhausted() is None
+
+    async def join_steering(self, history: History) -> int:
+        """Put the messages the user sent while the turn ran into the history (after the pending
+        tool results, journaled) and show them to the editor; returns how many joined."""
+        if self.steering is None:
+            return 0
+        messages = self.steering.take()
+        for message in messages:
+            history.add_steering(message.blocks, message.shown)
+            await self.sink.emit(SteeringJoined(tuple(message.shown), self.new_id()))
+        return len(messages)
 
     def tool_batch(self, tool_uses: list[dict[str, Any]], history: History, meter: TurnMeter) -> ToolBatch:
         """A batch of these calls with this runner's tools, sink, context, asker and timeout."""

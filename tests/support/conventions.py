@@ -18,6 +18,7 @@ EXPECTED_COMMANDS = {
     "status",
     "hooks",
     "compact",
+    "fork",
     "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
     "agents",  # the same
     "tasks",  # the same

@@ -1,10 +1,11 @@
 """Slash commands: the built-ins `/status`, `/permissions`, `/agents` and `/tasks` (answered
-without a model request), `/compact` (one counted request) and `/rewind` (`session/rewinding.py`),
-and how a prompt names any command (`slash_of`; the custom commands, skills and MCP prompts a
-session offers are in `conventions.py`).
+without a model request), `/compact` (one counted request), `/rewind` (`session/rewinding.py`) and
+`/fork [N]` (a new session with a copy of this one's conversation, whole or through prompt N: no
+request), and how a prompt names any command (`slash_of`; the custom commands, skills and MCP
+prompts a session offers are in `conventions.py`).
 
-`/status`, `/compact` and `/rewind` always win over a custom command of their name. Those named
-after Claude Code's everyday commands (`/permissions`, `/agents`, `/tasks`) give way to one: a
+`/status`, `/compact`, `/rewind` and `/fork` always win over a custom command of their name. Those
+named after Claude Code's everyday commands (`/permissions`, `/agents`, `/tasks`) give way to one: a
 project's command of that name runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
@@ -39,6 +40,12 @@ COMMANDS: list[dict[str, Any]] = [
         "description": "Summarise the earlier conversation now to free context (one model request).",
     },
     {
+        "name": "fork",
+        "description": "Copy this session into a new one, whole or through prompt N, and name it "
+        "(no model request).",
+        "input": {"hint": "[N]: the last prompt to copy (all of them when left out)"},
+    },
+    {
         "name": "rewind",
         "description": "Go back to before a prompt: its files and the conversation (--chat: the "
         "conversation only, --files: the files only). Alone, it lists the prompts.",
@@ -64,8 +71,8 @@ _ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
 
 def command_of(prompt: list[dict[str, Any]]) -> tuple[str, str] | None:
     """The built-in command a prompt is (its text starts `/status`, `/permissions`, `/compact`,
-    `/rewind`, `/agents` or `/tasks`), and the rest of its text (the arguments: only /rewind reads
-    them)."""
+    `/rewind`, `/fork`, `/agents` or `/tasks`), and the rest of its text (the arguments: /rewind
+    and /fork read them)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None

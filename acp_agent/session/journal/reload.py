@@ -22,7 +22,7 @@ from acp_agent.session.journal.titles import session_title
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import Entry
 
-__all__ = ["Reloaded", "read_journal", "reload_journal", "reopen_journal"]
+__all__ = ["Reloaded", "journal_error", "read_journal", "reload_journal", "reopen_journal"]
 
 log = structlog.get_logger(__name__)
 
@@ -68,7 +68,7 @@ def read_journal(
                 path, None, f"cannot be replayed ({type(exc).__name__}: {str(exc)[:200]})"
             ) from exc
     except (JournalCorrupt, OSError) as exc:
-        raise _journal_error(session_id, exc) from None
+        raise journal_error(session_id, exc) from None
 
 
 def reopen_journal(store: SessionStore, session_id: str) -> Journal:
@@ -76,10 +76,11 @@ def reopen_journal(store: SessionStore, session_id: str) -> Journal:
     try:
         return store.reopen(session_id)
     except OSError as exc:
-        raise _journal_error(session_id, JournalWriteFailed(store.path(session_id), exc)) from None
+        raise journal_error(session_id, JournalWriteFailed(store.path(session_id), exc)) from None
 
 
-def _journal_error(session_id: str, exc: Exception) -> RpcError:
+def journal_error(session_id: str, exc: Exception, doing: str = "load") -> RpcError:
+    """-32010 for a journal that cannot be read (or written), naming the file (and the line)."""
     log.warning("journal.unusable", session_id=session_id, problem=str(exc))
     data: dict[str, Any] = {"sessionId": session_id, "journal": str(getattr(exc, "path", ""))}
     if isinstance(exc, JournalCorrupt) and exc.line is not None:
@@ -87,4 +88,4 @@ def _journal_error(session_id: str, exc: Exception) -> RpcError:
     message = str(exc)
     if isinstance(exc, OSError) and not isinstance(exc, JournalWriteFailed):
         message = f"cannot read its journal: {exc.strerror or exc}"
-    return RpcError.journal_error(f"Cannot load session {session_id}: {message}", data)
+    return RpcError.journal_error(f"Cannot {doing} session {session_id}: {message}", data)

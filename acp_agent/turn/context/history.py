@@ -29,6 +29,7 @@ from acp_agent.turn.journal.entries import (
     Entry,
     PromptEntry,
     RollbackEntry,
+    SteeringEntry,
     ToolResultEntry,
     ToolStartedEntry,
     UserEntry,
@@ -232,7 +233,7 @@ class History:
         for entry in entries:
             if isinstance(entry, ToolStartedEntry):
                 started.add(entry.tool_use_id)
-            elif isinstance(entry, PromptEntry | UserEntry):
+            elif isinstance(entry, PromptEntry | UserEntry | SteeringEntry):
                 history.add_user(list(entry.blocks), journal=False)
             elif isinstance(entry, ToolResultEntry):
                 history.add_user([entry.block], journal=False)
@@ -269,6 +270,13 @@ class History:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
         blocks = shown_value(blocks)
         self.note(PromptEntry(blocks, shown_value(shown or []), str(uuid.uuid4())))
+        self.add_user(blocks, journal=False)
+
+    def add_steering(self, blocks: list[Block], shown: list[dict[str, Any]]) -> None:
+        """A message the user sent while the turn ran: user text after the pending tool results
+        (merged into their message), journaled as such (`turn/steering.py`)."""
+        blocks = shown_value(blocks)
+        self.note(SteeringEntry(blocks, shown_value(shown)))
         self.add_user(blocks, journal=False)
 
     def add_user(self, blocks: list[Block], *, journal: bool = True) -> None:

@@ -60,6 +60,7 @@ __all__ = [
     "ShownDiff",
     "ShownLink",
     "ShownLocation",
+    "SteeringEntry",
     "TitleEntry",
     "ToolCallShown",
     "ToolResultEntry",
@@ -256,6 +257,17 @@ class PromptEntry:
     prompt: list[dict[str, Any]] = field(default_factory=list)
     message_id: str | None = None
     type: Literal["prompt"] = "prompt"
+
+
+@_typed
+class SteeringEntry:
+    """A message the user sent while a turn ran (`_session/steering`), as it joined the history:
+    `blocks` as the model got them, after the tool results they followed; `prompt` as the editor
+    sent them (replayed as the user's message). Part of the running turn, never a prompt of its own."""
+
+    blocks: list[Block]
+    prompt: list[dict[str, Any]] = field(default_factory=list)
+    type: Literal["steering"] = "steering"
 
 
 @_typed
@@ -508,6 +520,7 @@ Entry = (
     MetaEntry
     | PromptEntry
     | UserEntry
+    | SteeringEntry
     | AssistantEntry
     | ToolStartedEntry
     | ToolResultEntry
