@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from acp_agent.session.claude.rule_engine import REJECTED_ALWAYS, RuleEngine
+from acp_agent.session.claude.path_denials import REJECTED_ALWAYS
+from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import load_claude_setup
 from acp_agent.session.editor.permissions import OPTION_IDS, SessionPermissions, read_answer
 from acp_agent.turn.permissions import PermissionDecision, PermissionQuestion

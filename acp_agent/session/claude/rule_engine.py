@@ -33,7 +33,6 @@ project's allow), and a project's allow rules count only once the folder is trus
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ import structlog
 
 from acp_agent.errors import PathOutsideCwd, ToolError
 from acp_agent.model.server_tools import WebTools
+from acp_agent.session.claude.path_denials import REJECTED_ALWAYS, SESSION, ReadDenials, deny_message
 from acp_agent.session.claude.path_rules import escaped_path
 from acp_agent.session.claude.rules import Behavior, Rule, RuleOrigin, read_rule, rule_text
 from acp_agent.session.claude.saved_rules import LOCAL_SETTINGS, command_rule, names_command, save_rules
@@ -85,11 +85,6 @@ SUBAGENT_REFUSED = (
 DONT_ASK = (
     "Refused: the session is in dontAsk mode, where what the rules and the mode do not allow is "
     "refused instead of asked ({why})."
-)
-SESSION = "this session"
-REJECTED_ALWAYS = (
-    'The user answered "Always reject" to this call earlier in the session. Do not retry it; ask '
-    "the user or try another way."
 )
 
 
@@ -162,7 +157,7 @@ class RuleEngine:
         call = self._call(q)
         rules = self.rules()
         if (rule := self._match(rules, "deny", call)) is not None:
-            return Verdict("deny", _refusal(rule), "deny rule", rule)
+            return Verdict("deny", deny_message(rule), "deny rule", rule)
         if call.line is not None and self.lines.get(call.line) is False:
             return Verdict("deny", REJECTED_ALWAYS, "deny rule")
         hook = q.hook.decision if q.hook is not None else None
@@ -266,8 +261,13 @@ class RuleEngine:
         return "\n".join(lines)
 
     def path_denials(self) -> ReadDenials:
-        """The `Read(…)` deny rules as the file tools apply them (`tools/hidden.py:PathDenials`)."""
+        """The `Read(…)` deny rules as the file tools apply them (`path_denials.py`)."""
         return ReadDenials(self)
+
+    def rules_key(self) -> tuple[int, int, str]:
+        """Changes when the rules in force do: an answer kept, the project's trust decided."""
+        trust = self.setup.trust
+        return len(self.saved_rules), len(self.session_rules), trust.state if trust is not None else ""
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -370,57 +370,6 @@ class RuleEngine:
             rule, _ = read_rule(text, behavior, origin, cwd=self.setup.cwd, home=self.home)
             if rule is not None and all(r.text != text or r.behavior != behavior for r in into):
                 into.append(rule)
-
-
-@dataclass(slots=True)
-class ReadDenials:
-    """The deny rules on reading, as the file tools ask (`tools/hidden.py:PathDenials`): a path
-    one of them names, as written or where it leads, is refused and left out of listings. Asked
-    once per entry a listing or search meets: the rules are gathered into one expression, again
-    only when the session's rules changed."""
-
-    engine: RuleEngine
-    _key: tuple[int, int, str] | None = None
-    _rules: tuple[Rule, ...] = ()
-    _bases: tuple[tuple[str, re.Pattern[str]], ...] = ()
-    """Per anchor, one expression for all its rules' globs: most paths are ruled out by it."""
-    _bare: bool = False
-
-    def refusal(self, path: str) -> str | None:
-        rules = self._current()
-        if not rules:
-            return None
-        if not self._bare and not any(
-            path.startswith(base) and any_of.match(path, len(base)) for base, any_of in self._bases
-        ):
-            return None
-        for rule in rules:
-            if rule.bare or (rule.path is not None and rule.path.matches(path)):
-                return _refusal(rule)
-        return None
-
-    def _current(self) -> tuple[Rule, ...]:
-        engine = self.engine
-        trust = engine.setup.trust
-        key = (len(engine.saved_rules), len(engine.session_rules), trust.state if trust is not None else "")
-        if key != self._key:
-            self._rules = tuple(r for r in engine.rules() if r.behavior == "deny" and r.names("read_file"))
-            by_base: dict[str, list[str]] = {}
-            for rule in self._rules:
-                if rule.path is not None:
-                    by_base.setdefault(rule.path.base, []).append(rule.path.source)
-            self._bases = tuple(
-                (base, re.compile("|".join(f"(?:{p})" for p in patterns)))
-                for base, patterns in by_base.items()
-            )
-            self._bare = any(r.bare for r in self._rules)
-            self._key = key
-        return self._rules
-
-
-def _refusal(rule: Rule) -> str:
-    """What the model is told of a deny rule: the rule and its file, in one line."""
-    return REJECTED_ALWAYS if rule.origin.shown == SESSION else f"denied by {rule.origin.shown}: {rule.text}"
 
 
 def _ask(mode: str, step: str, why: str, rule: Rule | None = None) -> Verdict:

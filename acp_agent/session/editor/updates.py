@@ -2,7 +2,7 @@
 
 The live relay (`relay.py`), the replay of session/load (`session/journal/replay.py`) and the
 permission question (`permissions.py`) build a tool call here, from the same typed value
-(`turn/journal/entries.py:ToolCallShown`, which the tool batch both journals and emits), so what
+(`turn/journal/shown_calls.py:ToolCallShown`, which the tool batch both journals and emits), so what
 the editor shows live, after a reload and before an approval cannot drift apart. A new kind of
 tool-call content is rendered in `tool_content`, and all three show it.
 

@@ -2,33 +2,45 @@
 
 The journal (`session/journal/store.py`) is the one durable format: `turn/` writes entries through
 `History.note`, `session/` writes its own (the header, notices, plans, option changes) and reads
-them all back for session/load. Each kind is a frozen dataclass here, built directly by its writer
-(no validation: the agent's own values) and validated once when a line is read (a pydantic
-TypeAdapter over these classes: a boundary crossed once per entry, docs/decisions.md D4).
-`lines.py` turns an entry into its line and back; `schemas/journal-entry.schema.json` is
-generated from these classes.
+them all back for session/load. Each kind is a frozen dataclass (`journaled.py`), built directly by
+its writer (no validation: the agent's own values) and validated once when a line is read (a
+pydantic TypeAdapter over these classes: a boundary crossed once per entry, docs/decisions.md D4).
+The conversation's and the options' kinds are here, with the one `Entry` union of every kind; the
+workspace history's (checkpoints, changes, rewinds) are in `workspace_entries.py`, the API blocks
+and messages the entries carry in `api_blocks.py`, what the editor is shown of a tool call in
+`shown_calls.py`; every name is importable from here. `lines.py` turns an entry into its line and
+back; `schemas/journal-entry.schema.json` is generated from these classes.
 
 On disk an entry is one JSON object: `type` first, then its fields in camelCase, in the order
-declared here. A field whose default is None, False, () or 0 is left out at that default, and a
+declared. A field whose default is None, False, () or 0 is left out at that default, and a
 reader fills it back in, so journals written before a field existed still load.
 
-To add an entry kind: a dataclass here with `type: Literal["<kind>"] = "<kind>"` as its last
+To add an entry kind: a `@journaled` class with `type: Literal["<kind>"] = "<kind>"` as its last
 field, added to `Entry`; its writer builds it and `History.note`s it; readers match on the class.
-To add a kind of tool-call content (an image, a server tool's result): a field on `ToolCallShown`
-with an empty default, filled in `ToolCallShown.of_result`, and rendered to ACP content in
-`session/editor/updates.py:tool_content`; the live update, the replay and the preview then all show it.
 Then regenerate the schemas (`python -m acp_agent.schemas`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NamedTuple, TypeVar, dataclass_transform
+from dataclasses import field
+from typing import Any, Literal, NamedTuple
 
-from pydantic import AfterValidator, ConfigDict, NonNegativeInt, WithJsonSchema
-from pydantic.alias_generators import to_camel
+from pydantic import NonNegativeInt
 
-from acp_agent.tools.base import PlanEntry, Preview, ToolResult
+from acp_agent.tools.base import PlanEntry
+from acp_agent.turn.journal.api_blocks import Block, Message, ResultBlock
+from acp_agent.turn.journal.journaled import journaled
+from acp_agent.turn.journal.shown_calls import ShownDiff, ShownLink, ShownLocation, ToolCallShown
+from acp_agent.turn.journal.workspace_entries import (
+    ChangesEntry,
+    CheckpointEntry,
+    FileChange,
+    FileImage,
+    FileState,
+    RewindEntry,
+    RewoundEntry,
+    RootTree,
+)
 
 __all__ = [
     "ENTRY_CLASSES",
@@ -71,155 +83,11 @@ __all__ = [
 ]
 
 
-# ── the Messages API's blocks and messages, as an entry carries them ────────────────────────────
-# Checked only as far as the history relies on them, and kept as plain dicts: they go back to the
-# API unchanged. Their JSON schema (for `schemas/journal-entry.schema.json`) says as much, no more.
-
-
-def _block(block: dict[str, Any]) -> dict[str, Any]:
-    """A Messages API content block, checked only as far as the history relies on it."""
-    kind = block.get("type")
-    if not isinstance(kind, str):
-        raise ValueError("a block without a type")
-    if kind == "tool_use" and not (isinstance(block.get("id"), str) and isinstance(block.get("name"), str)):
-        raise ValueError("a tool_use without an id and a name")
-    if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
-        raise ValueError("a tool_result without a tool_use_id")
-    if kind in {"text", "thinking"} and not isinstance(block.get(kind), str):
-        raise ValueError(f"a {kind} block without its text")
-    return block
-
-
-Block = Annotated[
-    dict[str, Any],
-    AfterValidator(_block),
-    WithJsonSchema({"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}}),
-]
-"""A content block as the Messages API takes it (kept as a plain dict: it goes back unchanged)."""
-
-
-def _message(message: dict[str, Any]) -> dict[str, Any]:
-    if message.get("role") not in {"user", "assistant"}:
-        raise ValueError("a message whose role is not user or assistant")
-    content = message.get("content")
-    if not isinstance(content, list) or not all(isinstance(block, dict) for block in content):
-        raise ValueError("a message whose content is not a list of blocks")
-    for block in content:
-        _block(block)
-    return message
-
-
-Message = Annotated[
-    dict[str, Any],
-    AfterValidator(_message),
-    WithJsonSchema(
-        {
-            "type": "object",
-            "required": ["role", "content"],
-            "properties": {"role": {"enum": ["user", "assistant"]}, "content": {"type": "array"}},
-        }
-    ),
-]
-
-
-def _result_block(block: dict[str, Any]) -> dict[str, Any]:
-    if block.get("type") != "tool_result":
-        raise ValueError("not a tool_result block")
-    return block
-
-
-ResultBlock = Annotated[Block, AfterValidator(_result_block)]
-"""A `tool_result` block."""
-
 JOURNAL_VERSION = 1
 """The header's `version`: the format as this module defines it."""
-_CONFIG = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-_T = TypeVar("_T")
 
 
-@dataclass_transform(frozen_default=True, field_specifiers=(field,))
-def _typed(cls: type[_T]) -> type[_T]:
-    """A frozen, slotted dataclass whose JSON keys the reader takes in camelCase."""
-    cls.__pydantic_config__ = _CONFIG  # type: ignore[attr-defined]
-    return dataclass(frozen=True, slots=True)(cls)
-
-
-class ShownLocation(NamedTuple):
-    """A place the editor can follow: an absolute path and a 1-based line (None: the whole file)."""
-
-    path: str
-    line: int | None
-
-
-class ShownDiff(NamedTuple):
-    """A file change for the editor: `old_text` None means a new file."""
-
-    path: str
-    old_text: str | None
-    new_text: str
-
-
-class ShownLink(NamedTuple):
-    """A page a call found or read (a web search's result, a fetched URL), for the editor to open."""
-
-    uri: str
-    title: str
-
-
-@_typed
-class ToolCallShown:
-    """What the editor is shown of a tool call: its final update, its replay and its preview.
-
-    One value, journaled with the call's result (`ToolResultEntry.shown`) and carried by the live
-    `ToolCallFinished` event, so the live and the replayed update come from the same data.
-    `hidden`: the call was never shown live (skipped by a limit), so a replay skips it too. None
-    fields are unknown (an older or a cancelled call): the replay falls back to the result block.
-    """
-
-    title: str | None = None
-    kind: str | None = None
-    status: str | None = None
-    raw_input: dict[str, Any] | None = None
-    text: str | None = None
-    locations: tuple[ShownLocation, ...] = ()
-    diffs: tuple[ShownDiff, ...] = ()
-    raw_output: dict[str, Any] | None = None
-    hidden: bool = False
-    links: tuple[ShownLink, ...] = ()
-    """Pages the call found or read (a server tool's results), shown as `resource_link`s."""
-    images: int = 0
-    """How many images the call's result gave the model, shown too: they are the image blocks of
-    the result's `tool_result` (journaled there once, never twice)."""
-    steps: tuple[str, ...] = ()
-    """What a subagent did, one short line per tool call it made, shown before its answer."""
-
-    @classmethod
-    def of_result(cls, title: str, kind: str, raw_input: dict[str, Any], result: ToolResult) -> ToolCallShown:
-        """A finished call as its tool's result shows it."""
-        return cls(
-            title=title,
-            kind=kind,
-            status="failed" if result.is_error else "completed",
-            raw_input=raw_input,
-            text=result.text,
-            locations=tuple(ShownLocation(str(path), line) for path, line in result.locations),
-            diffs=tuple(ShownDiff(str(d.path), d.old_text, d.new_text) for d in result.diffs),
-            raw_output=result.raw_output,
-            images=sum(1 for block in result.media if block.get("type") == "image"),
-            steps=result.steps,
-        )
-
-    @classmethod
-    def of_preview(cls, preview: Preview) -> ToolCallShown:
-        """What a call would do, shown with its permission question (`text`: None when empty)."""
-        return cls(
-            text=preview.text or None,
-            locations=tuple(ShownLocation(str(path), line) for path, line in preview.locations),
-            diffs=tuple(ShownDiff(str(d.path), d.old_text, d.new_text) for d in preview.diffs),
-        )
-
-
-@_typed
+@journaled
 class MetaEntry:
     """The header, first line of every journal: which session, rooted where (its cwd and the
     client's additional roots), since when."""
@@ -232,7 +100,7 @@ class MetaEntry:
     type: Literal["meta"] = "meta"
 
 
-@_typed
+@journaled
 class RootsEntry:
     """The additional roots a session/load or session/resume gave, where they differ from before."""
 
@@ -240,7 +108,7 @@ class RootsEntry:
     type: Literal["roots"] = "roots"
 
 
-@_typed
+@journaled
 class TitleEntry:
     """The user renamed the session (session/set_title): its title from now on."""
 
@@ -248,7 +116,7 @@ class TitleEntry:
     type: Literal["title"] = "title"
 
 
-@_typed
+@journaled
 class PromptEntry:
     """A user prompt: `blocks` as the model got them, `prompt` as the editor sent them (replayed,
     as the user message `message_id`: `_session/rewind` may name a prompt by it)."""
@@ -259,7 +127,7 @@ class PromptEntry:
     type: Literal["prompt"] = "prompt"
 
 
-@_typed
+@journaled
 class SteeringEntry:
     """A message the user sent while a turn ran (`_session/steering`), as it joined the history:
     `blocks` as the model got them, after the tool results they followed; `prompt` as the editor
@@ -270,7 +138,7 @@ class SteeringEntry:
     type: Literal["steering"] = "steering"
 
 
-@_typed
+@journaled
 class UserEntry:
     """User blocks the agent added: a strategy's feedback, or the results of a history repair."""
 
@@ -278,7 +146,7 @@ class UserEntry:
     type: Literal["user"] = "user"
 
 
-@_typed
+@journaled
 class AssistantEntry:
     """A finished (or partial) assistant reply, with its thinking and tool_use blocks."""
 
@@ -286,7 +154,7 @@ class AssistantEntry:
     type: Literal["assistant"] = "assistant"
 
 
-@_typed
+@journaled
 class ToolStartedEntry:
     """A call with side effects began running: after a crash the model hears it may have run."""
 
@@ -294,7 +162,7 @@ class ToolStartedEntry:
     type: Literal["tool_started"] = "tool_started"
 
 
-@_typed
+@journaled
 class ToolResultEntry:
     """A tool call's result for the model (`block`) and for the editor (`shown`)."""
 
@@ -303,7 +171,7 @@ class ToolResultEntry:
     type: Literal["tool_result"] = "tool_result"
 
 
-@_typed
+@journaled
 class ShownCallEntry:
     """A tool call made for the user, not the model (a command file's `` !`cmd` ``): its output went
     into the prompt, so it is never a message; session/load shows it as the live turn did."""
@@ -315,7 +183,7 @@ class ShownCallEntry:
     type: Literal["shown_call"] = "shown_call"
 
 
-@_typed
+@journaled
 class TurnEntry:
     """A turn's record (`schemas/turn-record.schema.json`), kept as written: never read back."""
 
@@ -323,7 +191,7 @@ class TurnEntry:
     type: Literal["turn"] = "turn"
 
 
-@_typed
+@journaled
 class NoticeEntry:
     """A note for the user only (a limit, a command's answer): replayed, never in the history.
 
@@ -336,7 +204,7 @@ class NoticeEntry:
     type: Literal["notice"] = "notice"
 
 
-@_typed
+@journaled
 class PlanChangedEntry:
     """The whole plan as it stood (replay shows the last one)."""
 
@@ -344,7 +212,7 @@ class PlanChangedEntry:
     type: Literal["plan"] = "plan"
 
 
-@_typed
+@journaled
 class ModeEntry:
     """A permission mode change (a mode that skips questions is never restored from disk)."""
 
@@ -352,7 +220,7 @@ class ModeEntry:
     type: Literal["mode"] = "mode"
 
 
-@_typed
+@journaled
 class ModelEntry:
     """A model switch."""
 
@@ -360,7 +228,7 @@ class ModelEntry:
     type: Literal["model"] = "model"
 
 
-@_typed
+@journaled
 class EffortEntry:
     """An effort change; None is the model's own default."""
 
@@ -368,7 +236,7 @@ class EffortEntry:
     type: Literal["effort"] = "effort"
 
 
-@_typed
+@journaled
 class LoopEntry:
     """A loop change: its id only (a verify command is never taken from disk: the configuration
     or the load's `_meta` supplies it)."""
@@ -377,7 +245,7 @@ class LoopEntry:
     type: Literal["loop"] = "loop"
 
 
-@_typed
+@journaled
 class WebEntry:
     """The web tools switched on or off (the `web` config option)."""
 
@@ -385,7 +253,7 @@ class WebEntry:
     type: Literal["web"] = "web"
 
 
-@_typed
+@journaled
 class CompactionEntry:
     """The whole history rewritten (a summary, or thinking dropped on a model switch).
 
@@ -408,7 +276,7 @@ class ClearedResult(NamedTuple):
     images: int
 
 
-@_typed
+@journaled
 class ClearingEntry:
     """Old tool results left out of what the session sends from here on (`turn/context/clearing.py`);
     the results stay in the journal and the history. The thinking blocks of messages `first`+1
@@ -421,99 +289,13 @@ class ClearingEntry:
     type: Literal["clearing"] = "clearing"
 
 
-@_typed
+@journaled
 class RollbackEntry:
     """A refused prompt and what followed it dropped: the history back to this mark."""
 
     messages: NonNegativeInt
     blocks: NonNegativeInt
     type: Literal["rollback"] = "rollback"
-
-
-class FileState(NamedTuple):
-    """A file's content as a checkpoint keeps it: its git blob id (the SHA-1 of `blob <size>\\0`
-    and the bytes, whether git stored it or the agent's own store did) and its git mode
-    (`100644`, `100755`, or `120000` for a symlink, whose content is its target)."""
-
-    blob: str
-    mode: str
-
-
-class FileChange(NamedTuple):
-    """One file changed: its absolute path, what it held before and after (None: it did not exist)."""
-
-    path: str
-    before: FileState | None
-    after: FileState | None
-
-
-class FileImage(NamedTuple):
-    """A file as it was before an edit tool wrote it (`state` None: it did not exist)."""
-
-    path: str
-    state: FileState | None
-
-
-class RootTree(NamedTuple):
-    """A session root's snapshot: its tree in the session's shadow git store."""
-
-    root: str
-    tree: str
-
-
-@_typed
-class CheckpointEntry:
-    """What a turn's changes are measured from, journaled before the turn first changes anything:
-    the snapshot of each root (`trees`, `session/journal/shadow_git.py`) before its first change,
-    and the before-image of each file an edit tool is about to write (`images`), kept in the
-    session's checkpoint store. A turn may journal several: the trees once, an image per file."""
-
-    trees: tuple[RootTree, ...] = ()
-    images: tuple[FileImage, ...] = ()
-    type: Literal["checkpoint"] = "checkpoint"
-
-
-@_typed
-class ChangesEntry:
-    """What a turn changed in the workspace, journaled when it ends: each file with what it held
-    before the turn and after it, and the roots' snapshots after it. `prompt` names the turn's
-    prompt as a `RewindEntry` does (a turn a crash ended is closed later, by the next turn or
-    rewind)."""
-
-    prompt: NonNegativeInt
-    changes: tuple[FileChange, ...] = ()
-    trees: tuple[RootTree, ...] = ()
-    """The roots' snapshots after the turn (what a later rewind may find the turn left)."""
-    type: Literal["changes"] = "changes"
-
-
-@_typed
-class RewindEntry:
-    """The session went back to before a prompt (`/rewind`, `_session/rewind`).
-
-    `prompt` names the prompt by its place among every `prompt` entry of the journal (0 for the
-    first one ever written, rewound or not), so it still names the same one after earlier rewinds.
-    With `scope` "all" or "chat", every entry from that prompt on is left out of the conversation
-    (`session/journal/timeline.py`); with "all" or "files", `restore` lists the files put back,
-    each `before` what the turns left there and `after` what it held before the prompt. The entry is
-    written before any file is touched: a crash mid-restore is finished by the next load.
-    `conflicts` are files someone else changed since, left as they are.
-    """
-
-    prompt: NonNegativeInt
-    scope: Literal["all", "chat", "files"] = "all"
-    restore: tuple[FileChange, ...] = ()
-    conflicts: tuple[str, ...] = ()
-    type: Literal["rewind"] = "rewind"
-
-
-@_typed
-class RewoundEntry:
-    """A rewind's files are back; `conflicts` are those found changed by someone else while it ran
-    (or before a crash's rewind was finished), left as they were."""
-
-    conflicts: tuple[str, ...] = ()
-    type: Literal["rewound"] = "rewound"
 
 
 Entry = (
