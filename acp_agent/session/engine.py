@@ -26,10 +26,12 @@ from acp_agent.session.command_turn import CommandTurn, command_settings, find_i
 from acp_agent.session.commands.conventions import Conventions
 from acp_agent.session.commands.instructions import Instructions, load_instructions
 from acp_agent.session.commands.memory_files import ImportTrust, may_import_outside
+from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.relay import Relay
 from acp_agent.session.editor.trust_question import ask_trust
+from acp_agent.session.mcp_servers import MCP_START_SECONDS, SessionServers
 from acp_agent.session.options.config_options import DEFAULT_MODE
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import settings_roots
@@ -114,6 +116,7 @@ class Engine:
             instructions = await self.instructions(session)
             if await self.settle_trust(session) and instructions.untrusted_imports:
                 instructions = await self.instructions(session)  # trusted now: the imports join
+            await self.start_trusted_servers(session)
             conventions = await session.conventions.current()
             if session.runner is None:  # nobody built it while the files were read
                 session.runner = self._build(session, instructions, conventions)
@@ -155,6 +158,20 @@ class Engine:
             await session.permissions.switch_mode(found[0])
         session.settings_roots = settings_roots(setup, session.cwd, self.hidden)
         return True
+
+    async def start_trusted_servers(self, session: Session) -> None:
+        """The project's MCP servers that waited for its trust, started once it is settled (before
+        the first request: their tools join the tool list the whole session keeps)."""
+        servers, setup = session.servers, session.claude
+        if servers is None or session.mcp is None:
+            return
+        rows = servers.trusted(setup.trust if setup is not None else None)
+        tools = await servers.start(rows, session.mcp, cwd=session.cwd, timeout=MCP_START_SECONDS)
+        if rows:
+            session.extra_tools.extend(tools)
+            session.conventions.set_prompts(session.mcp.prompts)
+            await announce_commands(session.id, session.conventions, self.requester, first=False)
+            log.info("session.project_mcp_started", session_id=session.id, tools=len(tools))
 
     def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
         """The runner itself: its tools, system prompt (with `instructions` and the skills of
@@ -323,6 +340,8 @@ class Engine:
         meter = TurnMeter(session.limits, price=price)
         if name == "permissions":
             text = session.permissions.engine.describe(session.mode)
+        elif name == "mcp":
+            text = (session.servers or SessionServers()).listing()
         elif name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
             text = (
@@ -407,6 +426,7 @@ def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Con
         f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"
         + (f"\n{session.claude.describe_files()}" if session.claude is not None else "")
+        + (f"\n{session.servers.status()}" if session.servers is not None else "")
     )
 
 

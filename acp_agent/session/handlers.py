@@ -151,10 +151,9 @@ class AcpHandler:
             "modes": modes_state(session.mode, session.permissions.modes),
             "configOptions": self.manager.options.config_options(session),
         }
-        if mcp_servers:
-            failures = await self.manager.connect_mcp(session, mcp_servers)
-            if failures:
-                answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
+        failures = await self.manager.connect_mcp(session, mcp_servers)
+        if failures:
+            answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
         self._announce_commands(session)
         return answer
 
@@ -298,7 +297,7 @@ class AcpHandler:
         shown = [block.to_wire() for block in request.prompt]
         command = command_of(shown)
         if command in CLAUDE_CODE_NAMES and (await session.conventions.current()).find(command) is not None:
-            command = None  # the project's own /agents runs instead
+            command = None  # the project's own /agents or /mcp runs instead
         empty = is_empty_prompt(shown)
         profile = session.settings.profile
         blocks = (

@@ -29,6 +29,7 @@ from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.claude.mcp_files import ClaudeServers, read_claude_servers
 from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
@@ -40,6 +41,7 @@ from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.listing import session_roots
 from acp_agent.session.journal.store import SessionStore, creation_error
 from acp_agent.session.journal.titles import session_title
+from acp_agent.session.mcp_servers import MCP_START_SECONDS, SessionServers
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.queue import PromptLine
@@ -66,9 +68,6 @@ if TYPE_CHECKING:
 __all__ = ["SessionManager", "engine_class", "journal_reload", "mcp_connections"]
 
 log = structlog.get_logger(__name__)
-
-MCP_START_SECONDS = 15.0
-"""How long session/new waits for its MCP servers (editors give up at about 20 s)."""
 
 FIRST_ANSWER_WAIT = 120.0
 """How long the Models API question waits, at most, for a prompt's first answer to begin."""
@@ -335,10 +334,16 @@ class SessionManager:
             session.journal.close()
 
     async def connect_mcp(self, session: Session, servers: list[dict[str, Any]]) -> list[str]:
-        """Start the session's MCP servers and offer their tools; returns the failures to report.
-
-        Called by session/new and session/load before they answer, so before the first prompt.
-        """
+        """Plan the session's MCP servers (the editor's `servers` and Claude Code's files', the
+        editor's winning a name clash), start those that need no trust and offer their tools;
+        returns the failures to report. Called by session/new and session/load before they
+        answer, so before the first prompt (a project server that waits for trust starts then,
+        `Engine.runner`)."""
+        setup = session.claude
+        claude = read_claude_servers(setup, home=user_home()) if setup is not None else ClaudeServers()
+        session.servers = plan = SessionServers.plan(servers, claude, setup.trust if setup else None)
+        if not plan.any_to_start:
+            return []
         connections_class = await mcp_connections()  # under the deferred-import lock, off the loop
         connections = connections_class(
             self._task_group,
@@ -346,10 +351,11 @@ class SessionManager:
         )
         session.mcp = connections
         connections.on_prompts_changed = lambda: self._prompts_changed(session)
-        tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
+        starting = plan.starting()
+        tools = await plan.start(starting, connections, cwd=session.cwd, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
         session.conventions.set_prompts(connections.prompts)  # and its prompts are commands
-        failures = [f"{f.server}: {f.reason}" for f in connections.failures]
+        failures = [f"{row.name}: {row.detail}" for row in starting if row.state == "failed"]
         if failures:
             log.warning("session.mcp_failed", session_id=session.id, failures=failures)
         log.info("session.mcp_connected", session_id=session.id, tools=len(tools))

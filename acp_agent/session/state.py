@@ -27,6 +27,7 @@ from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
     from acp_agent.session.claude.setup import ClaudeSetup
+    from acp_agent.session.mcp_servers import SessionServers
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.shell.tasks import BackgroundTasks
@@ -70,6 +71,8 @@ class Session:
     """The session's effort level (config option `effort`); None: the configured one."""
     mcp: McpConnections | None = None
     """The session's MCP connections, when it has servers."""
+    servers: SessionServers | None = None
+    """Its MCP servers, the editor's and Claude Code's, with their state (`/mcp`)."""
     extra_tools: list[Tool] = field(default_factory=list)
     """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
     instructions: Instructions | None = None

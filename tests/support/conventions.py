@@ -20,6 +20,7 @@ EXPECTED_COMMANDS = {
     "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
     "agents",  # the same
     "tasks",  # the same
+    "mcp",  # the same
     "review",  # the project's, with an argument (the user's /review is shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md
     "greet",  # the user's own

@@ -72,7 +72,7 @@ async def test_commands_are_announced_after_session_new(agent: AgentProcess, wor
         )
     )
     names = {c["name"] for c in update["params"]["update"]["availableCommands"]}
-    assert names == {"status", "permissions", "compact", "agents", "tasks"}
+    assert names == {"status", "permissions", "compact", "agents", "tasks", "mcp"}
 
 
 async def test_compact_command_summarises_now(

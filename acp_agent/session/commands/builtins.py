@@ -1,10 +1,11 @@
-"""Slash commands: the built-ins `/status`, `/permissions`, `/agents` and `/tasks` (answered
-without a model request) and `/compact` (one counted request), and how a prompt names any command
-(`slash_of`; the custom commands, skills and MCP prompts a session offers are in `conventions.py`).
+"""Slash commands: the built-ins `/status`, `/permissions`, `/agents`, `/tasks` and `/mcp`
+(answered without a model request) and `/compact` (one counted request), and how a prompt names
+any command (`slash_of`; the custom commands, skills and MCP prompts a session offers are in
+`conventions.py`).
 
 `/status` and `/compact` always win over a custom command of their name. Those named after Claude
-Code's everyday commands (`/permissions`, `/agents`, `/tasks`) give way to one: a project's command
-of that name runs instead.
+Code's everyday commands (`CLAUDE_CODE_NAMES`) give way to one: a project's command of that name
+runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -41,8 +42,13 @@ COMMANDS = [
         "name": "tasks",
         "description": "List the background commands: id, state, runtime and command (no model request).",
     },
+    {
+        "name": "mcp",
+        "description": "List the MCP servers (the editor's, .mcp.json's, ~/.claude.json's) with "
+        "their state and tool counts (no model request).",
+    },
 ]
-CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks"})
+CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks", "mcp"})
 """Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
 name replaces them (in the menu too)."""
 BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
