@@ -8,6 +8,7 @@ tools or the model client to load (docs/decisions.md D4).
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -38,7 +39,7 @@ from acp_agent.session.roots import settings_roots
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagents.listing import agents_notice
 from acp_agent.session.subagents.tool import ModelChoice, task_tool
-from acp_agent.session.system_prompt import build_system_prompt
+from acp_agent.session.system_prompt import PromptParts
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.localfs import LocalFileSystem
@@ -208,18 +209,17 @@ class Engine:
         if task is not None:  # subagents (D27), with the session's other tools as they are now
             registry.add(task)
         session.instructions = instructions
-        settings = replace(
-            session.settings,
-            system=build_system_prompt(
-                cwd=session.cwd,
-                limits=session.limits,
-                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
-                instructions=instructions.prompt_section(),
-                appended=session.client.system_append,
-                skills=skills_section if "skill" in registry else "",
-                extra_roots=session.work_roots,
-            ),
+        session.prompt_parts = parts = PromptParts(
+            cwd=session.cwd,
+            limits=session.limits,
+            today=dt.date.today(),
+            tools=tuple((t["name"], t.get("description", "")) for t in registry.api_tools()),
+            instructions=instructions.prompt_section(),
+            appended=session.client.system_append,
+            skills=skills_section if "skill" in registry else "",
+            extra_roots=session.work_roots,
         )
+        settings = replace(session.settings, system=session.system_prompt(parts))  # in its output style
         if session.tasks is None and self._tasks_group is not None:
             spools = SpoolFolder(self._spool_root, session.id) if self._spool_root is not None else None
             session.tasks = BackgroundTasks(self._tasks_group, spools)
@@ -426,6 +426,7 @@ def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Con
         f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"
         + (f"\n{session.claude.describe_files()}" if session.claude is not None else "")
+        + f"\n{session.styles.status(session.style)}"
         + (f"\n{session.servers.status()}" if session.servers is not None else "")
     )
 

@@ -35,6 +35,7 @@ from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_c
 from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.commands.convention_files import session_conventions
 from acp_agent.session.commands.conventions import ConventionsSlot
+from acp_agent.session.commands.output_styles import chosen_style, read_output_styles
 from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.permissions import SessionPermissions
@@ -284,6 +285,7 @@ class SessionManager:
             claude=setup,
         )
         session.settings_roots = settings_roots(setup, root, self.hidden)
+        session.styles, session.output_style = chosen_style(setup, read_output_styles(root, home=user_home()))
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",

@@ -18,8 +18,10 @@ from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
 from acp_agent.session.commands.conventions import ConventionsSlot
 from acp_agent.session.commands.instructions import Instructions
+from acp_agent.session.commands.output_styles import OutputStyle, OutputStyles
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.store import Journal
+from acp_agent.session.system_prompt import PromptParts
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
@@ -93,6 +95,12 @@ class Session:
     read again from the files at each session/new, load and resume."""
     claude: ClaudeSetup | None = None
     """Its Claude Code settings and the project's trust (`claude/setup.py`), read once per session."""
+    styles: OutputStyles = field(default_factory=OutputStyles)
+    """The output styles it may use (`commands/output_styles.py`), read once per session."""
+    output_style: OutputStyle | None = None
+    """Its output style (config option `output_style`); None: Default."""
+    prompt_parts: PromptParts | None = None
+    """What its system prompt was built from (with the runner): a new style rebuilds it."""
     title: str | None = None
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
@@ -137,6 +145,22 @@ class Session:
         self.settings = settings
         if self.runner is not None:
             self.runner.settings = replace(settings, system=self.runner.settings.system)
+
+    @property
+    def style(self) -> OutputStyle:
+        return self.output_style or self.styles.default
+
+    def system_prompt(self, parts: PromptParts) -> str:
+        """The system prompt from `parts` in the session's output style."""
+        style = self.style
+        return parts.build(style=style.prompt_section(), coding_rules=style.keep_coding_instructions)
+
+    def use_style(self, style: OutputStyle) -> None:
+        """Another output style: the runner's system prompt is rebuilt for the next request (the
+        prompt cache starts over once)."""
+        self.output_style = style
+        if self.runner is not None and self.prompt_parts is not None:
+            self.runner.settings = replace(self.runner.settings, system=self.system_prompt(self.prompt_parts))
 
     def choose_loop(self, loop: LoopChoice) -> None:
         """A new loop for the next prompt; the strategy is rebuilt then."""

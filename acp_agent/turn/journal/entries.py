@@ -52,6 +52,7 @@ __all__ = [
     "ShownDiff",
     "ShownLink",
     "ShownLocation",
+    "StyleEntry",
     "TitleEntry",
     "ToolCallShown",
     "ToolResultEntry",
@@ -364,6 +365,14 @@ class WebEntry:
 
 
 @_typed
+class StyleEntry:
+    """The output style chosen (the `output_style` config option), by name."""
+
+    style: str
+    type: Literal["output_style"] = "output_style"
+
+
+@_typed
 class CompactionEntry:
     """The whole history rewritten (a summary, or thinking dropped on a model switch).
 
@@ -424,6 +433,7 @@ Entry = (
     | EffortEntry
     | LoopEntry
     | WebEntry
+    | StyleEntry
     | CompactionEntry
     | RollbackEntry
     | RootsEntry
