@@ -40,6 +40,7 @@ from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagents.listing import agents_notice
 from acp_agent.session.subagents.tool import ModelChoice, task_tool
 from acp_agent.session.system_prompt import PromptParts
+from acp_agent.session.usage import context_report
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.localfs import LocalFileSystem
@@ -342,6 +343,10 @@ class Engine:
             text = session.permissions.engine.describe(session.mode)
         elif name == "mcp":
             text = (session.servers or SessionServers()).listing()
+        elif name == "cost":
+            text = session.spend.report()
+        elif name == "context":
+            text = context_report(runner, session.history, session.instructions, session.style)
         elif name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
             text = (

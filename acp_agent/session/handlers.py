@@ -318,12 +318,14 @@ class AcpHandler:
                         command, session, self.manager.prices.get(session.model)
                     )
                 if not (turn.cancelled or session.closing):
+                    session.spend.add(record.to_meta())
                     await self._tell(session, info_update(updated_at=now_iso()))
                 return PromptResponse(
                     stop_reason=record.stop_reason, meta={"acp-agent": {"turn": record.to_meta()}}
                 ).to_wire()
             await self._named(session, shown)
             result = await self.manager.prompt(session, turn, blocks, shown)
+            session.spend.add(result.record.to_meta())
             if not session.closing:  # its last activity, for the editor's list of threads
                 await self._tell(session, info_update(updated_at=now_iso()))
         meta = {"acp-agent": {"turn": result.record.to_meta()}}

@@ -49,10 +49,11 @@ from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import checked_roots, settings_roots
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
+from acp_agent.session.usage import Spend
 from acp_agent.tools.hidden import agent_hidden_paths
 from acp_agent.turn.context import clearing
 from acp_agent.turn.context.history import History
-from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry
+from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry, TurnEntry
 from acp_agent.turn.loops import choose_loop
 from acp_agent.user_dirs import user_config_dir, user_data_dir, user_home
 
@@ -227,6 +228,7 @@ class SessionManager:
         session.title = session_title(entries)
         session.titled = any(isinstance(e, PromptEntry | TitleEntry) for e in entries)
         updates.extend(self.options.restore(session, entries))
+        session.spend = Spend.of(e.record for e in entries if isinstance(e, TurnEntry))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
 

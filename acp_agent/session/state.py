@@ -22,6 +22,7 @@ from acp_agent.session.commands.output_styles import OutputStyle, OutputStyles
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.store import Journal
 from acp_agent.session.system_prompt import PromptParts
+from acp_agent.session.usage import Spend
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
@@ -99,6 +100,8 @@ class Session:
     """The output styles it may use (`commands/output_styles.py`), read once per session."""
     output_style: OutputStyle | None = None
     """Its output style (config option `output_style`); None: Default."""
+    spend: Spend = field(default_factory=Spend)
+    """The sums of its turn records (`/cost`): this process's turns, and those its journal kept."""
     prompt_parts: PromptParts | None = None
     """What its system prompt was built from (with the runner): a new style rebuilds it."""
     title: str | None = None

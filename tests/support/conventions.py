@@ -21,7 +21,10 @@ EXPECTED_COMMANDS = {
     "agents",  # the same
     "tasks",  # the same
     "mcp",  # the same
-    "review",  # the project's, with an argument (the user's /review is shadowed)
+    "context",  # the same
+    "cost",  # the same
+    "init",  # the built-in prompt
+    "review",  # the project's, with an argument (the user's and the built-in /review are shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md
     "greet",  # the user's own
     "changelog",  # a skill

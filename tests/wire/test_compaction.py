@@ -72,7 +72,18 @@ async def test_commands_are_announced_after_session_new(agent: AgentProcess, wor
         )
     )
     names = {c["name"] for c in update["params"]["update"]["availableCommands"]}
-    assert names == {"status", "permissions", "compact", "agents", "tasks", "mcp"}
+    assert names == {
+        "status",
+        "permissions",
+        "compact",
+        "agents",
+        "tasks",
+        "mcp",
+        "context",
+        "cost",
+        "init",
+        "review",
+    }
 
 
 async def test_compact_command_summarises_now(

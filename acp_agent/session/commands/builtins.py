@@ -1,6 +1,7 @@
-"""Slash commands: the built-ins `/status`, `/permissions`, `/agents`, `/tasks` and `/mcp`
-(answered without a model request) and `/compact` (one counted request), and how a prompt names
-any command (`slash_of`; the custom commands, skills and MCP prompts a session offers are in
+"""Slash commands: the built-ins `/status`, `/permissions`, `/agents`, `/tasks`, `/mcp`,
+`/context` and `/cost` (answered without a model request), `/compact` (one counted request),
+`/init` and `/review` (prompts, run as a command's turn: `prompt_commands.py`), and how a prompt
+names any command (`slash_of`; the custom commands, skills and MCP prompts a session offers are in
 `conventions.py`).
 
 `/status` and `/compact` always win over a custom command of their name. Those named after Claude
@@ -16,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["BUILT_IN_NAMES", "CLAUDE_CODE_NAMES", "COMMANDS", "command_of", "slash_of"]
+__all__ = ["BUILT_IN_NAMES", "CLAUDE_CODE_NAMES", "COMMANDS", "PROMPT_NAMES", "command_of", "slash_of"]
 
-COMMANDS = [
+COMMANDS: list[dict[str, Any]] = [
     {
         "name": "status",
         "description": "Show the model, the mode, the limits in force, the context used and the "
@@ -47,22 +48,45 @@ COMMANDS = [
         "description": "List the MCP servers (the editor's, .mcp.json's, ~/.claude.json's) with "
         "their state and tool counts (no model request).",
     },
+    {
+        "name": "context",
+        "description": "Show what fills the context window, by part: system prompt, memory, tools, "
+        "messages, tool results (estimated; no model request).",
+    },
+    {
+        "name": "cost",
+        "description": "Show the session's spend so far: cost, requests and tokens, summed from its "
+        "turn records (no model request).",
+    },
+    {
+        "name": "init",
+        "description": "Write (or improve) CLAUDE.md for this code base (one model turn).",
+        "input": {"hint": "[what to stress]"},
+    },
+    {
+        "name": "review",
+        "description": "Review the working tree's uncommitted diff (one model turn).",
+        "input": {"hint": "[what to focus on]"},
+    },
 ]
-CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks", "mcp"})
+PROMPT_NAMES = frozenset({"init", "review"})
+"""The built-ins that are prompts: they run as a command's turn, with model requests."""
+CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks", "mcp", "context", "cost", "init", "review"})
 """Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
 name replaces them (in the menu too)."""
 BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
 """The built-ins no custom command may shadow."""
-_ALL_NAMES = frozenset(c["name"] for c in COMMANDS)
+_ANSWERED = frozenset(c["name"] for c in COMMANDS) - PROMPT_NAMES
 
 
 def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The built-in a prompt is, if its text is exactly one (`/status`, `/permissions`...)."""
+    """The built-in answered without a request a prompt is, if its text is exactly one
+    (`/status`, `/permissions`...)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
     word = texts[0].strip().split(maxsplit=1)[0] if texts[0].strip() else ""
-    return word[1:] if word.startswith("/") and word[1:] in _ALL_NAMES else None
+    return word[1:] if word.startswith("/") and word[1:] in _ANSWERED else None
 
 
 _SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)
