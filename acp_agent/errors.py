@@ -29,6 +29,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ LimitReached          turn/meter: a budget ran out (it carries the `Limit`): TurnMeter,
       │                          turn/runner, strategies/verify and phased → turn/driver, once (the
       │                          phased strategy catches it to note where the next prompt resumes)
+      ├─ TurnHalted            turn/hooks: a hook answered `continue: false`: turn/runner, turn/driver
+      │                          → turn/driver, once: the turn ends `end_turn` with a notice
       ├─ TurnFailed            terminal for the turn: model/anthropic, turn/ (runner, judge, history)
       │    │                     → turn/driver records it; session/handlers answers with the turn record
       │    ├─ ModelUnavailable    the API refused or failed and retrying did not help
@@ -51,6 +53,11 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │                          → app (serve unjournaled)
       ├─ CursorError (ValueError)        session/listing: a session/list cursor not ours
       │                          → session/handlers answers -32602
+      ├─ PromptNotFound (LookupError)    session/journal/timeline, rewind: no prompt of that number or
+      │                          messageId → session/rewinding answers -32602 (/rewind says so)
+      ├─ SnapshotFailed (RuntimeError)   session/journal/shadow_git: a git command of the snapshot
+      │                          store failed → session/journal/checkpoints (the root is given up,
+      │                          /status says so)
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
            ├─ AgentRpcError        harness/client: the agent answered an error → harness/smoke
            ├─ AgentExitedError     harness/client: the agent's stdout closed → harness/smoke, runner
@@ -63,7 +70,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
 Defined outside this module (their rooms import only this leaf): LimitReached (turn/meter.py: it
 carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model/stream_events.py),
 EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/journal/store.py),
-StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py), and the
+StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py),
+PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py), and the
 HarnessError family (harness/). Private classes (`_Name`) are raised and caught inside one module
 and are not listed.
 """

@@ -1,5 +1,5 @@
 """`python bench/conventions.py [--skills N] [--commands N] [--agents N] [--imports N] [--rules N]
-[--reps N]`: a Claude user's setup: commands, skills, custom agents, memory and settings.
+[--hooks N] [--reps N]`: a Claude user's setup: commands, skills, custom agents, memory, settings and hooks.
 
 A repository with `--skills` skills (200 by default, the read cap), `--commands` command files
 (100) and `--agents` agent files (20) in `.claude/`, and Claude Code's memory: 5 memory files
@@ -20,6 +20,10 @@ user's). Figures (medians over `--reps`):
 - the settings read (`load_claude_setup`, in this process: the files found, parsed and checked,
   every rule read, whether git tracks the local file read from its index, the trust items listed;
   a process's first read and a later one), and one "may this run?" decision over those rules;
+- the hooks: reading `--hooks` hooks (10) from the settings (`read_hooks`, in this process), and
+  what one hook run costs the agent per tool call (`SessionHooks.before_tool` with one matching
+  `true` hook: the agent's own CPU, its threads included, never the hook's process; and the wall
+  time), without the sandbox and in it (bwrap);
 - over real pipes, the agent's `session/new` answer and its `available_commands_update`, each timed
   from the `session/new` request, in the repository and in an empty one (a fresh agent each time,
   warmed up by one session first).
@@ -40,6 +44,9 @@ if __package__ in (None, ""):  # run as a script: make `acp_agent` and `bench` i
 
 import anyio
 
+from acp_agent.limits import Limits
+from acp_agent.session.claude.hook_config import read_hooks
+from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import load_claude_setup
 from acp_agent.session.commands.convention_files import read_conventions
@@ -48,6 +55,10 @@ from acp_agent.session.commands.instructions import read_instructions
 from acp_agent.session.subagents.tool import agent_tools
 from acp_agent.testing import FakeMessagesAPI
 from acp_agent.tools.registry import ToolRegistry, default_registry
+from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolicy
+from acp_agent.turn.events import TurnEvent
+from acp_agent.turn.hooks import HookCall
+from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.subagents.types import SubagentType
@@ -245,6 +256,70 @@ def settings_ms(cwd: Path, home: Path, reps: int) -> tuple[float, float, float, 
     return loads[0] * 1000, median(loads[1:]) * 1000, median(decisions) * 1e6, len(setup.rules)
 
 
+def write_hooks(home: Path, count: int) -> None:
+    """`count` command hooks in the user's settings: PreToolUse and PostToolUse, by name, list,
+    expression and `if`; the first is the one `hook_run_ms` runs (`true`, exec form)."""
+    shapes = [
+        ("PreToolUse", "Bash", {"if": "Bash(rm *)"}),
+        ("PostToolUse", "Edit|Write", {}),
+        ("PreToolUse", "mcp__.*__write.*", {}),
+        ("PostToolUse", "Read", {}),
+        ("Stop", "", {}),
+    ]
+    hooks: dict[str, list[dict[str, Any]]] = {"PreToolUse": [{"matcher": "Grep", "hooks": []}]}
+    hooks["PreToolUse"][0]["hooks"].append({"type": "command", "command": "true", "args": []})
+    for n in range(count - 1):
+        event, matcher, extra = shapes[n % len(shapes)]
+        handler = {"type": "command", "command": f"$HOME/.claude/hooks/h{n}.sh", **extra}
+        hooks.setdefault(event, []).append({"matcher": matcher, "hooks": [handler]})
+    path = home / ".claude" / "settings.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**data, "hooks": hooks}))
+
+
+class _Nowhere:
+    async def emit(self, event: TurnEvent) -> None:
+        return None
+
+
+def hooks_read_ms(cwd: Path, home: Path, reps: int) -> tuple[float, int]:
+    """(reading the hooks of the settings, ms; hooks in force): the median."""
+    setup = load_claude_setup(cwd, home=home, config_dir=None, trust_store=None)
+    times, found = [], 0
+    for _ in range(reps):
+        start = time.perf_counter()
+        found = len(read_hooks(setup, home).handlers)
+        times.append(time.perf_counter() - start)
+    return median(times) * 1000, found
+
+
+def hook_run_ms(cwd: Path, home: Path, reps: int, *, sandboxed: bool) -> tuple[float, float]:
+    """(the agent's CPU per hook run, its wall time; ms): one matching `true` hook per call."""
+    setup = load_claude_setup(cwd, home=home, config_dir=None, trust_store=None)
+    engine = RuleEngine(setup, roots=lambda: (cwd,))
+    hooks = SessionHooks(
+        read_hooks(setup, home),
+        "bench",
+        cwd,
+        mode=lambda: "default",
+        sink=_Nowhere(),
+        engine=engine,
+        roots=lambda: (cwd,),
+        sandbox=CommandSandbox(SandboxPolicy()) if sandboxed else None,
+    )
+    meter = TurnMeter(Limits())
+    call = HookCall("toolu_bench", "search_text", {"pattern": "x"})
+
+    async def runs() -> tuple[float, float]:
+        await hooks.before_tool(call, meter)  # warm: the first spawn, the sandbox's probe
+        cpu, wall = time.process_time(), time.perf_counter()
+        for _ in range(reps):
+            await hooks.before_tool(call, meter)
+        return (time.process_time() - cpu) / reps * 1000, (time.perf_counter() - wall) / reps * 1000
+
+    return anyio.run(runs)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--skills", type=int, default=200)
@@ -252,6 +327,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=20)
     parser.add_argument("--imports", type=int, default=20)
     parser.add_argument("--rules", type=int, default=50)
+    parser.add_argument("--hooks", type=int, default=10)
     parser.add_argument("--reps", type=int, default=10)
     opts = parser.parse_args()
     with Scratch() as scratch, FakeMessagesAPI() as api:
@@ -270,6 +346,11 @@ def main() -> None:
         _, empty_settings, empty_decision, _ = settings_ms(empty, scratch.home, opts.reps)
         write_rules(repo, scratch.home, opts.rules)
         first_settings, settings, decision, rules = settings_ms(repo, scratch.home, opts.reps)
+        write_hooks(scratch.home, opts.hooks)
+        hooks_ms, hooks = hooks_read_ms(repo, scratch.home, opts.reps * 10)
+        hooked_settings = settings_ms(repo, scratch.home, opts.reps)[1]
+        plain_cpu, plain_wall = hook_run_ms(repo, scratch.home, opts.reps * 5, sandboxed=False)
+        boxed_cpu, boxed_wall = hook_run_ms(repo, scratch.home, opts.reps * 5, sandboxed=True)
         runs: dict[Path, list[tuple[float, float, int]]] = {repo: [], empty: []}
         for _ in range(max(3, opts.reps // 2)):  # alternated: the machine's load drifts
             for cwd, results in runs.items():
@@ -302,6 +383,14 @@ def main() -> None:
     print(
         f"a read_file's memory lookup (for_reads, in process, {attached} attached): "
         f"first read {first_read:.2f} ms, a later one {later_read:.2f} ms"
+    )
+    print(
+        f"{hooks} hooks: read in {hooks_ms:.2f} ms (read_hooks); the settings read with them "
+        f"{hooked_settings:.1f} ms (was {settings:.1f} ms)"
+    )
+    print(
+        f"one hook run per tool call (a `true` hook): the agent's CPU {plain_cpu:.2f} ms "
+        f"(wall {plain_wall:.1f} ms) unsandboxed, {boxed_cpu:.2f} ms (wall {boxed_wall:.1f} ms) in bwrap"
     )
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "CancelNotification",
     "ContentBlock",
     "EmbeddedResource",
+    "ForkSessionRequest",
     "ImageContent",
     "ListSessionsRequest",
     "LoadSessionRequest",
@@ -28,6 +29,7 @@ __all__ = [
     "SetConfigOptionRequest",
     "SetModeRequest",
     "SetTitleRequest",
+    "SteeringRequest",
     "TextContent",
     "TextResource",
 ]
@@ -91,6 +93,19 @@ class LoadSessionRequest(NewSessionRequest, SessionRef):
 
 class ResumeSessionRequest(LoadSessionRequest):
     mcp_servers: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ForkSessionRequest(ResumeSessionRequest):
+    """ACP's unstable `session/fork`: `sessionId` names the source; the rest is the new session's,
+    as session/new takes it. The schema has no fork point: `_meta["acp-agent"]["promptIndex"]`
+    (1-based, as `/fork` and `/rewind` number prompts) forks through the end of that prompt's turn."""
+
+    @property
+    def prompt_index(self) -> Any:
+        """The fork point as the client sent it (None: fork the whole history); checked by the
+        handler, which names the field."""
+        ours = (self.meta or {}).get("acp-agent")
+        return ours.get("promptIndex") if isinstance(ours, dict) else None
 
 
 class ListSessionsRequest(AcpModel):
@@ -182,3 +197,14 @@ ContentBlock = Annotated[
 
 class PromptRequest(SessionRef):
     prompt: list[ContentBlock]
+
+
+class SteeringRequest(PromptRequest):
+    """`_session/steering`, the extension method claude-agent-acp and codex-acp share: a message
+    for the running turn. `_meta.steering.idleBehavior: "promptRequired"` asks that it not start a
+    turn of its own when none runs."""
+
+    @property
+    def prompt_required(self) -> bool:
+        steering = (self.meta or {}).get("steering")
+        return isinstance(steering, dict) and steering.get("idleBehavior") == "promptRequired"

@@ -4,12 +4,14 @@ Here, at the top, the lifecycle core: the front handler that answers `initialize
 is imported (`front.py`, `handshake.py`), the method table (`handlers.py`, params → -32602 in
 `params.py`), the sessions and their queue of turns (`manager.py`, `state.py`, `queue.py`), the
 per-session turn machinery (`engine.py`, with a slash command's turn in `command_turn.py`), the
-Requester seam to the client (`requester.py`), a prompt's content (`prompts.py`), the system prompt
+Requester seam to the client (`requester.py`), `/rewind` on a live session (`rewinding.py`), a
+prompt's content (`prompts.py`), the system prompt
 (`system_prompt.py`), the roots (`roots.py`), the sandbox policy (`sandboxing.py`) and the client's
 options from acpx's `_meta` (`client_options.py`). By concept below:
 
 - `editor/`     the editor-facing relay: updates, the permission question, fs, terminals, forms;
-- `journal/`    the journal file, session/list, session/load's reading and replay, titles;
+- `journal/`    the journal file, session/list, session/load's reading and replay, titles,
+                checkpoints and rewind;
 - `commands/`   what a session offers: built-in and custom commands, skills, AGENTS.md files;
 - `options/`    a session's config options (mode, model, effort, loop) and the models' catalogue;
 - `auth/`       the auth methods offered, authenticate and logout, the stored key;

@@ -19,9 +19,12 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
+from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
 from acp_agent.model.server_tools import WebTools
+from acp_agent.session.claude.hook_config import HookSet, read_hooks
+from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.claude.trust import Widening
 from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
 from acp_agent.session.commands.conventions import Conventions
@@ -32,9 +35,12 @@ from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.relay import Relay
 from acp_agent.session.editor.trust_question import ask_trust
+from acp_agent.session.journal.checkpoints import Checkpoints
+from acp_agent.session.journal.store import SessionStore
 from acp_agent.session.mcp_servers import MCP_START_SECONDS, SessionServers
 from acp_agent.session.options.config_options import DEFAULT_MODE
 from acp_agent.session.requester import Requester
+from acp_agent.session.rewinding import Rewinds
 from acp_agent.session.roots import settings_roots
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagents.listing import agents_notice
@@ -42,7 +48,7 @@ from acp_agent.session.subagents.tool import ModelChoice, task_tool
 from acp_agent.session.system_prompt import PromptParts
 from acp_agent.session.usage import context_report
 from acp_agent.tools.ask_user import AskUser
-from acp_agent.tools.base import ToolContext
+from acp_agent.tools.base import NO_CHECKPOINT, ToolContext
 from acp_agent.tools.files.localfs import LocalFileSystem
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.registry import ToolRegistry, default_registry
@@ -92,6 +98,7 @@ class Engine:
         prices: Mapping[str, Price] | None = None,
         tasks_group: TaskGroup | None = None,
         spool_root: Path | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         self.requester = requester
         self.model = model
@@ -109,6 +116,8 @@ class Engine:
         """Where the sessions' background commands are watched (None: none run in the background)."""
         self._spool_root = spool_root
         """Where their output is spooled (`<state dir>/tasks`; None: in memory only)."""
+        self.rewinds = Rewinds(store, self.hidden)
+        """The sessions' checkpoints (what turns change, kept for a rewind) and their rewinds."""
 
     async def runner(self, session: Session) -> TurnRunner:
         """The session's runner, built on first use with the tools it has by then (MCP included);
@@ -120,6 +129,7 @@ class Engine:
                 instructions = await self.instructions(session)  # trusted now: the imports join
             await self.start_trusted_servers(session)
             conventions = await session.conventions.current()
+            await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
             if session.runner is None:  # nobody built it while the files were read
                 session.runner = self._build(session, instructions, conventions)
         return session.runner
@@ -247,6 +257,7 @@ class Engine:
             elicitation=elicitation,
             hidden=self.hidden.with_denials(rules.path_denials()),  # and the settings' Read denies
             background=session.tasks,
+            checkpoint=session.checkpoints or NO_CHECKPOINT,
             sandbox=(
                 CommandSandbox(
                     self.sandbox, tell=lambda text: relay.emit(Notice.warning(text, str(uuid.uuid4())))
@@ -255,6 +266,8 @@ class Engine:
                 else None
             ),
         )
+        session.hooks = self._hooks(session, relay, ctx.sandbox)
+        session.permissions.notify = session.hooks.notify
         runner = TurnRunner(
             self.model,
             registry,
@@ -263,6 +276,8 @@ class Engine:
             settings,
             permissions=session.permissions,
             attachments=instructions.on_read,
+            hooks=session.hooks,
+            steering=session.steering,
         )
         if task is not None:
             task.bind(runner)
@@ -275,6 +290,25 @@ class Engine:
         if catalog is None:
             return None
         return ModelChoice(catalog.named_model, catalog.settings_near, self.prices)
+
+    def _hooks(self, session: Session, relay: Relay, sandbox: CommandSandbox | None) -> SessionHooks:
+        """The session's hooks, read from its settings once the trust question is settled (a
+        project's run only once trusted), run in its sandbox, shown through its relay."""
+        setup = session.claude
+        hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
+        return SessionHooks(
+            hooks,
+            session.id,
+            session.cwd,
+            mode=lambda: session.mode,
+            sink=relay,
+            engine=session.permissions.engine,
+            roots=lambda: (session.cwd, *session.work_roots),
+            journal=session.history.note,
+            sandbox=sandbox,
+            env=setup.env() if setup is not None else {},
+            source="resume" if session.history.messages else "startup",
+        )
 
     def strategy(self, session: Session) -> Strategy:
         """The session's strategy, rebuilt after its loop changed."""
@@ -305,22 +339,32 @@ class Engine:
         session_settings = runner.settings
         if settings is not None:  # the command's own model, for this turn only
             runner.settings, price = settings, self.prices.get(settings.model)
+        checkpoints = session.checkpoints
         try:
-            return await drive_turn(
-                strategy=strategy,
-                runner=runner,
-                history=session.history,
-                meter=TurnMeter(session.limits, price=price),
-                prompt=blocks,
-                sink=runner.sink,
-                scope=scope,
-                turn_id=new_turn_id(),
-                streaming=runner.model.streaming,
-                shown=shown,
-            )
+            async with anyio.create_task_group() as beside:
+                if checkpoints is not None:
+                    await checkpoints.turn_started()
+                    beside.start_soon(checkpoints.prepare)  # while the model reads the prompt
+                result = await drive_turn(
+                    strategy=strategy,
+                    runner=runner,
+                    history=session.history,
+                    meter=TurnMeter(session.limits, price=price),
+                    prompt=blocks,
+                    sink=runner.sink,
+                    scope=scope,
+                    turn_id=new_turn_id(),
+                    streaming=runner.model.streaming,
+                    shown=shown,
+                )
+                beside.cancel_scope.cancel()  # a turn that changed nothing needs no snapshot
+            return result
         finally:
             if settings is not None and runner.settings is settings:
                 runner.settings = session_settings
+            if checkpoints is not None:  # what the turn changed, even when it was cancelled
+                with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_END_SECONDS):
+                    await _ended(checkpoints)
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
         """The record of a prompt answered without a model request: an empty prompt (journaled,
@@ -335,12 +379,27 @@ class Engine:
             session.history.note(TurnEntry(record.to_meta()))
         return record
 
-    async def run_command(self, name: str, session: Session, price: Price | None = None) -> TurnRecord:
-        """Run a slash command in `session`; its answer goes to the editor as an agent message."""
+    async def run_command(
+        self,
+        name: str,
+        session: Session,
+        price: Price | None = None,
+        arguments: str = "",
+        *,
+        answer: str | None = None,
+    ) -> TurnRecord:
+        """Run a slash command in `session`; its answer goes to the editor as an agent message.
+        `answer`: the answer of a command run elsewhere (`/fork`, which the manager runs)."""
         runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
-        if name == "permissions":
+        if answer is not None:
+            text = answer
+        elif name == "permissions":
             text = session.permissions.engine.describe(session.mode)
+        elif name == "rewind":
+            text = await self.rewinds.command(session, arguments)
+        elif name == "hooks":
+            text = _hooks_listing(session)
         elif name == "mcp":
             text = (session.servers or SessionServers()).listing()
         elif name == "cost":
@@ -368,11 +427,19 @@ class Engine:
                 runner,
                 await sandbox.status_line() if sandbox else "none configured",
                 await session.conventions.current(),
+                self.rewinds.status(session),
             )
         await runner.sink.emit(Notice(text, str(uuid.uuid4())))  # an answer outside the history
         return TurnRecord.from_meter(
             meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
         )
+
+    async def tell_failure(self, session: Session, message: str) -> None:
+        """Tell the editor that a turn nobody awaits (one a steering message started) failed:
+        an error notice, journaled like any notice."""
+        runner = await self.runner(session)
+        text = f"\n\n[acp-agent] {message}\n"
+        await runner.sink.emit(Notice(text, str(uuid.uuid4()), message, severity="error"))
 
 
 async def session_instructions(
@@ -395,6 +462,17 @@ async def session_instructions(
     )
 
 
+TURN_END_SECONDS = 60.0
+"""Bound on journaling what a turn changed (a snapshot of the roots) once it ended."""
+
+
+async def _ended(checkpoints: Checkpoints) -> None:
+    try:
+        await checkpoints.turn_ended()
+    except JournalFailed as exc:  # the turn's own answer says what the disk did
+        log.warning("checkpoint.changes_lost", problem=str(exc))
+
+
 def _new_id() -> str:
     return str(uuid.uuid4())
 
@@ -403,7 +481,9 @@ def new_turn_id() -> str:
     return f"t_{uuid.uuid4().hex[:16]}"
 
 
-def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Conventions) -> str:
+def _status(
+    session: Session, runner: TurnRunner, sandbox: str, conventions: Conventions, checkpoints: str
+) -> str:
     settings = runner.settings
     limits = session.limits.model_dump(by_alias=True)
     used = runner.last_context_tokens
@@ -427,13 +507,24 @@ def _status(session: Session, runner: TurnRunner, sandbox: str, conventions: Con
         f"Messages in history: {len(session.history)}\n"
         f"Old tool results cleared from requests: {clearing.status(session.history, settings)}\n"
         f"Sandbox for commands: {sandbox}\n"
+        f"Checkpoints (/rewind): {checkpoints}\n"
         f"Web tools: {_web(settings.web)}\n"
         f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"
         + (f"\n{session.claude.describe_files()}" if session.claude is not None else "")
         + f"\n{session.styles.status(session.style)}"
         + (f"\n{session.servers.status()}" if session.servers is not None else "")
+        + (f"\n{session.hooks.status()}" if session.hooks is not None else "")
     )
+
+
+def _hooks_listing(session: Session) -> str:
+    """`/hooks`: the hooks in force and those waiting for the project's trust (or declined)."""
+    if session.hooks is None:
+        return "Hooks: none"
+    trust = session.claude.trust if session.claude is not None else None
+    state = "declined" if trust is not None and trust.state == "declined" else "waiting for trust"
+    return session.hooks.hooks.describe(state)
 
 
 def _web(web: WebTools) -> str:

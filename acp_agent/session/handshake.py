@@ -18,14 +18,15 @@ __all__ = ["initialize_answer"]
 
 
 def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[str, Any]:
-    """The `initialize` result; session/load, list, resume, close, delete and set_title are
-    advertised only when sessions are `journaled` (the state dir is usable)."""
+    """The `initialize` result; session/load, list, resume, close, delete, fork, set_title and the
+    `_session/rewind` extension (`_meta.rewind`) are advertised only when sessions are
+    `journaled` (the state dir is usable)."""
     return {
         "protocolVersion": negotiate_version(request.protocol_version),
         "agentCapabilities": {
             "loadSession": journaled,
             "sessionCapabilities": {
-                **({"list": {}, "resume": {}, "close": {}, "delete": {}} if journaled else {}),
+                **({"list": {}, "resume": {}, "close": {}, "delete": {}, "fork": {}} if journaled else {}),
                 "additionalDirectories": {},
                 "systemPrompt": {},  # ACP's unstable systemPrompt, append mode only
                 **({"title": {}} if journaled else {}),  # ACP's unstable session/set_title
@@ -36,7 +37,10 @@ def initialize_answer(request: InitializeRequest, *, journaled: bool) -> dict[st
                 "sse": mcp_servers_supported_sse(),
             },
             "auth": {"logout": {}},
+            **({"_meta": {"rewind": {"supported": True, "method": "_session/rewind"}}} if journaled else {}),
         },
         "authMethods": auth_methods(terminal=can_run_terminal_auth(request)),
         "agentInfo": {"name": "acp-agent", "title": "acp-agent", "version": __version__},
+        # `_session/steering`, named as claude-agent-acp and codex-acp advertise it
+        "_meta": {"steering": {"supported": True}},
     }

@@ -41,6 +41,7 @@ from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.listing import session_roots
 from acp_agent.session.journal.store import SessionStore, creation_error
+from acp_agent.session.journal.timeline import interrupted_rewind
 from acp_agent.session.journal.titles import session_title
 from acp_agent.session.mcp_servers import MCP_START_SECONDS, SessionServers
 from acp_agent.session.options.catalog import ModelCatalog
@@ -67,12 +68,17 @@ if TYPE_CHECKING:
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
 
-__all__ = ["SessionManager", "engine_class", "journal_reload", "mcp_connections"]
+__all__ = ["SessionManager", "engine_class", "journal_fork", "journal_reload", "mcp_connections"]
 
 log = structlog.get_logger(__name__)
 
 FIRST_ANSWER_WAIT = 120.0
 """How long the Models API question waits, at most, for a prompt's first answer to begin."""
+
+
+def new_session_id() -> str:
+    """A fresh session id of the agent's own format (`sess_` and 32 hex digits)."""
+    return f"sess_{uuid.uuid4().hex}"
 
 
 @deferred
@@ -97,6 +103,14 @@ def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None],
     from acp_agent.session.journal.reload import reload_journal
 
     return reload_journal
+
+
+@deferred
+def journal_fork() -> Callable[..., None]:
+    """session/fork's journal copy, imported on first use (with session/load's reading)."""
+    from acp_agent.session.journal.fork import fork_journal
+
+    return fork_journal
 
 
 class SessionManager:
@@ -161,6 +175,7 @@ class SessionManager:
                     prices=self.prices,
                     tasks_group=self._task_group,
                     spool_root=self.store.directory / "tasks" if self.store is not None else None,
+                    store=self.store,
                 )
         return self._engine
 
@@ -176,7 +191,7 @@ class SessionManager:
 
         The client's capabilities decide whether tools use the editor's files and terminals.
         """
-        session_id = f"sess_{uuid.uuid4().hex}"
+        session_id = new_session_id()
         root, extra = checked_roots(cwd, directories, self.hidden)
         session = self._build(session_id, root, overrides, capabilities, History())
         session.extra_roots = extra
@@ -227,10 +242,54 @@ class SessionManager:
             session.history.note(RootsEntry(tuple(map(str, extra))))
         session.title = session_title(entries)
         session.titled = any(isinstance(e, PromptEntry | TitleEntry) for e in entries)
+        session.interrupted_rewind = interrupted_rewind(entries) is not None
         updates.extend(self.options.restore(session, entries))
         session.spend = Spend.of(e.record for e in entries if isinstance(e, TurnEntry))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
+
+    def fork(
+        self,
+        source_id: str,
+        cwd: str,
+        overrides: dict[str, Any],
+        capabilities: ClientCapabilities | None = None,
+        directories: list[str] | None = None,
+        *,
+        through: int | None = None,
+    ) -> Session:
+        """A new session with a copy of `source_id`'s conversation (whole, or through the end of
+        prompt `through`; `journal/fork.py`), rooted at `cwd` and `directories`, open here.
+
+        The source may be open or only journaled; a turn it is running is not copied. Raises
+        -32002 for a source with no journal, -32602 for a prompt it does not have (or bad roots),
+        -32010 for a journal that cannot be read or written; nothing is left behind then.
+        """
+        if self.store is None or not self.store.exists(source_id):
+            raise RpcError.session_not_found(source_id)
+        root, extra = checked_roots(cwd, directories, self.hidden)
+        self.config.limits.with_overrides(overrides)  # a bad `_meta` refuses the fork before it is written
+        source = self.sessions.get(source_id)
+        fork_id = new_session_id()
+        try:
+            journal_fork.now()(
+                self.store,
+                source_id,
+                fork_id,
+                str(root),
+                tuple(map(str, extra)),
+                through=through,
+                running=source is not None and source.running is not None,
+            )
+        except LookupError as exc:  # PromptNotFound
+            raise RpcError.invalid_params(f"Invalid params: {exc}", {"sessionId": source_id}) from None
+        try:
+            session, _ = self.load(fork_id, cwd, overrides, capabilities, directories)
+        except BaseException:
+            self.store.delete(fork_id)
+            raise
+        log.info("session.forked", session_id=fork_id, source=source_id, through=through)
+        return session
 
     def _build(
         self,
@@ -318,11 +377,18 @@ class SessionManager:
         if line is not None and line.turns:
             with anyio.move_on_after(5):  # every prompt of the line answers `cancelled` first
                 await line.turns[-1].done.wait()
+        if session.hooks is not None:  # SessionEnd, within its budget
+            await session.hooks.session_ended("other")
         if session.tasks is not None:  # its background commands, with all they started
             await session.tasks.aclose()
         if session.mcp is not None:
             await session.mcp.aclose()
         self._forget(session)
+
+    def busy(self, session_id: str) -> bool:
+        """A prompt of the session is running or waiting."""
+        line = self._lines.get(session_id)
+        return line is not None and bool(line.turns)
 
     async def delete(self, session_id: str) -> None:
         """session/delete: close it if open and remove its journal; unknown ids succeed silently."""
@@ -402,6 +468,12 @@ class SessionManager:
         for session_id in list(self.sessions):
             self.cancel(session_id)
 
+    def check_queue(self, session: Session) -> None:
+        """Raises -32001 when the session's queue has no room for another prompt now."""
+        line = self._lines.get(session.id)
+        if line is not None:
+            line.check_room(session.id)
+
     @asynccontextmanager
     async def turn(self, session: Session) -> AsyncIterator[RunningTurn]:
         """Queue behind the session's running turn (FIFO); the session runs this one in the block.
@@ -417,6 +489,7 @@ class SessionManager:
                     yield turn
                 finally:
                     session.running = None
+                    session.steering.stop()  # the driver closed it; this covers any other way out
         finally:
             if not line.turns and self._lines.get(session.id) is line:
                 del self._lines[session.id]

@@ -1,4 +1,4 @@
-"""ACP prompt content → Messages API user blocks.
+"""ACP prompt content → Messages API user blocks, and a prompt read for the turn it asks for.
 
 Text and resource links are baseline; embedded text resources arrive as their text under their
 uri; images become image blocks; an embedded PDF becomes a `document` block, for a model that
@@ -11,23 +11,33 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, NamedTuple
 
 from acp_agent.errors import RpcError
+from acp_agent.model.profiles import ModelProfile
 from acp_agent.protocol.session import (
     IMAGE_TYPES,
     AudioContent,
     BlobResource,
     EmbeddedResource,
     ImageContent,
+    PromptRequest,
     ResourceLink,
     TextContent,
 )
+from acp_agent.session.commands.builtins import command_of
 from acp_agent.tools.files.image_headers import image_size
 from acp_agent.tools.files.images import MAX_IMAGE_BASE64
 from acp_agent.turn.context.media_budget import MAX_MEDIA_BYTES
 
-__all__ = ["PDF", "TEXT_APPLICATIONS", "to_model_blocks"]
+__all__ = [
+    "PDF",
+    "TEXT_APPLICATIONS",
+    "PreparedPrompt",
+    "is_empty_prompt",
+    "prepared_prompt",
+    "to_model_blocks",
+]
 
 PDF = "application/pdf"
 TEXT_APPLICATIONS = frozenset(
@@ -171,3 +181,36 @@ def _document(data: str, where: str) -> dict[str, Any]:
     if not _raw(data, where, PDF).startswith(b"%PDF-"):
         raise RpcError.invalid_params(f"Invalid params: {where}: not a PDF (it does not start with %PDF-)")
     return {"type": "document", "source": {"type": "base64", "media_type": PDF, "data": data}}
+
+
+class PreparedPrompt(NamedTuple):
+    """A prompt's content as the editor sent it (`shown`), the built-in command it names (with its
+    arguments), whether it is empty, and its blocks for the model (none for a command or an empty
+    prompt)."""
+
+    shown: list[dict[str, Any]]
+    command: tuple[str, str] | None
+    empty: bool
+    blocks: list[dict[str, Any]]
+
+
+def prepared_prompt(
+    request: PromptRequest, profile: ModelProfile, *, built_ins: bool = True
+) -> PreparedPrompt:
+    """Read a prompt's content for the session's model (-32602 for content it cannot take);
+    without `built_ins`, a built-in's name is left to the project's command of that name."""
+    shown = [block.to_wire() for block in request.prompt]
+    command = command_of(shown) if built_ins else None
+    empty = is_empty_prompt(shown)
+    blocks = (
+        []
+        if empty or command is not None
+        else to_model_blocks(request.prompt, model=profile.id, pdf=profile.pdf_input)
+    )
+    return PreparedPrompt(shown, command, empty, blocks)
+
+
+def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:
+    """`[]` (codecompanion's Enter on an empty line), or text blocks with nothing but whitespace:
+    the API would refuse either with a 400, so the turn ends at once without a request."""
+    return all(block.get("type") == "text" and not str(block.get("text", "")).strip() for block in shown)

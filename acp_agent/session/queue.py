@@ -39,13 +39,7 @@ class PromptLine:
         The turn's `cancelled` flag is already set when a cancel came while it waited: the caller
         answers `cancelled` without running it. Raises `RpcError.queue_full` (-32001) when the line is full.
         """
-        if self.waiting >= self.limit:
-            raise RpcError.queue_full(
-                f"The prompt queue of this session is full: {self.limit} "
-                f"prompts are already waiting for the running turn; wait for one to "
-                f"finish or cancel them",
-                {"sessionId": session_id, "waiting": self.waiting},
-            )
+        self.check_room(session_id)
         turn = RunningTurn()
         self.turns.append(turn)
         try:
@@ -55,6 +49,16 @@ class PromptLine:
         finally:
             self.turns.remove(turn)
             turn.done.set()
+
+    def check_room(self, session_id: str) -> None:
+        """Raises `RpcError.queue_full` (-32001) when no other prompt may wait in this line."""
+        if self.waiting >= self.limit:
+            raise RpcError.queue_full(
+                f"The prompt queue of this session is full: {self.limit} "
+                f"prompts are already waiting for the running turn; wait for one to "
+                f"finish or cancel them",
+                {"sessionId": session_id, "waiting": self.waiting},
+            )
 
     def cancel(self) -> bool:
         """End the running turn and mark every waiting one cancelled; True when there was any."""

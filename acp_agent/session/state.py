@@ -27,9 +27,12 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.steering import Steering
 
 if TYPE_CHECKING:
+    from acp_agent.session.claude.hooks import SessionHooks
     from acp_agent.session.claude.setup import ClaudeSetup
+    from acp_agent.session.journal.checkpoints import Checkpoints
     from acp_agent.session.mcp_servers import SessionServers
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
@@ -95,6 +98,8 @@ class Session:
     """The settings' `additionalDirectories` in force (`roots.py:settings_roots`), never journaled:
     read again from the files at each session/new, load and resume."""
     claude: ClaudeSetup | None = None
+    hooks: SessionHooks | None = None
+    """Its Claude Code hooks, read when its runner is built (after the trust question)."""
     """Its Claude Code settings and the project's trust (`claude/setup.py`), read once per session."""
     styles: OutputStyles = field(default_factory=OutputStyles)
     """The output styles it may use (`commands/output_styles.py`), read once per session."""
@@ -108,6 +113,13 @@ class Session:
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
     """Its first prompt or a rename settled the title: later prompts do not change it."""
+    steering: Steering = field(default_factory=Steering)
+    """The messages the user sends while a turn runs (`_session/steering`), for that turn."""
+    checkpoints: Checkpoints | None = None
+    """What its turns changed in the workspace, kept for a rewind (made by the engine on first use;
+    None without a journal)."""
+    interrupted_rewind: bool = False
+    """Its journal ends in a rewind a crash stopped mid-restore: session/load finishes it."""
     subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
     """Its running subagents shown as child sessions (`subagents/sessions.py`), by child session
     id: how to cancel each one alone (a `session/cancel` naming it)."""

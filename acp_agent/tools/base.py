@@ -23,10 +23,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWER_CHARS",
+    "NO_CHECKPOINT",
     "BackgroundCommands",
+    "Checkpoint",
     "Diff",
     "Elicitation",
     "FileSystem",
+    "NamedWritesTool",
     "PlanEntry",
     "Preview",
     "PreviewTool",
@@ -178,6 +181,33 @@ async def _no_report(progress: Progress) -> None:
     return None
 
 
+class Checkpoint(Protocol):
+    """Keeps what a call is about to change, so that a rewind can put it back (the session's
+    checkpoints, `session/journal/checkpoints.py`). Both return once it is kept."""
+
+    async def before_change(self) -> None:
+        """A call that may change anything in the workspace is about to run (a command, an MCP
+        tool): the session's roots are snapshotted first, once a turn."""
+        ...
+
+    async def before_write(self, path: Path) -> None:
+        """An edit tool is about to write `path` (absolute, confined): its before-image is kept,
+        once a turn."""
+        ...
+
+
+class _NoCheckpoint:
+    async def before_change(self) -> None:
+        return None
+
+    async def before_write(self, path: Path) -> None:
+        return None
+
+
+NO_CHECKPOINT: Checkpoint = _NoCheckpoint()
+"""Nothing kept (the in-process API, unit tests, a session without a journal)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     """What a tool may touch: the session's roots (the first is the cwd), files, terminals and the
@@ -187,7 +217,8 @@ class ToolContext:
     `grants` are what the user allowed for this one call beyond the usual (a `Grant` id); `hidden`
     are the agent's own paths, which no tool shows (the sandbox hides the same list);
     `background` holds the session's background commands (None: none can run here, as in a
-    subagent or a turn run from Python).
+    subagent or a turn run from Python); `checkpoint` keeps what a call is about to change, for a
+    rewind.
     """
 
     cwd: Path
@@ -201,6 +232,7 @@ class ToolContext:
     grants: frozenset[str] = frozenset()
     hidden: HiddenPaths = NOTHING_HIDDEN
     background: BackgroundCommands | None = None
+    checkpoint: Checkpoint = NO_CHECKPOINT
 
     @property
     def roots(self) -> tuple[Path, ...]:
@@ -321,6 +353,16 @@ class TwinTool(Protocol):
 
     @property
     def beside_itself(self) -> bool: ...
+
+
+@runtime_checkable
+class NamedWritesTool(Protocol):
+    """A tool whose every change is a file it names to the checkpoint first
+    (`Checkpoint.before_write`, `names_its_writes = True`): its calls need no snapshot of the
+    session's roots (the edit tools)."""
+
+    @property
+    def names_its_writes(self) -> bool: ...
 
 
 @runtime_checkable

@@ -4,8 +4,9 @@ Here, at the top, the loop's core: one turn (`driver.py`), the request → relay
 (`runner.py`), a reply's tool calls (`tool_batch.py`), the meter and its limits (`meter.py`, with
 `repeats.py`), the turn record (`record.py`), the events the loop emits (`events.py`), its stop
 reasons (`stop.py`), what its requests carry (`settings.py`), the loops a session may choose
-(`loops.py`), the seam that asks permission (`permissions.py`), the server tools' calls as the
-editor sees them (`server_calls.py`), and a turn run from Python (`inprocess.py`). By concept below:
+(`loops.py`), the seam that asks permission (`permissions.py`), the hooks seam (`hooks.py`), the
+messages the user sends the running turn (`steering.py`), the server tools' calls as the editor
+sees them (`server_calls.py`), and a turn run from Python (`inprocess.py`). By concept below:
 
 - `journal/`     the journal's vocabulary: every entry kind, and an entry's line on disk;
 - `context/`     what a request carries: the history, its compaction, the cleared old results, images;

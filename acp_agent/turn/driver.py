@@ -19,6 +19,7 @@ from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.limits import Limits, fields_by_name
 from acp_agent.turn.context.history import History, Mark
 from acp_agent.turn.events import EventSink, Notice
+from acp_agent.turn.hooks import TurnHalted
 from acp_agent.turn.journal.entries import TurnEntry
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.record import TurnRecord
@@ -92,15 +93,22 @@ async def drive_turn(
     limit: Limit | None = None
     log.info("turn.started", turn_id=turn_id, max_turn_requests=meter.limits.max_turn_requests)
     left = meter.seconds_left()
+    halted: str | None = None
+    if runner.steering is not None:
+        runner.steering.start()
     try:
-        history.add_prompt(prompt, shown)  # a journal that refuses it fails the turn (JournalFailed)
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
             try:
-                stop = (await strategy.run(runner, history, meter)).stop
+                blocks = await _hooked_prompt(runner, prompt, meter)  # UserPromptSubmit
+                if blocks is not None:
+                    history.add_prompt(blocks, shown)  # a journal that refuses it fails the turn
+                    stop = (await strategy.run(runner, history, meter)).stop
             except LimitReached as reached:  # the one place a budget's stop is caught
                 stop, limit = reached.limit.stop, reached.limit
             except PermissionCancelled:
                 stop, aborted = TurnStop.CANCELLED, "permission"
+            except TurnHalted as halt:  # a hook's `continue: false`: the turn ends, the user told why
+                halted = halt.reason
         if scope.cancelled_caught:
             stop, aborted = TurnStop.CANCELLED, meter.phase
         elif clock.cancelled_caught:
@@ -117,6 +125,8 @@ async def drive_turn(
     output = _output(history, mark)
     if stop is TurnStop.REFUSAL:
         history.rollback(mark)
+    with anyio.move_on_after(5, shield=True):
+        failure = failure or await _keep_steering(runner, history)
     record_type, fields = record_of(strategy)
     record = record_type.from_meter(
         meter,
@@ -129,6 +139,9 @@ async def drive_turn(
         **fields,
     )
     meta = record.to_meta()
+    if halted is not None and failure is None:
+        with anyio.move_on_after(5, shield=True):
+            await sink.emit(Notice.warning(halted, new_message_id()))
     if limit is not None and failure is None:
         with anyio.move_on_after(5, shield=True):
             await sink.emit(limit_event(limit, meter, meta))
@@ -138,6 +151,38 @@ async def drive_turn(
         log.warning("journal.turn_record_lost", turn_id=turn_id, problem=str(exc))
     log.info("turn.ended", **meta)
     return TurnResult(stop, record, failure, output)
+
+
+async def _hooked_prompt(
+    runner: TurnRunner, prompt: list[dict[str, Any]], meter: TurnMeter
+) -> list[dict[str, Any]] | None:
+    """The prompt as the model gets it once the UserPromptSubmit hooks answered: with their
+    context beside it, or None when one blocked it (the model never sees it; `TurnHalted` tells
+    the user why). A command's turn (no prompt here) builds its prompt in the strategy."""
+    if not prompt:
+        return prompt
+    text = "\n".join(b["text"] for b in prompt if b.get("type") == "text" and isinstance(b.get("text"), str))
+    hooked = await runner.hooks.prompt_submitted(text, meter)
+    if hooked.blocked is not None:
+        raise TurnHalted(f"A UserPromptSubmit hook blocked this prompt. {hooked.blocked}")
+    if hooked.halt is not None:
+        raise TurnHalted(hooked.halt)
+    if hooked.context:
+        return [*prompt, {"type": "text", "text": hooked.context}]
+    return prompt
+
+
+async def _keep_steering(runner: TurnRunner, history: History) -> JournalFailed | None:
+    """The turn ends: messages the user sent that no request carried (a budget or a cancel ended
+    it first) join the history now, so the next turn's first request carries them."""
+    if runner.steering is None:
+        return None
+    runner.steering.stop()
+    try:
+        await runner.join_steering(history)
+    except JournalFailed as exc:
+        return exc
+    return None
 
 
 def _output(history: History, mark: Mark) -> str:

@@ -19,6 +19,7 @@ __all__ = [
     "EventSink",
     "Notice",
     "PlanChanged",
+    "SteeringJoined",
     "TextChunk",
     "ThoughtChunk",
     "ToolCallFinished",
@@ -72,6 +73,15 @@ class Notice:
         description = " ".join(part for part in (tail.strip(), rest.strip()) if part) or None
         title = head.rstrip(".") if dot else first.rstrip(".")
         return cls(text, message_id, title or "Warning", description, "warning", thought)
+
+
+@dataclass(frozen=True, slots=True)
+class SteeringJoined:
+    """A message the user sent while the turn ran joined its history (`turn/steering.py`):
+    shown to the editor as the user's message, `shown` as the editor sent it."""
+
+    shown: tuple[dict[str, Any], ...]
+    message_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +181,7 @@ TurnEvent = (
     TextChunk
     | ThoughtChunk
     | Notice
+    | SteeringJoined
     | ToolCallStarted
     | ToolCallUpdated
     | ToolCallProgress

@@ -135,6 +135,10 @@ class TurnMeter:
     """A subagent's own cap on model requests (its share of what the turn had left)."""
     subagents: list[Subagent] = field(default_factory=list)
     """The turn's subagents, in the order they started (the record's breakdown)."""
+    hook_runs: int = 0
+    """Hook commands run for the turn (`turn/hooks.py`): never model requests."""
+    hooks_blocked: int = 0
+    hook_seconds: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.started:
@@ -240,6 +244,14 @@ class TurnMeter:
         self.wrapped_up = True
 
     # ── tool calls ──────────────────────────────────────────────────────────────────────────
+    def hook_ran(self, seconds: float, *, blocked: bool) -> None:
+        """A hook command ran for `seconds` (and blocked what it was asked about, if `blocked`)."""
+        self.hook_runs += 1
+        self.hooks_blocked += blocked
+        self.hook_seconds += seconds
+        if self.parent is not None:
+            self.parent.hook_ran(seconds, blocked=blocked)
+
     def tool_allowance(self, batch: int) -> int:
         """How many of a batch of `batch` tool calls may still start (the rest are skipped)."""
         if self.parent is not None:

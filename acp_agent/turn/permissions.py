@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from acp_agent.tools.base import Preview
+from acp_agent.turn.hooks import HookVerdict
 
 __all__ = [
     "ALLOW",
@@ -56,6 +57,8 @@ class PermissionQuestion:
     `raw_input["subagent_type"]`); `title` and `kind` are the call's as the editor shows them,
     `raw_input` its validated arguments. `preview()` computes what the call would change (a diff,
     a command line): await it only when asking the user. `subagent`: a subagent makes the call.
+    `hook`: what the PreToolUse hooks answered, weighed with the rules (a hook's allow never beats
+    a deny or ask rule; its deny refuses).
     """
 
     call_id: str
@@ -66,6 +69,7 @@ class PermissionQuestion:
     raw_input: dict[str, Any]
     preview: Callable[[], Awaitable[Preview | None]] | None = None
     subagent: bool = False
+    hook: HookVerdict | None = None
 
 
 class PermissionAsker(Protocol):
@@ -88,6 +92,8 @@ def settle(asker: PermissionAsker, question: PermissionQuestion) -> PermissionDe
     allows a call that needs no permission ("none") and leaves the rest to `ask`."""
     if isinstance(asker, RuledAsker):
         return asker.settle(question)
+    if question.hook is not None and question.hook.decision == "deny":  # no rules: the hook's deny holds
+        return PermissionDecision(False, message=question.hook.reason)
     return ALLOW if question.permission == "none" else None
 
 
@@ -107,7 +113,7 @@ class _KeywordAsker:
 
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
         keywords = asdict(question)
-        del keywords["subagent"]  # newer than the keyword form
+        del keywords["subagent"], keywords["hook"]  # newer than the keyword form
         decision: PermissionDecision = await self.inner.ask(**keywords)
         return decision
 

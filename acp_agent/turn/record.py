@@ -22,7 +22,7 @@ from acp_agent.turn.context.history import result_text
 from acp_agent.turn.meter import Limit, Subagent, TurnMeter
 from acp_agent.turn.stop import TurnStop
 
-__all__ = ["STOP_REASONS", "Step", "SubagentRecord", "ToolStep", "TurnRecord", "step_of"]
+__all__ = ["STOP_REASONS", "HookFigures", "Step", "SubagentRecord", "ToolStep", "TurnRecord", "step_of"]
 
 STOP_REASONS: dict[TurnStop, str] = {
     TurnStop.END_TURN: "end_turn",
@@ -80,6 +80,16 @@ class SubagentRecord(BaseModel):
         )
 
 
+class HookFigures(BaseModel):
+    """The hooks the turn ran (`turn/hooks.py`): how many, how many blocked, their time."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
+
+    runs: int
+    blocked: int = 0
+    duration_ms: int = 0
+
+
 class TurnRecord(BaseModel):
     """What one prompt turn did (docs/decisions.md C6); same shape on every path and on errors."""
 
@@ -120,6 +130,8 @@ class TurnRecord(BaseModel):
     """The model of each request, in order."""
     subagents: list[SubagentRecord] | None = None
     """Each subagent the turn ran (`task` calls), in the order they started; null when none."""
+    hooks: HookFigures | None = None
+    """The hook commands the turn ran (never model requests); null when none ran."""
 
     @classmethod
     def from_meter(
@@ -169,6 +181,15 @@ class TurnRecord(BaseModel):
             limits={k: v for k, v in limits.items() if v is not None},
             models=list(meter.request_models) or None,
             subagents=[SubagentRecord.of(s) for s in meter.subagents] or None,
+            hooks=(
+                HookFigures(
+                    runs=meter.hook_runs,
+                    blocked=meter.hooks_blocked,
+                    duration_ms=int(meter.hook_seconds * 1000),
+                )
+                if meter.hook_runs
+                else None
+            ),
         )
 
     def to_meta(self) -> dict[str, Any]:

@@ -35,12 +35,14 @@ from acp_agent.turn.context.clearing import clear_old_results
 from acp_agent.turn.context.compaction import compact
 from acp_agent.turn.context.history import History, Mark, without_thinking
 from acp_agent.turn.context.media_budget import fit_media, replace_refused
-from acp_agent.turn.events import EventSink, Notice, TextChunk, ThoughtChunk, UsageReported
+from acp_agent.turn.events import EventSink, Notice, SteeringJoined, TextChunk, ThoughtChunk, UsageReported
+from acp_agent.turn.hooks import NO_HOOKS, TurnHalted, TurnHooks
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.server_calls import ServerCalls
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.steering import Steering
 from acp_agent.turn.stop import TurnStop, map_model_stop
 from acp_agent.turn.tool_batch import ToolBatch
 
@@ -53,6 +55,8 @@ WRAP_UP_NOTE = (
     "was done and what remains."
 )
 CUT_OFF = "not executed: the reply was cut off before this tool call was complete"
+MAX_STOP_BLOCKS = 8
+"""Consecutive Stop-hook blocks a run obeys; then its end is forced (as Claude Code does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +88,17 @@ class TurnRunner:
         permissions: PermissionAsker | None = None,
         on_step: Callable[[Step], None] | None = None,
         attachments: ReadAttachments | None = None,
+        hooks: TurnHooks = NO_HOOKS,
+        steering: Steering | None = None,
     ) -> None:
         self.model = model
+        self.hooks = hooks
+        """The user's hooks (`turn/hooks.py`): before and after tools, at the reply's end, before
+        a compaction; never a model request."""
         self.attachments = attachments
         """Instructions scoped to the files its tools read (`context/attachments.py`)."""
+        self.steering = steering
+        """The session's messages for its running turn (`steering.py`); None: nobody steers."""
         self.permissions: PermissionAsker = permissions or AllowAll()
         self.last_context_tokens = 0
         """The context size of the latest model request (drives compaction)."""
@@ -141,6 +152,7 @@ class TurnRunner:
         self, history: History, meter: TurnMeter, stop_when: Callable[[], bool] | None
     ) -> AttemptOutcome:
         compacted_for_overflow = media_refused = resend = False
+        stop_blocks = 0
         while True:
             if resend:  # the refused request again, once its fault is mended: a retry (D1)
                 meter.retry_scheduled()
@@ -148,6 +160,8 @@ class TurnRunner:
             else:
                 self.last_context_tokens = clear_old_results(history, self.last_context_tokens, self.settings)
                 await self._maybe_compact(history, meter)
+                if history.messages and history.messages[-1]["role"] == "user":  # not a pause_turn's
+                    await self.join_steering(history)
                 fit_media(history)  # within what one request may carry (rarely rewrites anything)
                 number = meter.start_request(self.settings.model)
                 log.debug("model.request", n=number, of=meter.limits.max_turn_requests)
@@ -170,7 +184,7 @@ class TurnRunner:
             ):
                 # The API refused the prompt as too long: compact once and try again (D1).
                 compacted_for_overflow = True
-                if await self._maybe_compact(history, meter, force=True):
+                if await self._maybe_compact(history, meter, force=True, trigger="auto"):
                     resend = True
                     continue
             tool_uses = [b for b in done.content if b.get("type") == "tool_use"]
@@ -183,10 +197,13 @@ class TurnRunner:
                 self._step(number, done, [], history)
                 continue
             if done.stop_reason == "tool_use" and tool_uses:
+                batch = self.tool_batch(tool_uses, history, meter)
                 try:
-                    await self.tool_batch(tool_uses, history, meter).run()
+                    await batch.run()
                 finally:
                     self._step(number, done, tool_uses, history)
+                if batch.halt is not None:  # a hook's `continue: false`, once every call is answered
+                    raise TurnHalted(batch.halt)
                 meter.check_batch()
                 if stop_when is not None and stop_when():
                     return AttemptOutcome(TurnStop.END_TURN, done.stop_reason, text)
@@ -195,7 +212,35 @@ class TurnRunner:
                 history.repair(CUT_OFF)
             self._step(number, done, tool_uses, history)
             stop = map_model_stop(done.stop_reason) or TurnStop.END_TURN
+            if stop is TurnStop.END_TURN and self._steered_on(meter):
+                await self.join_steering(history)  # it came as the model ended: answered in this turn
+                continue
+            if stop is TurnStop.END_TURN and done.stop_reason == "end_turn":
+                hooked = await self.hooks.stopping(text, stop_blocks > 0, meter)
+                if hooked.halt is not None:
+                    raise TurnHalted(hooked.halt)
+                if hooked.go_on is not None and stop_blocks < MAX_STOP_BLOCKS:
+                    # The turn goes on: one more request, counted and checked like any other.
+                    stop_blocks += 1
+                    history.add_user([{"type": "text", "text": hooked.go_on}])
+                    continue
             return AttemptOutcome(stop, done.stop_reason, text)
+
+    def _steered_on(self, meter: TurnMeter) -> bool:
+        """Whether a message the user sent while the turn ran waits, and a budget allows the
+        request that answers it (it never adds one beyond the turn's limits)."""
+        return self.steering is not None and self.steering.pending() and meter.exhausted() is None
+
+    async def join_steering(self, history: History) -> int:
+        """Put the messages the user sent while the turn ran into the history (after the pending
+        tool results, journaled) and show them to the editor; returns how many joined."""
+        if self.steering is None:
+            return 0
+        messages = self.steering.take()
+        for message in messages:
+            history.add_steering(message.blocks, message.shown)
+            await self.sink.emit(SteeringJoined(tuple(message.shown), self.new_id()))
+        return len(messages)
 
     def tool_batch(self, tool_uses: list[dict[str, Any]], history: History, meter: TurnMeter) -> ToolBatch:
         """A batch of these calls with this runner's tools, sink, context, asker and timeout."""
@@ -209,6 +254,7 @@ class TurnRunner:
             history=history,
             meter=meter,
             attachments=self.attachments,
+            hooks=self.hooks,
         )
 
     def _step(
@@ -367,11 +413,18 @@ class TurnRunner:
         await sink.emit(UsageReported(done.usage.context_tokens, settings.context_window, cost))
         return done
 
-    async def _maybe_compact(self, history: History, meter: TurnMeter, *, force: bool = False) -> int:
-        """Summarise older turns when the last request's context passed the threshold."""
+    async def _maybe_compact(
+        self, history: History, meter: TurnMeter, *, force: bool = False, trigger: str | None = None
+    ) -> int:
+        """Summarise older turns when the last request's context passed the threshold (`force`:
+        now; a PreCompact hook may block it)."""
         settings = self.settings
         threshold = settings.compact_at * settings.context_window
         if not force and (not settings.compact_at or self.last_context_tokens < threshold):
+            return 0
+        why = await self.hooks.compacting("manual" if force and trigger is None else "auto", meter)
+        if why is not None:
+            log.info("compaction.blocked_by_hook", reason=why[:300])
             return 0
         meter.waiting_for_model()
         self._settle_tools(history, meter)

@@ -18,6 +18,7 @@ import structlog
 
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
 from acp_agent.tools.base import (
+    NamedWritesTool,
     Preview,
     PreviewTool,
     Progress,
@@ -40,6 +41,7 @@ from acp_agent.turn.events import (
     ToolCallStarted,
     ToolCallUpdated,
 )
+from acp_agent.turn.hooks import NO_HOOKS, HookCall, TurnHooks
 from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.permissions import PermissionAsker, PermissionQuestion, settle
@@ -117,6 +119,10 @@ class ToolBatch:
     meter: TurnMeter
     attachments: ReadAttachments | None = None
     """Instructions scoped to the files the batch read, appended after its results."""
+    hooks: TurnHooks = NO_HOOKS
+    """The user's hooks, asked before and after each call (`turn/hooks.py`)."""
+    halt: str | None = None
+    """A hook answered `continue: false`: the turn ends once the batch is answered (why)."""
     _journaled: set[str] = field(default_factory=set)
     _started: set[str] = field(default_factory=set)
     _unkept: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -129,6 +135,8 @@ class ToolBatch:
     """One permission question at a time, even from calls that run at once."""
     _read: dict[str, tuple[Path, ...]] = field(default_factory=dict)
     """The files each call read (`ToolResult.read`), by call id."""
+    _hook_notes: dict[str, list[str]] = field(default_factory=dict)
+    """What the hooks said of each call for the model (context, feedback), by call id."""
 
     async def run(self) -> None:
         """Run the batch; its results are appended to the history as one user message, in model order.
@@ -278,6 +286,8 @@ class ToolBatch:
             self._read[call_id] = result.read
         log.debug("tool.finished", tool=name, call_id=call_id, is_error=result.is_error)
         block_out = tool_result(call_id, result.text, is_error=result.is_error, media=result.media)
+        for note in self._hook_notes.pop(call_id, ()):  # what the hooks said of it, for the model
+            add_note(block_out, f"\n\n{note}")
         shown = ToolCallShown.of_result(title, kind, args, result)
         try:  # journaled (and fsynced) before the editor is told the call is done, with the same `shown`
             self.history.note(ToolResultEntry(block_out, shown))
@@ -310,11 +320,27 @@ class ToolBatch:
         except ToolError as exc:
             meter.tool_started()
             return ToolResult(str(exc), is_error=True)
+        before = await self.hooks.before_tool(HookCall(call_id, name, args), meter)
+        self._hooked(call_id, before.context, before.halt)
+        if before.updated_input is not None:  # the whole input replaced, and checked again
+            try:
+                args = self.tools.validate(tool, before.updated_input)
+            except ToolError as exc:
+                meter.tool_started()
+                return ToolResult(f"a PreToolUse hook's updatedInput is not valid: {exc}", is_error=True)
         permission: str | None = tool.permission
         if permission == "edit" and await sensitive_write(self.ctx.roots, args.get("path", "")):
             permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
+        checked = args
         question = PermissionQuestion(
-            call_id, name, title, tool.kind, permission or "none", args, lambda: self._preview(tool, args)
+            call_id,
+            name,
+            title,
+            tool.kind,
+            permission or "none",
+            args,
+            lambda: self._preview(tool, checked),
+            hook=before.verdict,
         )
         decision = settle(self.permissions, question)  # the rules and the mode, nobody asked
         if decision is None:
@@ -336,6 +362,8 @@ class ToolBatch:
         seconds = tool.time_allowance(args) if isinstance(tool, SelfTimedTool) else self.tool_timeout
         ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
+            if not (isinstance(tool, NamedWritesTool) and tool.names_its_writes):
+                await ctx.checkpoint.before_change()  # a rewind can put back what it changes
             self.history.note(ToolStartedEntry(call_id))
             self._started.add(call_id)
         try:
@@ -345,7 +373,6 @@ class ToolBatch:
                     result: ToolResult = await tool.run_in_turn(args, ctx, turn)
                 else:
                     result = await tool.run(args, ctx)
-                return result
         except PermissionCancelled:  # a subagent's question, cancelled: the turn ends cancelled
             raise
         except TimeoutError:
@@ -360,6 +387,17 @@ class ToolBatch:
         except Exception as exc:
             log.exception("tool.crashed", tool=name, call_id=call_id)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        after = await self.hooks.after_tool(HookCall(call_id, name, args), result, meter)
+        self._hooked(call_id, after.feedback, after.halt)
+        self._hooked(call_id, after.context, None)
+        return result
+
+    def _hooked(self, call_id: str, note: str, halt: str | None) -> None:
+        """Keep what a hook said of a call for its result, and a `continue: false` for the turn."""
+        if note:
+            self._hook_notes.setdefault(call_id, []).append(note)
+        if halt is not None and self.halt is None:
+            self.halt = halt
 
     async def _preview(self, tool: Tool, args: dict[str, Any]) -> Preview | None:
         """What the call would change, for the permission question; cosmetic, so never fatal."""

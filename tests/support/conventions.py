@@ -16,7 +16,9 @@ MCP_SERVER = Path(__file__).resolve().parent / "mcp_server.py"
 SKILL_BODY = "SKILL BODY: before writing, read references/format.md"
 EXPECTED_COMMANDS = {
     "status",
+    "hooks",
     "compact",
+    "fork",
     "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
     "agents",  # the same
     "tasks",  # the same
@@ -24,6 +26,7 @@ EXPECTED_COMMANDS = {
     "context",  # the same
     "cost",  # the same
     "init",  # the built-in prompt
+    "rewind",
     "review",  # the project's, with an argument (the user's and the built-in /review are shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md
     "greet",  # the user's own

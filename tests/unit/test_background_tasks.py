@@ -227,5 +227,5 @@ def test_a_status_alone_leaves_the_calls_content_as_it_is() -> None:
 
 def test_tasks_is_a_built_in_command() -> None:
     prompt: list[dict[str, Any]] = [{"type": "text", "text": "/tasks"}]
-    assert command_of(prompt) == "tasks"
+    assert command_of(prompt) == ("tasks", "")
     assert command_of([{"type": "text", "text": "/taskss"}]) is None

@@ -100,7 +100,7 @@ def test_a_project_command_named_after_claude_codes_everyday_commands_replaces_t
         write(repo / ".claude" / "commands" / f"{name}.md", f"our {name}\n")
     found = read(repo, home, config)
     assert [c.name for c in found.commands] == ["agents", "permissions", "tasks"]  # /compact is ours
-    assert command_of([{"type": "text", "text": "/permissions"}]) == "permissions"  # when none is found
+    assert command_of([{"type": "text", "text": "/permissions"}]) == ("permissions", "")  # when none is found
 
 
 @pytest.mark.parametrize(

@@ -75,7 +75,7 @@ async def test_requests_sent_at_once_after_initialize_wait_for_the_layer_and_are
         init = await agent.send_request("initialize", {"protocolVersion": 1})
         new = await agent.send_request("session/new", {"cwd": str(workspace), "mcpServers": []})
         listing = await agent.send_request("session/list", {})
-        unknown = await agent.send_request("session/fork", {"sessionId": "x", "cwd": "/"})
+        unknown = await agent.send_request("nes/start", {"sessionId": "x"})  # ACP's, not served
         answers = [await agent.response(i) for i in (init, new, listing, unknown)]
         session = answers[1]["result"]["sessionId"]
         mode = await agent.call("session/set_mode", {"sessionId": session, "modeId": "plan"})

@@ -75,7 +75,10 @@ async def test_commands_are_announced_after_session_new(agent: AgentProcess, wor
     assert names == {
         "status",
         "permissions",
+        "hooks",
         "compact",
+        "fork",
+        "rewind",
         "agents",
         "tasks",
         "mcp",

@@ -129,13 +129,26 @@ async def test_the_journal_is_private(agent: AgentProcess, session: str, agent_e
 
 
 @pytest.mark.model_free
-async def test_without_a_journal_load_is_not_offered(agent_env: dict[str, str], acp_schema: Any) -> None:
+async def test_without_a_journal_load_is_not_offered(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path
+) -> None:
     async with AgentProcess.start(args=["--no-journal"], env=agent_env, schema=acp_schema) as agent:
         init = await agent.initialize()
         load = await agent.request("session/load", {"sessionId": "x", "cwd": "/", "mcpServers": []})
         listed = await agent.request("session/list", {})
+        fork = await agent.request("session/fork", {"sessionId": "x", "cwd": "/"})
+        session = await agent.new_session(workspace)
+        await agent.prompt(session, "/fork")
+        told = [
+            u["update"]
+            for u in agent.updates(session)
+            if u["update"]["sessionUpdate"] == "agent_message_chunk"
+        ]
     assert init["agentCapabilities"]["loadSession"] is False
+    assert "fork" not in init["agentCapabilities"]["sessionCapabilities"]
     assert load["error"]["code"] == -32601 and listed["error"]["code"] == -32601
+    assert fork["error"]["code"] == -32601
+    assert "not journaled" in told[-1]["content"]["text"]
 
 
 async def crash_and_load(

@@ -50,9 +50,10 @@ async def test_initialize_describes_the_agent_honestly(agent_env: dict[str, str]
         "systemPrompt",
         "additionalDirectories",
         "title",  # ACP's unstable session/set_title
+        "fork",  # ACP's unstable session/fork
     }
     assert caps["sessionCapabilities"]["systemPrompt"] == {}  # append only: override is refused
-    assert fork["error"]["code"] == -32601  # not advertised, so not served
+    assert fork["error"]["code"] == -32002  # served: an unknown source is "not found"
     assert caps["promptCapabilities"]["image"] is True
     assert caps["promptCapabilities"]["audio"] is False
     assert [m["id"] for m in result["authMethods"]] == ["anthropic-api-key"]

@@ -31,7 +31,7 @@ async def test_an_idle_agent_exits_zero_on_eof_with_journal_stdout_and_logs_comp
     assert code == 0
     assert response["result"]["stopReason"] == "end_turn"
     assert agent.messages[-1]["id"] == response["id"]  # every line complete (checked on exit)
-    [journal] = (tmp_path / "state").rglob(f"{session}*")
+    [journal] = (tmp_path / "state").rglob(f"{session}.jsonl")  # (its checkpoints are a folder)
     entries = [json.loads(line) for line in journal.read_text().splitlines()]
     assert entries[-1]["type"] == "turn" and entries[-1]["record"]["stopReason"] == "end_turn"
     assert '"agent.stopped"' in agent.stderr_text().splitlines()[-1]

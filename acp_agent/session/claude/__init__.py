@@ -1,8 +1,10 @@
 """The user's Claude Code setup (issue 33): the settings files (`settings_files.py`) and what they
 hold for a session (`setup.py`: `ClaudeSetup`), their permission rules (`rules.py`, paths in
 `path_rules.py`, Claude Code's tool names in `tool_names.py`), the one rule engine that decides
-"may this run?" (`rule_engine.py`), the "always" answers written back (`saved_rules.py`), and the
-trust a project needs before what it widens takes effect (`trust.py`).
+"may this run?" (`rule_engine.py`), the "always" answers written back (`saved_rules.py`), the
+trust a project needs before what it widens takes effect (`trust.py`), and the hooks: read
+(`hook_config.py`), run (`hook_process.py`), their input and answers (`hook_payloads.py`), and
+run for a session's turns (`hooks.py`).
 
 May import `tools/`, `turn/` and the leaves; imported by `editor/` (the permission question),
 `commands/` (the tool names), `client_options.py` and the lifecycle core, never the reverse.

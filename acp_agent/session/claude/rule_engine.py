@@ -5,18 +5,19 @@ a command's `allowed-tools` grant, the mode and the sensitive-path guard, in thi
 Code's); the first step that speaks decides:
 
 1. **deny rules** (and "always reject" answers), in every mode, bypassPermissions included: refused
-   with "denied by <file>: <rule>", never asked;
+   with "denied by <file>: <rule>", never asked; then a **PreToolUse hook's deny** (or its exit 2):
+   refused with the hook's reason;
 2. **the tool's confinement**: a file tool's path outside the session's roots, in the agent's own
    hidden paths, or denied by a `Read(…)` rule where it leads: refused with the tool's own words,
    never asked (the tool would refuse it anyway);
 3. **plan mode** refuses any call that changes something; a **subagent** may change something only
    in acceptEdits and bypassPermissions;
-4. **ask rules**: asked, in every mode, bypassPermissions included;
+4. **ask rules**, then a **PreToolUse hook's ask**: asked, in every mode, bypassPermissions included;
 5. **sensitive paths** (an edit of a file that makes tools run code, `tools/files/sensitive.py`):
    asked in every mode but bypassPermissions, whatever an allow rule or an answer says;
 6. **bypassPermissions** allows;
-7. **allow rules, "always allow" answers, the command's grant** allow (a command line only when
-   every command of it is allowed, by one or another);
+7. **a PreToolUse hook's allow, allow rules, "always allow" answers, the command's grant** allow
+   (a command line only when every command of it is allowed, by one or another);
 8. **the mode**: acceptEdits allows edits (inside the roots: step 2 refused the rest);
 9. otherwise a call that changes nothing (a read, the plan, a subagent, a skill) is allowed, and
    any other is asked.
@@ -164,6 +165,9 @@ class RuleEngine:
             return Verdict("deny", _refusal(rule), "deny rule", rule)
         if call.line is not None and self.lines.get(call.line) is False:
             return Verdict("deny", REJECTED_ALWAYS, "deny rule")
+        hook = q.hook.decision if q.hook is not None else None
+        if hook == "deny":
+            return Verdict("deny", q.hook.reason if q.hook is not None else "", "hook deny")
         if (refusal := self._confined(call)) is not None:
             return Verdict("deny", refusal, "confinement")
         if mode == "plan" and q.permission in CHANGES:
@@ -172,10 +176,14 @@ class RuleEngine:
             return Verdict("deny", SUBAGENT_REFUSED, "subagent")
         if (rule := self._match(rules, "ask", call)) is not None:
             return _ask(mode, "ask rule", f"ask rule {rule.text} in {rule.origin.shown}", rule)
+        if hook == "ask":
+            return _ask(mode, "hook ask", "a PreToolUse hook asks before this")
         if q.permission == "sensitive" and mode != "bypassPermissions":
             return _ask(mode, "sensitive", "an edit of a file that makes tools run code")
         if mode == "bypassPermissions":
             return Verdict("allow", step="bypass")
+        if hook == "allow":
+            return Verdict("allow", step="hook allow")
         if (why := self._allowed(rules, call, q, granted)) is not None:
             return Verdict("allow", step=why)
         if mode == "acceptEdits" and q.permission == "edit":
@@ -183,6 +191,11 @@ class RuleEngine:
         if q.permission not in CHANGES:
             return Verdict("allow", step="looks only")
         return _ask(mode, "default", "the mode asks before this")
+
+    def applies(self, rule: Rule, q: PermissionQuestion) -> bool:
+        """Whether `rule` names the call `q` (a hook's `if` filter): a command line when any of its
+        commands matches, a path when it or where it leads does (read it as an ask rule)."""
+        return self._match([rule], rule.behavior, self._call(q)) is not None
 
     def removed(self, names: Iterable[str]) -> frozenset[str]:
         """The tools of `names` a deny rule names whole (`WebSearch`, `Bash`, `mcp__x`): off the

@@ -23,6 +23,7 @@ __all__ = [
     "UNCONSULTED",
     "WITH_COMMANDS",
     "canonical",
+    "claude_name",
     "own_tool",
     "tools_named",
 ]
@@ -95,6 +96,17 @@ tool that reads files, as Claude Code applies Read rules to Grep and Glob)."""
 UNCONSULTED = frozenset({"Write", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
 """Names whose path specifier Claude Code accepts but never consults (Read and Edit rules cover
 those tools): such a rule is warned about and never matches; a bare one still names its tool."""
+
+_PREFERRED = {"list_files": "Glob", "edit_file": "Edit", "task": "Agent"}
+"""Where several Claude Code names map to one tool of this agent, the one hooks are told."""
+_CLAUDE_NAME = {own: name for name, own in reversed(CLAUDE_TOOLS.items())} | _PREFERRED
+
+
+def claude_name(own: str) -> str:
+    """The Claude Code name of this agent's tool (`run_command` is `Bash`), as hook matchers and
+    a hook's input name it; an MCP tool's or an unknown name as it is."""
+    return _CLAUDE_NAME.get(own, own)
+
 
 _BY_CASE = {name.lower(): own for name, own in CLAUDE_TOOLS.items()}
 _MCP_NAME = re.compile(r"mcp__[A-Za-z0-9_-]+(?:__\*)?")

@@ -1,12 +1,13 @@
-"""Slash commands: the built-ins `/status`, `/permissions`, `/agents`, `/tasks`, `/mcp`,
+"""Slash commands: the built-ins `/status`, `/permissions`, `/hooks`, `/agents`, `/tasks`, `/mcp`,
 `/context` and `/cost` (answered without a model request), `/compact` (one counted request),
-`/init` and `/review` (prompts, run as a command's turn: `prompt_commands.py`), and how a prompt
-names any command (`slash_of`; the custom commands, skills and MCP prompts a session offers are in
-`conventions.py`).
+`/rewind` (`session/rewinding.py`), `/fork [N]` (a new session with a copy of this one's
+conversation, whole or through prompt N: no request), `/init` and `/review` (prompts, run as a
+command's turn: `prompt_commands.py`), and how a prompt names any command (`slash_of`; the custom
+commands, skills and MCP prompts a session offers are in `conventions.py`).
 
-`/status` and `/compact` always win over a custom command of their name. Those named after Claude
-Code's everyday commands (`CLAUDE_CODE_NAMES`) give way to one: a project's command of that name
-runs instead.
+`/status`, `/compact`, `/rewind` and `/fork` always win over a custom command of their name. Those
+named after Claude Code's everyday commands (`CLAUDE_CODE_NAMES`) give way to one: a project's
+command of that name runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
 (docs/decisions.md D7); run by `session/engine.py`.
@@ -31,8 +32,25 @@ COMMANDS: list[dict[str, Any]] = [
         "from, and what waits for the project's trust (no model request).",
     },
     {
+        "name": "hooks",
+        "description": "List the hooks in force (event, matcher, command, settings file) and those "
+        "waiting for the project's trust (no model request).",
+    },
+    {
         "name": "compact",
         "description": "Summarise the earlier conversation now to free context (one model request).",
+    },
+    {
+        "name": "fork",
+        "description": "Copy this session into a new one, whole or through prompt N, and name it "
+        "(no model request).",
+        "input": {"hint": "[N]: the last prompt to copy (all of them when left out)"},
+    },
+    {
+        "name": "rewind",
+        "description": "Go back to before a prompt: its files and the conversation (--chat: the "
+        "conversation only, --files: the files only). Alone, it lists the prompts.",
+        "input": {"hint": "prompt number [--chat | --files]"},
     },
     {
         "name": "agents",
@@ -71,7 +89,9 @@ COMMANDS: list[dict[str, Any]] = [
 ]
 PROMPT_NAMES = frozenset({"init", "review"})
 """The built-ins that are prompts: they run as a command's turn, with model requests."""
-CLAUDE_CODE_NAMES = frozenset({"permissions", "agents", "tasks", "mcp", "context", "cost", "init", "review"})
+CLAUDE_CODE_NAMES = frozenset(
+    {"permissions", "hooks", "agents", "tasks", "mcp", "context", "cost", "init", "review"}
+)
 """Built-ins named after Claude Code's everyday commands: a custom command or skill of the same
 name replaces them (in the menu too)."""
 BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
@@ -79,14 +99,16 @@ BUILT_IN_NAMES = frozenset(c["name"] for c in COMMANDS) - CLAUDE_CODE_NAMES
 _ANSWERED = frozenset(c["name"] for c in COMMANDS) - PROMPT_NAMES
 
 
-def command_of(prompt: list[dict[str, Any]]) -> str | None:
-    """The built-in answered without a request a prompt is, if its text is exactly one
-    (`/status`, `/permissions`...)."""
+def command_of(prompt: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The built-in answered by the agent a prompt is (its text starts `/status`, `/rewind`...:
+    not the prompts `/init` and `/review`), and the rest of its text (the arguments: /rewind and
+    /fork read them)."""
     texts = [b.get("text", "") for b in prompt if b.get("type") == "text"]
     if len(texts) != 1 or len(prompt) != 1:
         return None
-    word = texts[0].strip().split(maxsplit=1)[0] if texts[0].strip() else ""
-    return word[1:] if word.startswith("/") and word[1:] in _ANSWERED else None
+    word, *rest = texts[0].split(maxsplit=1) or [""]
+    name = word[1:] if word.startswith("/") else ""
+    return (name, rest[0].strip() if rest else "") if name in _ANSWERED else None
 
 
 _SLASH = re.compile(r"\s*/([^\s/][^\s]*)(?:\s+(.*))?\Z", re.S)

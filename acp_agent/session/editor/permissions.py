@@ -41,6 +41,11 @@ OPTIONS = [
 ]
 
 OPTION_IDS = frozenset(o["optionId"] for o in OPTIONS)
+CONFIRM_OPTIONS = [
+    ("allow_once", "Go ahead", "allow_once", "once"),
+    ("reject_once", "Cancel", "reject_once", "reject"),
+]
+"""(option id, name, kind, answer) of a question about what the user asked for (`confirm`)."""
 LOGGED_ANSWER_CHARS = 200
 
 DECLINED = "The user declined this tool call. Do not retry it; ask the user or try another way."
@@ -76,6 +81,8 @@ class SessionPermissions:
         """The modes the session offers (no bypassPermissions where a settings file disables it)."""
         self.engine = engine or default_engine()
         self._on_switch = on_switch
+        self.notify: Callable[[str, str], Awaitable[None]] | None = None
+        """The session's Notification hooks (`claude/hooks.py`), told before a question is sent."""
         """The session manager's: change the mode and tell the editor (None: just change it)."""
 
     async def switch_mode(self, mode_id: str) -> None:
@@ -87,23 +94,41 @@ class SessionPermissions:
 
     async def approve_plan(self, question: PlanQuestion) -> str:
         """The plan → act question; answers always | once | reject | cancelled."""
+        tool_call = permission_tool_call(
+            question.call_id,
+            question.title,
+            "switch_mode",
+            question.raw_input,
+            ToolCallShown(text=question.text),
+        )
+        return await self._choose(tool_call, [(o, n, k, a) for o, n, k, a in question.options])
+
+    async def confirm(self, call_id: str, title: str, kind: str, shown: ToolCallShown) -> str:
+        """A yes/no question about something the user asked for (`/rewind N`, with what it will
+        change); answers once | reject | cancelled. Bypass mode asks nothing."""
+        if self.mode == "bypassPermissions":
+            return "once"
+        tool_call = permission_tool_call(call_id, title, kind, {}, shown)
+        options = [
+            ("allow_once", "Go ahead", "allow_once", "once"),
+            ("reject_once", "Cancel", "reject_once", "reject"),
+        ]
+        return await self._choose(tool_call, options)
+
+    async def _choose(self, tool_call: dict[str, Any], options: list[tuple[str, str, str, str]]) -> str:
+        """Ask with these (option id, name, kind, answer) options; the chosen answer, "cancelled",
+        or "reject" for anything else (an error, an option not offered)."""
         params = {
             "sessionId": self.session_id,
-            "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in question.options],
-            "toolCall": permission_tool_call(
-                question.call_id,
-                question.title,
-                "switch_mode",
-                question.raw_input,
-                ToolCallShown(text=question.text),
-            ),
+            "options": [{"optionId": o, "name": n, "kind": k} for o, n, k, _ in options],
+            "toolCall": tool_call,
         }
         try:
             answer = await self.requester.request("session/request_permission", params)
         except RpcError as exc:
             log.warning("permission.client_error", code=exc.code)
             return "reject"
-        answers = {o: a for o, _, _, a in question.options}
+        answers = {o: a for o, _, _, a in options}
         kind, option = read_answer(answer, answers)
         if kind == "cancelled":
             return "cancelled"
@@ -142,6 +167,8 @@ class SessionPermissions:
             ]
             options = [options[0], *extra, *options[1:]]
         params = {"sessionId": self.session_id, "options": options, "toolCall": tool_call}
+        if self.notify is not None:
+            await self.notify(f"acp-agent needs your permission: {question.title}", "permission_prompt")
         try:
             answer = await self.requester.request("session/request_permission", params)
         except RpcError as exc:

@@ -23,6 +23,7 @@ from acp_agent.session.editor.updates import (
     tool_call_finished,
     tool_call_progress,
     tool_call_status,
+    user_chunks,
 )
 from acp_agent.session.requester import Requester
 from acp_agent.tools.shown import shown_value
@@ -32,6 +33,7 @@ from acp_agent.turn.events import (
     CompactionText,
     Notice,
     PlanChanged,
+    SteeringJoined,
     TextChunk,
     ThoughtChunk,
     ToolCallFinished,
@@ -75,6 +77,10 @@ class Relay:
             return
         if self.journal is not None and _replayed(event):
             self.journal(_journal_entry(cast("Notice | PlanChanged", event)))
+        if isinstance(event, SteeringJoined):  # journaled by the history it joined
+            for shown in user_chunks(event.shown, event.message_id):
+                await self.requester.notify(UPDATE, {"sessionId": self.session_id, "update": shown})
+            return
         update = self._update(event)
         if update is not None:
             await self.requester.notify(UPDATE, {"sessionId": self.session_id, "update": update})

@@ -40,6 +40,7 @@ __all__ = [
     "tool_call_progress",
     "tool_call_status",
     "tool_content",
+    "user_chunks",
 ]
 
 
@@ -87,6 +88,11 @@ def session_message(message_id: str, sender: str, recipient: str, text: str) -> 
 def text_content(text: str) -> dict[str, Any]:
     """Text as a tool call's content item."""
     return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def user_chunks(blocks: Iterable[dict[str, Any]], message_id: str) -> list[dict[str, Any]]:
+    """The user's message as the editor sent it: one `user_message_chunk` per content block."""
+    return [{"sessionUpdate": "user_message_chunk", "content": b, "messageId": message_id} for b in blocks]
 
 
 def chunk(kind: str, text: str, message_id: str) -> dict[str, Any]:

@@ -17,11 +17,12 @@ from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.editor.updates import info_update
 from acp_agent.session.journal.replay import replay_updates
 from acp_agent.session.journal.store import Journal, JournalCorrupt, JournalWriteFailed, SessionStore
+from acp_agent.session.journal.timeline import Timeline
 from acp_agent.session.journal.titles import session_title
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import Entry
 
-__all__ = ["Reloaded", "read_journal", "reload_journal", "reopen_journal"]
+__all__ = ["Reloaded", "journal_error", "read_journal", "reload_journal", "reopen_journal"]
 
 log = structlog.get_logger(__name__)
 
@@ -46,8 +47,10 @@ def reload_journal(
 def read_journal(
     store: SessionStore, session_id: str, capabilities: ClientCapabilities | None = None
 ) -> tuple[list[Entry], History, list[dict[str, Any]]]:
-    """The journal's entries, the history and the updates they rebuild, as this client is shown
-    them: the conversation, then its title and last activity (`session_info_update`)."""
+    """The journal's entries (all of them, as written), the history and the updates they rebuild
+    (the conversation as it stands: what a rewind went back over is left out, `timeline.py`), as
+    this client is shown them: the conversation, then its title and last activity
+    (`session_info_update`)."""
     path = store.path(session_id)
     caps = capabilities or ClientCapabilities()
     try:
@@ -56,15 +59,16 @@ def read_journal(
         title = session_title(entries)
         info = info_update(**({"title": title} if title else {}), updated_at=updated.replace("+00:00", "Z"))
         try:
-            shown = replay_updates(entries, notices=caps.notices, compaction=caps.compaction)
-            return entries, History.replay(entries), [*shown, info]
+            live = Timeline.of(entries).entries
+            shown = replay_updates(live, notices=caps.notices, compaction=caps.compaction)
+            return entries, History.replay(live), [*shown, info]
         except Exception as exc:  # shapes the entry check let through: still this journal's fault
             log.exception("journal.replay_failed", path=str(path))
             raise JournalCorrupt(
                 path, None, f"cannot be replayed ({type(exc).__name__}: {str(exc)[:200]})"
             ) from exc
     except (JournalCorrupt, OSError) as exc:
-        raise _journal_error(session_id, exc) from None
+        raise journal_error(session_id, exc) from None
 
 
 def reopen_journal(store: SessionStore, session_id: str) -> Journal:
@@ -72,10 +76,11 @@ def reopen_journal(store: SessionStore, session_id: str) -> Journal:
     try:
         return store.reopen(session_id)
     except OSError as exc:
-        raise _journal_error(session_id, JournalWriteFailed(store.path(session_id), exc)) from None
+        raise journal_error(session_id, JournalWriteFailed(store.path(session_id), exc)) from None
 
 
-def _journal_error(session_id: str, exc: Exception) -> RpcError:
+def journal_error(session_id: str, exc: Exception, doing: str = "load") -> RpcError:
+    """-32010 for a journal that cannot be read (or written), naming the file (and the line)."""
     log.warning("journal.unusable", session_id=session_id, problem=str(exc))
     data: dict[str, Any] = {"sessionId": session_id, "journal": str(getattr(exc, "path", ""))}
     if isinstance(exc, JournalCorrupt) and exc.line is not None:
@@ -83,4 +88,4 @@ def _journal_error(session_id: str, exc: Exception) -> RpcError:
     message = str(exc)
     if isinstance(exc, OSError) and not isinstance(exc, JournalWriteFailed):
         message = f"cannot read its journal: {exc.strerror or exc}"
-    return RpcError.journal_error(f"Cannot load session {session_id}: {message}", data)
+    return RpcError.journal_error(f"Cannot {doing} session {session_id}: {message}", data)

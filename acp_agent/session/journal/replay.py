@@ -1,13 +1,13 @@
 """session/load: the journal's entries → the `session/update`s that show the conversation again.
 
-User prompts, agent text and thinking, tool calls with their final status (their images from the
-journaled result block), the calls a command file's `!` lines made, notices, compactions (for a
-client that shows them) and the last plan, in the order they happened (the restored mode follows
-them: `SessionOptions.restore`). A tool call is shown as the live turn showed it: from the
-`ToolCallShown` journaled with its result, through the builder the live relay uses
-(`session/editor/updates.py`). A tool call that a crash left without a result ends `failed`, with
-what the model is told about it. A web search or fetch (a server tool's blocks in the reply) is
-shown from those blocks, as the live turn showed it (`turn/server_calls.py`).
+User prompts (and the messages that steered a turn), agent text and thinking, tool calls with their
+final status (their images from the journaled result block), the calls a command file's `!` lines
+made, notices, compactions (for a client that shows them) and the last plan, in the order they
+happened (the restored mode follows them: `SessionOptions.restore`). A tool call is shown as the
+live turn showed it: from the `ToolCallShown` journaled with its result, through the builder the
+live relay uses (`session/editor/updates.py`). A tool call that a crash left without a result ends
+`failed`, with what the model is told about it. A web search or fetch (a server tool's blocks in
+the reply) is shown from those blocks, as the live turn showed it (`turn/server_calls.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from acp_agent.session.editor.updates import (
     plan_update,
     tool_call,
     tool_call_finished,
+    user_chunks,
 )
 from acp_agent.tools.base import PlanEntry
 from acp_agent.turn.context.compaction import summary_of
@@ -36,6 +37,7 @@ from acp_agent.turn.journal.entries import (
     PlanChangedEntry,
     PromptEntry,
     ShownCallEntry,
+    SteeringEntry,
     ToolCallShown,
     ToolResultEntry,
     ToolStartedEntry,
@@ -68,12 +70,9 @@ def replay_updates(
     finished: set[str] = set()
     server = ServerCalls()  # web searches and fetches: shown from the reply's own blocks
     for entry in entries:
-        if isinstance(entry, PromptEntry):
-            message_id = str(uuid.uuid4())
-            updates.extend(
-                {"sessionUpdate": "user_message_chunk", "content": block, "messageId": message_id}
-                for block in entry.prompt
-            )
+        if isinstance(entry, PromptEntry | SteeringEntry):  # the user's words, sent with or in a turn
+            message_id = entry.message_id if isinstance(entry, PromptEntry) else None
+            updates.extend(user_chunks(entry.prompt, message_id or str(uuid.uuid4())))
         elif isinstance(entry, AssistantEntry):
             updates.extend(_assistant(entry.blocks, announced, shown_of, server, finished))
         elif isinstance(entry, ToolResultEntry | UserEntry):  # a user entry holds a repair's results

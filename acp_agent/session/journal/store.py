@@ -22,9 +22,10 @@ import errno
 import json
 import os
 import re
+import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -121,8 +122,7 @@ class Journal:
         """
         if self.closed:  # a turn that outlived its session: what it writes must not vanish
             raise JournalWriteFailed(self.path, OSError(errno.EBADF, "the session was closed"))
-        line = json.dumps(entry_json(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
-        data = line.encode("utf-8", "replace")
+        data = _line(entry)
         try:
             fd = _open(self.path, os.O_RDWR | os.O_APPEND)
         except OSError as exc:
@@ -142,6 +142,12 @@ class Journal:
 
     def close(self) -> None:
         self.closed = True
+
+
+def _line(entry: Entry) -> bytes:
+    """An entry's line in the file."""
+    line = json.dumps(entry_json(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
+    return line.encode("utf-8", "replace")
 
 
 def _cut_back(fd: int, size: int, path: Path) -> None:
@@ -207,6 +213,34 @@ class SessionStore:
         journal.append(MetaEntry(JOURNAL_VERSION, session_id, cwd, now_iso(), roots), sync=False)
         return journal
 
+    def create_whole(
+        self, session_id: str, cwd: str, roots: tuple[str, ...], entries: Iterable[Entry]
+    ) -> None:
+        """A new journal that holds `entries` after its header from the start (a fork): written
+        to a hidden temporary file, fsynced, then renamed into place, so a crash leaves either no
+        journal or the whole one, never a session with part of a history.
+
+        Raises:
+            JournalWriteFailed: it could not be written (nothing is left behind).
+        """
+        path = self._path(session_id)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        header = MetaEntry(JOURNAL_VERSION, session_id, cwd, now_iso(), roots)
+        try:
+            fd = _open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            data = b"".join(_line(entry) for entry in (header, *entries))
+            try:
+                while data:
+                    data = data[os.write(fd, data) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.link(temporary, path)  # never over another journal (a fresh id has none)
+        except OSError as exc:
+            raise JournalWriteFailed(path, exc) from exc
+        finally:
+            temporary.unlink(missing_ok=True)
+
     def reopen(self, session_id: str) -> Journal:
         return Journal(self._path(session_id))
 
@@ -221,6 +255,11 @@ class SessionStore:
 
     def path(self, session_id: str) -> Path:
         return self._path(session_id)
+
+    def checkpoints(self, session_id: str) -> Path:
+        """Where the session's checkpoints live (`checkpoints.py`): removed with its journal."""
+        self._path(session_id)  # only the agent's own ids name a folder
+        return self.directory / "checkpoints" / session_id
 
     def read(self, session_id: str) -> list[Entry]:
         """Every complete entry; a torn last line is skipped with a log line, and so is an entry
@@ -258,6 +297,7 @@ class SessionStore:
         """Remove a journal (a symlink in its place is removed, never what it points to)."""
         if is_session_id(session_id):
             self._path(session_id).unlink(missing_ok=True)
+            _remove_tree(self.checkpoints(session_id))
 
     def expire(self, keep_days: float) -> int:
         """Remove journals untouched for `keep_days`; returns how many."""
@@ -272,7 +312,25 @@ class SessionStore:
                 continue
         if removed:
             log.info("journal.expired", removed=removed, keep_days=keep_days)
+        for folder in _listed(self.directory / "checkpoints"):  # with their journal, or orphaned
+            if not self.exists(folder.name):
+                _remove_tree(folder)
         return removed
+
+
+def _listed(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a session's checkpoint folder (a symlink in its place is removed, never followed)."""
+    if path.is_symlink():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _parse(path: Path, number: int, raw: bytes) -> Entry | None:

@@ -92,6 +92,7 @@ class WriteFile:
     """Create a file, or replace all of an existing file's contents."""
 
     name = "write_file"
+    names_its_writes = True  # the checkpoint keeps the file's before-image: no snapshot needed
     kind = "edit"
     permission = _EDIT
     description = (
@@ -137,6 +138,7 @@ class WriteFile:
             return ToolResult(
                 text=f"{shown} already has this content; nothing was written.", locations=((path, 1),)
             )
+        await ctx.checkpoint.before_write(path)
         await fs.write_text(path, content)
         total = len(_lines(content))
         first, added, removed = changed_lines(old or "", content)
@@ -162,6 +164,7 @@ class EditFile:
     """Replace one exact, unique string in a file: the cheapest edit the model can describe."""
 
     name = "edit_file"
+    names_its_writes = True
     kind = "edit"
     permission = _EDIT
     description = (
@@ -203,6 +206,7 @@ class EditFile:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path, shown, text, new_text = await self._change(args, ctx)
+        await ctx.checkpoint.before_write(path)
         await _fs(ctx).write_text(path, new_text)
         first, added, removed = changed_lines(text, new_text)
         diffs, note = _diffs(path, text, new_text)

@@ -15,7 +15,7 @@ import secrets
 import signal
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -91,15 +91,24 @@ class Spawned:
         return await stop_command(self.proc.pid, self.mark, grace)
 
 
-async def spawn(argv: list[str], cwd: Path) -> Spawned:
-    """Start `argv` in `cwd` with empty stdin, stdout and stderr on one pipe, as the leader of a new
-    session, marked (its own mark, and the agent's for the warden); without the agent's key.
+async def spawn(
+    argv: list[str],
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    stdin: int = subprocess.DEVNULL,
+    stderr: int = subprocess.STDOUT,
+) -> Spawned:
+    """Start `argv` in `cwd` with empty stdin, stdout and stderr on one pipe (or the `stdin` and
+    `stderr` given: a hook's are pipes of their own), as the leader of a new session, marked (its
+    own mark, and the agent's for the warden); without the agent's key, with `env` added.
 
     Raises:
         ToolError: it could not be started (no such program, a bad cwd).
     """
     mark_id = secrets.token_hex(8)
-    env = owned_env({k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV} | {_MARK: mark_id})
+    own = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
+    full = owned_env(own | dict(env or {}) | {_MARK: mark_id})
     try:
         # Shielded: a cancel mid-spawn would leave a started process and its pipe behind. The
         # cancel then lands at the next await, where the process is stopped like any other.
@@ -107,10 +116,10 @@ async def spawn(argv: list[str], cwd: Path) -> Spawned:
             proc = await anyio.open_process(
                 argv,
                 cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
+                env=full,
+                stdin=stdin,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stderr=stderr,
                 start_new_session=True,
             )
     except OSError as exc:

@@ -13,6 +13,7 @@ of `turn/journal/entries.py`.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -28,6 +29,7 @@ from acp_agent.turn.journal.entries import (
     Entry,
     PromptEntry,
     RollbackEntry,
+    SteeringEntry,
     ToolResultEntry,
     ToolStartedEntry,
     UserEntry,
@@ -231,7 +233,7 @@ class History:
         for entry in entries:
             if isinstance(entry, ToolStartedEntry):
                 started.add(entry.tool_use_id)
-            elif isinstance(entry, PromptEntry | UserEntry):
+            elif isinstance(entry, PromptEntry | UserEntry | SteeringEntry):
                 history.add_user(list(entry.blocks), journal=False)
             elif isinstance(entry, ToolResultEntry):
                 history.add_user([entry.block], journal=False)
@@ -267,7 +269,14 @@ class History:
     def add_prompt(self, blocks: list[Block], shown: list[dict[str, Any]] | None = None) -> None:
         """A new user prompt; `shown` is what the editor sent, replayed to it on session/load."""
         blocks = shown_value(blocks)
-        self.note(PromptEntry(blocks, shown_value(shown or [])))
+        self.note(PromptEntry(blocks, shown_value(shown or []), str(uuid.uuid4())))
+        self.add_user(blocks, journal=False)
+
+    def add_steering(self, blocks: list[Block], shown: list[dict[str, Any]]) -> None:
+        """A message the user sent while the turn ran: user text after the pending tool results
+        (merged into their message), journaled as such (`turn/steering.py`)."""
+        blocks = shown_value(blocks)
+        self.note(SteeringEntry(blocks, shown_value(shown)))
         self.add_user(blocks, journal=False)
 
     def add_user(self, blocks: list[Block], *, journal: bool = True) -> None:

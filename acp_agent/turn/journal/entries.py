@@ -34,11 +34,16 @@ __all__ = [
     "ENTRY_CLASSES",
     "JOURNAL_VERSION",
     "AssistantEntry",
+    "ChangesEntry",
+    "CheckpointEntry",
     "ClearedResult",
     "ClearingEntry",
     "CompactionEntry",
     "EffortEntry",
     "Entry",
+    "FileChange",
+    "FileImage",
+    "FileState",
     "LoopEntry",
     "MetaEntry",
     "ModeEntry",
@@ -46,12 +51,16 @@ __all__ = [
     "NoticeEntry",
     "PlanChangedEntry",
     "PromptEntry",
+    "RewindEntry",
+    "RewoundEntry",
     "RollbackEntry",
+    "RootTree",
     "RootsEntry",
     "ShownCallEntry",
     "ShownDiff",
     "ShownLink",
     "ShownLocation",
+    "SteeringEntry",
     "StyleEntry",
     "TitleEntry",
     "ToolCallShown",
@@ -242,11 +251,24 @@ class TitleEntry:
 
 @_typed
 class PromptEntry:
-    """A user prompt: `blocks` as the model got them, `prompt` as the editor sent them (replayed)."""
+    """A user prompt: `blocks` as the model got them, `prompt` as the editor sent them (replayed,
+    as the user message `message_id`: `_session/rewind` may name a prompt by it)."""
 
     blocks: list[Block]
     prompt: list[dict[str, Any]] = field(default_factory=list)
+    message_id: str | None = None
     type: Literal["prompt"] = "prompt"
+
+
+@_typed
+class SteeringEntry:
+    """A message the user sent while a turn ran (`_session/steering`), as it joined the history:
+    `blocks` as the model got them, after the tool results they followed; `prompt` as the editor
+    sent them (replayed as the user's message). Part of the running turn, never a prompt of its own."""
+
+    blocks: list[Block]
+    prompt: list[dict[str, Any]] = field(default_factory=list)
+    type: Literal["steering"] = "steering"
 
 
 @_typed
@@ -417,10 +439,97 @@ class RollbackEntry:
     type: Literal["rollback"] = "rollback"
 
 
+class FileState(NamedTuple):
+    """A file's content as a checkpoint keeps it: its git blob id (the SHA-1 of `blob <size>\\0`
+    and the bytes, whether git stored it or the agent's own store did) and its git mode
+    (`100644`, `100755`, or `120000` for a symlink, whose content is its target)."""
+
+    blob: str
+    mode: str
+
+
+class FileChange(NamedTuple):
+    """One file changed: its absolute path, what it held before and after (None: it did not exist)."""
+
+    path: str
+    before: FileState | None
+    after: FileState | None
+
+
+class FileImage(NamedTuple):
+    """A file as it was before an edit tool wrote it (`state` None: it did not exist)."""
+
+    path: str
+    state: FileState | None
+
+
+class RootTree(NamedTuple):
+    """A session root's snapshot: its tree in the session's shadow git store."""
+
+    root: str
+    tree: str
+
+
+@_typed
+class CheckpointEntry:
+    """What a turn's changes are measured from, journaled before the turn first changes anything:
+    the snapshot of each root (`trees`, `session/journal/shadow_git.py`) before its first change,
+    and the before-image of each file an edit tool is about to write (`images`), kept in the
+    session's checkpoint store. A turn may journal several: the trees once, an image per file."""
+
+    trees: tuple[RootTree, ...] = ()
+    images: tuple[FileImage, ...] = ()
+    type: Literal["checkpoint"] = "checkpoint"
+
+
+@_typed
+class ChangesEntry:
+    """What a turn changed in the workspace, journaled when it ends: each file with what it held
+    before the turn and after it, and the roots' snapshots after it. `prompt` names the turn's
+    prompt as a `RewindEntry` does (a turn a crash ended is closed later, by the next turn or
+    rewind)."""
+
+    prompt: NonNegativeInt
+    changes: tuple[FileChange, ...] = ()
+    trees: tuple[RootTree, ...] = ()
+    """The roots' snapshots after the turn (what a later rewind may find the turn left)."""
+    type: Literal["changes"] = "changes"
+
+
+@_typed
+class RewindEntry:
+    """The session went back to before a prompt (`/rewind`, `_session/rewind`).
+
+    `prompt` names the prompt by its place among every `prompt` entry of the journal (0 for the
+    first one ever written, rewound or not), so it still names the same one after earlier rewinds.
+    With `scope` "all" or "chat", every entry from that prompt on is left out of the conversation
+    (`session/journal/timeline.py`); with "all" or "files", `restore` lists the files put back,
+    each `before` what the turns left there and `after` what it held before the prompt. The entry is
+    written before any file is touched: a crash mid-restore is finished by the next load.
+    `conflicts` are files someone else changed since, left as they are.
+    """
+
+    prompt: NonNegativeInt
+    scope: Literal["all", "chat", "files"] = "all"
+    restore: tuple[FileChange, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    type: Literal["rewind"] = "rewind"
+
+
+@_typed
+class RewoundEntry:
+    """A rewind's files are back; `conflicts` are those found changed by someone else while it ran
+    (or before a crash's rewind was finished), left as they were."""
+
+    conflicts: tuple[str, ...] = ()
+    type: Literal["rewound"] = "rewound"
+
+
 Entry = (
     MetaEntry
     | PromptEntry
     | UserEntry
+    | SteeringEntry
     | AssistantEntry
     | ToolStartedEntry
     | ToolResultEntry
@@ -439,6 +548,10 @@ Entry = (
     | RootsEntry
     | TitleEntry
     | ClearingEntry
+    | RewindEntry
+    | RewoundEntry
+    | CheckpointEntry
+    | ChangesEntry
 )
 """Every kind of journal entry."""
 

@@ -220,6 +220,7 @@ class TaskTool:
             new_id=parent.new_id,
             permissions=permissions,
             attachments=parent.attachments,
+            hooks=parent.hooks.for_subagent(str(args.get("subagent_type") or "general-purpose")),
         )
         history = History()
         history.add_prompt([{"type": "text", "text": str(args["prompt"])}])

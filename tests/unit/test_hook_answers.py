@@ -1,0 +1,73 @@
+"""A hook's matcher and answer as Claude Code reads them (issue 33 item 2): a hostile matcher ends
+in its time limit, and each exit code and JSON shape means what Claude Code's protocol says."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_agent.errors import ToolError
+from acp_agent.session.claude.hook_config import Matcher
+from acp_agent.session.claude.hook_payloads import MAX_CONTEXT_CHARS, claude_input, own_input, read_answer
+from acp_agent.session.claude.hook_process import HookProcess
+
+
+def test_matchers_are_exact_lists_or_unanchored_expressions() -> None:
+    assert Matcher.read("").matches("Bash") and Matcher.read("*").matches(None)
+    listed = Matcher.read("Edit|Write, Read")
+    assert listed.matches("Write") and listed.matches("Read") and not listed.matches("NotebookEdit")
+    assert Matcher.read("Edit.*").matches("NotebookEdit")  # unanchored, as JavaScript's
+    assert Matcher.read("mcp__memory__.*").matches("mcp__memory__create") and not Matcher.read(
+        "mcp__memory"
+    ).matches("mcp__memory__create")
+
+
+def test_a_catastrophic_matcher_ends_in_its_time_limit_and_a_huge_one_is_refused() -> None:
+    hostile = Matcher.read("^(a|aa)+$")
+    start = time.monotonic()
+    assert not hostile.matches("a" * 5_000 + "b")
+    assert time.monotonic() - start < 5  # a hang guard: the limit is 50 ms of CPU
+    with pytest.raises(ToolError, match="bounds"):
+        Matcher.read("(?:x{65535}){65535}")
+
+
+@pytest.mark.parametrize(
+    ("run", "event", "expected"),
+    [
+        (HookProcess(2, stderr="no rm\n"), "PreToolUse", {"blocked": "no rm"}),
+        (HookProcess(1, stderr="boom\nmore"), "PreToolUse", {"warning": "exit code 1: boom"}),
+        (HookProcess(0, stdout="{nope"), "PostToolUse", {"warning": "printed invalid JSON"}),
+        (HookProcess(0, stdout="plain"), "PostToolUse", {"context": ""}),
+        (HookProcess(0, stdout="plain"), "UserPromptSubmit", {"context": "plain"}),
+        (
+            HookProcess(1, stdout='{"hookSpecificOutput": {"permissionDecision": "deny"}}'),
+            "PreToolUse",
+            {"decision": "deny"},  # a JSON object decides, whatever the exit code
+        ),
+        (HookProcess(0, stdout='{"decision": "approve"}'), "PreToolUse", {"decision": "allow"}),
+        (HookProcess(0, stdout='{"decision": "block", "reason": "tests"}'), "Stop", {"blocked": "tests"}),
+        (HookProcess(0, stdout='{"continue": false, "stopReason": "enough"}'), "Stop", {"halt": "enough"}),
+        (HookProcess(None, timed_out=True, error="timed out after 1 s"), "Stop", {"warning": "timed out"}),
+    ],
+)
+def test_exit_codes_and_json_answers(run: HookProcess, event: str, expected: dict[str, str]) -> None:
+    answer = read_answer(run, event)
+    for field, value in expected.items():
+        found = getattr(answer, field)
+        assert (value in found) if field == "warning" else found == value, (field, found)
+
+
+def test_context_is_capped_and_inputs_take_claude_codes_shapes() -> None:
+    long = '{"hookSpecificOutput": {"additionalContext": "' + "x" * 20_000 + '"}}'
+    assert len(read_answer(HookProcess(0, stdout=long), "PostToolUse").context) < MAX_CONTEXT_CHARS + 40
+    cwd = Path("/work/repo")
+    shaped = claude_input("edit_file", {"path": "src/a.py", "old_string": "a", "new_string": "b"}, cwd)
+    assert shaped == {"file_path": "/work/repo/src/a.py", "old_string": "a", "new_string": "b"}
+    assert claude_input("run_command", {"command": "ls", "timeout": 5}, cwd)["timeout"] == 5000
+    assert own_input("edit_file", shaped)["path"] == "/work/repo/src/a.py"
+    assert own_input("run_command", {"command": "ls", "timeout": 120000, "description": "x"}) == {
+        "command": "ls",
+        "timeout": 120,
+    }
