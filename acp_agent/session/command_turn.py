@@ -33,6 +33,7 @@ from acp_agent.session.commands.allowed_tools import read_allowed_tools
 from acp_agent.session.commands.builtins import BUILT_IN_NAMES, slash_of
 from acp_agent.session.commands.conventions import CustomCommand
 from acp_agent.session.commands.expansion import MAX_FILE_REFS, expand, file_refs, text_of
+from acp_agent.session.commands.prompt_commands import PROMPT_COMMANDS
 from acp_agent.session.commands.shell_lines import run_shell_lines
 from acp_agent.session.editor.permissions import GrantedPermissions, SessionPermissions
 from acp_agent.tools.mcp.prompts import McpPrompt
@@ -63,12 +64,13 @@ class Invocation:
 
 
 async def find_invocation(session: Session, blocks: list[dict[str, Any]]) -> Invocation | None:
-    """The command, skill or MCP prompt a prompt runs (`/name args`), or None for any other prompt
-    (an unknown `/word` goes to the model as it is)."""
+    """The command, skill or MCP prompt a prompt runs (`/name args`; the session's own first, then
+    the built-in `/init` and `/review`), or None for any other prompt (an unknown `/word` goes to
+    the model as it is)."""
     invoked = slash_of(blocks)
     if invoked is None or invoked[0] in BUILT_IN_NAMES:
         return None
-    target = (await session.conventions.current()).find(invoked[0])
+    target = (await session.conventions.current()).find(invoked[0]) or PROMPT_COMMANDS.get(invoked[0])
     return Invocation(invoked[0], target, invoked[1], tuple(blocks[1:])) if target is not None else None
 
 

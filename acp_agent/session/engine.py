@@ -8,6 +8,7 @@ tools or the model client to load (docs/decisions.md D4).
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -29,12 +30,14 @@ from acp_agent.session.command_turn import CommandTurn, command_settings, find_i
 from acp_agent.session.commands.conventions import Conventions
 from acp_agent.session.commands.instructions import Instructions, load_instructions
 from acp_agent.session.commands.memory_files import ImportTrust, may_import_outside
+from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.relay import Relay
 from acp_agent.session.editor.trust_question import ask_trust
 from acp_agent.session.journal.checkpoints import Checkpoints
 from acp_agent.session.journal.store import SessionStore
+from acp_agent.session.mcp_servers import MCP_START_SECONDS, SessionServers
 from acp_agent.session.options.config_options import DEFAULT_MODE
 from acp_agent.session.requester import Requester
 from acp_agent.session.rewinding import Rewinds
@@ -42,7 +45,8 @@ from acp_agent.session.roots import settings_roots
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagents.listing import agents_notice
 from acp_agent.session.subagents.tool import ModelChoice, task_tool
-from acp_agent.session.system_prompt import build_system_prompt
+from acp_agent.session.system_prompt import PromptParts
+from acp_agent.session.usage import context_report
 from acp_agent.tools.ask_user import AskUser
 from acp_agent.tools.base import NO_CHECKPOINT, ToolContext
 from acp_agent.tools.files.localfs import LocalFileSystem
@@ -123,6 +127,7 @@ class Engine:
             instructions = await self.instructions(session)
             if await self.settle_trust(session) and instructions.untrusted_imports:
                 instructions = await self.instructions(session)  # trusted now: the imports join
+            await self.start_trusted_servers(session)
             conventions = await session.conventions.current()
             await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
             if session.runner is None:  # nobody built it while the files were read
@@ -166,6 +171,20 @@ class Engine:
         session.settings_roots = settings_roots(setup, session.cwd, self.hidden)
         return True
 
+    async def start_trusted_servers(self, session: Session) -> None:
+        """The project's MCP servers that waited for its trust, started once it is settled (before
+        the first request: their tools join the tool list the whole session keeps)."""
+        servers, setup = session.servers, session.claude
+        if servers is None or session.mcp is None:
+            return
+        rows = servers.trusted(setup.trust if setup is not None else None)
+        tools = await servers.start(rows, session.mcp, cwd=session.cwd, timeout=MCP_START_SECONDS)
+        if rows:
+            session.extra_tools.extend(tools)
+            session.conventions.set_prompts(session.mcp.prompts)
+            await announce_commands(session.id, session.conventions, self.requester, first=False)
+            log.info("session.project_mcp_started", session_id=session.id, tools=len(tools))
+
     def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
         """The runner itself: its tools, system prompt (with `instructions` and the skills of
         `conventions`, as they are now: the prompt is a cached prefix), context and relay."""
@@ -201,18 +220,17 @@ class Engine:
         if task is not None:  # subagents (D27), with the session's other tools as they are now
             registry.add(task)
         session.instructions = instructions
-        settings = replace(
-            session.settings,
-            system=build_system_prompt(
-                cwd=session.cwd,
-                limits=session.limits,
-                tools=[(t["name"], t.get("description", "")) for t in registry.api_tools()],
-                instructions=instructions.prompt_section(),
-                appended=session.client.system_append,
-                skills=skills_section if "skill" in registry else "",
-                extra_roots=session.work_roots,
-            ),
+        session.prompt_parts = parts = PromptParts(
+            cwd=session.cwd,
+            limits=session.limits,
+            today=dt.date.today(),
+            tools=tuple((t["name"], t.get("description", "")) for t in registry.api_tools()),
+            instructions=instructions.prompt_section(),
+            appended=session.client.system_append,
+            skills=skills_section if "skill" in registry else "",
+            extra_roots=session.work_roots,
         )
+        settings = replace(session.settings, system=session.system_prompt(parts))  # in its output style
         if session.tasks is None and self._tasks_group is not None:
             spools = SpoolFolder(self._spool_root, session.id) if self._spool_root is not None else None
             session.tasks = BackgroundTasks(self._tasks_group, spools)
@@ -382,6 +400,12 @@ class Engine:
             text = await self.rewinds.command(session, arguments)
         elif name == "hooks":
             text = _hooks_listing(session)
+        elif name == "mcp":
+            text = (session.servers or SessionServers()).listing()
+        elif name == "cost":
+            text = session.spend.report()
+        elif name == "context":
+            text = context_report(runner, session.history, session.instructions, session.style)
         elif name == "compact":
             replaced = await runner._maybe_compact(session.history, meter, force=True)
             text = (
@@ -488,6 +512,8 @@ def _status(
         f"Instructions:{_instructions(session)}\n"
         f"{conventions.status()}"
         + (f"\n{session.claude.describe_files()}" if session.claude is not None else "")
+        + f"\n{session.styles.status(session.style)}"
+        + (f"\n{session.servers.status()}" if session.servers is not None else "")
         + (f"\n{session.hooks.status()}" if session.hooks is not None else "")
     )
 

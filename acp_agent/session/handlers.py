@@ -171,10 +171,9 @@ class AcpHandler:
             "modes": modes_state(session.mode, session.permissions.modes),
             "configOptions": self.manager.options.config_options(session),
         }
-        if mcp_servers:
-            failures = await self.manager.connect_mcp(session, mcp_servers)
-            if failures:
-                answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
+        failures = await self.manager.connect_mcp(session, mcp_servers)
+        if failures:
+            answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
         self._announce_commands(session)
         return answer
 
@@ -472,10 +471,12 @@ class AcpHandler:
                     if turn.scope.cancelled_caught:
                         record = engine.quiet_turn(session, "cancelled", journal=False)
                 if not (turn.cancelled or session.closing):
+                    session.spend.add(record.to_meta())
                     await self._tell(session, info_update(updated_at=now_iso()))
                 return prompt_answer(record)
             await self._named(session, shown)
             result = await self.manager.prompt(session, turn, blocks, shown)
+            session.spend.add(result.record.to_meta())
             if not session.closing:  # its last activity, for the editor's list of threads
                 await self._tell(session, info_update(updated_at=now_iso()))
         if result.failure is not None:

@@ -29,11 +29,13 @@ from acp_agent.lazy import deferred
 from acp_agent.model.profiles import ProfileError, load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.claude.mcp_files import ClaudeServers, read_claude_servers
 from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.commands.convention_files import session_conventions
 from acp_agent.session.commands.conventions import ConventionsSlot
+from acp_agent.session.commands.output_styles import chosen_style, read_output_styles
 from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.elicitation import editor_elicitation
 from acp_agent.session.editor.permissions import SessionPermissions
@@ -41,16 +43,18 @@ from acp_agent.session.journal.listing import session_roots
 from acp_agent.session.journal.store import SessionStore, creation_error
 from acp_agent.session.journal.timeline import interrupted_rewind
 from acp_agent.session.journal.titles import session_title
+from acp_agent.session.mcp_servers import MCP_START_SECONDS, SessionServers
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import checked_roots, settings_roots
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
+from acp_agent.session.usage import Spend
 from acp_agent.tools.hidden import agent_hidden_paths
 from acp_agent.turn.context import clearing
 from acp_agent.turn.context.history import History
-from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry
+from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry, TurnEntry
 from acp_agent.turn.loops import choose_loop
 from acp_agent.user_dirs import user_config_dir, user_data_dir, user_home
 
@@ -67,9 +71,6 @@ if TYPE_CHECKING:
 __all__ = ["SessionManager", "engine_class", "journal_fork", "journal_reload", "mcp_connections"]
 
 log = structlog.get_logger(__name__)
-
-MCP_START_SECONDS = 15.0
-"""How long session/new waits for its MCP servers (editors give up at about 20 s)."""
 
 FIRST_ANSWER_WAIT = 120.0
 """How long the Models API question waits, at most, for a prompt's first answer to begin."""
@@ -243,6 +244,7 @@ class SessionManager:
         session.titled = any(isinstance(e, PromptEntry | TitleEntry) for e in entries)
         session.interrupted_rewind = interrupted_rewind(entries) is not None
         updates.extend(self.options.restore(session, entries))
+        session.spend = Spend.of(e.record for e in entries if isinstance(e, TurnEntry))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
         return session, updates
 
@@ -344,6 +346,7 @@ class SessionManager:
             claude=setup,
         )
         session.settings_roots = settings_roots(setup, root, self.hidden)
+        session.styles, session.output_style = chosen_style(setup, read_output_styles(root, home=user_home()))
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",
@@ -401,10 +404,16 @@ class SessionManager:
             session.journal.close()
 
     async def connect_mcp(self, session: Session, servers: list[dict[str, Any]]) -> list[str]:
-        """Start the session's MCP servers and offer their tools; returns the failures to report.
-
-        Called by session/new and session/load before they answer, so before the first prompt.
-        """
+        """Plan the session's MCP servers (the editor's `servers` and Claude Code's files', the
+        editor's winning a name clash), start those that need no trust and offer their tools;
+        returns the failures to report. Called by session/new and session/load before they
+        answer, so before the first prompt (a project server that waits for trust starts then,
+        `Engine.runner`)."""
+        setup = session.claude
+        claude = read_claude_servers(setup, home=user_home()) if setup is not None else ClaudeServers()
+        session.servers = plan = SessionServers.plan(servers, claude, setup.trust if setup else None)
+        if not plan.any_to_start:
+            return []
         connections_class = await mcp_connections()  # under the deferred-import lock, off the loop
         connections = connections_class(
             self._task_group,
@@ -412,10 +421,11 @@ class SessionManager:
         )
         session.mcp = connections
         connections.on_prompts_changed = lambda: self._prompts_changed(session)
-        tools = await connections.start(servers, cwd=session.cwd, allow_http=True, timeout=MCP_START_SECONDS)
+        starting = plan.starting()
+        tools = await plan.start(starting, connections, cwd=session.cwd, timeout=MCP_START_SECONDS)
         session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
         session.conventions.set_prompts(connections.prompts)  # and its prompts are commands
-        failures = [f"{f.server}: {f.reason}" for f in connections.failures]
+        failures = [f"{row.name}: {row.detail}" for row in starting if row.state == "failed"]
         if failures:
             log.warning("session.mcp_failed", session_id=session.id, failures=failures)
         log.info("session.mcp_connected", session_id=session.id, tools=len(tools))

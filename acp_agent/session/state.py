@@ -18,8 +18,11 @@ from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
 from acp_agent.session.commands.conventions import ConventionsSlot
 from acp_agent.session.commands.instructions import Instructions
+from acp_agent.session.commands.output_styles import OutputStyle, OutputStyles
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.store import Journal
+from acp_agent.session.system_prompt import PromptParts
+from acp_agent.session.usage import Spend
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     from acp_agent.session.claude.hooks import SessionHooks
     from acp_agent.session.claude.setup import ClaudeSetup
     from acp_agent.session.journal.checkpoints import Checkpoints
+    from acp_agent.session.mcp_servers import SessionServers
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.shell.tasks import BackgroundTasks
@@ -73,6 +77,8 @@ class Session:
     """The session's effort level (config option `effort`); None: the configured one."""
     mcp: McpConnections | None = None
     """The session's MCP connections, when it has servers."""
+    servers: SessionServers | None = None
+    """Its MCP servers, the editor's and Claude Code's, with their state (`/mcp`)."""
     extra_tools: list[Tool] = field(default_factory=list)
     """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
     instructions: Instructions | None = None
@@ -95,6 +101,14 @@ class Session:
     hooks: SessionHooks | None = None
     """Its Claude Code hooks, read when its runner is built (after the trust question)."""
     """Its Claude Code settings and the project's trust (`claude/setup.py`), read once per session."""
+    styles: OutputStyles = field(default_factory=OutputStyles)
+    """The output styles it may use (`commands/output_styles.py`), read once per session."""
+    output_style: OutputStyle | None = None
+    """Its output style (config option `output_style`); None: Default."""
+    spend: Spend = field(default_factory=Spend)
+    """The sums of its turn records (`/cost`): this process's turns, and those its journal kept."""
+    prompt_parts: PromptParts | None = None
+    """What its system prompt was built from (with the runner): a new style rebuilds it."""
     title: str | None = None
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
@@ -146,6 +160,22 @@ class Session:
         self.settings = settings
         if self.runner is not None:
             self.runner.settings = replace(settings, system=self.runner.settings.system)
+
+    @property
+    def style(self) -> OutputStyle:
+        return self.output_style or self.styles.default
+
+    def system_prompt(self, parts: PromptParts) -> str:
+        """The system prompt from `parts` in the session's output style."""
+        style = self.style
+        return parts.build(style=style.prompt_section(), coding_rules=style.keep_coding_instructions)
+
+    def use_style(self, style: OutputStyle) -> None:
+        """Another output style: the runner's system prompt is rebuilt for the next request (the
+        prompt cache starts over once)."""
+        self.output_style = style
+        if self.runner is not None and self.prompt_parts is not None:
+            self.runner.settings = replace(self.runner.settings, system=self.system_prompt(self.prompt_parts))
 
     def choose_loop(self, loop: LoopChoice) -> None:
         """A new loop for the next prompt; the strategy is rebuilt then."""

@@ -8,20 +8,54 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from acp_agent.limits import Limits
 
-__all__ = ["SUBAGENT_MARKER", "build_agent_prompt", "build_subagent_prompt", "build_system_prompt"]
+__all__ = [
+    "RULES",
+    "SUBAGENT_MARKER",
+    "PromptParts",
+    "build_agent_prompt",
+    "build_subagent_prompt",
+    "build_system_prompt",
+    "rules",
+]
 
-RULES = """Rules:
-- Stay inside the workspace; paths are relative to its root. Look at files before you answer
-  questions about them.
-- Ask the user before destructive or irreversible steps (deleting files, rewriting history,
-  anything outside the task).
-- Prefer small, checked steps: read, edit, then verify (run the tests or the command that shows it works).
-- When a budget is close to running out, stop starting new work and summarise what was done and what remains.
-- Be concise: the user reads your text in an editor panel."""
+_RULES: tuple[tuple[str, bool], ...] = (
+    (
+        "- Stay inside the workspace; paths are relative to its root. Look at files before you answer\n"
+        "  questions about them.",
+        False,
+    ),
+    (
+        "- Ask the user before destructive or irreversible steps (deleting files, rewriting history,\n"
+        "  anything outside the task).",
+        False,
+    ),
+    (
+        "- Prefer small, checked steps: read, edit, then verify (run the tests or the command that "
+        "shows it works).",
+        True,
+    ),
+    (
+        "- When a budget is close to running out, stop starting new work and summarise what was done and "
+        "what remains.",
+        False,
+    ),
+    ("- Be concise: the user reads your text in an editor panel.", True),
+)
+"""The rules of the system prompt, each marked True when it is a coding instruction: an output
+style without `keep-coding-instructions` leaves those out (`commands/output_styles.py`)."""
+
+
+def rules(*, coding: bool = True) -> str:
+    """The rules section, with or without the coding instructions."""
+    return "\n".join(["Rules:", *(text for text, is_coding in _RULES if coding or not is_coding)])
+
+
+RULES = rules()
 
 
 SUBAGENT_MARKER = "You are a subagent of acp-agent"
@@ -73,13 +107,17 @@ def build_system_prompt(
     appended: str = "",
     skills: str = "",
     extra_roots: Sequence[Path] = (),
+    style: str = "",
+    coding_rules: bool = True,
 ) -> str:
     """The prompt for one session; `tools` are (name, description) pairs; `skills` lists the Agent
     Skills the model may load; `instructions` is the project instructions' section (AGENTS.md
     and Claude Code's memory files, `commands/instructions.py`), as the user's own words;
-    `appended` is the client's system text (acpx `--system-prompt`), last; `extra_roots` are the
-    client's additional workspace roots. Built once per session: the same text on every request
-    keeps the prompt cache warm."""
+    `appended` is the client's system text (acpx `--system-prompt`); `style` is the output
+    style's section, at the very end, and `coding_rules` False leaves the coding instructions
+    out (a style without `keep-coding-instructions`); `extra_roots` are the client's additional
+    workspace roots. Built once per session: the same text on every request keeps the prompt
+    cache warm."""
     today = today or dt.date.today()
     tool_lines = "\n".join(f"- {name}: {_first_line(description)}" for name, description in tools)
     budget = [f"at most {limits.max_turn_requests} model requests"]
@@ -94,11 +132,41 @@ def build_system_prompt(
         f"Tools:\n{tool_lines}\n\n"
         f"Limits for each user prompt: {', '.join(budget)}. Edits and commands may need the "
         "user's permission; if the user declines, do not retry the same call.\n\n"
-        f"{RULES}"
+        f"{rules(coding=coding_rules)}"
         + (f"\n\n{skills}" if skills else "")
         + (f"\n\n{instructions}" if instructions else "")
         + (f"\n\nInstructions from the client:\n{appended}" if appended else "")
+        + (f"\n\n{style}" if style else "")
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PromptParts:
+    """What a session's system prompt is built from, kept so that another output style can
+    rebuild it (`build`) with everything else unchanged."""
+
+    cwd: Path
+    tools: tuple[tuple[str, str], ...]
+    limits: Limits
+    today: dt.date
+    instructions: str = ""
+    appended: str = ""
+    skills: str = ""
+    extra_roots: tuple[Path, ...] = ()
+
+    def build(self, *, style: str = "", coding_rules: bool = True) -> str:
+        return build_system_prompt(
+            cwd=self.cwd,
+            tools=self.tools,
+            limits=self.limits,
+            today=self.today,
+            instructions=self.instructions,
+            appended=self.appended,
+            skills=self.skills,
+            extra_roots=self.extra_roots,
+            style=style,
+            coding_rules=coding_rules,
+        )
 
 
 def build_subagent_prompt(

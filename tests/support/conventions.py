@@ -22,8 +22,12 @@ EXPECTED_COMMANDS = {
     "permissions",  # Claude Code's, answered by the agent (no project command replaces it here)
     "agents",  # the same
     "tasks",  # the same
+    "mcp",  # the same
+    "context",  # the same
+    "cost",  # the same
+    "init",  # the built-in prompt
     "rewind",
-    "review",  # the project's, with an argument (the user's /review is shadowed)
+    "review",  # the project's, with an argument (the user's and the built-in /review are shadowed)
     "component",  # namespaced: .claude/commands/frontend/component.md
     "greet",  # the user's own
     "changelog",  # a skill

@@ -40,12 +40,12 @@ def fixture_lines() -> list[bytes]:
     return (FIXTURE / f"{SESSION}.jsonl").read_bytes().splitlines()
 
 
-NEWER_KINDS = {"loop", "web", "title", "roots", "clearing", "shown_call"} | {
+NEWER_KINDS = {"loop", "web", "title", "roots", "clearing", "shown_call", "output_style"} | {
     "rewind", "rewound", "checkpoint", "changes", "steering"
 }  # fmt: skip
 """Entry kinds added after 0.1.0 (that release journaled neither the loop nor the web choice, and
 knew no rename, no additional roots, no clearing of old tool results, no command `!` calls, no
-checkpoints or rewinds and no steering)."""
+output style, no checkpoints or rewinds and no steering)."""
 
 
 def test_the_fixture_holds_every_kind_the_release_wrote() -> None:

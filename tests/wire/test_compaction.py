@@ -72,7 +72,21 @@ async def test_commands_are_announced_after_session_new(agent: AgentProcess, wor
         )
     )
     names = {c["name"] for c in update["params"]["update"]["availableCommands"]}
-    assert names == {"status", "permissions", "hooks", "compact", "rewind", "fork", "agents", "tasks"}
+    assert names == {
+        "status",
+        "permissions",
+        "hooks",
+        "compact",
+        "fork",
+        "rewind",
+        "agents",
+        "tasks",
+        "mcp",
+        "context",
+        "cost",
+        "init",
+        "review",
+    }
 
 
 async def test_compact_command_summarises_now(

@@ -132,6 +132,7 @@ async def test_a_mode_that_skips_questions_is_never_restored_from_disk(
         "model": "",
         "effort": "default",
         "loop": "tools",
+        "output_style": "Default",
     }
     modes = [u for u in replayed if u["sessionUpdate"] == "current_mode_update"]
     assert modes == [{"sessionUpdate": "current_mode_update", "currentModeId": "default"}]

@@ -29,7 +29,15 @@ from typing import Any
 
 from acp_agent.tools.files.gitdir import find_repository, index_tracks
 
-__all__ = ["MAX_SETTINGS_BYTES", "SettingsFile", "find_settings", "repository_root", "shown_path"]
+__all__ = [
+    "MAX_SETTINGS_BYTES",
+    "SettingsFile",
+    "claude_config_dir",
+    "find_settings",
+    "read_json_object",
+    "repository_root",
+    "shown_path",
+]
 
 MAX_SETTINGS_BYTES = 1 << 20
 _RULE_LISTS = ("allow", "ask", "deny")
@@ -117,7 +125,7 @@ def find_settings(
         data = _read(own, shown_path(own, root, home), warn)
         if data is not None:
             found.append(SettingsFile("acp-agent", own, shown_path(own, root, home), config_dir, data))
-    user_dir = _claude_config_dir(home)
+    user_dir = claude_config_dir(home)
     if user_dir is not None:
         user = user_dir / "settings.json"
         data = _read(user, shown_path(user, root, home), warn)
@@ -142,7 +150,8 @@ def _home() -> Path | None:
         return None
 
 
-def _claude_config_dir(home: Path | None) -> Path | None:
+def claude_config_dir(home: Path | None) -> Path | None:
+    """The user's Claude Code directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
     configured = os.environ.get("CLAUDE_CONFIG_DIR")
     if configured:
         return Path(os.path.expanduser(configured))
@@ -151,6 +160,15 @@ def _claude_config_dir(home: Path | None) -> Path | None:
 
 def _read(path: Path, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
     """The checked content of one settings file; None when it is absent or skipped."""
+    data = read_json_object(path, shown, warn)
+    return None if data is None else _checked(data, shown, warn)
+
+
+def read_json_object(
+    path: Path, shown: str, warn: Callable[[str], None], max_bytes: int = MAX_SETTINGS_BYTES
+) -> dict[str, Any] | None:
+    """A JSON object file of Claude Code's (strict JSON, at most `max_bytes`, a regular file opened
+    without waiting on a FIFO); None when it is absent or skipped (with a warning saying why)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -164,9 +182,9 @@ def _read(path: Path, shown: str, warn: Callable[[str], None]) -> dict[str, Any]
         if not stat.S_ISREG(info.st_mode):
             warn(f"{shown}: skipped (not a regular file)")
             return None
-        raw = f.read(MAX_SETTINGS_BYTES + 1)
-    if len(raw) > MAX_SETTINGS_BYTES:
-        warn(f"{shown}: skipped (larger than {MAX_SETTINGS_BYTES // 1024} KiB)")
+        raw = f.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        warn(f"{shown}: skipped (larger than {max_bytes // 1024} KiB)")
         return None
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -176,7 +194,7 @@ def _read(path: Path, shown: str, warn: Callable[[str], None]) -> dict[str, Any]
     if not isinstance(data, dict):
         warn(f"{shown}: skipped (not a JSON object)")
         return None
-    return _checked(data, shown, warn)
+    return data
 
 
 def _checked(data: dict[str, Any], shown: str, warn: Callable[[str], None]) -> dict[str, Any]:

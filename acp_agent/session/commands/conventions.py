@@ -224,7 +224,7 @@ class ConventionsSlot:
             if not first and self._announced is None:
                 return
             custom = (await self.current()).available_commands()
-            replaced = {c["name"] for c in custom}  # a custom /agents replaces Claude Code's
+            replaced = {c["name"] for c in custom}  # a custom /agents or /mcp replaces Claude Code's
             commands = [*(c for c in COMMANDS if c["name"] not in replaced), *custom]
             if not first and commands == self._announced:
                 return

@@ -36,6 +36,7 @@ from acp_agent.turn.journal.entries import (
     RootsEntry,
     ShownCallEntry,
     SteeringEntry,
+    StyleEntry,
     TitleEntry,
     ToolResultEntry,
     ToolStartedEntry,
@@ -65,6 +66,7 @@ COPIED = (
     EffortEntry,
     LoopEntry,
     WebEntry,
+    StyleEntry,
 )
 """What a fork copies: the conversation (what `History.replay` and session/load's replay read)
 and the options (what `SessionOptions.restore` reads)."""

@@ -33,6 +33,7 @@ from acp_agent.turn.journal.entries import (
     RewindEntry,
     RewoundEntry,
     RootsEntry,
+    StyleEntry,
     TitleEntry,
     WebEntry,
 )
@@ -41,7 +42,17 @@ __all__ = ["PromptNotFound", "PromptSpan", "Timeline", "interrupted_rewind"]
 
 log = structlog.get_logger(__name__)
 
-SETTINGS = (MetaEntry, RootsEntry, TitleEntry, ModeEntry, ModelEntry, EffortEntry, LoopEntry, WebEntry)
+SETTINGS = (
+    MetaEntry,
+    RootsEntry,
+    TitleEntry,
+    ModeEntry,
+    ModelEntry,
+    EffortEntry,
+    LoopEntry,
+    WebEntry,
+    StyleEntry,
+)
 """The entry kinds a rewind keeps: the session's settings, not its conversation."""
 FILE_HISTORY = (CheckpointEntry, ChangesEntry, RewoundEntry)
 """What the session did to the files: read from the journal as written (`rewind.py`), never part

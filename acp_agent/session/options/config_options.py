@@ -1,4 +1,5 @@
-"""A session's options (mode, model, effort, loop, web): where they are offered, changed and restored.
+"""A session's options (mode, model, effort, loop, web, output style): where they are offered,
+changed and restored.
 
 Every option is a `configOptions` select (the effort's category is `thought_level`), but `web`, a
 boolean offered only to a client that advertises boolean options; the mode is also offered as ACP
@@ -31,7 +32,15 @@ from acp_agent.session.editor.updates import mode_update, notice_update
 from acp_agent.session.options.catalog import ModelCatalog, capped_choices
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
-from acp_agent.turn.journal.entries import EffortEntry, Entry, LoopEntry, ModeEntry, ModelEntry, WebEntry
+from acp_agent.turn.journal.entries import (
+    EffortEntry,
+    Entry,
+    LoopEntry,
+    ModeEntry,
+    ModelEntry,
+    StyleEntry,
+    WebEntry,
+)
 from acp_agent.turn.loops import LOOPS, choose_loop
 
 if TYPE_CHECKING:
@@ -41,7 +50,7 @@ __all__ = ["DEFAULT_EFFORT", "DEFAULT_MODE", "MODES", "OPTION_IDS", "SessionOpti
 
 log = structlog.get_logger(__name__)
 
-OPTION_IDS = ("mode", "model", "effort", "loop", "web")
+OPTION_IDS = ("mode", "model", "effort", "loop", "web", "output_style")
 DEFAULT_MODE = "default"
 MODES: dict[str, tuple[str, str]] = {
     "default": ("Default", "Ask before every file edit and every command."),
@@ -155,6 +164,18 @@ class SessionOptions:
                 _described(LOOPS),
             ),
             *self._web_option(session),
+            _select(
+                "output_style",
+                "Output style",
+                session.style.name,
+                "How the agent talks (Claude Code's output styles: the built-ins and "
+                ".claude/output-styles). A change applies from the next request, and the prompt "
+                "cache starts over once.",
+                (
+                    {"value": style.name, "name": style.name, "description": style.description}
+                    for style in session.styles.styles
+                ),
+            ),
         ]
 
     @staticmethod
@@ -191,9 +212,11 @@ class SessionOptions:
             return
         if not isinstance(value, str):
             raise RpcError.invalid_params(f"Invalid params: {field}: must be a string")
-        choices = {"mode": list(session.permissions.modes), "model": self.catalog.available_models()}.get(
-            option_id
-        )
+        choices = {
+            "mode": list(session.permissions.modes),
+            "model": self.catalog.available_models(),
+            "output_style": [s.name for s in session.styles.styles],
+        }.get(option_id)
         if choices is not None and value not in choices:
             raise RpcError.invalid_params(
                 f"Invalid params: {field}: unknown {option_id} {value!r} (one of {', '.join(choices)})",
@@ -210,6 +233,8 @@ class SessionOptions:
                 await self.switch_model(session, value)
             elif option_id == "effort":
                 await self.set_effort(session, value)
+            elif option_id == "output_style":
+                await self.set_style(session, value)
             else:
                 await self.set_loop(session, value)
         except (ProfileError, LimitsError) as exc:
@@ -246,6 +271,17 @@ class SessionOptions:
         session.use_settings(self.catalog.settings_for(session.model, effort, session.settings))
         session.effort = effort
         session.history.note(EffortEntry(effort))
+        await self._announce(session)
+
+    async def set_style(self, session: Session, name: str) -> None:
+        """Another output style (one the session offers): the system prompt changes from the next
+        request, so its cached prefix is written once more."""
+        style = session.styles.find(name)
+        if style is None or style is session.style:
+            return
+        session.use_style(style)
+        session.history.note(StyleEntry(style.name))
+        log.info("session.output_style", session_id=session.id, style=style.name)
         await self._announce(session)
 
     async def set_loop(self, session: Session, value: str) -> None:
@@ -339,6 +375,11 @@ class SessionOptions:
                 elif isinstance(entry, WebEntry):
                     web = replace(session.settings.web, enabled=entry.enabled)
                     session.use_settings(replace(session.settings, web=web))
+                elif isinstance(entry, StyleEntry):
+                    style = session.styles.find(entry.style)
+                    if style is None:
+                        raise LimitsError("output_style", f"no output style {entry.style!r} here now")
+                    session.use_style(style)
             except (ProfileError, LimitsError) as exc:
                 log.warning(
                     "session.setting_dropped", session_id=session.id, entry=entry.type, reason=str(exc)

@@ -79,6 +79,12 @@ def _tokens(chars: int, images: int) -> int:
     return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
 
 
+def estimated_tokens(content: Any) -> int:
+    """What a text, or a list of content blocks (text and images), costs, estimated as the
+    clearing estimates a tool result (also `/context`'s estimate)."""
+    return _tokens(*_size(content))
+
+
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= SHOWN_INPUT else text[: SHOWN_INPUT - 1] + "…"

@@ -73,6 +73,7 @@ __all__ = [
     "ShownLink",
     "ShownLocation",
     "SteeringEntry",
+    "StyleEntry",
     "TitleEntry",
     "ToolCallShown",
     "ToolResultEntry",
@@ -254,6 +255,14 @@ class WebEntry:
 
 
 @journaled
+class StyleEntry:
+    """The output style chosen (the `output_style` config option), by name."""
+
+    style: str
+    type: Literal["output_style"] = "output_style"
+
+
+@journaled
 class CompactionEntry:
     """The whole history rewritten (a summary, or thinking dropped on a model switch).
 
@@ -315,6 +324,7 @@ Entry = (
     | EffortEntry
     | LoopEntry
     | WebEntry
+    | StyleEntry
     | CompactionEntry
     | RollbackEntry
     | RootsEntry
