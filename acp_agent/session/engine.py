@@ -156,7 +156,8 @@ class Engine:
     async def settle_trust(self, session: Session) -> bool:
         """Before the session's first request: ask the project's trust if no answer covers what it
         widens now, and once granted now, apply what it enables (its `defaultMode`, if the session
-        is still in the default one, and its `additionalDirectories`). True when it was granted now."""
+        is still in the default one, its `additionalDirectories`, and the commands, skills and
+        agents of the plugins it enables). True when it was granted now."""
         setup = session.claude
         trust = setup.trust if setup is not None else None
         if setup is None or trust is None or trust.recall():
@@ -169,6 +170,9 @@ class Engine:
         if found is not None and session.mode == DEFAULT_MODE and found[0] in session.permissions.modes:
             await session.permissions.switch_mode(found[0])
         session.settings_roots = settings_roots(setup, session.cwd, self.hidden)
+        if any(p.widening is not None for p in setup.plugins):  # now in force: offer what they hold
+            session.conventions.forget()
+            await announce_commands(session.id, session.conventions, self.requester, first=False)
         return True
 
     async def start_trusted_servers(self, session: Session) -> None:

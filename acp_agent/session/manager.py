@@ -341,7 +341,7 @@ class SessionManager:
             capabilities or ClientCapabilities(),
             overrides=dict(overrides),
             effort=effort,
-            conventions=ConventionsSlot(lambda: session_conventions(root)),
+            conventions=ConventionsSlot(lambda: session_conventions(root, setup.plugins_in_force())),
             subagent_tools=subagent_tools,
             claude=setup,
         )

@@ -34,6 +34,7 @@ __all__ = [
     "SettingsFile",
     "claude_config_dir",
     "find_settings",
+    "parse_json_object",
     "read_json_object",
     "repository_root",
     "shown_path",
@@ -53,7 +54,7 @@ _STRINGS = (
     ("outputStyle",),
     ("model",),
 )
-_OBJECTS = (("hooks",), ("env",))
+_OBJECTS = (("hooks",), ("env",), ("enabledPlugins",))
 _BOOLS = (("enableAllProjectMcpServers",),)
 
 
@@ -186,6 +187,11 @@ def read_json_object(
     if len(raw) > max_bytes:
         warn(f"{shown}: skipped (larger than {max_bytes // 1024} KiB)")
         return None
+    return parse_json_object(raw, shown, warn)
+
+
+def parse_json_object(raw: bytes, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
+    """`raw` as a strict JSON object; None when it is not one (with a warning saying why)."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

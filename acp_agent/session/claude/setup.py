@@ -4,15 +4,17 @@
 what the rest of the agent reads from them: the permission rules (read now, `rules.py`), `hooks`,
 `permissions.defaultMode`, `additionalDirectories` and `disableBypassPermissionsMode`,
 `enabledMcpjsonServers` / `disabledMcpjsonServers` / `enableAllProjectMcpServers`, `outputStyle`,
-`env`, `model` and `claudeMdExcludes`, with the warnings of the reading. How they merge (Claude
+`env`, `model` and `claudeMdExcludes`, with the warnings of the reading; and the plugins that
+`enabledPlugins` enables, found installed (`plugins.py`). How they merge (Claude
 Code's rules): a single value from the highest file that sets it; lists (rules, directories,
 server names) pooled from every file; `hooks` kept per file (they add up).
 
 What a project file would widen (`WIDENING`) is listed for the trust question (`trust.py`) and
 read from it only once the folder is trusted: its allow rules, a `defaultMode` that asks less,
-`additionalDirectories`, hooks, and the MCP approvals. Everything that only restricts (deny and
-ask rules, `disableBypassPermissionsMode`, `disabledMcpjsonServers`, a stricter mode) applies at
-once. The user's own files, acp-agent's, and a local file git does not track need no trust.
+`additionalDirectories`, hooks, the MCP approvals, and the plugins it enables. Everything that
+only restricts (deny and ask rules, `disableBypassPermissionsMode`, `disabledMcpjsonServers`, a
+stricter mode, a plugin's `false`) applies at once. The user's own files, acp-agent's, and a
+local file git does not track need no trust.
 """
 
 from __future__ import annotations
@@ -25,8 +27,14 @@ from typing import Any
 
 import structlog
 
+from acp_agent.session.claude.plugins import Plugin, find_plugins, plugins_dir
 from acp_agent.session.claude.rules import BEHAVIORS, Rule, RuleOrigin, read_rule
-from acp_agent.session.claude.settings_files import SettingsFile, find_settings, repository_root
+from acp_agent.session.claude.settings_files import (
+    SettingsFile,
+    claude_config_dir,
+    find_settings,
+    repository_root,
+)
 from acp_agent.session.claude.trust import ProjectTrust, TrustStore, Widening
 
 __all__ = ["MODE_ALIASES", "PERMISSION_MODES", "WIDENING_MODES", "ClaudeSetup", "load_claude_setup"]
@@ -52,6 +60,8 @@ class ClaudeSetup:
     rules: tuple[Rule, ...] = ()
     warnings: tuple[str, ...] = ()
     trust: ProjectTrust | None = None
+    plugins: tuple[Plugin, ...] = ()
+    """The enabled plugins found installed (a project's enabling may still wait for trust)."""
 
     def in_force(self, file: SettingsFile) -> bool:
         """Whether what `file` widens takes effect: the user's, or a project's once trusted."""
@@ -121,6 +131,14 @@ class ClaudeSetup:
         trusted = self.trust is None or self.trust.trusted
         return (r for r in self.rules if r.behavior != "allow" or not r.origin.project or trusted)
 
+    def plugins_in_force(self) -> tuple[Plugin, ...]:
+        """The plugins whose commands, skills and agents the session offers now: the user's, and
+        those a project file enables once the folder is trusted."""
+        trust = self.trust
+        return tuple(
+            p for p in self.plugins if p.widening is None or (trust is not None and trust.allows(p.widening))
+        )
+
     def waiting(self) -> list[Widening]:
         """What waits for trust (or was declined)."""
         return list(self.trust.left_off()) if self.trust is not None else []
@@ -130,6 +148,13 @@ class ClaudeSetup:
         files = ", ".join(f"{f.shown} ({f.scope})" for f in self.files) or "none found"
         lines = [f"Claude settings: {files}"]
         lines += [f"  - warning: {w}" for w in self.warnings]
+        if self.plugins:
+            in_force = self.plugins_in_force()
+            lines.append(f"Claude plugins: {len(in_force)} of {len(self.plugins)} in force")
+            lines += [
+                f"  - {p.line()}" + ("" if p in in_force else " (waits for the project's trust)")
+                for p in self.plugins
+            ]
         if self.trust is not None and self.trust.needed:
             lines.append(f"Project trust: {self.trust.describe()}")
         return "\n".join(lines)
@@ -162,12 +187,15 @@ def load_claude_setup(
         bypass = file.get("permissions", "disableBypassPermissionsMode")
         if bypass is not None and bypass != "disable":
             warnings.append(f'{file.shown}: disableBypassPermissionsMode takes only "disable"')
+    plugins = find_plugins(files, plugins_dir(claude_config_dir(home)), warnings.append)
     root = repository_root(cwd)
-    trust = ProjectTrust(root, trust_store, [w for f in files if f.project for w in _widening(f, rules)])
+    widening = [w for f in files if f.project for w in _widening(f, rules)]
+    widening += [p.widening for p in plugins if p.widening is not None]
+    trust = ProjectTrust(root, trust_store, widening)
     trust.recall()
     for warning in warnings:
         log.warning("claude.settings_warning", warning=warning)
-    return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust)
+    return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust, plugins)
 
 
 def _mode(value: Any) -> str | None:

@@ -6,11 +6,15 @@ Where, in order of precedence (the first of a name wins; the others are noted as
   and `.claude/agents/**/*.md` in the session's cwd and each directory above it up to the
   repository root (the walk AGENTS.md takes; the home directory's own `.claude` counts as the user's);
 - the agent's config dir: `commands/**/*.md`, `skills/*/SKILL.md` and `agents/**/*.md`;
-- the user's `~/.claude/commands/**/*.md`, `~/.claude/skills/*/SKILL.md` and `~/.claude/agents/**/*.md`.
+- the user's `~/.claude/commands/**/*.md`, `~/.claude/skills/*/SKILL.md` and `~/.claude/agents/**/*.md`;
+- the enabled plugins' `commands/**/*.md`, `skills/*/SKILL.md` and `agents/**/*.md`
+  (`session/claude/plugins.py` finds them), each named `plugin:name` (an agent's subfolders join
+  its name, `plugin:group:name`, as Claude Code has it), so they never clash with the others.
 
 Every file is read under the rules of the file tools (`tools/files/provided.py`): a project file must
 resolve inside the repository, a config-dir file inside the config dir, a `~/.claude` file inside
-the home directory; a link out, a FIFO, a file another user owns is refused and named. Caps keep a
+the home directory, a plugin's inside the plugin's directory; a link out, a FIFO, a file another
+user owns is refused and named. Caps keep a
 repository with hundreds of files cheap: at most MAX_COMMAND_FILES command files, MAX_SKILLS
 skills and MAX_AGENT_FILES agent files are read, each at most FILE_BYTES. Blocking:
 `load_conventions` runs it in a worker thread.
@@ -20,11 +24,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import structlog
 
+from acp_agent.session.claude.plugins import Plugin
 from acp_agent.session.commands.agents import CustomAgent, read_agent
 from acp_agent.session.commands.allowed_tools import read_allowed_tools
 from acp_agent.session.commands.builtins import BUILT_IN_NAMES
@@ -118,14 +124,22 @@ def _places(cwd: Path, home: Path | None, config_dir: Path | None) -> Iterator[t
         yield home / ".claude", "user", home
 
 
-def read_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -> Conventions:
-    """Every command and skill for a session at `cwd`, with the notes on those left out."""
+def read_conventions(
+    cwd: Path, *, home: Path | None, config_dir: Path | None, plugins: Sequence[Plugin] = ()
+) -> Conventions:
+    """Every command, skill and agent for a session at `cwd` (and of `plugins`), with the notes on
+    those left out."""
     found = _Found()
     for base, source, inside in _places(cwd, home, config_dir):
         if base.name != ".agents":  # `.agents` holds skills only
             _read_commands(found, base / "commands", source, inside)
             _read_agents(found, base / "agents", source, inside)
         _read_skills(found, base / "skills", source, inside)
+    for plugin in plugins:  # after the user's: a plugin's names are `plugin:name`, never theirs
+        prefix = f"{plugin.name}:"
+        _read_commands(found, plugin.root / "commands", "plugin", plugin.root, prefix)
+        _read_agents(found, plugin.root / "agents", "plugin", plugin.root, prefix)
+        _read_skills(found, plugin.root / "skills", "plugin", plugin.root, prefix)
     commands = sorted(found.commands.values(), key=lambda c: c.name)
     for command in commands:
         if command.name in found.skills:
@@ -153,18 +167,19 @@ def _markdown_files(root: Path) -> Iterator[tuple[Path, tuple[str, ...]]]:
             yield Path(top) / name, relative.parts
 
 
-def _read_commands(found: _Found, root: Path, source: str, inside: Path) -> None:
+def _read_commands(found: _Found, root: Path, source: str, inside: Path, prefix: str = "") -> None:
     for path, namespace in _markdown_files(root):
         if found.files >= MAX_COMMAND_FILES:
             found.skip(path, f"not read: the cap of {MAX_COMMAND_FILES} command files was reached")
             return
         found.files += 1
-        _add_command(found, path, ":".join(namespace), source, inside)
+        _add_command(found, path, ":".join(namespace), source, inside, prefix)
 
 
-def _read_agents(found: _Found, root: Path, source: str, inside: Path) -> None:
-    """The agent files under `root`: the first of a name wins (the nearest project directory)."""
-    for path, _ in _markdown_files(root):
+def _read_agents(found: _Found, root: Path, source: str, inside: Path, prefix: str = "") -> None:
+    """The agent files under `root`: the first of a name wins (the nearest project directory). A
+    plugin's (`prefix`) are named `plugin:group:name`: its subfolders join the name."""
+    for path, groups in _markdown_files(root):
         if found.agent_files >= MAX_AGENT_FILES:
             found.skip(path, f"not read: the cap of {MAX_AGENT_FILES} agent files was reached", agent=True)
             return
@@ -173,6 +188,8 @@ def _read_agents(found: _Found, root: Path, source: str, inside: Path) -> None:
         if text is None:
             continue
         agent = read_agent(path, text, source)
+        if prefix and not isinstance(agent, str):
+            agent = replace(agent, name=prefix + ":".join((*groups, agent.name)))
         if isinstance(agent, str):
             found.skip(path, f"skipped: {agent}", agent=True)
         elif agent.name in found.agents:
@@ -183,15 +200,16 @@ def _read_agents(found: _Found, root: Path, source: str, inside: Path) -> None:
             found.agents[agent.name] = agent
 
 
-def _add_command(found: _Found, path: Path, namespace: str, source: str, inside: Path) -> None:
-    name = path.name.removesuffix(".md")
+def _add_command(found: _Found, path: Path, namespace: str, source: str, inside: Path, prefix: str) -> None:
+    bare = path.name.removesuffix(".md")
+    name = prefix + bare
     text = found.read(path, inside)
     if text is None:
         return
     fields, body, problem = split_frontmatter(text)
     if problem:
         found.skip(path, f"skipped: {problem}")
-    elif not name or any(c.isspace() or not c.isprintable() for c in name):
+    elif not bare or any(c.isspace() or not c.isprintable() for c in bare):
         found.skip(path, "skipped: a command's name (its file name) cannot hold spaces or control characters")
     elif name in BUILT_IN_NAMES:
         found.skip(path, f"shadowed by the built-in /{name}")
@@ -212,7 +230,7 @@ def _add_command(found: _Found, path: Path, namespace: str, source: str, inside:
         )
 
 
-def _read_skills(found: _Found, root: Path, source: str, inside: Path) -> None:
+def _read_skills(found: _Found, root: Path, source: str, inside: Path, prefix: str = "") -> None:
     try:
         entries = sorted(e for e in os.listdir(root) if not e.startswith("."))
     except OSError:
@@ -224,18 +242,19 @@ def _read_skills(found: _Found, root: Path, source: str, inside: Path) -> None:
             return
         text = found.read(path, inside)
         if text is not None:
-            _add_skill(found, path, text, source)
+            _add_skill(found, path, text, source, prefix)
 
 
-def _add_skill(found: _Found, path: Path, text: str, source: str) -> None:
+def _add_skill(found: _Found, path: Path, text: str, source: str, prefix: str) -> None:
     fields, body, problem = split_frontmatter(text)
-    name, description = fields.get("name", "").strip(), " ".join(fields.get("description", "").split())
+    bare, description = fields.get("name", "").strip(), " ".join(fields.get("description", "").split())
+    name = prefix + bare
     if problem or not fields:
         why = problem or "it has no frontmatter (a `---` block with `name` and `description`)"
-    elif not name:
+    elif not bare:
         why = "`name` is missing from its frontmatter"
-    elif not _SKILL_NAME.match(name) or len(name) > _MAX_NAME:
-        why = f"`name` {name[:80]!r} is not 1-64 lowercase letters, digits and single hyphens"
+    elif not _SKILL_NAME.match(bare) or len(bare) > _MAX_NAME:
+        why = f"`name` {bare[:80]!r} is not 1-64 lowercase letters, digits and single hyphens"
     elif not description:
         why = "`description` is missing from its frontmatter"
     elif len(description) > _MAX_DESCRIPTION:
@@ -271,15 +290,20 @@ def _allowed_tools(path: Path, fields: dict[str, str]) -> str:
     return value
 
 
-async def load_conventions(cwd: Path, *, home: Path | None, config_dir: Path | None) -> Conventions:
+async def load_conventions(
+    cwd: Path, *, home: Path | None, config_dir: Path | None, plugins: Sequence[Plugin] = ()
+) -> Conventions:
     """`read_conventions` in a worker thread; past READ_SECONDS, none (and that is noted)."""
-    got = await read_provided_files(lambda: [read_conventions(cwd, home=home, config_dir=config_dir)])
+    got = await read_provided_files(
+        lambda: [read_conventions(cwd, home=home, config_dir=config_dir, plugins=plugins)]
+    )
     if got is None:
         log.warning("conventions.timed_out", cwd=str(cwd), seconds=READ_SECONDS)
         return Conventions(skipped=(f"{cwd} (reading commands and skills took over {READ_SECONDS:g} s)",))
     return got[0]
 
 
-async def session_conventions(cwd: Path) -> Conventions:
-    """The commands and skills of a session at `cwd`, with the user's home and config dir."""
-    return await load_conventions(cwd, home=user_home(), config_dir=user_config_dir())
+async def session_conventions(cwd: Path, plugins: Sequence[Plugin] = ()) -> Conventions:
+    """The commands, skills and agents of a session at `cwd`, with the user's home and config dir,
+    and of the enabled `plugins` in force."""
+    return await load_conventions(cwd, home=user_home(), config_dir=user_config_dir(), plugins=plugins)

@@ -194,20 +194,31 @@ class ConventionsSlot:
     _announced: list[dict[str, Any]] | None = None
     """The commands last sent in `available_commands_update` (None: none sent yet)."""
     _announcing: anyio.Lock | None = None
+    _generation: int = 0
+    """Counts `forget`s: a read that one overtook is not kept."""
 
     async def current(self) -> Conventions:
-        if self._value is None:
+        while self._value is None:
             if self._lock is None:
                 self._lock = anyio.Lock()
             async with self._lock:  # several callers at once: one reads, the others wait for it
                 if self._value is None:
+                    generation = self._generation
                     try:
-                        self._value = await self.read()
+                        value = await self.read()
                     except Exception as exc:  # a bug here must cost the commands, not the session
                         log.exception("conventions.failed")
-                        self._value = Conventions(skipped=(f"commands and skills were not read: {exc!r}",))
+                        value = Conventions(skipped=(f"commands and skills were not read: {exc!r}",))
+                    if generation == self._generation:  # not forgotten while it was read
+                        self._value = value
                 self._lock = None  # a waiter still holds its own reference
         return replace(self._value, prompts=self._prompts)
+
+    def forget(self) -> None:
+        """Read the files again when next asked: what the session may offer changed (the project
+        was trusted, and a plugin its settings enable is now in force)."""
+        self._value = None
+        self._generation += 1
 
     def set_prompts(self, prompts: Sequence[McpPrompt]) -> None:
         """The MCP servers' prompts, from now on offered as commands (after their servers connect,
