@@ -19,7 +19,8 @@ __all__ = ["DESCRIPTION_SHOWN", "agents_notice"]
 DESCRIPTION_SHOWN = 200
 """Characters of an agent's description shown (the model is offered up to the task tool's cut)."""
 WHERE = (
-    "`.claude/agents/*.md` in the project (from the cwd up to the repository root) or `~/.claude/agents/*.md`"
+    "`.claude/agents/*.md` in the project (from the cwd up to the repository root), `~/.claude/agents/*.md` "
+    "or an enabled plugin's `agents/`"
 )
 
 
