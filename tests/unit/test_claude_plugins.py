@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from acp_agent.session.claude.plugins import MAX_PLUGINS, Plugin, find_plugins
@@ -15,6 +16,7 @@ from acp_agent.session.claude.settings_files import SettingsFile
 from acp_agent.session.claude.setup import ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.commands.convention_files import read_conventions
+from acp_agent.session.commands.conventions import Conventions, ConventionsSlot
 
 
 def write(path: Path, data: Any) -> Path:
@@ -210,3 +212,32 @@ def test_a_plugins_commands_skills_and_agents_are_namespaced_and_confined(
     assert "pipe.md (refused: it is a FIFO" in skipped
     assert "bad.md (skipped: `name` is missing" in skipped
     assert "SECRET" not in str(conventions.commands)
+
+
+async def test_a_read_that_trust_overtook_is_not_kept() -> None:
+    """The menu task may be reading the files when the trust answer makes a plugin's offer current:
+    that read's result (without the plugin) must not be the session's."""
+    started, release = anyio.Event(), anyio.Event()
+    reads: list[int] = []
+
+    async def read() -> Conventions:
+        reads.append(len(reads))
+        if len(reads) == 1:
+            started.set()
+            await release.wait()
+            return Conventions(skipped=("stale",))
+        return Conventions(skipped=("fresh",))
+
+    slot = ConventionsSlot(read)
+    got: list[Conventions] = []
+    async with anyio.create_task_group() as group:
+
+        async def first() -> None:
+            got.append(await slot.current())
+
+        group.start_soon(first)
+        await started.wait()
+        slot.forget()  # the trust answer, while the first read runs
+        release.set()
+    assert got[0].skipped == ("fresh",) and (await slot.current()).skipped == ("fresh",)
+    assert reads == [0, 1]
