@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXPECTED_COMMANDS", "MCP_SERVER", "SKILL_BODY", "claude_repo", "mcp_server"]
+__all__ = ["EXPECTED_COMMANDS", "MCP_SERVER", "SKILL_BODY", "claude_repo", "mcp_server", "write_file"]
 
 MCP_SERVER = Path(__file__).resolve().parent / "mcp_server.py"
 SKILL_BODY = "SKILL BODY: before writing, read references/format.md"
@@ -35,7 +35,8 @@ EXPECTED_COMMANDS = {
 }
 
 
-def _write(path: Path, text: str) -> Path:
+def write_file(path: Path, text: str) -> Path:
+    """Write `text` to `path`, making its directories; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
@@ -45,29 +46,31 @@ def claude_repo(tmp_path: Path) -> Path:
     """The workspace (with `src/app.py`, `README.md`), its `.claude` and the home's `.claude`."""
     root = tmp_path / "workspace"
     (root / ".git").mkdir(parents=True)
-    _write(root / "src" / "app.py", 'def greet(name):\n    return f"hello, {name}"\n')
-    _write(root / "README.md", "# demo\n\nREADME TEXT for tests.\n")
+    write_file(root / "src" / "app.py", 'def greet(name):\n    return f"hello, {name}"\n')
+    write_file(root / "README.md", "# demo\n\nREADME TEXT for tests.\n")
     commands = root / ".claude" / "commands"
-    _write(
+    write_file(
         commands / "review.md",
         "---\ndescription: Review a file for bugs\nargument-hint: <file>\n---\n"
         "Review $ARGUMENTS carefully, starting with $1. Context: @README.md\n",
     )
-    _write(
+    write_file(
         commands / "frontend" / "component.md",
         "---\ndescription: Create a UI component\n---\nCreate the component $ARGUMENTS.\n",
     )
     skills = root / ".claude" / "skills"
-    _write(
+    write_file(
         skills / "changelog" / "SKILL.md",
         "---\nname: changelog\ndescription: Write CHANGELOG entries in the Keep a Changelog style.\n---\n"
         f"{SKILL_BODY}\n",
     )
-    _write(skills / "changelog" / "references" / "format.md", "FORMAT REFERENCE: Added, Changed, Fixed.\n")
-    _write(skills / "broken" / "SKILL.md", "---\nname: broken\n---\nA skill without a description.\n")
+    write_file(
+        skills / "changelog" / "references" / "format.md", "FORMAT REFERENCE: Added, Changed, Fixed.\n"
+    )
+    write_file(skills / "broken" / "SKILL.md", "---\nname: broken\n---\nA skill without a description.\n")
     home = tmp_path / "home" / ".claude"
-    _write(home / "commands" / "review.md", "USER REVIEW BODY: never sent, the project's wins.\n")
-    _write(home / "commands" / "greet.md", "Say hello to $ARGUMENTS.\n")
+    write_file(home / "commands" / "review.md", "USER REVIEW BODY: never sent, the project's wins.\n")
+    write_file(home / "commands" / "greet.md", "Say hello to $ARGUMENTS.\n")
     return root
 
 

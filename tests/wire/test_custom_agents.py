@@ -9,7 +9,7 @@ from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
-from tests.support.conventions import claude_repo
+from tests.support.conventions import claude_repo, write_file
 from tests.wire.conftest import chunks, turn_record
 from tests.wire.test_claude_settings import Editor, calls, results, write_settings
 from tests.wire.test_conventions import status_text
@@ -28,27 +28,22 @@ model: sonnet
 """
 
 
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def agents_repo(tmp_path: Path) -> Path:
     """A repository with one good project agent, a user agent it shadows, and bad agent files."""
     workspace = claude_repo(tmp_path)
     agents, home = workspace / ".claude" / "agents", tmp_path / "home" / ".claude" / "agents"
-    write(agents / "reviewer.md", REVIEWER)
-    write(home / "reviewer.md", "---\nname: reviewer\ndescription: USER REVIEWER\n---\nnever used\n")
-    write(
+    write_file(agents / "reviewer.md", REVIEWER)
+    write_file(home / "reviewer.md", "---\nname: reviewer\ndescription: USER REVIEWER\n---\nnever used\n")
+    write_file(
         home / "explainer.md",
         "---\nname: explainer\ndescription: Explains code.\nmodel: gpt-5\n---\nExplain.\n",
     )
-    write(agents / "nameless.md", "---\ndescription: no name\n---\nbody\n")
-    write(
+    write_file(agents / "nameless.md", "---\ndescription: no name\n---\nbody\n")
+    write_file(
         agents / "broken.md",
         "---\nname: broken\ndescription: [unclosed\n  - : :\nnot yaml at all\n---\nbody\n",
     )
-    write(agents / "huge.md", "---\nname: huge\ndescription: big\n---\n" + "x" * 1_000_000)
+    write_file(agents / "huge.md", "---\nname: huge\ndescription: big\n---\n" + "x" * 1_000_000)
     return workspace
 
 
@@ -123,7 +118,7 @@ async def test_agents_lists_them_and_every_bad_agent_file_is_named_while_the_ses
     workspace = agents_repo(tmp_path)
     agents, home = workspace / ".claude" / "agents", tmp_path / "home" / ".claude" / "agents"
     for i in range(500):  # past the cap of 100 agent files read (after the project's and the user's own)
-        write(
+        write_file(
             home / "many" / f"a{i:03}.md", f"---\nname: many-{i:03}\ndescription: one of many\n---\nBody.\n"
         )
     fake_api.route(routes.system_has(REVIEWER_BODY), replies.text("REVIEWED: no bugs"))
@@ -165,7 +160,7 @@ async def test_a_project_agents_command_replaces_the_built_in_in_the_menu_and_wh
     agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
 ) -> None:
     workspace = agents_repo(tmp_path)
-    write(
+    write_file(
         workspace / ".claude" / "commands" / "agents.md",
         "---\ndescription: OUR AGENTS\n---\nOUR AGENTS BODY\n",
     )

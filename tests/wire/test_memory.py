@@ -14,17 +14,12 @@ from typing import Any
 from acp_agent.session.system_prompt import SUBAGENT_MARKER
 from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
+from tests.support.conventions import write_file
 from tests.wire.conftest import chunks
 from tests.wire.test_instructions import system_of
 
 SONNET = "claude-sonnet-5-5"
 REMINDER = "<system-reminder>\nContents of "
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def texts_of(message: dict[str, Any]) -> list[str]:
@@ -41,27 +36,27 @@ def memory_tree(home: Path, repo: Path) -> dict[str, Path]:
     (repo / ".git").mkdir(parents=True, exist_ok=True)
     cwd = repo / "app"
     files = {
-        "USER_MEMORY": write(home / ".claude" / "CLAUDE.md", "USER_MEMORY\n@prefs.md\n"),
-        "USER_PREFS": write(home / ".claude" / "prefs.md", "USER_PREFS\n"),
-        "USER_RULE": write(home / ".claude" / "rules" / "tone.md", "USER_RULE\n"),
-        "CONFIG_AGENTS": write(home / ".config" / "acp-agent" / "AGENTS.md", "CONFIG_AGENTS\n"),
-        "ROOT_AGENTS": write(repo / "AGENTS.md", "ROOT_AGENTS\n"),
-        "ROOT_CLAUDE": write(
+        "USER_MEMORY": write_file(home / ".claude" / "CLAUDE.md", "USER_MEMORY\n@prefs.md\n"),
+        "USER_PREFS": write_file(home / ".claude" / "prefs.md", "USER_PREFS\n"),
+        "USER_RULE": write_file(home / ".claude" / "rules" / "tone.md", "USER_RULE\n"),
+        "CONFIG_AGENTS": write_file(home / ".config" / "acp-agent" / "AGENTS.md", "CONFIG_AGENTS\n"),
+        "ROOT_AGENTS": write_file(repo / "AGENTS.md", "ROOT_AGENTS\n"),
+        "ROOT_CLAUDE": write_file(
             repo / "CLAUDE.md", "ROOT_CLAUDE\n@AGENTS.md\n@docs/style.md\nNot an import: `@docs/x.md`.\n"
         ),
-        "STYLE_GUIDE": write(repo / "docs" / "style.md", "STYLE_GUIDE\n@deeper.md\n"),
-        "DEEPER_GUIDE": write(repo / "docs" / "deeper.md", "DEEPER_GUIDE\n"),
-        "DOT_CLAUDE": write(repo / ".claude" / "CLAUDE.md", "DOT_CLAUDE\n"),
-        "GENERAL_RULE": write(repo / ".claude" / "rules" / "general.md", "GENERAL_RULE\n"),
-        "LOCAL_MEMORY": write(repo / "CLAUDE.local.md", "LOCAL_MEMORY\n"),
-        "APP_MEMORY": write(cwd / "CLAUDE.md", "APP_MEMORY\n"),
+        "STYLE_GUIDE": write_file(repo / "docs" / "style.md", "STYLE_GUIDE\n@deeper.md\n"),
+        "DEEPER_GUIDE": write_file(repo / "docs" / "deeper.md", "DEEPER_GUIDE\n"),
+        "DOT_CLAUDE": write_file(repo / ".claude" / "CLAUDE.md", "DOT_CLAUDE\n"),
+        "GENERAL_RULE": write_file(repo / ".claude" / "rules" / "general.md", "GENERAL_RULE\n"),
+        "LOCAL_MEMORY": write_file(repo / "CLAUDE.local.md", "LOCAL_MEMORY\n"),
+        "APP_MEMORY": write_file(cwd / "CLAUDE.md", "APP_MEMORY\n"),
     }
-    write(
+    write_file(
         repo / ".claude" / "rules" / "api.md", '---\npaths:\n  - "app/src/api/**/*.{ts,tsx}"\n---\nAPI_RULE\n'
     )
-    write(cwd / "pkg" / "CLAUDE.md", "NESTED_MEMORY\n")
-    write(cwd / "src" / "api" / "handler.ts", "export const handler = 1;\n")
-    write(cwd / "pkg" / "mod.py", "VALUE = 1\n")
+    write_file(cwd / "pkg" / "CLAUDE.md", "NESTED_MEMORY\n")
+    write_file(cwd / "src" / "api" / "handler.ts", "export const handler = 1;\n")
+    write_file(cwd / "pkg" / "mod.py", "VALUE = 1\n")
     return files
 
 
@@ -169,17 +164,17 @@ async def test_bad_memory_is_left_out_with_a_note_and_the_session_goes_on(
     home, repo = tmp_path / "home", tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
     cwd = repo / "app"
-    secret = write(home / ".ssh" / "id_rsa", "-----BEGIN OPENSSH PRIVATE KEY----- SECRET_KEY\n")
-    write(tmp_path / "elsewhere" / "team.md", "OUTSIDE_THE_REPO\n")
-    write(repo / "CLAUDE.md", "ROOT_MEMORY\n@loop-a.md\n@missing.md\n@logo.png\n@../elsewhere/team.md\n")
-    write(repo / "loop-a.md", "LOOP_A\n@loop-b.md\n")
-    write(repo / "loop-b.md", "LOOP_B\n@loop-a.md\n")
+    secret = write_file(home / ".ssh" / "id_rsa", "-----BEGIN OPENSSH PRIVATE KEY----- SECRET_KEY\n")
+    write_file(tmp_path / "elsewhere" / "team.md", "OUTSIDE_THE_REPO\n")
+    write_file(repo / "CLAUDE.md", "ROOT_MEMORY\n@loop-a.md\n@missing.md\n@logo.png\n@../elsewhere/team.md\n")
+    write_file(repo / "loop-a.md", "LOOP_A\n@loop-b.md\n")
+    write_file(repo / "loop-b.md", "LOOP_B\n@loop-a.md\n")
     (repo / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR BINARY_BYTES")
-    write(
+    write_file(
         repo / ".claude" / "rules" / "broken.md", "---\npaths: [src/**\nnot yaml at all\n---\nBROKEN_RULE\n"
     )
-    write(repo / "CLAUDE.local.md", "HUGE_START\n" + "x" * (10 * 1024 * 1024) + "\nHUGE_END\n")  # 10 MB
-    write(cwd / "CLAUDE.md", "APP_MEMORY\n")
+    write_file(repo / "CLAUDE.local.md", "HUGE_START\n" + "x" * (10 * 1024 * 1024) + "\nHUGE_END\n")  # 10 MB
+    write_file(cwd / "CLAUDE.md", "APP_MEMORY\n")
     (cwd / ".claude").mkdir()
     os.mkfifo(cwd / ".claude" / "CLAUDE.md")  # opening it without O_NONBLOCK would wait forever
     (cwd / "CLAUDE.local.md").symlink_to(secret)  # a link out of the tree
