@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.testing import FakeMessagesAPI, replies
+from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
 from tests.wire.conftest import chunks, turn_record
@@ -319,3 +319,38 @@ async def test_compaction_notification_and_session_end_hooks_and_continue_false(
     assert len(fake_api.requests) == 3
     events = [line[0] for line in log_lines(log)]
     assert events == ["Notification", "PreCompact", "PostToolUse", "PostToolUse", "SessionEnd"]
+
+
+async def test_a_subagent_stop_hook_keeps_the_child_going_under_the_one_meter(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """SubagentStop runs at a subagent's end (matched on its agent type), never at the parent's;
+    its exit 2 sends the child on with the hook's message, each continuation a request of the
+    tree's one meter, so max_turn_requests still holds exactly."""
+    workspace = claude_repo(tmp_path)
+    log = workspace / "hooks.log"
+    user_hooks(
+        agent_env, {"SubagentStop": [{"matcher": "general-purpose", "hooks": [hook("stop-block", log)]}]}
+    )
+    child = fake_api.route(routes.first_prompt_has("check the tests"), otherwise=replies.text("child: done"))
+    task = {"description": "Check", "prompt": "check the tests"}
+    fake_api.set_fallback(
+        lambda body, attempt: replies.message([replies.tool_use_block("task", task)], stop_reason="tool_use")
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace, meta={"acp-agent": {"maxTurnRequests": 6}})
+        response = await agent.prompt(session, "have a helper check")
+    record = turn_record(response)
+    assert response["result"]["stopReason"] == "max_turn_requests" and record["limit"] == "maxTurnRequests"
+    assert fake_api.attempts == 6 and record["modelRequests"] == 6  # the tree's, the hooks' runs none
+    children = [r for r in fake_api.requests if "check the tests" in str(r.body["messages"][0]["content"])]
+    assert child.served == len(children) >= 2  # the child went on past its first end
+    feedback = "SubagentStop hook feedback:\nthe tests are not run yet: keep going"
+    last_user = ["".join(str(b.get("text", "")) for b in r.body["messages"][-1]["content"]) for r in children]
+    assert [feedback in text for text in last_user] == [False] + [True] * (len(children) - 1)
+    runs = log_lines(log)
+    assert [line[0] for line in runs] == ["SubagentStop"] * len(runs)  # the parent's end runs no Stop
+    assert [line[3] for line in runs][:2] == ["False", "True"]  # stop_hook_active
+    assert record["hooks"]["runs"] == len(runs) and record["hooks"]["blocked"] == len(runs)
+    assert record["subagents"][0]["requests"] == len(children)
