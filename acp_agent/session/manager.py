@@ -17,6 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -440,7 +441,12 @@ class SessionManager:
         await announce_commands(session.id, session.conventions, self.requester, first=False)
 
     async def aclose(self) -> None:
-        """Stop every session's services (background commands, MCP servers) and close the journals."""
+        """At the agent's shutdown: every session's SessionEnd hooks at once (within the exit
+        grace), then stop their services (background commands, MCP servers), close the journals."""
+        async with anyio.create_task_group() as group:
+            for session in self.sessions.values():
+                if session.hooks is not None:
+                    group.start_soon(partial(session.hooks.session_ended, "prompt_input_exit", at_exit=True))
         for session in list(self.sessions.values()):
             if session.tasks is not None:
                 await session.tasks.aclose()

@@ -6,7 +6,9 @@ hook (missing, garbage, hanging, flooding, failing, a hostile matcher) never sto
 
 from __future__ import annotations
 
+import json
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -354,3 +356,44 @@ async def test_a_subagent_stop_hook_keeps_the_child_going_under_the_one_meter(
     assert [line[3] for line in runs][:2] == ["False", "True"]  # stop_hook_active
     assert record["hooks"]["runs"] == len(runs) and record["hooks"]["blocked"] == len(runs)
     assert record["subagents"][0]["requests"] == len(children)
+
+
+@pytest.mark.model_free
+@pytest.mark.parametrize("leave", ["eof", "sigterm"])
+async def test_session_end_runs_at_the_agents_shutdown_and_a_hanging_one_never_holds_it(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, leave: str
+) -> None:
+    """SessionEnd runs for every open session when the agent leaves (stdin closed, or SIGTERM), not
+    only on session/close; a hook that hangs (600 s timeout, raised to 60 s for session/close) is
+    stopped at the exit grace, so the agent still leaves promptly."""
+    workspace = claude_repo(tmp_path)
+    ended = workspace / "ended"  # the hooks run in the command sandbox: the workspace is writable
+    ended.mkdir()
+    user_hooks(
+        agent_env,
+        {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {"type": "command", "command": f"cat > $(mktemp -p {shlex.quote(str(ended))})"},
+                        {"type": "command", "command": "exec sleep 600"},
+                    ]
+                }
+            ]
+        },
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        sessions = [await agent.new_session(workspace) for _ in range(2)]
+        for session in sessions:  # each builds its turn machinery, hooks included
+            assert "Hooks: 2 in force" in await status_text(agent, session)
+        if leave == "eof":
+            await agent.close_stdin()
+        else:
+            agent.send_signal(signal.SIGTERM)
+        assert await agent.wait_exit(timeout=15) == 0  # a hang guard: the exit grace is 1.5 s
+        log = agent.stderr_text()
+    runs = [json.loads(run.read_text()) for run in ended.iterdir()]  # a file per run
+    assert sorted(r["session_id"] for r in runs) == sorted(sessions)
+    assert {(r["hook_event_name"], r["reason"]) for r in runs} == {("SessionEnd", "prompt_input_exit")}
+    assert "agent.stopped" in log

@@ -72,6 +72,9 @@ SHOWN_OUTPUT_CHARS = 4_000
 KEPT_WARNINGS = 20
 SESSION_END_SECONDS = 1.5
 """SessionEnd's budget for all its hooks (Claude Code's), raised to the largest timeout up to 60 s."""
+SESSION_END_AT_EXIT_SECONDS = 1.5
+"""SessionEnd's budget at the agent's shutdown, never raised: the editor waits for the agent to
+leave (acp-agent's own exit grace, as long as the one cancelled turns get)."""
 
 
 @dataclass(slots=True)
@@ -107,6 +110,8 @@ class SessionHooks:
     warnings: HookWarnings = field(default_factory=HookWarnings)
     started: list[bool] = field(default_factory=lambda: [False])
     """Whether SessionStart ran (shared with the subagents' copies)."""
+    ended: bool = False
+    """Whether SessionEnd ran (or started): once per session, by session/close or at shutdown."""
 
     # -- the loop's seam (`turn/hooks.py:TurnHooks`) -------------------------------------------
 
@@ -175,12 +180,15 @@ class SessionHooks:
             payload = {"message": message, "notification_type": kind, "title": "acp-agent"}
             await self._fire("Notification", payload, (kind,), None, None)
 
-    async def session_ended(self, reason: str) -> None:
-        """SessionEnd (session/close), within Claude Code's budget; output ignored."""
+    async def session_ended(self, reason: str, *, at_exit: bool = False) -> None:
+        """SessionEnd, once: at session/close within Claude Code's budget, or at the agent's
+        shutdown (`at_exit`) within its exit grace, so a hanging hook never keeps the agent from
+        leaving (each hook is also held to its own timeout); output ignored."""
         handlers = self.hooks.of("SessionEnd")
-        if handlers:
+        if handlers and not self.ended:
+            self.ended = True
             budget = max(SESSION_END_SECONDS, min(60.0, max(h.timeout for h in handlers)))
-            with anyio.move_on_after(budget):
+            with anyio.move_on_after(SESSION_END_AT_EXIT_SECONDS if at_exit else budget):
                 await self._fire("SessionEnd", {"reason": reason}, (reason,), None, None)
 
     async def _session_start(self, meter: TurnMeter) -> str:
