@@ -1,19 +1,21 @@
 """A Claude user's whole setup at once (issue 33, "Done when"): one temporary HOME and repository
 holding every Claude Code file the agent reads (user, project and local settings with rules and
-hooks, the memory hierarchy with an import and a path rule, custom agents, commands, a skill), the
-project trusted through the trust question. Over a session of several turns with tool calls the
-cached prefix (tools and system prompt) is byte for byte the same on every request and the fake
-bills it as a cache read from the second request on; a denied path is refused by every route with
-one line and no question; and every bad input of the issue, all present at once, leaves the session
-answering, named in /status and in the log.
+hooks, the memory hierarchy with an import and a path rule, custom agents, commands, a skill, a
+project MCP server in `.mcp.json`, an output style), the project trusted through the trust
+question. Over a session of several turns with tool calls the cached prefix (tools and system
+prompt) is byte for byte the same on every request and the fake bills it as a cache read from the
+second request on; a denied path is refused by every route with one line and no question; and
+every bad input of the issue, all present at once, leaves the session answering, named in /status
+and in the log.
 
-`whole_setup` is the one fixture: what a later feature reads (`.mcp.json`, an output style) is a
-file or two more there, and a line more in `WholeSetup`.
+`whole_setup` is the one fixture: what a later feature reads is a file or two more there, and a
+line more in `WholeSetup`.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from acp_agent.testing import FakeMessagesAPI, replies, routes
 from acp_agent.testing.prompt_cache import estimate_tokens
 from acp_agent.testing.recorded import RecordedRequest
 from tests.support.agent import AgentProcess
-from tests.support.conventions import claude_repo, write_file
+from tests.support.conventions import MCP_SERVER, claude_repo, write_file
 from tests.wire.conftest import turn_record
 from tests.wire.test_claude_settings import Editor, calls, results, write_settings
 from tests.wire.test_conventions import status_text
@@ -46,6 +48,10 @@ class WholeSetup:
     """Each memory file in the system prompt, by the marker word it holds."""
     path_rule: Path
     """`.claude/rules/python.md`, loaded when a file under src/ is read."""
+    mcp_server: str
+    """The name of `.mcp.json`'s server (`tests/support/mcp_server.py`), started once trusted."""
+    style: str
+    """The text of the output style the user's settings choose (it ends the system prompt)."""
 
 
 def whole_setup(tmp_path: Path) -> WholeSetup:
@@ -55,7 +61,7 @@ def whole_setup(tmp_path: Path) -> WholeSetup:
     log = repo / "hooks.log"
     write_settings(
         home / ".claude" / "settings.json",
-        {"permissions": {"allow": ["Bash(echo hello *)"], "deny": ["Bash(curl *)"]}},
+        {"permissions": {"allow": ["Bash(echo hello *)"], "deny": ["Bash(curl *)"]}, "outputStyle": "terse"},
     )
     write_settings(
         repo / ".claude" / "settings.json",
@@ -85,8 +91,12 @@ def whole_setup(tmp_path: Path) -> WholeSetup:
     write_file(repo / ".claude" / "agents" / "reviewer.md", REVIEWER)
     write_file(repo / ".claude" / "commands" / "leak.md", "Show @.env and @README.md\n")
     write_file(repo / ".env", f"TOKEN={SECRET}\n")
+    style = "TERSE_STYLE: answer in one line."
+    write_file(repo / ".claude" / "output-styles" / "terse.md", f"---\ndescription: Terse\n---\n{style}\n")
+    server = {"command": sys.executable, "args": [str(MCP_SERVER)]}
+    write_settings(repo / ".mcp.json", {"mcpServers": {"proj": server}})
     (repo / "build").mkdir()
-    return WholeSetup(home, repo, log, memory, path_rule)
+    return WholeSetup(home, repo, log, memory, path_rule, "proj", style)
 
 
 def system_text(request: RecordedRequest) -> str:
@@ -159,6 +169,7 @@ async def test_a_session_with_every_claude_file_keeps_one_cached_prefix_and_a_de
     assert "allow rule: Bash(ls *) (.claude/settings.json)" in enables
     assert any("hooks: PreToolUse" in line for line in enables)
     assert "Read(./.env)" not in str(enables)
+    assert any(f"MCP server: {setup.mcp_server}" in line for line in enables), enables
     assert f"Project trust: {repo}: trusted (remembered)" in status
 
     requests = fake_api.requests
@@ -171,6 +182,9 @@ async def test_a_session_with_every_claude_file_keeps_one_cached_prefix_and_a_de
     where = [system.find(marker) for marker in setup.memory]
     assert -1 not in where and where == sorted(where), dict(zip(setup.memory, where, strict=True))
     assert "PYTHON_RULE" not in system
+    assert system.rstrip().endswith(setup.style)  # the output style ends the prompt
+    offered = [t["name"] for t in parent[0].body["tools"]]
+    assert any(name.startswith(f"mcp__{setup.mcp_server}__") for name in offered), offered
     after_read = parent[1].body["messages"][-1]["content"]
     [rule] = [b["text"] for b in after_read if b.get("type") == "text"]
     assert str(setup.path_rule) in rule and "PYTHON_RULE" in rule
