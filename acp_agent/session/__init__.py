@@ -2,12 +2,16 @@
 
 Here, at the top, the lifecycle core: the front handler that answers `initialize` before the rest
 is imported (`front.py`, `handshake.py`), the method table (`handlers.py`, params → -32602 in
-`params.py`), the sessions and their queue of turns (`manager.py`, `state.py`, `queue.py`), the
-per-session turn machinery (`engine.py`, with a slash command's turn in `command_turn.py`), the
-Requester seam to the client (`requester.py`), `/rewind` on a live session (`rewinding.py`), a
-prompt's content (`prompts.py`), the system prompt
-(`system_prompt.py`), the roots (`roots.py`), the sandbox policy (`sandboxing.py`) and the client's
-options from acpx's `_meta` (`client_options.py`). By concept below:
+`params.py`), a prompt and a steering message run and answered (`prompting.py`), the sessions and
+their queue of turns (`manager.py`, `state.py`, `queue.py`), what a session is built from
+(`builder.py`), the per-session turn machinery (`engine.py`, with a slash command's turn in
+`command_turn.py` and a built-in command's answer in `command_answers.py`), the project's trust
+settled before the first request (`trust_settling.py`), the session's MCP servers planned
+(`mcp_servers.py`) and started (`mcp_startup.py`), what it spent and what fills its context
+(`usage.py`), the Requester seam to the client (`requester.py`), `/rewind` on a live session
+(`rewinding.py`), a prompt's content (`prompts.py`), the system prompt (`system_prompt.py`), the
+roots (`roots.py`), the sandbox policy (`sandboxing.py`) and the client's options from acpx's
+`_meta` (`client_options.py`). By concept below:
 
 - `editor/`     the editor-facing relay: updates, the permission question, fs, terminals, forms;
 - `journal/`    the journal file, session/list, session/load's reading and replay, titles,

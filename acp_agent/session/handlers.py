@@ -1,10 +1,11 @@
-"""ACP methods → the session manager. Params are validated here; a bad one is -32602 naming the field."""
+"""ACP methods → the session manager. Params are validated here; a bad one is -32602 naming the field.
+
+`session/prompt` and `_session/steering` go on to the prompt handler (`prompting.py`).
+"""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,36 +21,32 @@ from acp_agent.protocol.session import (
     ListSessionsRequest,
     LoadSessionRequest,
     NewSessionRequest,
-    PromptRequest,
     ResumeSessionRequest,
     SessionRef,
     SetConfigOptionRequest,
     SetModeRequest,
     SetTitleRequest,
-    SteeringRequest,
 )
-from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.login import KeyStore, Login, NoKeyNeeded
 from acp_agent.session.auth.methods import AUTH_HELP, AUTH_METHOD_ID
 from acp_agent.session.client_options import ClientOptions, read_client_options
-from acp_agent.session.commands.builtins import CLAUDE_CODE_NAMES
 from acp_agent.session.editor.announce import announce_commands
-from acp_agent.session.editor.updates import info_update, user_chunks
+from acp_agent.session.editor.updates import info_update
 from acp_agent.session.handshake import initialize_answer
 from acp_agent.session.journal.listing import CursorError, list_sessions
 from acp_agent.session.journal.store import now_iso
-from acp_agent.session.journal.titles import normalized_title, prompt_title, rename_stored
+from acp_agent.session.journal.titles import normalized_title, rename_stored
 from acp_agent.session.manager import SessionManager, journal_fork, journal_reload
+from acp_agent.session.mcp_startup import connect_mcp
 from acp_agent.session.options.config_options import modes_state
 from acp_agent.session.params import parse
-from acp_agent.session.prompts import PreparedPrompt, prepared_prompt
+from acp_agent.session.prompting import PromptHandler
 from acp_agent.session.state import Session
-from acp_agent.turn.steering import SteeringMessage
 
 if TYPE_CHECKING:
-    from acp_agent.turn.record import TurnRecord
+    pass
 
-__all__ = ["AcpHandler", "prompt_answer"]
+__all__ = ["AcpHandler"]
 
 log = structlog.get_logger(__name__)
 
@@ -84,13 +81,15 @@ class AcpHandler:
         self._keys = keys or NoKeyNeeded()
         self._login = Login(self._keys, manager.requester, request_id)
         self._warm_up = warm_up
+        self.prompts = PromptHandler(manager, key_refused=self._login.key_refused)
+        """`session/prompt` and `_session/steering` (`prompting.py`)."""
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
             "logout": self._login.logout,
             "session/new": self.new_session,
-            "session/prompt": self.prompt,
-            "_session/steering": self.steer,
+            "session/prompt": self.prompts.prompt,
+            "_session/steering": self.prompts.steer,
             "session/set_mode": self.set_mode,
             "session/load": self.load_session,
             "session/resume": self.resume_session,
@@ -171,7 +170,7 @@ class AcpHandler:
             "modes": modes_state(session.mode, session.permissions.modes),
             "configOptions": self.manager.options.config_options(session),
         }
-        failures = await self.manager.connect_mcp(session, mcp_servers)
+        failures = await connect_mcp(session, mcp_servers, self.manager.requester, self.manager.task_group)
         if failures:
             answer["_meta"] = {"acp-agent": {"mcpFailures": failures}}
         self._announce_commands(session)
@@ -257,35 +256,6 @@ class AcpHandler:
         session.client = client
         return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
 
-    async def _fork_command(self, session: Session, argument: str) -> str:
-        """`/fork [N]`: fork `session` as session/fork does (its cwd, roots and options), and say
-        which session that made, or why none."""
-        if self.manager.store is None:
-            return "Nothing to fork from: sessions are not journaled (the agent runs with --no-journal)."
-        if argument and not argument.isdigit():
-            return "Usage: /fork [N]: copy this session into a new one, whole or through prompt N."
-        through = int(argument) if argument else None
-        await journal_reload()
-        await journal_fork()
-        try:
-            fork = self.manager.fork(
-                session.id,
-                str(session.cwd),
-                dict(session.overrides),
-                session.capabilities,
-                [str(root) for root in session.extra_roots],
-                through=through,
-            )
-        except RpcError as exc:
-            return f"Cannot fork this session: {exc.message.removeprefix('Invalid params: ')}"
-        fork.client = session.client
-        what = "this session" if through is None else f"this session through prompt {through}"
-        return (
-            f"Forked {what} as a new session, {fork.id}"
-            + (f' ("{fork.title}")' if fork.title else "")
-            + ". Open it from the editor's list of sessions (session/load); this one is unchanged."
-        )
-
     async def list_sessions(self, params: Any) -> dict[str, Any]:
         """One page of the journaled sessions, newest first (`journal/listing.py`)."""
         request = parse(ListSessionsRequest, params if params is not None else {})
@@ -337,15 +307,6 @@ class AcpHandler:
     async def _tell(self, session: Session, update: dict[str, Any]) -> None:
         await self.manager.requester.notify("session/update", {"sessionId": session.id, "update": update})
 
-    async def _named(self, session: Session, shown: list[dict[str, Any]]) -> None:
-        """The session's first prompt names it (as session/list will): tell the editor at once."""
-        if session.titled:
-            return
-        session.titled = True
-        session.title = prompt_title(shown)
-        if session.title:
-            await self._tell(session, info_update(title=session.title, updated_at=now_iso()))
-
     async def rewind(self, params: Any) -> dict[str, Any]:
         """`_session/rewind {sessionId, promptIndex | messageId, scope}`: a rewind for a client's
         button (`session/rewinding.py`); refused while a prompt runs or waits."""
@@ -384,136 +345,6 @@ class AcpHandler:
         session = self.manager.get(request.session_id)
         await self.manager.options.set(session, request.config_id, request.value)
         return {"configOptions": self.manager.options.config_options(session)}
-
-    async def prompt(self, params: Any) -> dict[str, Any]:
-        """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
-        request = parse(PromptRequest, params)
-        session = self.manager.get(request.session_id)
-        return await self._run_prompt(session, await self._prepared(session, request))
-
-    async def steer(self, params: Any) -> dict[str, Any]:
-        """`_session/steering`: the message joins the running turn (`injected`); with none running
-        it starts a turn of its own, as claude-agent-acp does (`startedNewTurn`, answered at once,
-        the turn answered by its updates), or, when `_meta.steering.idleBehavior` asks for it,
-        is left to the client to send as a prompt (`promptRequired`)."""
-        request = parse(SteeringRequest, params)
-        session = self.manager.sessions.get(request.session_id)
-        if session is None:
-            raise RpcError.session_not_found(request.session_id)
-        if session.closing:
-            raise RpcError.session_closed(request.session_id)
-        prepared = await self._prepared(session, request)
-        if prepared.empty or prepared.command is not None:
-            raise RpcError.invalid_params(
-                "Invalid params: prompt: "
-                + ("it is empty" if prepared.empty else "a command runs as a prompt (session/prompt)"),
-                {"field": "prompt"},
-            )
-        if session.steering.put(SteeringMessage(prepared.blocks, prepared.shown)):
-            return {"outcome": "injected"}
-        if request.prompt_required:
-            return {"outcome": "promptRequired", "reason": "noRunningTurn"}
-        group = self.manager.task_group
-        if group is None:  # not serving (an embedder's handler): nothing can run it detached
-            raise RpcError.invalid_request("No turn is running: send it with session/prompt")
-        self.manager.check_queue(session)
-        group.start_soon(self._steered_turn, session, prepared)
-        return {"outcome": "startedNewTurn"}
-
-    async def _prepared(self, session: Session, request: PromptRequest) -> PreparedPrompt:
-        """The prompt read for the session's model; a built-in named after Claude Code's everyday
-        commands (`/agents`...) gives way to the project's command of that name."""
-        prepared = prepared_prompt(request, session.settings.profile)
-        if (
-            prepared.command is not None
-            and prepared.command[0] in CLAUDE_CODE_NAMES
-            and (await session.conventions.current()).find(prepared.command[0]) is not None
-        ):
-            return prepared_prompt(request, session.settings.profile, built_ins=False)
-        return prepared
-
-    async def _steered_turn(self, session: Session, prepared: PreparedPrompt) -> None:
-        """A turn a steering message started: no request waits for its answer, so a failure is
-        told to the editor (and logged) instead of lost."""
-        try:
-            await self._run_prompt(session, prepared, echo=True)
-        except Exception as exc:  # no request answers it: it must not end the agent's task group
-            message = exc.message if isinstance(exc, RpcError) else f"internal error: {exc!r}"
-            log.warning("steering.turn_failed", session_id=session.id, error=message)
-            with suppress(RpcError, JournalFailed):
-                engine = await self.manager.engine()
-                await engine.tell_failure(session, message)
-
-    async def _run_prompt(
-        self, session: Session, prepared: PreparedPrompt, *, echo: bool = False
-    ) -> dict[str, Any]:
-        """Run a prompt in its turn; with `echo` (no session/prompt sent it: a steering message),
-        its content is shown to the editor as the user's message when the turn starts."""
-        shown, command, empty, blocks = prepared
-        async with self.manager.turn(session) as turn:
-            if echo and not (turn.cancelled or session.closing):
-                for update in user_chunks(shown, str(uuid.uuid4())):
-                    await self._tell(session, update)
-            if turn.cancelled or session.closing or empty or command is not None:
-                engine = await self.manager.engine()
-                if turn.cancelled or session.closing:  # cancelled or closed while it waited: never run
-                    record = engine.quiet_turn(session, "cancelled", journal=False)
-                elif empty:  # Enter on an empty line: nothing to ask the model
-                    record = engine.quiet_turn(session, "end_turn", journal=True)
-                else:
-                    assert command is not None
-                    name, arguments = command
-                    answer = await self._fork_command(session, arguments) if name == "fork" else None
-                    with turn.scope:  # session/cancel ends it (a rewind's question, say)
-                        record = await engine.run_command(
-                            name, session, self.manager.prices.get(session.model), arguments, answer=answer
-                        )
-                    if turn.scope.cancelled_caught:
-                        record = engine.quiet_turn(session, "cancelled", journal=False)
-                if not (turn.cancelled or session.closing):
-                    session.spend.add(record.to_meta())
-                    await self._tell(session, info_update(updated_at=now_iso()))
-                return prompt_answer(record)
-            await self._named(session, shown)
-            result = await self.manager.prompt(session, turn, blocks, shown)
-            session.spend.add(result.record.to_meta())
-            if not session.closing:  # its last activity, for the editor's list of threads
-                await self._tell(session, info_update(updated_at=now_iso()))
-        if result.failure is not None:
-            failure = result.failure
-            data = {
-                "acp-agent": {
-                    "kind": failure.kind,
-                    "retryable": failure.retryable,
-                    "turn": result.record.to_meta(),
-                }
-            }
-            if failure.kind == "auth_required":
-                self._login.key_refused()
-                raise RpcError.auth_required(f"Authentication required: {failure}. {AUTH_HELP}", data)
-            if failure.kind == "journal":
-                raise RpcError.journal_error(f"The turn failed: {failure}", data)
-            raise RpcError.internal_error(f"The turn failed: {failure}", data)
-        return prompt_answer(result.record)
-
-
-def prompt_answer(record: TurnRecord) -> dict[str, Any]:
-    """The `session/prompt` result of a turn that ended (not failed): its stop reason (the record
-    already names it as ACP does: one mapping, so the two always agree), its token usage (ACP's
-    unstable `usage`, from the record's own figures) and the record under `_meta`."""
-    cached_read, cached_write = record.cache_read_input_tokens, record.cache_creation_input_tokens
-    usage = PromptUsage(
-        total_tokens=record.input_tokens + record.output_tokens + cached_read + cached_write,
-        input_tokens=record.input_tokens,
-        output_tokens=record.output_tokens,
-        cached_read_tokens=cached_read,
-        cached_write_tokens=cached_write,
-    )
-    return PromptResponse(
-        stop_reason=record.stop_reason,  # a failed turn ("error") is answered with an error instead
-        usage=usage,
-        meta={"acp-agent": {"turn": record.to_meta()}},
-    ).to_wire()
 
 
 def session_options(request: NewSessionRequest) -> tuple[dict[str, Any], ClientOptions]:

@@ -6,9 +6,9 @@ within one session a prompt that arrives while a turn runs waits in the session'
 
 What the models accept is the `ModelCatalog`'s (`options/catalog.py`); a session's options (mode, model,
 effort, loop) are `SessionOptions`' (`options/config_options.py`), which session/load asks to restore the
-journaled choices; reading a journal back is `journal/reload.py`'s.
-The turn machinery, the MCP client and the journal reading are imported on first use (`engine_class`,
-`mcp_connections`, `journal_reload`).
+journaled choices; reading a journal back is `journal/reload.py`'s; what a session is built from,
+`builder.py`'s. The turn machinery and the journal reading are imported on first use
+(`engine_class`, `journal_reload`, `journal_fork`).
 """
 
 from __future__ import annotations
@@ -16,48 +16,35 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-from dataclasses import replace
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
 
-from acp_agent.config import SUBAGENT_TOOLS, Config
-from acp_agent.errors import LimitsError, RpcError
+from acp_agent.config import Config
+from acp_agent.errors import RpcError
 from acp_agent.lazy import deferred
-from acp_agent.model.profiles import ProfileError, load_prices
+from acp_agent.model.profiles import load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.claude.mcp_files import ClaudeServers, read_claude_servers
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
+from acp_agent.session.builder import SessionBuilder
 from acp_agent.session.claude.trust import TrustStore
-from acp_agent.session.commands.convention_files import session_conventions
-from acp_agent.session.commands.conventions import ConventionsSlot
-from acp_agent.session.commands.output_styles import chosen_style, read_output_styles
-from acp_agent.session.editor.announce import announce_commands
-from acp_agent.session.editor.elicitation import editor_elicitation
-from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.journal.listing import session_roots
 from acp_agent.session.journal.store import SessionStore, creation_error
 from acp_agent.session.journal.timeline import interrupted_rewind
 from acp_agent.session.journal.titles import session_title
-from acp_agent.session.mcp_servers import MCP_START_SECONDS, SessionServers
 from acp_agent.session.options.catalog import ModelCatalog
-from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
+from acp_agent.session.options.config_options import SessionOptions
 from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
-from acp_agent.session.roots import checked_roots, settings_roots
+from acp_agent.session.roots import checked_roots
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.session.usage import Spend
 from acp_agent.tools.hidden import agent_hidden_paths
-from acp_agent.turn.context import clearing
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry, TurnEntry
-from acp_agent.turn.loops import choose_loop
-from acp_agent.user_dirs import user_config_dir, user_data_dir, user_home
+from acp_agent.user_dirs import user_data_dir
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -65,11 +52,10 @@ if TYPE_CHECKING:
     from acp_agent.model.base import ModelClient
     from acp_agent.session.engine import Engine
     from acp_agent.session.journal.reload import Reloaded
-    from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
 
-__all__ = ["SessionManager", "engine_class", "journal_fork", "journal_reload", "mcp_connections"]
+__all__ = ["SessionManager", "engine_class", "journal_fork", "journal_reload"]
 
 log = structlog.get_logger(__name__)
 
@@ -88,14 +74,6 @@ def engine_class() -> type[Engine]:
     from acp_agent.session.engine import Engine
 
     return Engine
-
-
-@deferred
-def mcp_connections() -> type[McpConnections]:
-    """MCP connections, imported when a session has servers."""
-    from acp_agent.tools.mcp.connections import McpConnections
-
-    return McpConnections
 
 
 @deferred
@@ -128,8 +106,6 @@ class SessionManager:
     ) -> None:
         self.config = config
         self.hidden = agent_hidden_paths(config.state_dir)  # no root, no tool, no command sees them
-        self.trust_store = TrustStore((config.state_dir or user_data_dir()) / "trust.json")
-        """The project trust answers, in the state dir (hidden from every tool)."""
         self.store = store
         self.prices = load_prices(config.prices)
         self.requester = requester
@@ -139,6 +115,17 @@ class SessionManager:
         self._tools = tools
         self._engine: Engine | None = None
         self.sessions: dict[str, Session] = {}
+        self.builder = SessionBuilder(
+            config,
+            self.catalog,
+            self.options,
+            requester,
+            sessions=self.sessions,
+            hidden=self.hidden,
+            prices=self.prices,
+            trust_store=TrustStore((config.state_dir or user_data_dir()) / "trust.json"),
+        )
+        """What a new or loaded session is built from (`builder.py`)."""
         self._lines: dict[str, PromptLine] = {}
         """Each busy session's running and waiting prompts."""
         self._task_group: TaskGroup | None = None
@@ -194,7 +181,7 @@ class SessionManager:
         """
         session_id = new_session_id()
         root, extra = checked_roots(cwd, directories, self.hidden)
-        session = self._build(session_id, root, overrides, capabilities, History())
+        session = self.builder.build(session_id, root, overrides, capabilities, History())
         session.extra_roots = extra
         if self.store is not None:  # only once the session is valid: no journal for a refusal
             try:
@@ -233,7 +220,7 @@ class SessionManager:
         root, extra = checked_roots(cwd, directories, self.hidden)
         entries, history, updates, journal = journal_reload.now()(self.store, session_id, capabilities)
         try:
-            session = self._build(session_id, root, overrides, capabilities, history)
+            session = self.builder.build(session_id, root, overrides, capabilities, history)
         except BaseException:
             journal.close()  # a refused load (bad cwd or _meta) leaves no file handle behind
             raise
@@ -292,77 +279,6 @@ class SessionManager:
         log.info("session.forked", session_id=fork_id, source=source_id, through=through)
         return session
 
-    def _build(
-        self,
-        session_id: str,
-        root: Path,
-        overrides: dict[str, Any],
-        capabilities: ClientCapabilities | None,
-        history: History,
-    ) -> Session:
-        limits = self.config.limits.with_overrides(overrides)
-        loop = choose_loop(self.config, overrides)
-        config = self.config
-        subagent_tools = overrides.get("subagentTools", config.subagent_tools)
-        if subagent_tools not in SUBAGENT_TOOLS:
-            raise LimitsError("subagentTools", f"must be one of {', '.join(SUBAGENT_TOOLS)}")
-        effort = overrides.get("effort", config.effort)
-        if effort is not None and not isinstance(effort, str):
-            raise LimitsError("effort", "must be a string (low, medium, high, xhigh, max) or null")
-        try:
-            settings = self.catalog.settings_for(config.model, effort, web=self.catalog.web_for(overrides))
-        except ProfileError as exc:
-            raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
-        settings = clearing.with_meta(settings, overrides)
-        setup = self.claude_setup(root)
-        engine = RuleEngine(
-            setup,
-            roots=lambda: (root, *self.sessions[session_id].work_roots),
-            hidden=self.hidden,
-            home=user_home(),
-        )
-        settings = replace(settings, web=engine.web(settings.web))  # decided once: a cached prefix
-        modes = tuple(m for m in PERMISSION_MODES if m != "bypassPermissions" or not setup.bypass_disabled)
-        permissions = SessionPermissions(
-            session_id,
-            self.requester,
-            setup.first_mode(modes) or DEFAULT_MODE,
-            on_switch=lambda mode_id: self.options.switch_mode(self.sessions[session_id], mode_id),
-            engine=engine,
-            modes=modes,
-        )
-        session = Session(
-            session_id,
-            root,
-            limits,
-            history,
-            permissions,
-            settings,
-            loop,
-            capabilities or ClientCapabilities(),
-            overrides=dict(overrides),
-            effort=effort,
-            conventions=ConventionsSlot(lambda: session_conventions(root, setup.plugins_in_force())),
-            subagent_tools=subagent_tools,
-            claude=setup,
-        )
-        session.settings_roots = settings_roots(setup, root, self.hidden)
-        session.styles, session.output_style = chosen_style(setup, read_output_styles(root, home=user_home()))
-        if limits.max_turn_cost_usd is not None and config.model not in self.prices:
-            log.warning(
-                "session.cost_unknown",
-                model=config.model,
-                hint="maxTurnCostUsd is not enforced without a price: pass --prices FILE",
-            )
-        self.sessions[session_id] = session
-        return session
-
-    def claude_setup(self, root: Path) -> ClaudeSetup:
-        """The Claude Code settings of a session at `root`, read now (once per session)."""
-        return load_claude_setup(
-            root, home=user_home(), config_dir=user_config_dir(), trust_store=self.trust_store
-        )
-
     async def close(self, session_id: str) -> None:
         """session/close: cancel its work, stop its MCP servers, free it (the journal stays).
 
@@ -403,42 +319,6 @@ class SessionManager:
             del self.sessions[session.id]
         if session.journal is not None:
             session.journal.close()
-
-    async def connect_mcp(self, session: Session, servers: list[dict[str, Any]]) -> list[str]:
-        """Plan the session's MCP servers (the editor's `servers` and Claude Code's files', the
-        editor's winning a name clash), start those that need no trust and offer their tools;
-        returns the failures to report. Called by session/new and session/load before they
-        answer, so before the first prompt (a project server that waits for trust starts then,
-        `Engine.runner`)."""
-        setup = session.claude
-        claude = read_claude_servers(setup, home=user_home()) if setup is not None else ClaudeServers()
-        session.servers = plan = SessionServers.plan(servers, claude, setup.trust if setup else None)
-        if not plan.any_to_start:
-            return []
-        connections_class = await mcp_connections()  # under the deferred-import lock, off the loop
-        connections = connections_class(
-            self._task_group,
-            elicitation=editor_elicitation(session.id, self.requester, session.capabilities),
-        )
-        session.mcp = connections
-        connections.on_prompts_changed = lambda: self._prompts_changed(session)
-        starting = plan.starting()
-        tools = await plan.start(starting, connections, cwd=session.cwd, timeout=MCP_START_SECONDS)
-        session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
-        session.conventions.set_prompts(connections.prompts)  # and its prompts are commands
-        failures = [f"{row.name}: {row.detail}" for row in starting if row.state == "failed"]
-        if failures:
-            log.warning("session.mcp_failed", session_id=session.id, failures=failures)
-        log.info("session.mcp_connected", session_id=session.id, tools=len(tools))
-        return failures
-
-    async def _prompts_changed(self, session: Session) -> None:
-        """An MCP server's prompts changed (`McpConnections.on_prompts_changed`): offer the new ones,
-        and tell the editor if its menu changed."""
-        if session.mcp is None or session.closing:
-            return
-        session.conventions.set_prompts(session.mcp.prompts)
-        await announce_commands(session.id, session.conventions, self.requester, first=False)
 
     async def aclose(self) -> None:
         """At the agent's shutdown: every session's SessionEnd hooks at once (within the exit

@@ -1,5 +1,5 @@
-"""What a session spent (`/cost`) and what fills its context window (`/context`), answered
-without a model request.
+"""What a session spent (`/cost`, and `/status`'s cache and cost lines) and what fills its context
+window (`/context`), answered without a model request.
 
 `/cost` sums the session's turn records (each turn's `_meta["acp-agent"]["turn"]`, the same
 figures the editor got with each answer): the ones of this process, and, after session/load or
@@ -11,6 +11,9 @@ files and the output style counted apart), the tool definitions, the conversatio
 and the tool results in them, at `CHARS_PER_TOKEN` characters a token and `IMAGE_TOKENS` an
 image (the estimate that decides when old tool results are cleared, `turn/context/clearing.py`).
 Beside it, the last request's measured size, from the API's own usage figures.
+
+`/status` reads the runner's `SessionUsage` (`turn/session_usage.py`): what this process's requests
+spent, subagents' included, with the share of prompt tokens read from the cache.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ if TYPE_CHECKING:
     from acp_agent.session.commands.output_styles import OutputStyle
     from acp_agent.turn.context.history import History
     from acp_agent.turn.runner import TurnRunner
+    from acp_agent.turn.session_usage import SessionUsage
 
-__all__ = ["Spend", "context_report"]
+__all__ = ["Spend", "context_report", "usage_status"]
 
 
 @dataclass(slots=True)
@@ -86,6 +90,14 @@ class Spend:
             "(The sum of this session's turn records, those its journal kept included; "
             "no model request.)"
         )
+
+
+def usage_status(usage: SessionUsage) -> str:
+    """`/status`'s prompt cache and cost lines, from the runner's figures."""
+    prompt, read = usage.prompt_tokens, usage.cache_read
+    cache = f"{read / prompt:.0%} of {prompt:,} prompt tokens read from cache" if prompt else "no request yet"
+    cost = "unknown (no price for this model)" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    return f"Prompt cache: {cache}\nCost so far: {cost}"
 
 
 def context_report(

@@ -41,6 +41,7 @@ from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.server_calls import ServerCalls
+from acp_agent.turn.session_usage import SessionUsage
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.steering import Steering
 from acp_agent.turn.stop import TurnStop, map_model_stop
@@ -104,10 +105,8 @@ class TurnRunner:
         """The context size of the latest model request (drives compaction)."""
         self.last_message_id: str | None = None
         """The session's latest response id (`diagnostics.previous_message_id` of the next)."""
-        self.session_cost_usd: float | None = None
-        """What the session's requests cost so far; None until a priced request finished."""
-        self.session_cache_read = self.session_prompt_tokens = 0
-        """Prompt tokens read from cache, and all prompt tokens, over the session (for /status)."""
+        self.usage = SessionUsage()
+        """What the session's requests spent so far (`session_usage.py`: /status, `usage_update`)."""
         self.tools = tools
         self.sink = sink
         self.ctx = ctx
@@ -330,9 +329,7 @@ class TurnRunner:
         cost = meter.tokens_used(done.usage)
         if done.message_id is not None:
             self.last_message_id = done.message_id
-        usage = done.usage
-        self.session_cache_read += usage.cache_read_input_tokens
-        self.session_prompt_tokens += usage.prompt_tokens
+        self.usage.count(done.usage, cost if meter.price is not None else None)
         if done.cache_miss is not None:
             log.info(
                 "model.cache_miss",
@@ -340,17 +337,7 @@ class TurnRunner:
                 request=number,
                 missed_tokens=done.cache_miss.get("cache_missed_input_tokens"),
             )
-        if meter.price is not None:
-            self.session_cost_usd = (self.session_cost_usd or 0.0) + cost
-        return self.session_cost_usd
-
-    def absorb(self, child: TurnRunner) -> None:
-        """A subagent's runner ended: what it spent counts in this session's figures (/status,
-        the cost in `usage_update`), as its requests counted in the turn's meter."""
-        if child.session_cost_usd is not None:
-            self.session_cost_usd = (self.session_cost_usd or 0.0) + child.session_cost_usd
-        self.session_cache_read += child.session_cache_read
-        self.session_prompt_tokens += child.session_prompt_tokens
+        return self.usage.cost_usd
 
     async def _send_request(self, history: History, meter: TurnMeter, number: int) -> MessageDone:
         """One model request: relay its output as it arrives, and append the reply to history."""

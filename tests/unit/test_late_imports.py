@@ -74,11 +74,8 @@ def test_nothing_outside_lazy_imports_a_module_by_name() -> None:
 def test_the_layering_test_sees_the_late_imports() -> None:
     """The edges that used to be name strings are now seen by `imports_of` (and so checked)."""
     late = {
-        "session/manager.py": {
-            "acp_agent.session.engine",
-            "acp_agent.tools.mcp.connections",
-            "acp_agent.session.journal.reload",
-        },
+        "session/manager.py": {"acp_agent.session.engine", "acp_agent.session.journal.reload"},
+        "session/mcp_startup.py": {"acp_agent.tools.mcp.connections"},
         "session/options/config_options.py": {"acp_agent.turn.events"},
         "model/provider.py": {"acp_agent.model.factory"},
         "model/sdk.py": {"anthropic", "anthropic.lib.credentials"},

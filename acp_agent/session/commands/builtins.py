@@ -10,7 +10,7 @@ named after Claude Code's everyday commands (`CLAUDE_CODE_NAMES`) give way to on
 command of that name runs instead.
 
 Announced with `available_commands_update` after session/new, session/load and session/resume
-(docs/decisions.md D7); run by `session/engine.py`.
+(docs/decisions.md D7); run by `session/engine.py`, answered by `session/command_answers.py`.
 """
 
 from __future__ import annotations

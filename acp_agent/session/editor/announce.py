@@ -23,7 +23,7 @@ async def announce_commands(
     session_id: str, conventions: ConventionsSlot, requester: Requester, *, first: bool
 ) -> None:
     """A session's commands to the editor: the `first` time always, later only when changed (an
-    MCP server's prompt list, `SessionManager.connect_mcp`)."""
+    MCP server's prompt list, `mcp_startup.py`)."""
 
     async def send(commands: list[dict[str, Any]]) -> None:
         await requester.notify(

@@ -242,7 +242,7 @@ class TaskTool:
             await ctx.report(Progress(text=_cancelled(progress), cancelled=True))
             raise
         finally:
-            parent.absorb(child)
+            parent.usage.absorb(child.usage)
             if shown is not None:
                 with anyio.move_on_after(ENDED_SECONDS, shield=True):
                     await shown.ended(subagent)
