@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from acp_agent.session.journal.reload import journal_error
 from acp_agent.session.journal.store import JournalCorrupt, SessionStore
-from acp_agent.session.journal.timeline import SETTINGS, PromptNotFound, Timeline
+from acp_agent.session.journal.timeline import FILE_HISTORY, SETTINGS, PromptNotFound, Timeline
 from acp_agent.session.journal.titles import TITLE_CHARS, session_title
 from acp_agent.turn.journal.entries import (
     AssistantEntry,
-    ChangesEntry,
-    CheckpointEntry,
     ClearingEntry,
     CompactionEntry,
     EffortEntry,
@@ -31,7 +29,6 @@ from acp_agent.turn.journal.entries import (
     PlanChangedEntry,
     PromptEntry,
     RewindEntry,
-    RewoundEntry,
     RollbackEntry,
     RootsEntry,
     ShownCallEntry,
@@ -70,7 +67,7 @@ COPIED = (
 )
 """What a fork copies: the conversation (what `History.replay` and session/load's replay read)
 and the options (what `SessionOptions.restore` reads)."""
-NOT_COPIED = (MetaEntry, RootsEntry, TitleEntry, RewindEntry, RewoundEntry, CheckpointEntry, ChangesEntry)
+NOT_COPIED = (MetaEntry, RootsEntry, TitleEntry, RewindEntry, *FILE_HISTORY)
 """The source's own header, roots and names (a fork has its own), its rewinds (applied already:
 the fork copies the conversation as it stands), and its checkpoints (the workspace's history is
 the source's: the fork has no store for them, so its `/rewind` starts from the fork). Every
