@@ -52,7 +52,7 @@ from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolic
 from acp_agent.tools.shell.spool import SpoolFolder
 from acp_agent.tools.shell.tasks import BackgroundTasks
 from acp_agent.tools.skill import SkillTool
-from acp_agent.turn.driver import TurnResult, drive_turn
+from acp_agent.turn.driver import TurnResult, drive_turn, journal_record
 from acp_agent.turn.events import Notice
 from acp_agent.turn.journal.entries import TurnEntry
 from acp_agent.turn.meter import TurnMeter
@@ -330,15 +330,22 @@ class Engine:
         answer: str | None = None,
     ) -> TurnRecord:
         """Run a slash command in `session`; its answer goes to the editor as an agent message.
-        `answer`: the answer of a command run elsewhere (`/fork`, which the manager runs)."""
+        `answer`: the answer of a command run elsewhere (`/fork`, which the manager runs).
+
+        A command that asked the model (`/compact`) journals its record as a prompt turn does, so
+        `/cost` sums it after session/load too; one that asked nothing journals none: `/cost`
+        counts no such turn, and its answer is journaled already, as a notice."""
         runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
         if answer is None:
             answer = await command_answer(name, arguments, session, runner, meter, self.rewinds)
         await runner.sink.emit(Notice(answer, str(uuid.uuid4())))  # an answer outside the history
-        return TurnRecord.from_meter(
+        record = TurnRecord.from_meter(
             meter, turn_id=new_turn_id(), stop=TurnStop.END_TURN, streaming=runner.model.streaming
         )
+        if record.model_requests:
+            journal_record(session.history, record.to_meta())
+        return record
 
     async def tell_failure(self, session: Session, message: str) -> None:
         """Tell the editor that a turn nobody awaits (one a steering message started) failed:

@@ -3,8 +3,11 @@ window (`/context`), answered without a model request.
 
 `/cost` sums the session's turn records (each turn's `_meta["acp-agent"]["turn"]`, the same
 figures the editor got with each answer): the ones of this process, and, after session/load or
-resume, the ones its journal kept. A turn on a model with no known price has no cost: the sum
-says how many such turns it leaves out, never a false 0.
+resume, the ones its journal kept. It counts the turns that asked the model (a prompt's, or
+`/compact`'s: each journals its record); one that asked nothing spent nothing, and is left out
+whether or not its record was journaled (an empty prompt's is, a `/status`'s is not), so the
+sums are the same before and after a load. A turn on a model with no known price has no cost:
+the sum says how many such turns it leaves out, never a false 0.
 
 `/context` estimates, by part, what the next request would carry: the system prompt (the memory
 files and the output style counted apart), the tool definitions, the conversation's messages
@@ -40,6 +43,7 @@ class Spend:
     """The sums of a session's turn records."""
 
     turns: int = 0
+    """Turns that asked the model (the others spent nothing)."""
     model_requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -51,7 +55,10 @@ class Spend:
     """Turns that made a request on a model with no known price (their cost is unknown)."""
 
     def add(self, record: dict[str, Any]) -> None:
-        """One turn's record (camelCase, as `TurnRecord.to_meta` writes it)."""
+        """One turn's record (camelCase, as `TurnRecord.to_meta` writes it); one that made no
+        model request is left out."""
+        if not record.get("modelRequests"):
+            return
         self.turns += 1
         self.model_requests += int(record.get("modelRequests", 0))
         self.input_tokens += int(record.get("inputTokens", 0))
@@ -62,7 +69,7 @@ class Spend:
         cost = record.get("costUsd")
         if isinstance(cost, int | float):
             self.cost_usd += cost
-        elif record.get("modelRequests"):
+        else:
             self.unpriced += 1
 
     @classmethod
@@ -82,7 +89,7 @@ class Spend:
         )
         return (
             f"Session cost so far: ${self.cost_usd:.6f}{unpriced}\n"
-            f"Turns: {self.turns:,}, model requests: {self.model_requests:,}\n"
+            f"Turns that asked the model: {self.turns:,}, model requests: {self.model_requests:,}\n"
             f"Tokens: {self.input_tokens:,} input, {self.output_tokens:,} output, "
             f"{self.cache_read_input_tokens:,} read from the cache, "
             f"{self.cache_creation_input_tokens:,} written to it\n"

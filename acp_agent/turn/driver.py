@@ -27,7 +27,7 @@ from acp_agent.turn.runner import TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy, record_of
 
-__all__ = ["TurnResult", "drive_turn", "limit_event", "limit_notice"]
+__all__ = ["TurnResult", "drive_turn", "journal_record", "limit_event", "limit_notice"]
 
 log = structlog.get_logger(__name__)
 
@@ -145,12 +145,18 @@ async def drive_turn(
     if limit is not None and failure is None:
         with anyio.move_on_after(5, shield=True):
             await sink.emit(limit_event(limit, meter, meta))
+    journal_record(history, meta)
+    log.info("turn.ended", **meta)
+    return TurnResult(stop, record, failure, output)
+
+
+def journal_record(history: History, meta: dict[str, Any]) -> None:
+    """Journal a turn's record (`TurnRecord.to_meta`) once the turn ended: what `/cost` sums after
+    session/load. A journal that refuses it loses the record, not the turn (already answered)."""
     try:
         history.note(TurnEntry(meta))
     except JournalFailed as exc:
-        log.warning("journal.turn_record_lost", turn_id=turn_id, problem=str(exc))
-    log.info("turn.ended", **meta)
-    return TurnResult(stop, record, failure, output)
+        log.warning("journal.turn_record_lost", turn_id=meta.get("turnId"), problem=str(exc))
 
 
 async def _hooked_prompt(

@@ -91,7 +91,8 @@ class HookFigures(BaseModel):
 
 
 class TurnRecord(BaseModel):
-    """What one prompt turn did (docs/decisions.md C6); same shape on every path and on errors."""
+    """What one turn did (docs/decisions.md C6), a prompt's or a command's; same shape on every
+    path and on errors."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, alias_generator=to_camel, populate_by_name=True)
 

@@ -9,7 +9,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from acp_agent.session.journal.replay import replay_updates
+from acp_agent.session.journal.store import SessionStore
 from acp_agent.testing import FakeMessagesAPI, replies
+from acp_agent.turn.journal.entries import TurnEntry
 from tests.support import base_env
 from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
@@ -114,3 +117,65 @@ async def test_review_runs_the_diff_unasked_a_project_review_wins_and_init_write
     assert "Write a CLAUDE.md at the root of this workspace" in user_text(fake_api, 2)
     assert [q["toolCall"]["rawInput"].get("path") for q in editor.asked] == ["CLAUDE.md"]  # asked as usual
     assert init["modelRequests"] == 2 and (plain / "CLAUDE.md").read_text() == "# CLAUDE.md\nmake test\n"
+
+
+def without_ids(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in u.items() if k != "messageId"} for u in updates]
+
+
+def said_by_agent(updates: list[dict[str, Any]]) -> str:
+    shown = (u["update"] for u in updates)
+    return "".join(u["content"]["text"] for u in shown if u["sessionUpdate"] == "agent_message_chunk")
+
+
+async def test_cost_counts_a_compaction_the_same_before_and_after_session_load(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """`/compact`'s request is a turn of the session's spend: its record is journaled as a
+    prompt turn's is, so a loaded session's `/cost` sums it too, and it replays as nothing."""
+    fake_api.script(
+        replies.text("one", usage=(120, 9)),
+        replies.text("two", usage=(150, 11)),
+        replies.text("three", usage=(180, 13)),
+        replies.text("THE SUMMARY", usage=(300, 20)),  # /compact's (it keeps the last two prompts)
+    )
+    env = {**agent_env, "ACP_AGENT_MODEL": SONNET}
+    async with AgentProcess.start(env=env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        records = [turn_record(await agent.prompt(session, text)) for text in ("p1", "p2", "p3", "/compact")]
+        await command_text(agent, session, "/status")  # a command that asks the model nothing
+        cost = await command_text(agent, session, "/cost")
+        again = await command_text(agent, session, "/cost")
+        live = agent.updates(session)
+    async with AgentProcess.start(env=env, schema=acp_schema) as agent:
+        await agent.initialize()
+        await agent.request("session/load", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
+        replayed = agent.updates(session)
+        loaded_cost = await command_text(agent, session, "/cost")
+
+    assert records[3]["modelRequests"] == 1 and records[3]["costUsd"] > 0  # the compaction's request
+    assert figure(cost, r"model requests: ([\d,]+)") == 4
+    assert figure(cost, r"Turns that asked the model: ([\d,]+)") == 4
+    assert figure(cost, r"([\d,]+) output") == sum(r["outputTokens"] for r in records) == 53
+    for pattern, field in (
+        (r"([\d,]+) input", "inputTokens"),
+        (r"([\d,]+) read from the cache", "cacheReadInputTokens"),
+        (r"([\d,]+) written to it", "cacheCreationInputTokens"),
+    ):
+        assert figure(cost, pattern) == sum(r[field] for r in records)
+    assert f"Session cost so far: ${sum(r['costUsd'] for r in records):.6f}\n" in cost
+    assert figure(loaded_cost, r"model requests: ([\d,]+)") == 4  # the journal's: the compaction's too
+    assert loaded_cost == cost
+    assert again == cost  # neither /status nor /cost asked the model: no turn of the spend
+
+    # The journaled record shows nothing on replay: what the editor is shown again is what it saw.
+    assert said_by_agent(replayed) == said_by_agent(live)
+    shown_live = {u["update"]["sessionUpdate"] for u in live}
+    assert {u["update"]["sessionUpdate"] for u in replayed} <= shown_live | {"user_message_chunk"}
+    entries = SessionStore(Path(agent_env["ACP_AGENT_STATE_DIR"])).read(session)
+    compaction = [e for e in entries if isinstance(e, TurnEntry) and e.record == records[3]]
+    assert len(compaction) == 1  # journaled as the answer's `_meta` carried it
+    assert without_ids(replay_updates(entries)) == without_ids(
+        replay_updates(e for e in entries if e not in compaction)
+    )

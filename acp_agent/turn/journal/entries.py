@@ -186,7 +186,9 @@ class ShownCallEntry:
 
 @journaled
 class TurnEntry:
-    """A turn's record (`schemas/turn-record.schema.json`), kept as written: never read back."""
+    """A turn's record (`schemas/turn-record.schema.json`), kept as written: a prompt turn's, and a
+    command's that asked the model (`/compact`). Only `/cost` reads it back, after session/load
+    (`session/usage.py`); session/load's replay shows nothing of it."""
 
     record: dict[str, Any]
     type: Literal["turn"] = "turn"
