@@ -1,6 +1,7 @@
 """Output styles on the wire (issue 33 item 7): a style the settings choose ends the system prompt,
 leaves the coding rules out unless it keeps them, and the cached prefix holds across requests;
-the `output_style` option changes it for the next request, and session/load restores it."""
+the `output_style` option changes it for the next request, and session/load restores it; no
+subagent gets it."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 import pytest
 
 from acp_agent.session.commands.output_styles import BUILT_IN_STYLES
-from acp_agent.testing import FakeMessagesAPI, replies
+from acp_agent.session.system_prompt import SUBAGENT_MARKER
+from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
-from tests.support.conventions import claude_repo
+from tests.support.conventions import claude_repo, write_file
 from tests.wire.conftest import turn_record
 from tests.wire.test_claude_settings import write_settings
 from tests.wire.test_conventions import status_text
@@ -21,6 +23,7 @@ from tests.wire.test_prompt_caching import SONNET
 TERSE = "STYLE BODY: answer in one line, no preamble."
 CODING_RULE = "- Prefer small, checked steps"
 SAFETY_RULE = "- Stay inside the workspace"
+HELPER_BODY = "HELPER PROMPT: answer the parent's question from the code."
 
 
 def style_repo(tmp_path: Path) -> Path:
@@ -116,3 +119,37 @@ async def test_an_unknown_style_or_a_bad_file_is_named_and_default_is_used(
     assert "Output style: Default (built-in)" in status
     assert "outputStyle 'Nope' in .claude/settings.json: no such style (Default is used)" in status
     assert "broken.md (skipped:" in status and "empty.md (skipped: the style holds no text)" in status
+
+
+async def test_a_style_ends_the_parents_system_prompt_and_never_reaches_a_subagent(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """A style is the session's voice to the user; a subagent answers the parent, not the user,
+    so neither the general child nor a custom agent's gets it (whose prompt is built apart)."""
+    workspace = style_repo(tmp_path)
+    helper = f"---\nname: helper\ndescription: Helps.\n---\n{HELPER_BODY}\n"
+    write_file(workspace / ".claude" / "agents" / "helper.md", helper)
+    general = fake_api.route(routes.first_prompt_has("general question"), replies.text("general answer"))
+    custom = fake_api.route(routes.system_has(HELPER_BODY), replies.text("helper answer"))
+    calls = [
+        replies.tool_use_block("task", {"description": "Ask", "prompt": "general question"}),
+        replies.tool_use_block(
+            "task", {"description": "Help", "prompt": "helper question", "subagent_type": "helper"}
+        ),
+    ]
+    fake_api.script(replies.message(calls, stop_reason="tool_use"), replies.text("both answered"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "ask two helpers")
+    assert response["result"]["stopReason"] == "end_turn", response
+    assert general.served == custom.served == 1
+    parents = [r for r in fake_api.requests if routes.first_prompt_has("ask two helpers")(r.body)]
+    children = [system_text(r.body) for r in fake_api.requests if r not in parents]
+    assert len(parents) == 2
+    for request in parents:
+        assert system_text(request.body).endswith(f"\n\nOutput style: Terse\n{TERSE}")
+    general_child, custom_child = sorted(children, key=lambda system: HELPER_BODY in system)
+    assert general_child.startswith(SUBAGENT_MARKER) and HELPER_BODY in custom_child
+    for system in children:
+        assert TERSE not in system and "Output style" not in system
