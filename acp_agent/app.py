@@ -2,7 +2,9 @@
 session layer after `initialize`, D4), and owns shutdown.
 
 stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled (and answered
-`cancelled` while stdout is writable), output is flushed, and the process exits 0.
+`cancelled` while stdout is writable), output is flushed, and the process exits 0. A signal during
+that bounded shutdown is noted, not obeyed; the third, or a second SIGINT, ends it at once
+(`Termination`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from types import FrameType
 from typing import NoReturn
 
 import anyio
@@ -106,40 +110,105 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     front = FrontHandler(build, journaled=state_dir is not None, warm_up_steps=(*WARM_UP, model.warm))
     endpoint = Endpoint(front, to_client)
 
+    termination = Termination()
+
     async def cancel_turns() -> None:
+        termination.begun = True  # a signal from now on finds the shutdown under way
         front.cancel_turns()
 
+    serving = anyio.CancelScope()
     log.info("agent.started", model=config.model, streaming=config.streaming)
-    try:
-        async with anyio.create_task_group() as tg, front.running():
-            tg.start_soon(writer.run)
-            tg.start_soon(_watch_signals, front, tg.cancel_scope)
-            await endpoint.serve(reader, on_eof=cancel_turns, grace=SHUTDOWN_GRACE)
-            await writer.flush(timeout=0.5)
-            tg.cancel_scope.cancel()
-    finally:
-        with anyio.CancelScope(shield=True):
-            await front.aclose()
-            await writer.aclose()
-            await reader.aclose()
-            await model.aclose()
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async with anyio.create_task_group() as watching:  # through the whole shutdown below
+            watching.start_soon(_watch_signals, signals, termination, front, serving)
+            try:
+                with serving:
+                    async with anyio.create_task_group() as tg, front.running():
+                        tg.start_soon(writer.run)
+                        await endpoint.serve(reader, on_eof=cancel_turns, grace=SHUTDOWN_GRACE)
+                        await writer.flush(timeout=0.5)
+                        tg.cancel_scope.cancel()
+            finally:
+                termination.begun = True
+                with anyio.CancelScope(shield=True):
+                    await front.aclose()
+                    await writer.aclose()
+                    await reader.aclose()
+                    await model.aclose()
+            watching.cancel_scope.cancel()
+    termination.hold()  # the event loop's handlers are gone: the same rule until the exit (`leave`)
     log.info("agent.stopped")
     return 0
 
 
-async def _watch_signals(front: FrontHandler, scope: anyio.CancelScope) -> None:
-    """SIGTERM/SIGINT: cancel running turns, give them a moment to answer, then stop serving."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+class Termination:
+    """SIGTERM and SIGINT over the agent's whole life, its bounded shutdown included.
+
+    The first signal (or stdin's EOF) begins the shutdown. A signal while it runs is noted, not
+    obeyed, so SessionEnd hooks finish and journals close: acpx ends stdin and sends SIGTERM
+    240 ms later, some editors signal twice, and the shutdown is bounded anyway (`SHUTDOWN_GRACE`
+    for turns, as much for SessionEnd, then `THREAD_GRACE`). The third signal, or a second SIGINT
+    (Ctrl-C twice), ends the process at once by that signal: what it started dies with it
+    (`process/lifetime.py`) and every journal entry is on disk already.
+    """
+
+    def __init__(self) -> None:
+        self.begun = False
+        self._received: list[signal.Signals] = []
+
+    def received(self, signum: int, *, quiet: bool = False) -> bool:
+        """Note a signal: True when it begins the shutdown; a repeat that ends the process never
+        returns. `quiet`: from a signal handler, where writing a log line could re-enter a write."""
+        sig = signal.Signals(signum)
+        self._received.append(sig)
+        if not self.begun:
+            self.begun = True
+            if not quiet:
+                log.info("agent.signal", signal=sig.name)
+            return True
+        at_once = len(self._received) >= 3 or self._received.count(signal.SIGINT) >= 2
+        if not quiet:
+            action = "leaving at once" if at_once else "finishing the shutdown first (it is bounded)"
+            log.warning("agent.signal_repeated", signal=sig.name, action=action)
+        if at_once:
+            _die_by(sig)
+        return False
+
+    def hold(self) -> None:
+        """Apply the same rule, quietly, once the event loop's handlers are removed."""
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self.received(signum, quiet=True)
+
+
+def _die_by(sig: signal.Signals) -> NoReturn:
+    """End the process by `sig` itself (the status a parent expects of an unhandled signal)."""
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)  # not reached: the default action of SIGTERM and SIGINT ends the process
+
+
+async def _watch_signals(
+    signals: AsyncIterator[int], termination: Termination, front: FrontHandler, serving: anyio.CancelScope
+) -> None:
+    """Every SIGTERM/SIGINT until the shutdown is done; the first one stops serving."""
+    async with anyio.create_task_group() as tg:
         async for signum in signals:
-            log.info("agent.signal", signal=signal.Signals(signum).name)
-            front.cancel_turns()
-            manager = front.manager  # None before the session layer is built: no turn runs
-            if manager is not None:
-                with anyio.move_on_after(SHUTDOWN_GRACE):
-                    for turn in [s.running for s in manager.sessions.values() if s.running]:
-                        await turn.done.wait()
-            scope.cancel()
-            return
+            if termination.received(signum):
+                tg.start_soon(_stop_serving, front, serving)
+
+
+async def _stop_serving(front: FrontHandler, serving: anyio.CancelScope) -> None:
+    """Cancel running turns, give them a moment to answer, then stop serving."""
+    front.cancel_turns()
+    manager = front.manager  # None before the session layer is built: no turn runs
+    if manager is not None:
+        with anyio.move_on_after(SHUTDOWN_GRACE):
+            for turn in [s.running for s in manager.sessions.values() if s.running]:
+                await turn.done.wait()
+    serving.cancel()
 
 
 def _state_dir(config: Config) -> Path | None:

@@ -18,6 +18,7 @@ import pytest
 from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
+from tests.support.waits import wait_until
 from tests.wire.conftest import chunks, turn_record
 from tests.wire.test_claude_settings import Editor, calls, results, write_settings
 from tests.wire.test_conventions import status_text, user_text
@@ -397,3 +398,69 @@ async def test_session_end_runs_at_the_agents_shutdown_and_a_hanging_one_never_h
     assert sorted(r["session_id"] for r in runs) == sorted(sessions)
     assert {(r["hook_event_name"], r["reason"]) for r in runs} == {("SessionEnd", "prompt_input_exit")}
     assert "agent.stopped" in log
+
+
+@pytest.mark.model_free
+@pytest.mark.parametrize("leave", ["eof", "sigterm"])
+async def test_a_repeated_sigterm_during_session_end_lets_the_agent_finish_its_bounded_shutdown(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, leave: str
+) -> None:
+    """acpx ends stdin and sends SIGTERM 240 ms later; an editor may send SIGTERM twice. A signal
+    landing while SessionEnd runs is noted, not obeyed: the hook finishes, the journal is closed,
+    the agent exits 0 with no traceback."""
+    workspace = claude_repo(tmp_path)
+    started, go, finished = (workspace / name for name in ("started", "go", "finished"))
+    started_q, go_q, finished_q = (shlex.quote(str(path)) for path in (started, go, finished))
+    command = f"touch {started_q}; while [ ! -e {go_q} ]; do sleep 0.01; done; touch {finished_q}"
+    user_hooks(agent_env, {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]})
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        assert "Hooks: 1 in force" in await status_text(agent, session)
+        if leave == "eof":
+            await agent.close_stdin()
+        else:
+            agent.send_signal(signal.SIGTERM)
+        await wait_until(started.exists, "the SessionEnd hook's start")
+        agent.send_signal(signal.SIGTERM)  # the hook is still waiting for `go`: shutdown is under way
+        go.touch()
+        code = await agent.wait_exit(timeout=15)  # a hang guard: the exit grace is 1.5 s
+        log = agent.stderr_text()
+    assert code == 0, log
+    assert finished.exists()
+    assert "Traceback" not in log
+    assert "agent.stopped" in log
+    [journal] = (tmp_path / "state").rglob(f"{session}.jsonl")
+    assert all(json.loads(line) for line in journal.read_text().splitlines())
+
+
+@pytest.mark.model_free
+@pytest.mark.parametrize("signals", [("SIGTERM", "SIGTERM", "SIGTERM"), ("SIGINT", "SIGINT")])
+async def test_a_third_signal_or_a_second_sigint_ends_the_shutdown_at_once(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, signals: tuple[str, ...]
+) -> None:
+    """The way out of a shutdown that is taking too long (Ctrl-C twice): the agent dies by that
+    signal, saying so on stderr, with no traceback."""
+    workspace = claude_repo(tmp_path)
+    started = workspace / "started"
+    command = f"touch {shlex.quote(str(started))}; exec sleep 600"
+    user_hooks(agent_env, {"SessionEnd": [{"hooks": [{"type": "command", "command": command}]}]})
+    first, *repeats = (signal.Signals[name] for name in signals)
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        assert "Hooks: 1 in force" in await status_text(agent, session)
+        agent.send_signal(first)
+        await wait_until(started.exists, "the SessionEnd hook's start")
+        for noted, repeat in enumerate(repeats):  # two at once would merge into one pending signal
+
+            def caught_up(noted: int = noted) -> bool:
+                return agent.stderr_text().count("agent.signal_repeated") == noted
+
+            await wait_until(caught_up, "the agent's note of the signal before")
+            agent.send_signal(repeat)
+        code = await agent.wait_exit(timeout=15)
+        log = agent.stderr_text()
+    assert code == -repeats[-1], log
+    assert '"leaving at once"' in log
+    assert "Traceback" not in log
