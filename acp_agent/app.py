@@ -113,7 +113,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     termination = Termination()
 
     async def cancel_turns() -> None:
-        termination.begun = True  # a signal from now on finds the shutdown under way
+        termination.begin()  # a signal from now on finds the shutdown under way
         front.cancel_turns()
 
     serving = anyio.CancelScope()
@@ -129,7 +129,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
                         await writer.flush(timeout=0.5)
                         tg.cancel_scope.cancel()
             finally:
-                termination.begun = True
+                termination.begin()
                 with anyio.CancelScope(shield=True):
                     await front.aclose()
                     await writer.aclose()
@@ -155,6 +155,10 @@ class Termination:
     def __init__(self) -> None:
         self.begun = False
         self._received: list[signal.Signals] = []
+
+    def begin(self) -> None:
+        """The shutdown is under way (stdin's EOF, or the serving ended): a signal is a repeat."""
+        self.begun = True
 
     def received(self, signum: int, *, quiet: bool = False) -> bool:
         """Note a signal: True when it begins the shutdown; a repeat that ends the process never
