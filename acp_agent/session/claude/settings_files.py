@@ -97,16 +97,17 @@ def repository_root(cwd: Path) -> Path:
 
 def find_settings(
     cwd: Path,
+    root: Path,
     *,
     home: Path | None,
     config_dir: Path | None,
     warn: Callable[[str], None],
     tracked: Callable[[Path, Path], bool] | None = None,
 ) -> tuple[SettingsFile, ...]:
-    """The settings files for a session at `cwd` (absolute, resolved), highest precedence first.
+    """The settings files for a session at `cwd` (absolute, resolved) in the repository whose local
+    settings live at `root` (`repository_root`), highest precedence first.
 
     `tracked(root, path)` says whether git tracks a file (default: its index says, `_git_tracks`)."""
-    root = repository_root(cwd)
     is_tracked = tracked or _git_tracks
     found: list[SettingsFile] = []
     local_places = [root] if root == cwd else [root, cwd]

@@ -170,7 +170,8 @@ def load_claude_setup(
 ) -> ClaudeSetup:
     """The setup of a session at `cwd` (absolute, resolved); the remembered trust answer taken."""
     warnings: list[str] = []
-    files = find_settings(cwd, home=home, config_dir=config_dir, warn=warnings.append, tracked=tracked)
+    root = repository_root(cwd)  # found once: the local settings and the trust answer both sit there
+    files = find_settings(cwd, root, home=home, config_dir=config_dir, warn=warnings.append, tracked=tracked)
     rules: list[Rule] = []
     for file in files:
         origin = RuleOrigin(file.shown, file.anchor, file.project)
@@ -188,7 +189,6 @@ def load_claude_setup(
         if bypass is not None and bypass != "disable":
             warnings.append(f'{file.shown}: disableBypassPermissionsMode takes only "disable"')
     plugins = find_plugins(files, plugins_dir(claude_config_dir(home)), warnings.append)
-    root = repository_root(cwd)
     widening = [w for f in files if f.project for w in _widening(f, rules)]
     widening += [p.widening for p in plugins if p.widening is not None]
     trust = ProjectTrust(root, trust_store, widening)
