@@ -174,7 +174,9 @@ def _user_helpers() -> Helpers:
     if directory is None:
         return helpers_from_settings(None, "")
     path = directory / "settings.json"
-    data = read_json_object(path, str(path), lambda warning: log.warning("model.helpers_file", warning=warning))
+    data = read_json_object(
+        path, str(path), lambda warning: log.warning("model.helpers_file", warning=warning)
+    )
     return helpers_from_settings(data, str(path))
 
 

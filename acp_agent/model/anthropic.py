@@ -330,7 +330,9 @@ class AnthropicModel:
         """Bedrock streams must be AWS event-stream: anything else is a gateway that rewrote it,
         which the SDK would misread (unless `CLAUDE_CODE_DISABLE_BEDROCK_CONTENT_TYPE_GUARD`)."""
         platform = self.platform
-        if platform.name != "bedrock" or is_set(platform.settings, "CLAUDE_CODE_DISABLE_BEDROCK_CONTENT_TYPE_GUARD"):
+        if platform.name != "bedrock" or is_set(
+            platform.settings, "CLAUDE_CODE_DISABLE_BEDROCK_CONTENT_TYPE_GUARD"
+        ):
             return
         kind = stream.response.headers.get("content-type", "")
         if not kind.startswith("application/vnd.amazon.eventstream"):
@@ -359,7 +361,10 @@ class AnthropicModel:
         # to the platform's client explicitly.
         try:
             client = self._maker.build(
-                api_key=self._api_key, base_url=self._base_url, timeout=self.request_timeout, http_client=http_client
+                api_key=self._api_key,
+                base_url=self._base_url,
+                timeout=self.request_timeout,
+                http_client=http_client,
             )
         except AuthRequired as exc:
             if not self.platform.first_party:
@@ -373,7 +378,7 @@ class AnthropicModel:
             raise AuthRequired(_NO_CREDENTIALS)
         self._client = client
         self._clients.append(client)
-        return client
+        return client  # type: ignore[no-any-return]
 
     def _failure(self, exc: BaseException) -> Failure:
         """Describe a failed attempt for the policy; 401/403 end the turn at once."""

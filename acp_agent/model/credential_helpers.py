@@ -88,7 +88,7 @@ def run_helper(setting: str, command: str, *, timeout: float = HELPER_SECONDS) -
     """
     started = time.monotonic()
     try:
-        done = subprocess.run(  # noqa: S602 (the user's own command, as Claude Code runs it)
+        done = subprocess.run(
             ["/bin/sh", "-c", command],
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -101,9 +101,16 @@ def run_helper(setting: str, command: str, *, timeout: float = HELPER_SECONDS) -
         raise AuthRequired(f"{setting} did not finish within {timeout:g} s") from None
     except OSError as exc:
         raise AuthRequired(f"{setting} could not be started ({exc.strerror or type(exc).__name__})") from None
-    log.info("model.helper_ran", setting=setting, status=done.returncode, seconds=round(time.monotonic() - started, 2))
+    log.info(
+        "model.helper_ran",
+        setting=setting,
+        status=done.returncode,
+        seconds=round(time.monotonic() - started, 2),
+    )
     if done.returncode != 0:
-        raise AuthRequired(f"{setting} failed (exit status {done.returncode}); run it in a terminal to see why")
+        raise AuthRequired(
+            f"{setting} failed (exit status {done.returncode}); run it in a terminal to see why"
+        )
     output = done.stdout.decode("utf-8", "replace").strip()
     if not output and setting != "awsAuthRefresh":
         raise AuthRequired(f"{setting} printed nothing")

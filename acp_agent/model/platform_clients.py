@@ -33,7 +33,13 @@ __all__ = ["EXTRAS", "ClientMaker"]
 
 log = structlog.get_logger(__name__)
 
-EXTRAS = {"bedrock": "bedrock", "mantle": "bedrock", "aws": "bedrock", "vertex": "vertex", "foundry": "foundry"}
+EXTRAS = {
+    "bedrock": "bedrock",
+    "mantle": "bedrock",
+    "aws": "bedrock",
+    "vertex": "vertex",
+    "foundry": "foundry",
+}
 """The `governed-acp-agent[...]` extra each platform's client needs."""
 
 GOOGLE_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -120,14 +126,18 @@ class ClientMaker:
             profile = self.platform.profile
             login = f"aws sso login --profile {profile}" if profile else "aws sso login"
             if "SSO" in name or "sso" in text.lower() or "token" in text.lower():
-                return f"{where}: the AWS SSO login has expired or is missing: run `{login}` (or set awsAuthRefresh)"
+                return (
+                    f"{where}: the AWS SSO login has expired or is missing: run `{login}` "
+                    "(or set awsAuthRefresh)"
+                )
             return (
                 f"{where}: no AWS credentials were found ({name}): set AWS_PROFILE, run `{login}`, "
                 "or set awsCredentialExport"
             )
         if self.platform.name == "vertex":
             return (
-                f"{where}: no usable Google credentials ({name}): run `gcloud auth application-default login` "
+                f"{where}: no usable Google credentials ({name}): run "
+                "`gcloud auth application-default login` "
                 "or set GOOGLE_APPLICATION_CREDENTIALS to a service account file"
             )
         return f"{where}: sign-in failed ({name}): run `az login`, or set ANTHROPIC_FOUNDRY_API_KEY"
@@ -154,23 +164,29 @@ class ClientMaker:
         except ImportError as exc:
             extra = EXTRAS.get(platform.name, platform.name)
             raise ModelUnavailable(
-                f"{platform.label} needs packages that are not installed ({getattr(exc, 'name', None) or exc}): "
+                f"{platform.label} needs packages that are not installed "
+                f"({getattr(exc, 'name', None) or exc}): "
                 f"pip install 'governed-acp-agent[{extra}]'"
             ) from None
         except (AuthRequired, ModelUnavailable):
             raise
         except (ValueError, TypeError, anthropic.AnthropicError) as exc:
-            message = self.sign_in_problem(exc) or f"{platform.label}: {exc}"
-            raise AuthRequired(message) from None
+            raise AuthRequired(self.sign_in_problem(exc) or f"{platform.label}: {exc}") from None
         except Exception as exc:
-            message = self.sign_in_problem(exc)
-            if message is None:
+            problem = self.sign_in_problem(exc)
+            if problem is None:
                 raise
-            raise AuthRequired(message) from None
+            raise AuthRequired(problem) from None
         return client
 
     def _anthropic(
-        self, sdk: Any, headers: dict[str, str], common: dict[str, Any], *, api_key: str | None, base_url: str | None
+        self,
+        sdk: Any,
+        headers: dict[str, str],
+        common: dict[str, Any],
+        *,
+        api_key: str | None,
+        base_url: str | None,
     ) -> Any:
         """The Anthropic API, or a gateway: a key, else ANTHROPIC_AUTH_TOKEN, else apiKeyHelper
         (sent as both `x-api-key` and Bearer, as Claude Code sends it)."""
@@ -180,7 +196,11 @@ class ClientMaker:
             api_key = self._remember(self._api_key.get())
             headers = {**headers, "X-Api-Key": api_key}
         return sdk.AsyncAnthropic(
-            api_key=api_key, auth_token=auth_token, base_url=base_url, default_headers=headers or None, **common
+            api_key=api_key,
+            auth_token=auth_token,
+            base_url=base_url,
+            default_headers=headers or None,
+            **common,
         )
 
     def _aws_keys(self) -> dict[str, Any]:
@@ -195,9 +215,13 @@ class ClientMaker:
                 "aws_secret_key": keys.secret_key,
                 "aws_session_token": keys.session_token,
             }
-        access, secret = env_key("AWS_ACCESS_KEY_ID"), env_key("AWS_SECRET_ACCESS_KEY")
-        if access and secret:
-            return {"aws_access_key": access, "aws_secret_key": secret, "aws_session_token": env_key("AWS_SESSION_TOKEN")}
+        access, key = env_key("AWS_ACCESS_KEY_ID"), env_key("AWS_SECRET_ACCESS_KEY")
+        if access and key:
+            return {
+                "aws_access_key": access,
+                "aws_secret_key": key,
+                "aws_session_token": env_key("AWS_SESSION_TOKEN"),
+            }
         return {"aws_profile": self.platform.profile} if self.platform.profile else {}
 
     def _region(self) -> str:
@@ -218,7 +242,13 @@ class ClientMaker:
             gateway = env_key("ANTHROPIC_AUTH_TOKEN")
             auth = {"api_key": gateway} if gateway else {}
             cls = cls if gateway else _unsigned(cls)
-        return cls(aws_region=self._region(), base_url=self._base(), default_headers=headers or None, **auth, **common)
+        return cls(
+            aws_region=self._region(),
+            base_url=self._base(),
+            default_headers=headers or None,
+            **auth,
+            **common,
+        )
 
     def _mantle(self, sdk: Any, headers: dict[str, str], common: dict[str, Any], **_: Any) -> Any:
         bearer = env_key("AWS_BEARER_TOKEN_BEDROCK") or env_key("ANTHROPIC_AWS_API_KEY")
@@ -286,7 +316,9 @@ class ClientMaker:
             auth = {"azure_ad_token_provider": lambda: bearer} if bearer else {"api_key": "none"}
         else:
             auth = {"azure_ad_token_provider": _entra_provider()}
-        return sdk.AsyncAnthropicFoundry(base_url=self._base(), default_headers=headers or None, **auth, **common)
+        return sdk.AsyncAnthropicFoundry(
+            base_url=self._base(), default_headers=headers or None, **auth, **common
+        )
 
     def _remember(self, secret: str) -> str:
         if secret and secret not in self._secrets:
@@ -303,7 +335,7 @@ def _export(command: str) -> tuple[str, float]:
 def _unsigned(cls: type[Any]) -> type[Any]:
     """`cls` sending no credentials at all (`CLAUDE_CODE_SKIP_*_AUTH` without a gateway token)."""
 
-    class Unsigned(cls):  # type: ignore[misc, valid-type]
+    class Unsigned(cls):  # type: ignore[misc]
         async def _prepare_request(self, request: Any) -> None:
             return None
 
@@ -326,7 +358,9 @@ def _google_credentials(path: str | None) -> Any:
     import google.auth
 
     if path:
-        credentials, _project = google.auth.load_credentials_from_file(path, scopes=[GOOGLE_SCOPE])
+        credentials, _project = google.auth.load_credentials_from_file(  # type: ignore[no-untyped-call]
+            path, scopes=[GOOGLE_SCOPE]
+        )
     else:
         credentials, _project = google.auth.default(scopes=[GOOGLE_SCOPE])
     return credentials

@@ -70,7 +70,10 @@ def explain(platform: Platform, status: int, error_type: str | None, message: st
     if platform.name in ("bedrock", "mantle", "aws"):
         if "expired" in kind or "expired" in lowered or kind == "unrecognizedclientexception":
             login = f"aws sso login --profile {platform.profile}" if platform.profile else "aws sso login"
-            return Hint(f"{where}: the AWS credentials have expired: run `{login}` (or set awsAuthRefresh)", expired=True)
+            return Hint(
+                f"{where}: the AWS credentials have expired: run `{login}` (or set awsAuthRefresh)",
+                expired=True,
+            )
         if "on-demand throughput" in lowered:
             return Hint(
                 f"{where}: this model needs an inference profile id (us., eu., global. …) or an "
@@ -94,9 +97,14 @@ def explain(platform: Platform, status: int, error_type: str | None, message: st
                 not_credentials=True,
             )
         if status == 403:
-            return Hint(f"{where}: the credentials may not call Claude{project} (aiplatform.endpoints.predict)")
+            return Hint(
+                f"{where}: the credentials may not call Claude{project} (aiplatform.endpoints.predict)"
+            )
         if status == 429:
-            return Hint(f"{where}: the quota{project}{region} is used up: retry later, use the global region or ask for more quota")
+            return Hint(
+                f"{where}: the quota{project}{region} is used up: retry later, use the global "
+                "region or ask for more quota"
+            )
     if platform.name == "foundry":
         if status == 404:
             return Hint(

@@ -98,7 +98,11 @@ class ModelIds:
                 "-v1:0" if _DATED.match(self._dated(model, "-")) else ""
             )
         if self.platform == "mantle":
-            return model if model.startswith("anthropic.") or not model.startswith("claude-") else f"anthropic.{model}"
+            return (
+                model
+                if model.startswith("anthropic.") or not model.startswith("claude-")
+                else f"anthropic.{model}"
+            )
         if self.platform == "vertex":
             if "@" in model or not model.startswith("claude-"):
                 return model

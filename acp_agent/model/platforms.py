@@ -7,7 +7,8 @@ extras (botocore, google-auth), are built and imported late (`platform_clients.p
 
 The selectors, in the order they win when more than one is set (Claude Code documents Bedrock and
 Foundry above Claude Platform on AWS, and no order among the others; the rest is ours, and the
-losers are named in `/status`): `CLAUDE_CODE_USE_BEDROCK`, `CLAUDE_CODE_USE_VERTEX`, `CLAUDE_CODE_USE_FOUNDRY`, `CLAUDE_CODE_USE_ANTHROPIC_AWS`,
+losers are named in `/status`): `CLAUDE_CODE_USE_BEDROCK`, `CLAUDE_CODE_USE_VERTEX`,
+`CLAUDE_CODE_USE_FOUNDRY`, `CLAUDE_CODE_USE_ANTHROPIC_AWS`,
 `CLAUDE_CODE_USE_MANTLE`. None set: the Anthropic API, directly or through a gateway
 (`ANTHROPIC_BASE_URL`). An empty value counts as unset.
 
@@ -199,7 +200,9 @@ def select_platform(env: Mapping[str, str]) -> Platform:
         return _anthropic(env)
     selector, name = chosen[0]
     ignored = tuple(var for var, _ in chosen[1:])
-    build = {"bedrock": _bedrock, "mantle": _mantle, "aws": _aws, "vertex": _vertex, "foundry": _foundry}[name]
+    build = {"bedrock": _bedrock, "mantle": _mantle, "aws": _aws, "vertex": _vertex, "foundry": _foundry}[
+        name
+    ]
     platform = build(env)
     return _with(platform, selector=selector, ignored=ignored)
 
@@ -269,9 +272,9 @@ def _aws_region(env: Mapping[str, str], profile: str | None) -> Sourced:
     for path, section in files:
         if not path:
             continue
-        value = _ini_value(Path(path), section, "region")
-        if value and _plausible_region(value):
-            return Sourced(value, f"profile {wanted} in {path}")
+        found = _ini_value(Path(path), section, "region")
+        if found and _plausible_region(found):
+            return Sourced(found, f"profile {wanted} in {path}")
     return Sourced("us-east-1", "default")
 
 
@@ -297,12 +300,16 @@ def _ini_value(path: Path, section: str, key: str) -> str | None:
         return None
 
 
-def _aws_credential(env: Mapping[str, str], token_var: str, profile: str | None) -> tuple[str, tuple[str, ...]]:
+def _aws_credential(
+    env: Mapping[str, str], token_var: str, profile: str | None
+) -> tuple[str, tuple[str, ...]]:
     """How an AWS platform signs, and which variables it takes out of the environment."""
     if env.get(token_var):
         return f"{token_var} (Bearer)", ALWAYS_SECRET
     if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
-        how = "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY" + (" / AWS_SESSION_TOKEN" if env.get("AWS_SESSION_TOKEN") else "")
+        how = "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY" + (
+            " / AWS_SESSION_TOKEN" if env.get("AWS_SESSION_TOKEN") else ""
+        )
         return f"SigV4 with {how}", ALWAYS_SECRET + AWS_SECRETS
     source = f"profile {profile}" if profile else "the default chain"
     return f"SigV4 with the AWS credentials of {source} (or awsCredentialExport)", ALWAYS_SECRET + AWS_SECRETS
@@ -396,7 +403,9 @@ def _vertex(env: Mapping[str, str]) -> Platform:
     if region is None:
         problems.append("set CLOUD_ML_REGION (global, us, eu or a region such as us-east5)")
     if project is None:
-        problems.append("set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT) to your Google Cloud project")
+        problems.append(
+            "set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT) to your Google Cloud project"
+        )
     home = env.get("HOME", "")
     adc = Path(home) / ".config" / "gcloud" / "application_default_credentials.json" if home else None
     files = tuple(p for p in (Path(credentials_file) if credentials_file else None, adc) if p is not None)
@@ -407,7 +416,9 @@ def _vertex(env: Mapping[str, str]) -> Platform:
     elif credentials_file:
         credential = "the Google credentials file of GOOGLE_APPLICATION_CREDENTIALS"
     else:
-        credential = "Application Default Credentials (gcloud auth application-default login, or the metadata server)"
+        credential = (
+            "Application Default Credentials (gcloud auth application-default login, or the metadata server)"
+        )
     return Platform(
         "vertex",
         "Google Vertex AI",
@@ -470,13 +481,17 @@ def _foundry(env: Mapping[str, str]) -> Platform:
     if base is None and resource is None:
         problem = "Microsoft Foundry: set ANTHROPIC_FOUNDRY_RESOURCE (or ANTHROPIC_FOUNDRY_BASE_URL)"
     elif base is None and resource is not None:
-        base = Sourced(f"https://{resource.value}.services.ai.azure.com/anthropic/", "ANTHROPIC_FOUNDRY_RESOURCE")
+        base = Sourced(
+            f"https://{resource.value}.services.ai.azure.com/anthropic/", "ANTHROPIC_FOUNDRY_RESOURCE"
+        )
     if env.get("ANTHROPIC_FOUNDRY_AUTH_TOKEN"):
         credential = "ANTHROPIC_FOUNDRY_AUTH_TOKEN (Bearer)"
     elif env.get("ANTHROPIC_FOUNDRY_API_KEY"):
         credential = "ANTHROPIC_FOUNDRY_API_KEY"
     elif skip:
-        credential = "none sent (CLAUDE_CODE_SKIP_FOUNDRY_AUTH): ANTHROPIC_CUSTOM_HEADERS' Authorization, if any"
+        credential = (
+            "none sent (CLAUDE_CODE_SKIP_FOUNDRY_AUTH): ANTHROPIC_CUSTOM_HEADERS' Authorization, if any"
+        )
     else:
         credential = "Microsoft Entra ID (the Azure default credential chain)"
     return Platform(
@@ -485,7 +500,8 @@ def _foundry(env: Mapping[str, str]) -> Platform:
         features=FOUNDRY,
         resource=resource,
         base_url=base,
-        skip_auth=skip and not (env.get("ANTHROPIC_FOUNDRY_AUTH_TOKEN") or env.get("ANTHROPIC_FOUNDRY_API_KEY")),
+        skip_auth=skip
+        and not (env.get("ANTHROPIC_FOUNDRY_AUTH_TOKEN") or env.get("ANTHROPIC_FOUNDRY_API_KEY")),
         credential=credential,
         models=model_ids("foundry", env),
         problem=problem,

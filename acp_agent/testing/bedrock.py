@@ -80,13 +80,19 @@ def exception_frame(kind: str = "throttlingException", message: str = "Too many 
 
 
 def verify_sigv4(
-    method: str, path: str, headers: dict[str, str], body: bytes, creds: AwsCredentials, service: str, region: str
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    body: bytes,
+    creds: AwsCredentials,
+    service: str,
+    region: str,
 ) -> str | None:
     """Why this request's SigV4 signature is not the one `creds` make, or None when it is:
     recomputed with botocore's `SigV4Auth` over the headers the request says it signed."""
-    from botocore.auth import SigV4Auth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials
+    from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+    from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+    from botocore.credentials import Credentials  # type: ignore[import-untyped]
 
     auth = headers.get("authorization", "")
     if not auth.startswith("AWS4-HMAC-SHA256 "):
@@ -107,7 +113,10 @@ def verify_sigv4(
     if "x-amz-date" not in headers or any(name not in headers for name in signed):
         return "a signed header is missing"
     request = AWSRequest(
-        method=method, url=f"http://{headers['host']}{path}", headers={k: headers[k] for k in signed}, data=body
+        method=method,
+        url=f"http://{headers['host']}{path}",
+        headers={k: headers[k] for k in signed},
+        data=body,
     )
     request.context["timestamp"] = headers["x-amz-date"]
     signer = SigV4Auth(Credentials(creds.access_key, creds.secret_key, creds.session_token), service, region)
@@ -123,7 +132,11 @@ class BedrockFront(PlatformFront):
     models_api = False
 
     def __init__(
-        self, *, region: str = "us-east-1", credentials: AwsCredentials | None = None, api_key: str | None = None
+        self,
+        *,
+        region: str = "us-east-1",
+        credentials: AwsCredentials | None = None,
+        api_key: str | None = None,
     ) -> None:
         super().__init__()
         self.region = region
@@ -142,7 +155,9 @@ class BedrockFront(PlatformFront):
         if problem is not None:
             return self.refuse(403, "AccessDeniedException", problem)
         if "model" in body or "stream" in body:
-            return self.refuse(400, "ValidationException", "model and stream belong in the path, not the body")
+            return self.refuse(
+                400, "ValidationException", "model and stream belong in the path, not the body"
+            )
         if not isinstance(body.get("anthropic_version"), str):
             return self.refuse(400, "ValidationException", "anthropic_version is required")
         with self._lock:
@@ -157,8 +172,16 @@ class BedrockFront(PlatformFront):
         return verify_sigv4(method, path, headers, raw, self.credentials, "bedrock", self.region)
 
     def error(self, reply: Error, request_id: str) -> Special:
-        kind = reply.type if reply.type[:1].isupper() else _AMAZON_TYPES.get(reply.status, "InternalServerException")
-        headers = {**reply.response_headers(), "x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/", "x-amzn-RequestId": request_id}
+        kind = (
+            reply.type
+            if reply.type[:1].isupper()
+            else _AMAZON_TYPES.get(reply.status, "InternalServerException")
+        )
+        headers = {
+            **reply.response_headers(),
+            "x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/",
+            "x-amzn-RequestId": request_id,
+        }
         return reply.status, {"message": reply.message}, headers
 
     def frames(self, events: list[bytes]) -> list[bytes]:

@@ -134,7 +134,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         front = self.server.backend.front
         if front is not None:  # a token endpoint, say: answered by the front itself
-            special = front.special(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+            special = front.special(
+                self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, raw
+            )
             if special is not None:
                 self._send_json(*special)
                 return

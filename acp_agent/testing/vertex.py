@@ -47,7 +47,12 @@ class VertexFront(PlatformFront):
     models_api = False
 
     def __init__(
-        self, *, project: str = "fake-project", region: str = "us-east5", access_token: str | None = None, expires_in: int = 3600
+        self,
+        *,
+        project: str = "fake-project",
+        region: str = "us-east5",
+        access_token: str | None = None,
+        expires_in: int = 3600,
     ) -> None:
         super().__init__()
         self.project = project
@@ -157,7 +162,11 @@ class VertexFront(PlatformFront):
         with self._lock:
             self.paths.append(path)
             self.raw_bodies.append(dict(body))
-        return {**{k: v for k, v in body.items() if k != "anthropic_version"}, "model": unquote(model), "stream": streaming}
+        return {
+            **{k: v for k, v in body.items() if k != "anthropic_version"},
+            "model": unquote(model),
+            "stream": streaming,
+        }
 
     def error(self, reply: Error, request_id: str) -> Special:
         """Google's own errors (auth, routing) in its shape; the model's as the Anthropic API's."""

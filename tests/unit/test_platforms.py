@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from acp_agent.config import BUILTIN_MODELS, Config
+from acp_agent.errors import AuthRequired
 from acp_agent.model.credential_helpers import (
     CachedOutput,
     api_key_ttl,
@@ -26,7 +27,6 @@ from acp_agent.model.platforms import (
     select_platform,
 )
 from acp_agent.model.profiles import builtin_prices
-from acp_agent.errors import AuthRequired
 
 
 def test_no_selector_is_the_anthropic_api_and_a_base_url_is_a_gateway() -> None:
@@ -66,7 +66,10 @@ def test_the_bedrock_region_follows_claude_codes_order(tmp_path: Path) -> None:
     work = select_platform({**base, "AWS_PROFILE": "work"})
     assert work.region is not None and work.region.value == "ap-northeast-1"
     assert work.models.wire("claude-sonnet-5-5") == "jp.anthropic.claude-sonnet-5-5"
-    assert str(select_platform({**base, "AWS_DEFAULT_REGION": "us-west-2"}).region) == "us-west-2 (from AWS_DEFAULT_REGION)"
+    assert (
+        str(select_platform({**base, "AWS_DEFAULT_REGION": "us-west-2"}).region)
+        == "us-west-2 (from AWS_DEFAULT_REGION)"
+    )
     both = select_platform({**base, "AWS_DEFAULT_REGION": "us-west-2", "AWS_REGION": "eu-west-3"})
     assert str(both.region) == "eu-west-3 (from AWS_REGION)"
     bad = select_platform({**base, "AWS_REGION": "us-east-1/evil", "HOME": str(tmp_path / "none")})
@@ -99,8 +102,14 @@ def test_the_built_in_families_are_the_configs_built_in_models() -> None:
 
 @pytest.mark.parametrize(
     ("region", "prefix"),
-    [("us-gov-west-1", "us-gov"), ("ca-central-1", "us"), ("eu-west-1", "eu"), ("ap-south-1", "apac"),
-     ("ap-southeast-2", "au"), ("sa-east-1", "global")],
+    [
+        ("us-gov-west-1", "us-gov"),
+        ("ca-central-1", "us"),
+        ("eu-west-1", "eu"),
+        ("ap-south-1", "apac"),
+        ("ap-southeast-2", "au"),
+        ("sa-east-1", "global"),
+    ],
 )
 def test_the_bedrock_prefix_comes_from_the_region(region: str, prefix: str) -> None:
     assert bedrock_prefix(region) == prefix
@@ -114,17 +123,24 @@ def test_vertex_ids_take_an_at_version_and_other_platforms_keep_theirs() -> None
     assert ids.wire("claude-opus-5-5") == "claude-opus-5-5"
     mantle = select_platform({"CLAUDE_CODE_USE_MANTLE": "1", "AWS_REGION": "us-east-1"}).models
     assert mantle.wire("claude-sonnet-5-5") == "anthropic.claude-sonnet-5-5"
-    foundry = select_platform({"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_DEFAULT_OPUS_MODEL": "my-opus"}).models
-    assert foundry.wire("claude-opus-5-5") == "my-opus" and foundry.wire("claude-sonnet-5-5") == "claude-sonnet-5-5"
+    foundry = select_platform(
+        {"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_DEFAULT_OPUS_MODEL": "my-opus"}
+    ).models
+    assert (
+        foundry.wire("claude-opus-5-5") == "my-opus"
+        and foundry.wire("claude-sonnet-5-5") == "claude-sonnet-5-5"
+    )
 
 
 @pytest.mark.parametrize(
     ("sent", "known"),
-    [("us.anthropic.claude-sonnet-5-5", "claude-sonnet-5-5"),
-     ("global.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5-20251001"),
-     ("anthropic.claude-opus-5-5", "claude-opus-5-5"),
-     ("claude-haiku-4-5@20251001", "claude-haiku-4-5-20251001"),
-     ("my-deployment", "my-deployment")],
+    [
+        ("us.anthropic.claude-sonnet-5-5", "claude-sonnet-5-5"),
+        ("global.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5-20251001"),
+        ("anthropic.claude-opus-5-5", "claude-opus-5-5"),
+        ("claude-haiku-4-5@20251001", "claude-haiku-4-5-20251001"),
+        ("my-deployment", "my-deployment"),
+    ],
 )
 def test_a_platform_id_names_its_anthropic_model(sent: str, known: str) -> None:
     assert anthropic_id(sent) == known
@@ -158,7 +174,9 @@ def test_foundry_needs_a_resource_or_a_base_url() -> None:
     assert platform.base_url is not None
     assert platform.base_url.value == "https://acme.services.ai.azure.com/anthropic/"
     assert "Microsoft Entra ID" in platform.credential
-    keyed = select_platform({"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_RESOURCE": "a", "ANTHROPIC_FOUNDRY_API_KEY": "k"})
+    keyed = select_platform(
+        {"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_RESOURCE": "a", "ANTHROPIC_FOUNDRY_API_KEY": "k"}
+    )
     assert keyed.credential == "ANTHROPIC_FOUNDRY_API_KEY" and "k" not in keyed.status().split()
 
 
@@ -199,7 +217,9 @@ def test_anthropic_model_fills_in_when_no_model_is_configured() -> None:
 
 # ── the helpers ──────────────────────────────────────────────────────────────────────────────
 def test_helpers_are_read_from_settings_as_strings_only() -> None:
-    helpers = helpers_from_settings({"apiKeyHelper": "echo k", "awsAuthRefresh": 3, "awsCredentialExport": " "}, "f")
+    helpers = helpers_from_settings(
+        {"apiKeyHelper": "echo k", "awsAuthRefresh": 3, "awsCredentialExport": " "}, "f"
+    )
     assert helpers.names() == ["apiKeyHelper"]
     assert api_key_ttl({"CLAUDE_CODE_API_KEY_HELPER_TTL_MS": "1500"}) == 1.5
     assert api_key_ttl({"CLAUDE_CODE_API_KEY_HELPER_TTL_MS": "x"}) == 300
@@ -218,8 +238,14 @@ def test_a_cached_output_is_asked_again_when_its_time_is_up_or_it_is_expired() -
 
 def test_aws_credential_export_reads_both_shapes_and_keeps_them_until_expiry_less_five_minutes() -> None:
     nested = json.dumps(
-        {"Credentials": {"AccessKeyId": "AK", "SecretAccessKey": "SK", "SessionToken": "T",
-                         "Expiration": "2030-01-01T01:00:00Z"}}
+        {
+            "Credentials": {
+                "AccessKeyId": "AK",
+                "SecretAccessKey": "SK",
+                "SessionToken": "T",
+                "Expiration": "2030-01-01T01:00:00Z",
+            }
+        }
     )
     keys = aws_keys_from_export(nested, now=1893456000.0)  # 2030-01-01T00:00:00Z
     assert (keys.access_key, keys.secret_key, keys.session_token) == ("AK", "SK", "T")
@@ -235,10 +261,19 @@ def test_aws_credential_export_reads_both_shapes_and_keeps_them_until_expiry_les
 
 # ── errors ───────────────────────────────────────────────────────────────────────────────────
 def test_cloud_errors_say_what_to_do() -> None:
-    bedrock = select_platform({"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "us-east-1", "AWS_PROFILE": "dev"})
-    denied = explain(bedrock, 403, "AccessDeniedException", "You don't have access to the model with the specified model ID.")
+    bedrock = select_platform(
+        {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "us-east-1", "AWS_PROFILE": "dev"}
+    )
+    denied = explain(
+        bedrock,
+        403,
+        "AccessDeniedException",
+        "You don't have access to the model with the specified model ID.",
+    )
     assert denied is not None and denied.not_credentials and "Model access" in denied.text
-    expired = explain(bedrock, 403, "ExpiredTokenException", "The security token included in the request is expired")
+    expired = explain(
+        bedrock, 403, "ExpiredTokenException", "The security token included in the request is expired"
+    )
     assert expired is not None and expired.expired and "aws sso login --profile dev" in expired.text
     vertex = select_platform(
         {"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "us-east5", "ANTHROPIC_VERTEX_PROJECT_ID": "p1"}

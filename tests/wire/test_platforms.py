@@ -149,7 +149,12 @@ def platform(request: pytest.FixtureRequest, fake_api: FakeMessagesAPI, tmp_path
 
 
 async def test_a_tool_loop_runs_through_each_platform_with_max_turn_requests_exact(
-    platform: Platform, fake_api: FakeMessagesAPI, tmp_path: Path, workspace: Path, acp_schema: Any, streaming: bool
+    platform: Platform,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    workspace: Path,
+    acp_schema: Any,
+    streaming: bool,
 ) -> None:
     fake_api.set_fallback(lambda body, n: replies.tool_use("list_files", {"pattern": f"*{n}"}))
     env = _env(tmp_path, streaming, platform)
@@ -168,14 +173,23 @@ async def test_a_tool_loop_runs_through_each_platform_with_max_turn_requests_exa
         assert platform.front.tokens_issued == 1  # one token, kept for its hour
     if isinstance(platform.front, BedrockFront):
         assert all(b["anthropic_version"] for b in platform.front.raw_bodies)
-    assert not any(r.path.startswith("/v1/models") for r in fake_api.other_requests if platform.name != "gateway")
+    assert not any(
+        r.path.startswith("/v1/models") for r in fake_api.other_requests if platform.name != "gateway"
+    )
 
 
 async def test_no_credential_reaches_a_tool_a_hook_a_command_a_log_line_or_the_journal(
-    platform: Platform, fake_api: FakeMessagesAPI, tmp_path: Path, workspace: Path, acp_schema: Any, streaming: bool
+    platform: Platform,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    workspace: Path,
+    acp_schema: Any,
+    streaming: bool,
 ) -> None:
     home = tmp_path / "home"
-    _user_settings(home, {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "env"}]}]}})
+    _user_settings(
+        home, {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "env"}]}]}}
+    )
     reads = " ".join(f"cat {p};" for p in platform.files)
     command = f"env; cat /proc/$PPID/environ | tr '\\0' '\\n'; {reads} echo done"
     fake_api.script(replies.tool_use("run_command", {"command": command}, id="toolu_env"), replies.text("ok"))
@@ -193,7 +207,12 @@ async def test_no_credential_reaches_a_tool_a_hook_a_command_a_log_line_or_the_j
         assert secret not in sent, f"{platform.name}: a tool, hook or command read a credential"
         assert secret not in json.dumps(agent.messages) and secret not in agent.stderr_text()
         assert all(secret.encode() not in p.read_bytes() for p in journals)
-    for name in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "ANTHROPIC_FOUNDRY_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"):
+    for name in (
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "ANTHROPIC_FOUNDRY_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ):
         assert f"{name}=" not in sent
 
 
@@ -207,7 +226,9 @@ def bedrock(fake_api: FakeMessagesAPI, tmp_path: Path) -> Platform:
     return chosen
 
 
-async def _one_prompt(env: dict[str, str], workspace: Path, acp_schema: Any, text: str = "hi") -> dict[str, Any]:
+async def _one_prompt(
+    env: dict[str, str], workspace: Path, acp_schema: Any, text: str = "hi"
+) -> dict[str, Any]:
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         await agent.initialize()
         session = await agent.new_session(workspace)
@@ -215,23 +236,39 @@ async def _one_prompt(env: dict[str, str], workspace: Path, acp_schema: Any, tex
 
 
 async def test_a_model_not_enabled_on_bedrock_says_so_and_is_not_an_auth_failure(
-    bedrock: Platform, fake_api: FakeMessagesAPI, tmp_path: Path, workspace: Path, acp_schema: Any, streaming: bool
+    bedrock: Platform,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    workspace: Path,
+    acp_schema: Any,
+    streaming: bool,
 ) -> None:
     fake_api.script(
-        replies.error(403, "AccessDeniedException", "You don't have access to the model with the specified model ID.")
+        replies.error(
+            403, "AccessDeniedException", "You don't have access to the model with the specified model ID."
+        )
     )
     response = await _one_prompt(_env(tmp_path, streaming, bedrock), workspace, acp_schema)
     error = response["error"]
-    assert "not enabled for this account in us-west-2" in error["message"] and "Model access" in error["message"]
+    assert (
+        "not enabled for this account in us-west-2" in error["message"] and "Model access" in error["message"]
+    )
     assert error["data"]["acp-agent"]["kind"] == "model_unavailable"
     assert error["data"]["acp-agent"]["turn"]["modelRequests"] == 1 and fake_api.attempts == 1
     assert "Traceback" not in error["message"]
 
 
 async def test_a_bedrock_throttle_is_retried_after_the_time_it_asks(
-    bedrock: Platform, fake_api: FakeMessagesAPI, tmp_path: Path, workspace: Path, acp_schema: Any, streaming: bool
+    bedrock: Platform,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    workspace: Path,
+    acp_schema: Any,
+    streaming: bool,
 ) -> None:
-    fake_api.script(replies.error(429, "ThrottlingException", "Too many requests", retry_after=0.2), replies.text("fine"))
+    fake_api.script(
+        replies.error(429, "ThrottlingException", "Too many requests", retry_after=0.2), replies.text("fine")
+    )
     response = await _one_prompt(_env(tmp_path, streaming, bedrock), workspace, acp_schema)
     assert response["result"]["stopReason"] == "end_turn", response
     record = turn_record(response)
@@ -240,7 +277,12 @@ async def test_a_bedrock_throttle_is_retried_after_the_time_it_asks(
 
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])
 async def test_a_bedrock_stream_cut_short_before_any_output_is_retried(
-    bedrock: Platform, fake_api: FakeMessagesAPI, tmp_path: Path, workspace: Path, acp_schema: Any, streaming: bool
+    bedrock: Platform,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    workspace: Path,
+    acp_schema: Any,
+    streaming: bool,
 ) -> None:
     fake_api.script(replies.text("lost", chunks=4, truncate_after=2), replies.text("whole"))
     response = await _one_prompt(_env(tmp_path, streaming, bedrock), workspace, acp_schema)
@@ -250,7 +292,12 @@ async def test_a_bedrock_stream_cut_short_before_any_output_is_retried(
 
 @pytest.mark.parametrize("streaming", [True], ids=["stream"])
 async def test_a_bedrock_exception_frame_mid_stream_is_retried_before_output(
-    bedrock: Platform, fake_api: FakeMessagesAPI, tmp_path: Path, workspace: Path, acp_schema: Any, streaming: bool
+    bedrock: Platform,
+    fake_api: FakeMessagesAPI,
+    tmp_path: Path,
+    workspace: Path,
+    acp_schema: Any,
+    streaming: bool,
 ) -> None:
     fake_api.script(replies.text("lost", chunks=4, error_event_after=1), replies.text("whole"))
     response = await _one_prompt(_env(tmp_path, streaming, bedrock), workspace, acp_schema)
@@ -294,8 +341,11 @@ async def test_vertex_without_a_project_says_which_variable_to_set_and_status_na
 ) -> None:
     fake_api.front = VertexFront()
     env = base_env(
-        tmp_path, ACP_AGENT_MODEL=MODEL, ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
-        CLAUDE_CODE_USE_VERTEX="1", CLOUD_ML_REGION="europe-west4",
+        tmp_path,
+        ACP_AGENT_MODEL=MODEL,
+        ACP_AGENT_STATE_DIR=str(tmp_path / "state"),
+        CLAUDE_CODE_USE_VERTEX="1",
+        CLOUD_ML_REGION="europe-west4",
     )
     async with AgentProcess.start(env=env, schema=acp_schema) as agent:
         await agent.initialize()
@@ -304,7 +354,10 @@ async def test_vertex_without_a_project_says_which_variable_to_set_and_status_na
         await agent.prompt(session, "/status")
         status = "".join(c["content"]["text"] for c in chunks(agent, session))
     assert "ANTHROPIC_VERTEX_PROJECT_ID" in response["error"]["message"], response
-    assert "Platform: Google Vertex AI (CLAUDE_CODE_USE_VERTEX), region europe-west4 (from CLOUD_ML_REGION)" in status
+    assert (
+        "Platform: Google Vertex AI (CLAUDE_CODE_USE_VERTEX), region europe-west4 (from CLOUD_ML_REGION)"
+        in status
+    )
     assert "Not available on this platform: the Models API" in status and "web fetch" in status
     assert "Problem: Vertex AI: set ANTHROPIC_VERTEX_PROJECT_ID" in status
     assert fake_api.attempts == 0

@@ -17,6 +17,8 @@ import structlog
 
 from acp_agent.config import BUILTIN_MODELS, Config
 from acp_agent.errors import LimitsError
+from acp_agent.model.platform_ids import anthropic_id
+from acp_agent.model.platforms import Platform
 from acp_agent.model.profiles import (
     ModelProfile,
     ProfileError,
@@ -27,8 +29,6 @@ from acp_agent.model.profiles import (
     profile_from_api,
     thinking_param,
 )
-from acp_agent.model.platform_ids import anthropic_id
-from acp_agent.model.platforms import Platform
 from acp_agent.model.provider import ModelLister
 from acp_agent.model.server_tools import WebTools, web_tools
 from acp_agent.turn.settings import RunnerSettings
