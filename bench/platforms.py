@@ -26,8 +26,8 @@ PYTHON = str(REPO / ".venv" / "bin" / "python")
 
 IMPORTS = {
     "anthropic (first party)": "import anthropic; anthropic.AsyncAnthropic",
-    "bedrock": "import anthropic; anthropic.AsyncAnthropicBedrock; import boto3, botocore.auth, botocore.eventstream",
-    "vertex": "import anthropic; anthropic.AsyncAnthropicVertex; import google.auth, google.auth.transport.requests",
+    "bedrock": "import anthropic; anthropic.AsyncAnthropicBedrock; import boto3, botocore.auth, botocore.eventstream",  # noqa: E501
+    "vertex": "import anthropic; anthropic.AsyncAnthropicVertex; import google.auth, google.auth.transport.requests",  # noqa: E501
     "foundry (key)": "import anthropic; anthropic.AsyncAnthropicFoundry",
     "foundry (Entra ID)": "import anthropic; anthropic.AsyncAnthropicFoundry; import azure.identity",
 }
