@@ -92,12 +92,9 @@ def main() -> int:
                 home.mkdir()
                 out.append(session_new_ms(tree, home))
     print(f"spawn → session/new, median of {args.rounds} (alternated):")
-    print(
-        f"  this tree : {statistics.median(here):7.1f} ms   (p90 {sorted(here)[int(0.9 * len(here)) - 1]:.1f})"
-    )
-    print(
-        f"  --other   : {statistics.median(there):7.1f} ms   (p90 {sorted(there)[int(0.9 * len(there)) - 1]:.1f})"
-    )
+    for label, samples in (("this tree", here), ("--other", there)):
+        p90 = sorted(samples)[int(0.9 * len(samples)) - 1]
+        print(f"  {label:<10}: {statistics.median(samples):7.1f} ms   (p90 {p90:.1f})")
     print("import cost in a fresh interpreter, median of 5 (paid once, in the warm-up thread):")
     base = import_ms("pass", 5)
     for name, code in IMPORTS.items():
