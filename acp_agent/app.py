@@ -10,6 +10,7 @@ that bounded shutdown is noted, not obeyed; the third, or a second SIGINT, ends 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -19,13 +20,14 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 import structlog
 
 from acp_agent.config import Config
 from acp_agent.demo import DEMO_MODEL, cassette_path
+from acp_agent.model.platforms import Platform, select_platform
 from acp_agent.model.provider import ModelProvider, model_factory
 from acp_agent.model.sdk import anthropic_sdk, key_in_env, take_env_keys
 from acp_agent.model.spec import replay_path
@@ -36,6 +38,9 @@ from acp_agent.rpc.outgoing import Outgoing
 from acp_agent.session.auth.keys import AgentKeys, erase_initial_environ, load_key
 from acp_agent.session.front import FrontHandler, SessionLayer, Sessions
 from acp_agent.session.journal.state_dir import StateDirError, prepare_state_dir
+
+if TYPE_CHECKING:
+    from acp_agent.model.credential_helpers import Helpers
 
 __all__ = ["run", "serve"]
 
@@ -58,16 +63,22 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     writer = LineWriter(stdout_fd)
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
     to_client = Outgoing(writer)  # the session layer's Requester; the endpoint delivers the answers
-    taken = take_env_keys()  # before any tool runs: no command can read the key from our env
-    if taken:
-        erase_initial_environ(taken)
-    mark_process()  # what the agent starts dies with it, kill -9 included (`process/lifetime.py`)
     spec = config.model
     if spec == DEMO_MODEL:
         spec = f"replay:{cassette_path()}"
     replaying = replay_path(spec) is not None
+    # The platform, from the environment (`model/platforms.py`); a replay is the Anthropic API's.
+    platform = Platform("anthropic", "Anthropic API") if replaying else select_platform(os.environ)
+    taken = take_env_keys(platform.secrets)  # before any tool runs: no command can read a credential
+    if taken:
+        erase_initial_environ(taken)
+    mark_process()  # what the agent starts dies with it, kill -9 included (`process/lifetime.py`)
+    if platform.problem:
+        log.warning("agent.platform_problem", platform=platform.name, problem=platform.problem)
+    spec = platform.models.session_model(spec)
+    helpers = functools.cache(_user_helpers)
     stored_key = None
-    if not replaying and not key_in_env():
+    if not replaying and platform.first_party and not key_in_env():
         stored_key = load_key()
         if stored_key is None:
             log.warning(
@@ -86,12 +97,18 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
         request_timeout=config.request_timeout,
         prompt_cache=config.prompt_cache,
         cache_ttl=config.cache_ttl,
+        platform=platform,
+        helpers=None if replaying else helpers,
         **({"api_key": stored_key} if stored_key else {}),
     )
     if model.model_id != config.model:
         config = config.model_copy(update={"model": model.model_id})
     state_dir = _state_dir(config)
-    keys = AgentKeys(model, replaying=replaying)  # a replay needs no key: the cassette answers
+    keys = AgentKeys(  # a replay needs no key (the cassette answers), a cloud platform signs in
+        model,
+        replaying=replaying,
+        elsewhere=lambda: not platform.first_party or bool(helpers().api_key_helper),
+    )
 
     def build(layer: SessionLayer) -> Sessions:
         """The session layer, built once the front has it imported (after `initialize`, D4)."""
@@ -103,7 +120,8 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
             to_client,
             model=model,
             store=store,
-            ask_models_api=not replaying and config.record is None,
+            ask_models_api=not replaying and config.record is None and platform.features.models_api,
+            platform=platform,
         )
         return Sessions(manager, layer.handler(manager, keys=keys, request_id=current_request_id))
 
@@ -139,6 +157,27 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     termination.hold()  # the event loop's handlers are gone: the same rule until the exit (`leave`)
     log.info("agent.stopped")
     return 0
+
+
+def _user_helpers() -> Helpers:
+    """`apiKeyHelper`, `awsAuthRefresh` and `awsCredentialExport` from the user's Claude Code
+    settings file (read when the model client is first built). The project's files may name them
+    too in Claude Code, once trusted: that waits for the trust work, and is not read here."""
+    from acp_agent.model.credential_helpers import helpers_from_settings
+    from acp_agent.session.claude.settings_files import claude_config_dir, read_json_object
+
+    try:
+        home: Path | None = Path.home()
+    except RuntimeError:
+        home = None
+    directory = claude_config_dir(home)
+    if directory is None:
+        return helpers_from_settings(None, "")
+    path = directory / "settings.json"
+    data = read_json_object(
+        path, str(path), lambda warning: log.warning("model.helpers_file", warning=warning)
+    )
+    return helpers_from_settings(data, str(path))
 
 
 class Termination:

@@ -367,6 +367,9 @@ class Config(BaseModel):
     def from_sources(cls, flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Config:
         """Flags (by setting name; None = not given) over environment over defaults.
 
+        The model also comes from Claude Code's `ANTHROPIC_MODEL` when neither `--model` nor
+        `ACP_AGENT_MODEL` gives it.
+
         Raises:
             ValueError: an environment value does not parse; the message names the variable.
         """
@@ -381,6 +384,8 @@ class Config(BaseModel):
                 (limits if setting.per_turn else values)[setting.name] = raw
         if limits:
             values["limits"] = _Limits(**limits)
+        if "model" not in values and env.get("ANTHROPIC_MODEL", "").strip():
+            values["model"] = env["ANTHROPIC_MODEL"].strip()
         return cls(**values)
 
 

@@ -20,8 +20,11 @@ from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, RetrySch
 from acp_agent.model.caching import with_breakpoints
 from acp_agent.model.diagnostics import DiagnosticsField
 from acp_agent.model.models_listing import read_models
+from acp_agent.model.platform_clients import ClientMaker
+from acp_agent.model.platform_errors import error_parts, explain, refused_credentials
+from acp_agent.model.platforms import Platform, is_set
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
-from acp_agent.model.sdk import ENV_KEYS, anthropic_sdk, env_key
+from acp_agent.model.sdk import anthropic_sdk, taken_secrets
 from acp_agent.model.stream_events import (
     Attempt,
     MalformedReply,
@@ -34,6 +37,8 @@ from acp_agent.model.stream_events import (
 
 if TYPE_CHECKING:
     import anthropic
+
+    from acp_agent.model.credential_helpers import Helpers
 
 __all__ = ["AnthropicModel", "prompt_too_long"]
 
@@ -56,6 +61,8 @@ class AnthropicModel:
         http_client_factory: Callable[[], Any] | None = None,
         prompt_cache: bool = True,
         cache_ttl: str = "5m",
+        platform: Platform | None = None,
+        helpers: Callable[[], Helpers] | None = None,
     ) -> None:
         self.streaming = streaming
         self.stall_seconds = stall_seconds
@@ -76,6 +83,9 @@ class AnthropicModel:
         """Held while the SDK client is built (by the warm-up thread or a first request's)."""
         self._answered = False
         self._answered_event: anyio.Event | None = None
+        self.platform = platform or Platform("anthropic", "Anthropic API")
+        """Where requests go (`model/platforms.py`): its client, model ids and features."""
+        self._maker = ClientMaker(self.platform, helpers)
 
     def __repr__(self) -> str:
         return (
@@ -130,7 +140,10 @@ class AnthropicModel:
 
     async def list_models(self) -> dict[str, dict[str, Any]]:
         """What the Models API says of each model (`ModelInfo` as dicts), by id: at most a few
-        pages and megabytes of it (`models_listing.py`). No retries."""
+        pages and megabytes of it (`models_listing.py`). No retries. Nothing on a platform
+        without the Models API (it is never asked there)."""
+        if not self.platform.features.models_api:
+            return {}
         return await read_models(await self._ready_client())
 
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
@@ -141,6 +154,8 @@ class AnthropicModel:
         import httpx2
 
         retries = 0
+        renewed = False
+        """The credentials were asked again once after a refusal (a helper, an AWS login)."""
         max_searches = web_search_bound(request.tools)
         probe: Failure | None = None
         """The 400 of a request that carried diagnostics, while it is re-sent without them."""
@@ -166,8 +181,31 @@ class AnthropicModel:
                 failure = Failure(str(exc))
             except AgentError:
                 raise
+            except anthropic.APIStatusError as exc:
+                if (
+                    refused_credentials(self.platform, exc)
+                    and not renewed
+                    and not attempt.relayed
+                    and await self._renew_credentials()
+                ):
+                    renewed, retries = True, retries + 1
+                    log.info("model.resent", attempt=retries, reason="the credentials were asked again")
+                    yield RetryScheduled(retries, 0.0, "credentials renewed", quiet=True)
+                    client = await self._ready_client()
+                    continue
+                failure = self._failure(exc)
             except (anthropic.APIError, httpx2.TransportError, TimeoutError) as exc:
                 failure = self._failure(exc)
+            except Exception as exc:  # signing failed: an expired AWS SSO login, no Google credentials
+                problem = self._maker.sign_in_problem(exc)
+                if problem is None:
+                    raise
+                if not renewed and await self._renew_credentials():
+                    renewed, retries = True, retries + 1
+                    yield RetryScheduled(retries, 0.0, "credentials renewed", quiet=True)
+                    client = await self._ready_client()
+                    continue
+                raise AuthRequired(self._redact(problem)) from None
             if prompt_too_long(failure):
                 yield MessageDone([], "context_window_exceeded", Usage())
                 return
@@ -198,6 +236,18 @@ class AnthropicModel:
             yield RetryScheduled(retries, decision.delay, decision.reason)
             await anyio.sleep(decision.delay)
 
+    async def _renew_credentials(self) -> bool:
+        """Ask the helpers again after the API refused the credentials; True: build anew and retry."""
+        try:
+            renewed = await anyio.to_thread.run_sync(self._maker.refresh_after_refusal)
+        except AuthRequired as exc:
+            log.warning("model.renew_failed", reason=str(exc))
+            return False
+        if renewed:
+            with self._building:
+                self._client = None
+        return renewed
+
     def _give_up(self, decision: GiveUp, failure: Failure, attempt: Attempt) -> AgentError:
         reason = self._redact(decision.reason)  # no-op unless the API echoed a key
         if attempt.relayed:
@@ -219,11 +269,20 @@ class AnthropicModel:
         with anyio.fail_after(self.stall_seconds + 1):
             stream = await client.messages.create(stream=True, timeout=timeout, **kwargs)
         self._note_answered()
+        self._check_stream_type(stream)
         try:
             async for event in relay_events(stream, attempt):
                 yield event
         except (KeyError, ValueError) as exc:  # deltas for an unknown block, bad JSON or figures
             raise _malformed(exc, attempt) from None
+        except Exception as exc:
+            if not _is_event_stream_error(exc):
+                raise
+            raise StreamBroken(
+                f"the Bedrock event stream was malformed ({type(exc).__name__})",
+                partial=attempt.content(partial=True),
+                retryable=True,
+            ) from None
         finally:
             with anyio.move_on_after(2, shield=True):
                 await stream.close()
@@ -267,42 +326,59 @@ class AnthropicModel:
             raise StreamBroken("the reply ended without a stop_reason", partial=content)
         yield MessageDone(content, message.stop_reason, usage, message.id, cache_miss_of(message))
 
+    def _check_stream_type(self, stream: Any) -> None:
+        """Bedrock streams must be AWS event-stream: anything else is a gateway that rewrote it,
+        which the SDK would misread (unless `CLAUDE_CODE_DISABLE_BEDROCK_CONTENT_TYPE_GUARD`)."""
+        platform = self.platform
+        if platform.name != "bedrock" or is_set(
+            platform.settings, "CLAUDE_CODE_DISABLE_BEDROCK_CONTENT_TYPE_GUARD"
+        ):
+            return
+        kind = stream.response.headers.get("content-type", "")
+        if not kind.startswith("application/vnd.amazon.eventstream"):
+            raise ModelUnavailable(
+                f"Amazon Bedrock answered a stream as {kind or 'no content-type'}, not "
+                "application/vnd.amazon.eventstream (a gateway that rewrites streams?); set "
+                "CLAUDE_CODE_DISABLE_BEDROCK_CONTENT_TYPE_GUARD=1 to read it anyway"
+            )
+
     def _request_kwargs(self, request: ModelRequest, *, diagnostics: bool = True) -> dict[str, Any]:
-        """The request as SDK arguments: cache breakpoints and diagnostics when the cache is on."""
+        """The request as SDK arguments, with the platform's model id: cache breakpoints, and
+        diagnostics where the platform has them, when the cache is on."""
         kwargs = _request_kwargs(request)
+        kwargs["model"] = self.platform.models.wire(request.model)
         if not self.prompt_cache:
             return kwargs
-        if diagnostics and self._diagnostics.wanted():
+        if diagnostics and self.platform.features.diagnostics and self._diagnostics.wanted():
             kwargs["diagnostics"] = {"previous_message_id": request.previous_message_id}
         return with_breakpoints(kwargs, ttl=self.cache_ttl)
 
     def _get_client(self) -> anthropic.AsyncAnthropic:
-        if self._client is not None:
+        if self._client is not None and not self._maker.stale():
             return self._client
-        import anthropic
-
         http_client = self._http_client_factory() if self._http_client_factory else None
-        # The keys left os.environ at start-up (sdk.take_env_keys); the SDK takes one or the other.
-        api_key = self._api_key or env_key("ANTHROPIC_API_KEY")
-        auth_token = None if api_key else env_key("ANTHROPIC_AUTH_TOKEN")
+        # The credentials left os.environ at start-up (sdk.take_env_keys): the maker hands them
+        # to the platform's client explicitly.
         try:
-            client = anthropic.AsyncAnthropic(
-                api_key=api_key,
-                auth_token=auth_token,
+            client = self._maker.build(
+                api_key=self._api_key,
                 base_url=self._base_url,
-                max_retries=0,
                 timeout=self.request_timeout,
                 http_client=http_client,
             )
-        except (ValueError, anthropic.AnthropicError) as exc:  # no or a broken profile
+        except AuthRequired as exc:
+            if not self.platform.first_party:
+                raise AuthRequired(self._redact(str(exc))) from None
             raise AuthRequired(f"{_NO_CREDENTIALS} ({self._redact(str(exc))})") from None
         # What the SDK resolved, checked before any request: with none of the three, its first
         # request would fail with a TypeError ("Could not resolve authentication method").
-        if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
+        if self.platform.first_party and not (
+            client.api_key or client.auth_token or getattr(client, "credentials", None)
+        ):
             raise AuthRequired(_NO_CREDENTIALS)
         self._client = client
         self._clients.append(client)
-        return client
+        return client  # type: ignore[no-any-return]
 
     def _failure(self, exc: BaseException) -> Failure:
         """Describe a failed attempt for the policy; 401/403 end the turn at once."""
@@ -310,20 +386,24 @@ class AnthropicModel:
         import httpx2
 
         if isinstance(exc, anthropic.APIStatusError):
-            error_type = exc.type  # the body's error.type and error.message (SDK >= 2.10)
-            text = self._redact(f"{error_type}: {exc.api_message or 'no message'}")
+            # The body's error.type and error.message (SDK >= 2.10); a cloud's own error shape
+            # (Bedrock's `message` and x-amzn-ErrorType, Google's `error.status`) where it has none.
+            error_type, message = error_parts(exc)
+            text = self._redact(f"{error_type}: {message or 'no message'}")
             if exc.status_code == 200:  # an `error` event inside the stream
                 return Failure(f"the stream failed with {text}", error_type=error_type or "?")
+            hint = explain(self.platform, exc.status_code, error_type, message or "")
+            if hint is not None and hint.not_credentials:
+                raise ModelUnavailable(self._redact(f"{hint.text} (HTTP {exc.status_code} {text})")) from None
             if exc.status_code in (401, 403):
-                raise AuthRequired(
-                    f"the API refused the credentials (HTTP {exc.status_code} {text})"
-                ) from None
+                what = hint.text if hint is not None else "the API refused the credentials"
+                raise AuthRequired(f"{what} (HTTP {exc.status_code} {text})") from None
             return Failure(
-                f"HTTP {exc.status_code} {text}",
+                f"HTTP {exc.status_code} {text}" + (f"; {hint.text}" if hint is not None else ""),
                 status=exc.status_code,
                 error_type=error_type,
                 headers=dict(exc.response.headers),
-                api_message=self._redact(exc.api_message) if exc.api_message else None,
+                api_message=self._redact(message) if message else None,
             )
         if isinstance(exc, anthropic.APITimeoutError) and _is_connect_timeout(exc):
             return Failure("could not connect to the API in time")
@@ -334,7 +414,7 @@ class AnthropicModel:
         return Failure(f"connection failed ({type(exc).__name__}: {self._redact(str(exc))})")
 
     def _redact(self, text: str) -> str:
-        for secret in (self._api_key, *(env_key(name) for name in ENV_KEYS)):
+        for secret in (self._api_key, *taken_secrets(), *self._maker.secrets()):
             if secret and secret in text:
                 text = text.replace(secret, "[redacted]")
         return text
@@ -383,6 +463,12 @@ def _malformed(exc: Exception, attempt: Attempt) -> StreamBroken:
     """A reply the API could not have sent, on either path: the turn ends with what it relayed."""
     what = str(exc) if isinstance(exc, MalformedReply) else type(exc).__name__
     return StreamBroken(f"the reply was malformed ({what})", partial=attempt.content(partial=True))
+
+
+def _is_event_stream_error(exc: BaseException) -> bool:
+    """A botocore event-stream decoding error (a bad checksum, a short prelude): a broken
+    Bedrock stream. Checked by module, so botocore is never imported for it."""
+    return type(exc).__module__ == "botocore.eventstream"
 
 
 def _is_connect_timeout(exc: BaseException) -> bool:

@@ -40,6 +40,20 @@ class Price:
     cache_write_1h: float = 0.0
     long_context: tuple[int, Price] | None = None
 
+    def times(self, factor: float) -> Price:
+        """Every price times `factor` (1: this one)."""
+        if factor == 1:
+            return self
+        band = self.long_context
+        return Price(
+            self.input * factor,
+            self.output * factor,
+            self.cache_read * factor,
+            self.cache_write * factor,
+            self.cache_write_1h * factor,
+            None if band is None else (band[0], band[1].times(factor)),
+        )
+
     def cost(self, usage: Usage) -> float:
         """USD for one request's usage: its tokens, and its web searches (`WEB_SEARCH_USD` each)."""
         if self.long_context is not None and usage.prompt_tokens > self.long_context[0]:

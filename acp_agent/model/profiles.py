@@ -265,18 +265,20 @@ def is_builtin(model_id: str) -> bool:
     return _family(model_id) in _TABLE
 
 
-def builtin_prices() -> dict[str, Price]:
-    """Model id → price, for every model of the built-in table."""
-    return {model_id: p.price for model_id, p in _TABLE.items() if p.price is not None}
+def builtin_prices(factor: float = 1.0) -> dict[str, Price]:
+    """Model id → price, for every model of the built-in table, times `factor` (a platform's
+    regional premium: `model/platforms.py:Platform.price_factor`)."""
+    return {model_id: p.price.times(factor) for model_id, p in _TABLE.items() if p.price is not None}
 
 
-def load_prices(path: Path | None) -> dict[str, Price]:
-    """The built-in prices, overridden and extended by a `--prices` file's entries.
+def load_prices(path: Path | None, factor: float = 1.0) -> dict[str, Price]:
+    """The built-in prices (times the platform's `factor`), overridden and extended by a
+    `--prices` file's entries (taken as they are written).
 
     Raises:
         ValueError: the file does not parse (see `price_file_entries`).
     """
-    prices = builtin_prices()
+    prices = builtin_prices(factor)
     if path is not None:
         prices.update(price_file_entries(path))
     return prices

@@ -28,8 +28,20 @@ __all__ = [
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """Retryable 4xx statuses; every status >= 500 is retryable as well."""
 
-RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
-"""Error types of a mid-stream `error` event that are worth another attempt."""
+RETRYABLE_ERROR_TYPES = frozenset(
+    {
+        "overloaded_error",
+        "api_error",
+        "rate_limit_error",
+        # Bedrock's exception frames (botocore's bedrock-runtime ResponseStream)
+        "throttlingException",
+        "serviceUnavailableException",
+        "internalServerException",
+        "modelStreamErrorException",
+        "modelTimeoutException",
+    }
+)
+"""Error types of a mid-stream `error` event (or a Bedrock exception frame) worth another attempt."""
 
 
 @dataclass(frozen=True, slots=True)

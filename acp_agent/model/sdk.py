@@ -7,7 +7,7 @@ background preload need neither the SDK nor the model client's own modules.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ import structlog
 
 from acp_agent.lazy import deferred
 from acp_agent.model import sdk_import
+from acp_agent.model.platforms import ALWAYS_SECRET
 
 if TYPE_CHECKING:
     from anthropic.lib.credentials import CredentialResult
@@ -30,14 +31,17 @@ __all__ = [
     "has_credentials",
     "key_in_env",
     "take_env_keys",
+    "taken_secrets",
 ]
 
 log = structlog.get_logger(__name__)
 
 ENV_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+"""The Anthropic API's own keys (`logout` forgets them)."""
 
 _TAKEN: dict[str, str] = {}
-"""The keys `take_env_keys` moved out of the process environment; only the SDK client gets them."""
+"""The credentials `take_env_keys` moved out of the process environment; only the model client
+gets them (`env_key`)."""
 
 
 SDK_NAMES = (
@@ -93,27 +97,37 @@ def _sdk_credentials() -> Callable[[], CredentialResult | None]:
     return default_credentials
 
 
-def take_env_keys() -> list[str]:
-    """Move `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN` out of `os.environ` (at start-up, before
-    any tool runs), so no child process and no `/proc/<pid>/environ` reader can see them; the
-    model client still gets them through `env_key`. Returns the names taken."""
-    for name in ENV_KEYS:
+def take_env_keys(names: Iterable[str] = ALWAYS_SECRET) -> list[str]:
+    """Move the credential variables `names` out of `os.environ` (at start-up, before any tool
+    runs), so no child process (a tool's command, a hook) and no `/proc/<pid>/environ` reader can
+    see them; the model client still gets them through `env_key`. Returns the names taken.
+
+    The one list of what is hidden: `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN`, every platform's
+    Claude credential, `ANTHROPIC_CUSTOM_HEADERS`, and the chosen platform's cloud credentials
+    (`model/platforms.py:Platform.secrets`: the AWS keys, the Google credentials file's path)."""
+    for name in dict.fromkeys([*ENV_KEYS, *names]):
         value = os.environ.pop(name, None)
         if value:
             _TAKEN[name] = value
     return sorted(_TAKEN)
 
 
+def taken_secrets() -> list[str]:
+    """The values taken from the environment, for redaction (never logged)."""
+    return [value for value in _TAKEN.values() if value]
+
+
 def forget_env_keys() -> None:
     """`logout`: stop using the keys the process was started with, until it is started again (the
     editor's env setting is not ours to change)."""
-    _TAKEN.clear()
+    for name in ENV_KEYS:
+        _TAKEN.pop(name, None)
     for name in ENV_KEYS:
         os.environ.pop(name, None)
 
 
 def env_key(name: str) -> str | None:
-    """The value of one of ENV_KEYS: still in the environment, or taken from it at start-up."""
+    """The value of a credential variable: still in the environment, or taken from it at start-up."""
     return os.environ.get(name) or _TAKEN.get(name)
 
 

@@ -33,10 +33,17 @@ NO_TASKS = "Background commands cannot run in this session (the agent serves no 
 
 
 async def command_answer(
-    name: str, arguments: str, session: Session, runner: TurnRunner, meter: TurnMeter, rewinds: Rewinds
+    name: str,
+    arguments: str,
+    session: Session,
+    runner: TurnRunner,
+    meter: TurnMeter,
+    rewinds: Rewinds,
+    platform: str | None = None,
 ) -> str:
     """The answer of the built-in command `name` (with its `arguments`) in `session`; a request
-    it makes (`/compact`'s) is counted in `meter`. An unknown name answers as `/status`."""
+    it makes (`/compact`'s) is counted in `meter`. An unknown name answers as `/status`, with
+    the `platform`'s lines (`model/platforms.py:Platform.status`) after the model's."""
     if name == "permissions":
         return session.permissions.engine.describe(session.mode)
     if name == "rewind":
@@ -64,13 +71,17 @@ async def command_answer(
     if name == "tasks":
         return session.tasks.listing() if session.tasks is not None else NO_TASKS
     sandbox = runner.ctx.sandbox
-    return status_report(
+    report = status_report(
         session,
         runner,
         await sandbox.status_line() if sandbox else "none configured",
         await session.conventions.current(),
         rewinds.status(session),
     )
+    if platform is None:
+        return report
+    first, _, rest = report.partition("\n")
+    return f"{first}\n{platform}\n{rest}"
 
 
 def status_report(

@@ -25,6 +25,7 @@ import structlog
 from acp_agent.config import Config
 from acp_agent.errors import RpcError
 from acp_agent.lazy import deferred
+from acp_agent.model.platforms import Platform
 from acp_agent.model.profiles import load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
@@ -41,7 +42,7 @@ from acp_agent.session.requester import Requester
 from acp_agent.session.roots import checked_roots
 from acp_agent.session.state import RunningTurn, Session, cancel_subagent
 from acp_agent.session.usage import Spend
-from acp_agent.tools.hidden import agent_hidden_paths
+from acp_agent.tools.hidden import agent_hidden_paths, hide_credential_files
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import PromptEntry, RootsEntry, TitleEntry, TurnEntry
 from acp_agent.user_dirs import user_data_dir
@@ -103,13 +104,18 @@ class SessionManager:
         tools: Callable[[], ToolRegistry] | None = None,
         store: SessionStore | None = None,
         ask_models_api: bool = False,
+        platform: Platform | None = None,
     ) -> None:
         self.config = config
+        if platform is not None:  # before any tool runs, with the agent's own (`tools/hidden.py`)
+            hide_credential_files(platform.secret_files)
         self.hidden = agent_hidden_paths(config.state_dir)  # no root, no tool, no command sees them
         self.store = store
-        self.prices = load_prices(config.prices)
+        self.prices = load_prices(config.prices, platform.price_factor if platform else 1.0)
         self.requester = requester
-        self.catalog = ModelCatalog(config, model, ask_models_api, before_asking=self.after_first_answer)
+        self.catalog = ModelCatalog(
+            config, model, ask_models_api, before_asking=self.after_first_answer, platform=platform
+        )
         self.options = SessionOptions(config, self.catalog, requester)
         self._model = model
         self._tools = tools

@@ -16,13 +16,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from acp_agent.testing.models_listing import ModelsListing
-from acp_agent.testing.recorded import RecordedRequest, Served
+from acp_agent.testing.platform_front import PlatformFront
+from acp_agent.testing.recorded import MESSAGES_PATH, RecordedRequest, Served
 from acp_agent.testing.replies import Error, Message, error_event, render_events, render_json
 
 __all__ = ["Backend", "FakeServer"]
 
 _PIECE = 65_536
 """Bytes per write of a `/v1/models` page, so what a client took can be counted."""
+_SLICE = 777
+"""Bytes per write of a platform's stream: odd-sized pieces, so the client must reassemble frames."""
 
 
 class Backend(Protocol):
@@ -32,6 +35,8 @@ class Backend(Protocol):
     models: tuple[str, ...]
     model_info: dict[str, dict[str, Any]]
     models_listing: ModelsListing
+    front: PlatformFront | None
+    """A cloud platform or gateway in front of the fake (`platform_front.py`); None: the API's own."""
 
     @property
     def attempts(self) -> int: ...
@@ -115,7 +120,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._read_and_record(b"")
         path, _, query = self.path.partition("?")
-        if path == "/v1/models":
+        front = self.server.backend.front
+        if path == "/v1/models" and (front is None or front.models_api):
             backend = self.server.backend
             listing = backend.models_listing
             page = listing.page(query, backend.models, backend.model_info)
@@ -126,6 +132,14 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
+        front = self.server.backend.front
+        if front is not None:  # a token endpoint, say: answered by the front itself
+            special = front.special(
+                self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, raw
+            )
+            if special is not None:
+                self._send_json(*special)
+                return
         try:
             reply = self._read_and_record(raw)
         except ValueError:
@@ -149,9 +163,16 @@ class _Handler(BaseHTTPRequestHandler):
             raise ValueError("body is not an object")
         # Like the real API: a lone surrogate (raw or as a \\u escape) is not valid JSON text.
         json.dumps(body, ensure_ascii=False).encode("utf-8")
-        self._body: dict[str, Any] = body
         headers = {k.lower(): v for k, v in self.headers.items()}
-        return self.server.backend.receive(RecordedRequest(self.command, self.path, headers, body))
+        path, platform_path = self.path, None
+        front = self.server.backend.front
+        if front is not None and self.command == "POST":
+            routed = front.route(self.command, self.path, dict(headers), body, raw)
+            if routed is None or isinstance(routed, Error):
+                return routed  # not a Messages call here, or refused: the fake never sees it
+            body, path, platform_path = routed, MESSAGES_PATH, self.path
+        self._body: dict[str, Any] = body
+        return self.server.backend.receive(RecordedRequest(self.command, path, headers, body, platform_path))
 
     @property
     def _request_id(self) -> str:
@@ -182,6 +203,10 @@ class _Handler(BaseHTTPRequestHandler):
             sent(len(piece))
 
     def _send_error(self, reply: Error) -> None:
+        front = self.server.backend.front
+        if front is not None:
+            self._send_json(*front.error(reply, self._request_id))
+            return
         self._send_json(reply.status, reply.body(self._request_id), reply.response_headers())
 
     def _abort(self) -> None:
@@ -212,21 +237,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, render_json(reply, **shape))
             return
         events = render_events(reply, **shape)
+        front = self.server.backend.front
+        if front is not None:
+            events = front.frames(events)
         self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-type", front.content_type if front is not None else "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("request-id", self._request_id)
         if not reply.has_stream_faults:
             data = b"".join(events)
             self.send_header("content-length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if front is None:
+                self.wfile.write(data)
+                return
+            for start in range(0, len(data), _SLICE):
+                self.wfile.write(data[start : start + _SLICE])
             return
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
-        self._send_chunked(reply, events)
+        self._send_chunked(reply, events, front.error_frame() if front is not None else error_event())
 
-    def _send_chunked(self, reply: Message, events: list[bytes]) -> None:
+    def _send_chunked(self, reply: Message, events: list[bytes], failure: bytes) -> None:
         write = self.wfile.write
         cut, fault = _first_fault(reply, len(events))
         for sent, event in enumerate(events[:cut]):
@@ -240,8 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "drop":
             self._abort()
         elif fault == "error":
-            event = error_event()
-            write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event))
+            write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(failure), failure))
         else:  # complete, or truncated: the body ends cleanly either way
             write(b"0\r\n\r\n")
 

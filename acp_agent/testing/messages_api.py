@@ -21,6 +21,7 @@ from acp_agent.testing.http_server import FakeServer
 from acp_agent.testing.image_rules import image_error
 from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
 from acp_agent.testing.models_listing import ModelsListing
+from acp_agent.testing.platform_front import PlatformFront
 from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
 from acp_agent.testing.recorded import MESSAGES_PATH, RecordedRequest, Served
 from acp_agent.testing.replies import (
@@ -70,8 +71,12 @@ class FakeMessagesAPI:
         min_cache_tokens: int = 1024,
         reject_diagnostics: bool = False,
         models_listing: ModelsListing | None = None,
+        front: PlatformFront | None = None,
     ) -> None:
         self.hang_seconds = hang_seconds
+        self.front = front
+        """A cloud platform or gateway in front of the fake (`platform_front.py`, `bedrock.py`,
+        `vertex.py`): its paths, credentials, error shapes and stream framing; None: the API's."""
         self.models = tuple(models) if models is not None else ("claude-test-1", *RULES)
         """What `GET /v1/models` lists (by default the test model and every model with rules)."""
         self.model_info = {k: dict(v) for k, v in (model_info or {}).items()}

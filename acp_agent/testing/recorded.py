@@ -23,6 +23,9 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    platform_path: str | None = None
+    """The path as a platform's client sent it (Bedrock's `/model/…/invoke`), when a front
+    translated the request (`platform_front.py`); `path` and `body` are then the Messages call's."""
 
     @property
     def is_stream(self) -> bool:

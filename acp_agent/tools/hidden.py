@@ -1,5 +1,6 @@
-"""The paths no tool shows: the agent's session journals, its stored key and the SDK's profiles,
-and the paths the user's settings deny (`PathDenials`).
+"""The paths no tool shows: the agent's session journals, its stored key, the SDK's profiles and
+the chosen platform's credential files (`hide_credential_files`), and the paths the user's
+settings deny (`PathDenials`).
 
 One list serves the command sandbox (each path covered by an empty mount, `tools/sandbox/bwrap.py`) and every
 file tool: a path that resolves to one, or into one, is refused by `resolve_inside` (read, edit,
@@ -31,7 +32,14 @@ from typing import Protocol
 
 from acp_agent.user_dirs import user_config_dir, user_data_dir, user_keystore
 
-__all__ = ["NOTHING_HIDDEN", "HiddenPaths", "HiddenUnder", "PathDenials", "agent_hidden_paths"]
+__all__ = [
+    "NOTHING_HIDDEN",
+    "HiddenPaths",
+    "HiddenUnder",
+    "PathDenials",
+    "agent_hidden_paths",
+    "hide_credential_files",
+]
 
 MAX_IDENTITIES = 20_000
 """Files under the hidden paths looked at for hard links; past it, every file with two names on
@@ -57,10 +65,22 @@ def _under(folded: str, parent: str) -> bool:
     return folded == parent or folded.startswith(parent.rstrip("/") + "/")
 
 
+_CREDENTIAL_FILES: list[Path] = []
+"""The chosen platform's credential files (`hide_credential_files`), hidden with the agent's own."""
+
+
+def hide_credential_files(paths: Iterable[Path]) -> None:
+    """Add the model platform's credential files (a Google credentials file) to what no tool and
+    no command sees: called once, when the session layer is built (before any tool runs), as the
+    credential variables left the environment at start-up (`model/sdk.py:take_env_keys`)."""
+    _CREDENTIAL_FILES.extend(p for p in paths if p not in _CREDENTIAL_FILES)
+
+
 def agent_hidden_paths(state_dir: Path | None) -> HiddenPaths:
-    """The agent's own: its state dir (the journals), its config dir and the key stored there, and
-    the Anthropic SDK's profile dir (`ANTHROPIC_CONFIG_DIR`, else `~/.config/anthropic`)."""
-    paths = [state_dir or user_data_dir(), user_config_dir(), user_keystore()]
+    """The agent's own: its state dir (the journals), its config dir and the key stored there, the
+    Anthropic SDK's profile dir (`ANTHROPIC_CONFIG_DIR`, else `~/.config/anthropic`), and the model
+    platform's credential files."""
+    paths = [state_dir or user_data_dir(), user_config_dir(), user_keystore(), *_CREDENTIAL_FILES]
     sdk = os.environ.get("ANTHROPIC_CONFIG_DIR")
     if sdk:
         paths.append(Path(sdk))

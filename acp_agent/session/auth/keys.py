@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -95,10 +95,15 @@ class AgentKeys:
     else the SDK's profiles. What is found is handed to the model client, so a key stored since
     start-up (by `acp-agent login` in a terminal) or given by `authenticate` works at once."""
 
-    def __init__(self, model: ModelProvider, *, replaying: bool = False) -> None:
+    def __init__(
+        self, model: ModelProvider, *, replaying: bool = False, elsewhere: Callable[[], bool] | None = None
+    ) -> None:
         self._model = model
         self._replaying = replaying
         """A replay answers every request from its cassette: no key is ever needed."""
+        self._elsewhere = elsewhere
+        """Whether the credentials come from elsewhere than a key (a cloud platform's sign-in, an
+        `apiKeyHelper`): then a failure to sign in is said at the first request."""
         self._given: str | None = None
 
     async def found(self) -> bool:
@@ -106,6 +111,8 @@ class AgentKeys:
         from acp_agent.model.sdk import credentials_found, key_in_env
 
         if self._replaying or self._given is not None or key_in_env():
+            return True
+        if self._elsewhere is not None and self._elsewhere():
             return True
         stored = load_key()
         self._model.use_key(stored)

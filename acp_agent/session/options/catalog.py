@@ -17,6 +17,8 @@ import structlog
 
 from acp_agent.config import BUILTIN_MODELS, Config
 from acp_agent.errors import LimitsError
+from acp_agent.model.platform_ids import anthropic_id
+from acp_agent.model.platforms import Platform
 from acp_agent.model.profiles import (
     ModelProfile,
     ProfileError,
@@ -73,8 +75,11 @@ class ModelCatalog:
         model: Callable[[], Awaitable[ModelClient]],
         ask_models_api: bool = False,
         before_asking: Callable[[ModelClient], Awaitable[None]] | None = None,
+        platform: Platform | None = None,
     ) -> None:
         self.config = config
+        self.platform = platform or Platform("anthropic", "Anthropic API")
+        """Where requests go: without its Models API, the choices come from the configuration."""
         self._model = model
         self._before_asking = before_asking
         """Waited for once the client is built: the question goes out when no prompt waits for
@@ -115,6 +120,8 @@ class ModelCatalog:
         """The model config option's choices: the Models API's active models, else the built-in
         list; the configured model always among them (see `available_models`)."""
         listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active") == "active"]
+        if not listed and (not self.platform.features.models_api or self.platform.models.configured):
+            listed = self.platform.models.choices()
         return available_models(self.config.model, listed)
 
     def named_model(self, wanted: str) -> str | None:
@@ -157,6 +164,15 @@ class ModelCatalog:
     def profile(self, model_id: str) -> ModelProfile:
         """What `model_id` accepts: the built-in table, what the Models API said, the flags."""
         profile = builtin_profile(model_id)
+        if not profile.known:  # a platform's id (us.anthropic.…, …@20251001) of a known model
+            profile = replace(builtin_profile(anthropic_id(model_id)), id=model_id)
+        features = self.platform.features
+        if not (features.web_search and features.web_fetch):  # never offered where absent
+            profile = replace(
+                profile,
+                web_search=profile.web_search if features.web_search else None,
+                web_fetch=profile.web_fetch if features.web_fetch else None,
+            )
         info = self.model_info.get(model_id)
         if info is not None:
             profile = profile_from_api(profile, info)
