@@ -69,7 +69,9 @@ def test_an_agent_file_without_a_name_description_body_or_valid_frontmatter_is_l
     cases = {
         "no frontmatter at all\n": "`name` is missing",
         "---\ndescription: x\n---\nbody\n": "`name` is missing",
-        agent_file(name="Code Reviewer"): "is not 1-64 lowercase letters",
+        agent_file(name="tools:reviewer"): "holds a `:`, which joins a plugin's name",
+        agent_file(name="tab\there"): "is not one printable line",
+        agent_file(name="x" * 129): "of at most 128 characters",
         "---\nname: x\n---\nbody\n": "`description` is missing",
         agent_file(body=""): "its body (the subagent's system prompt) is empty",
         "---\nname: x\ndescription: y\n: : broken\n---\nbody\n": "line 4 of the frontmatter",
@@ -78,6 +80,13 @@ def test_an_agent_file_without_a_name_description_body_or_valid_frontmatter_is_l
     for text, why in cases.items():
         got = read_agent(Path("a.md"), text, "project")
         assert isinstance(got, str) and why in got, (text, got)
+
+
+def test_an_agent_name_is_any_line_without_a_colon_as_claude_code_takes_it() -> None:
+    """Claude Code refuses only `:` in a name; `powershell-5.1-expert` was left out here."""
+    for name in ("powershell-5.1-expert", "Code-Reviewer", "code_reviewer", "review bot", "x" * 128):
+        agent = read_agent(Path("a.md"), agent_file(name=name), "project")
+        assert isinstance(agent, CustomAgent) and agent.name == name, (name, agent)
 
 
 def write(path: Path, text: str) -> Path:

@@ -196,6 +196,37 @@ async def test_in_plan_mode_a_custom_agent_still_starts_unasked(
     assert turn_record(response)["subagents"][0]["agent"] == "reviewer"
 
 
+async def test_an_agent_whose_name_has_a_dot_is_offered_listed_and_runs(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Claude Code refuses only `:` in an agent's name (issue 42 item 5)."""
+    workspace = claude_repo(tmp_path)
+    write_file(
+        workspace / ".claude" / "agents" / "powershell.md",
+        "---\nname: powershell-5.1-expert\ndescription: Writes PowerShell 5.1.\n---\nPS51 PROMPT\n",
+    )
+    fake_api.route(routes.system_has("PS51 PROMPT"), replies.text("Get-ChildItem, as 5.1 has it"))
+    args = {"description": "Script", "prompt": "list files", "subagent_type": "powershell-5.1-expert"}
+    fake_api.script(
+        replies.message([replies.tool_use_block("task", args)], stop_reason="tool_use"),
+        replies.text("done"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        before = len(chunks(agent, session))
+        await agent.prompt(session, "/agents")
+        listed = "".join(c["content"]["text"] for c in chunks(agent, session)[before:])
+        response = await agent.prompt(session, "write a script")
+    assert "- powershell-5.1-expert (project): Writes PowerShell 5.1." in listed, listed
+    assert "Not loaded" not in listed
+    task = next(t for t in fake_api.requests[0].body["tools"] if t.get("name") == "task")
+    assert "powershell-5.1-expert" in task["input_schema"]["properties"]["subagent_type"]["enum"]
+    assert response["result"]["stopReason"] == "end_turn", response
+    assert turn_record(response)["subagents"][0]["agent"] == "powershell-5.1-expert"
+    assert fake_api.requests[-1].body["messages"][-1]["content"][0]["content"] == "Get-ChildItem, as 5.1 has it"
+
+
 async def test_agent_rules_in_the_settings_decide_whether_a_custom_agent_starts(
     agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
 ) -> None:
