@@ -320,12 +320,18 @@ async def test_a_custom_agents_child_sends_its_prompt_tools_and_model_and_is_pri
     assert meter.cost_usd == pytest.approx(child_cost + 2 * Price(1, 1).cost(USAGE))
 
 
-def test_an_agents_model_word_names_the_first_offered_of_its_family_or_an_offered_id() -> None:
+def test_an_agents_model_word_names_the_first_offered_of_its_family_and_an_id_is_used_as_written() -> None:
+    """Before the Models API answers (or where a gateway has none), an id the user wrote is theirs
+    to pick: the API's 404 says when it does not exist (issue 42 item 6)."""
     catalog = ModelCatalog(Config(model="claude-sonnet-5-5"), model=cast(Any, None))
     assert catalog.named_model("haiku") == "claude-haiku-5-5"
-    assert catalog.named_model("opus") == "claude-opus-5-5"
+    assert catalog.named_model("opus") == "claude-opus-5-5" == catalog.named_model("Opus")
+    assert catalog.named_model("sonnet[1m]") == "claude-sonnet-5-5"  # Claude Code's 1M alias
     assert catalog.named_model("claude-sonnet-5-5") == "claude-sonnet-5-5"
-    assert catalog.named_model("gpt-5") is None and catalog.named_model("fable") is None
+    for written in ("claude-opus-4-1-20250805", "gpt-5", "anthropic.claude-x-v1:0", "claude-x@20250805"):
+        assert catalog.named_model(written) == written
+    assert catalog.named_model("fable") is None  # a family word: no offered model of that family
+    assert catalog.named_model("the best one") is None and catalog.named_model("x\ny") is None
 
 
 def test_agent_files_are_read_as_deep_as_the_sensitive_write_guard_looks_and_no_deeper(
