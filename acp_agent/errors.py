@@ -37,8 +37,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │    ├─ StreamBroken        the reply broke off after output was relayed, or had no stop_reason
       │    ├─ AuthRequired        no credentials, or the API said 401/403 (-32000)
       │    └─ JournalFailed       the session journal could not be written (a full disk; -32010)
-      ├─ MalformedReply (ValueError)  model/stream_events: a usage figure the API cannot send
-      │                          (below 0, past its bound) → model/anthropic (→ StreamBroken)
+      ├─ MalformedReply (ValueError)  model/stream_events: a usage figure that is no count
+      │                          (not a whole number >= 0) → model/anthropic (→ StreamBroken)
       ├─ CassetteError (ValueError)  model/cassette: a cassette that cannot be read, a record file
       │                          not written → cli (a clear exit), model/cassette
       ├─ ProfileError (ValueError)   model/profiles: a setting the model does not accept

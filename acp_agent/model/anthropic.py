@@ -31,6 +31,7 @@ from acp_agent.model.stream_events import (
     cache_miss_of,
     message_events,
     relay_events,
+    searches_past_allowance,
     usage_of,
     web_search_bound,
 )
@@ -291,6 +292,7 @@ class AnthropicModel:
             raise StreamBroken(
                 f"the reply ended without {what}", partial=attempt.content(partial=True), retryable=True
             )
+        searches_past_allowance(attempt.usage, attempt)
         yield MessageDone(
             attempt.content(), attempt.stop_reason, attempt.usage, attempt.message_id, attempt.cache_miss
         )
@@ -315,7 +317,7 @@ class AnthropicModel:
             raise ModelUnavailable("the API answered with a body that is not a message")
         attempt.relayed = True  # nothing after this point is retried
         try:  # checked before any of it is relayed, as the stream's message_start is
-            usage = usage_of(message.usage, max_searches=attempt.max_searches)
+            usage = usage_of(message.usage)
         except MalformedReply as exc:
             raise _malformed(exc, attempt) from None
         events, content = message_events(message)
@@ -324,6 +326,7 @@ class AnthropicModel:
         yield usage
         if message.stop_reason is None:
             raise StreamBroken("the reply ended without a stop_reason", partial=content)
+        searches_past_allowance(usage, attempt)
         yield MessageDone(content, message.stop_reason, usage, message.id, cache_miss_of(message))
 
     def _check_stream_type(self, stream: Any) -> None:

@@ -10,6 +10,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import structlog
+
 from acp_agent.errors import AgentError
 from acp_agent.model.base import (
     ModelEvent,
@@ -22,8 +24,8 @@ from acp_agent.model.base import (
 
 __all__ = [
     "EMPTY_TEXT",
+    "MAX_EXACT_COUNT",
     "MAX_SERVER_TOOL_USES",
-    "MAX_USAGE_TOKENS",
     "NO_USAGE",
     "Attempt",
     "MalformedReply",
@@ -32,27 +34,28 @@ __all__ = [
     "is_server_block",
     "message_events",
     "relay_events",
+    "searches_past_allowance",
     "tool_input",
     "usage_of",
     "web_search_bound",
 ]
+
+log = structlog.get_logger(__name__)
 
 NO_USAGE = Usage()
 EMPTY_TEXT = {"type": "text", "text": ""}
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 SERVER_USAGE_FIELDS = ("web_search_requests", "web_fetch_requests")
 """`usage.server_tool_use`: what the server tools ran (cumulative, like the token counts)."""
-MAX_USAGE_TOKENS = 4_000_000
-"""The most tokens one usage figure of one reply may count: four times the largest context
-window (1M on every current model, claude-models.md), room for models to come. A count below 0
-or above it is no figure the API sends: the reply is malformed."""
+MAX_EXACT_COUNT = 2**53 - 1
+"""The largest whole number JSON carries exactly (any reader that takes numbers as doubles rounds
+past it): a usage figure beyond it is not a count the reply can be held to."""
 MAX_SERVER_TOOL_USES = 10_000
-"""The most web searches (or fetches) one reply may report when the request set no `max_uses`:
-each is a `server_tool_use` block the model wrote, and a reply has at most 128K output tokens."""
+"""The search tool's `max_uses` a reply is compared with when the request set none."""
 
 
 class MalformedReply(AgentError, ValueError):
-    """A reply the API could not have sent (a usage figure below 0 or past its bound)."""
+    """A reply the API could not have sent: a usage figure that is not a whole number >= 0."""
 
 
 class Attempt:
@@ -73,7 +76,8 @@ class Attempt:
 
     def __init__(self, max_searches: int = MAX_SERVER_TOOL_USES) -> None:
         self.max_searches = max_searches
-        """The most web searches the reply may report: the request's `max_uses` (`web_search_bound`)."""
+        """The request's `max_uses` (`web_search_bound`): a reply that reports more searches is
+        kept and counted as reported (the API bills what it ran), and the log says so."""
         self.relayed = self.stopped = False
         self.stop_reason: str | None = None
         self.message_id: str | None = None
@@ -160,12 +164,12 @@ async def relay_events(stream: Any, a: Attempt) -> AsyncIterator[ModelEvent]:
                 yield ServerToolBlock(index, block)
         elif kind == "message_delta":
             a.stop_reason = event.delta.stop_reason
-            a.usage = usage_of(event.usage, a.usage, max_searches=a.max_searches)
+            a.usage = usage_of(event.usage, a.usage)
             yield a.usage
         elif kind == "message_start":
             a.message_id = event.message.id
             a.cache_miss = cache_miss_of(event.message)
-            a.usage = usage_of(event.message.usage, max_searches=a.max_searches)
+            a.usage = usage_of(event.message.usage)
             yield a.usage
         elif kind == "message_stop":
             a.stopped = True
@@ -232,43 +236,58 @@ def tool_input(text: str) -> Any:
         return value if isinstance(value, dict) else {}
 
 
-def usage_of(raw: Any, prev: Usage = NO_USAGE, *, max_searches: int = MAX_SERVER_TOOL_USES) -> Usage:
+def usage_of(raw: Any, prev: Usage = NO_USAGE) -> Usage:
     """Usage from the API; counts that a message_delta leaves out keep their earlier values.
 
+    A count is taken as the API reports it, however large: it is what the request is billed
+    (more web searches than the request's `max_uses` included; the meter then shows the turn's
+    search budget spent). Only a figure that is no count makes the reply malformed.
+
     Raises:
-        MalformedReply: a count that is not a whole number from 0 to its bound
-            (`MAX_USAGE_TOKENS`; `max_searches` web searches, `MAX_SERVER_TOOL_USES` fetches).
+        MalformedReply: a count that is not a whole number from 0 (to `MAX_EXACT_COUNT`).
     """
-    counts = {name: _count(raw, name, getattr(prev, name), MAX_USAGE_TOKENS) for name in USAGE_FIELDS}
+    counts = {name: _count(raw, name, getattr(prev, name)) for name in USAGE_FIELDS}
     server = getattr(raw, "server_tool_use", None)
-    for name, most in zip(SERVER_USAGE_FIELDS, (max_searches, MAX_SERVER_TOOL_USES), strict=True):
-        counts[name] = _count(server, name, getattr(prev, name), most, "server_tool_use.")
+    for name in SERVER_USAGE_FIELDS:
+        counts[name] = _count(server, name, getattr(prev, name), "server_tool_use.")
     split = getattr(raw, "cache_creation", None)
     counts["cache_creation_1h_input_tokens"] = _count(
-        split, "ephemeral_1h_input_tokens", prev.cache_creation_1h_input_tokens, MAX_USAGE_TOKENS
+        split, "ephemeral_1h_input_tokens", prev.cache_creation_1h_input_tokens
     )
     return Usage(**counts)
 
 
-def _count(raw: Any, name: str, prev: int, most: int, where: str = "") -> int:
+def _count(raw: Any, name: str, prev: int, where: str = "") -> int:
     value = getattr(raw, name, None)
     if value is None:
         return prev
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
-        raise MalformedReply(f"usage.{where}{name} is {str(value)[:40]}, not a count from 0 to {most:,}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EXACT_COUNT:
+        raise MalformedReply(f"usage.{where}{name} is {str(value)[:40]}, not a whole number >= 0")
     return value
 
 
 def web_search_bound(tools: list[dict[str, Any]] | None) -> int:
-    """The most web searches a reply to a request with these `tools` can report: its search
-    tool's `max_uses`, 0 without a search tool, `MAX_SERVER_TOOL_USES` without a `max_uses`."""
+    """The web searches a request with these `tools` allows: its search tool's `max_uses`, 0
+    without a search tool, `MAX_SERVER_TOOL_USES` without a `max_uses`. A reply may report more
+    (the API's own count, billed): it is kept, and `searches_past_allowance` logs it."""
     for tool in tools or ():
         if tool.get("name") == "web_search" and str(tool.get("type", "")).startswith("web_search_"):
             most = tool.get("max_uses")
             return most if isinstance(most, int) else MAX_SERVER_TOOL_USES
     return 0
+
+
+def searches_past_allowance(usage: Usage, attempt: Attempt) -> None:
+    """Log a reply that reports more web searches than its request allowed (kept as reported)."""
+    if usage.web_search_requests > attempt.max_searches:
+        log.warning(
+            "model.searches_past_max_uses",
+            reported=usage.web_search_requests,
+            max_uses=attempt.max_searches,
+            message_id=attempt.message_id,
+        )
 
 
 def cache_miss_of(message: Any) -> dict[str, Any] | None:

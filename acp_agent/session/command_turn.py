@@ -77,8 +77,8 @@ async def find_invocation(session: Session, blocks: list[dict[str, Any]]) -> Inv
 def command_settings(
     invocation: Invocation, session: Session, catalog: ModelCatalog, system: str | None
 ) -> tuple[RunnerSettings | None, str | None]:
-    """The settings for a command file's `model` (an id the catalog offers, or `haiku`, `sonnet`,
-    `opus` for the first it offers of that family), or None and the note that says it is ignored."""
+    """The settings for a command file's `model` (an id, as written, or `haiku`, `sonnet`, `opus`
+    for the first the catalog offers of that family), or None and the note that says it is ignored."""
     target = invocation.target
     wanted = target.model if isinstance(target, CustomCommand) else None
     if not wanted or wanted in ("inherit", session.model):

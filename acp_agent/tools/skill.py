@@ -56,6 +56,9 @@ class Skill:
     """Its frontmatter's `allowed-tools`, as written: granted when the user runs it as a command."""
     pin: DirPin | None = None
     """Its directory as it was found (None: pinned when the tool is first used)."""
+    written_name: str = ""
+    """Its frontmatter's `name` where it differs from `name` (its folder's, as Claude Code names
+    it): shown in /status, never a name it answers to."""
 
     @property
     def directory(self) -> Path:

@@ -67,7 +67,10 @@ def claude_repo(tmp_path: Path) -> Path:
     write_file(
         skills / "changelog" / "references" / "format.md", "FORMAT REFERENCE: Added, Changed, Fixed.\n"
     )
-    write_file(skills / "broken" / "SKILL.md", "---\nname: broken\n---\nA skill without a description.\n")
+    write_file(  # a frontmatter outside the subset read: skipped (no frontmatter at all is fine)
+        skills / "broken" / "SKILL.md",
+        "---\nname: broken\nnot yaml at all\n---\nA skill that does not parse.\n",
+    )
     home = tmp_path / "home" / ".claude"
     write_file(home / "commands" / "review.md", "USER REVIEW BODY: never sent, the project's wins.\n")
     write_file(home / "commands" / "greet.md", "Say hello to $ARGUMENTS.\n")

@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from acp_agent.errors import ToolError
+from acp_agent.session.claude.plugins import Plugin
 from acp_agent.session.commands import convention_files
 from acp_agent.session.commands.builtins import command_of
 from acp_agent.session.commands.convention_files import read_conventions
@@ -104,24 +105,69 @@ def test_a_project_command_named_after_claude_codes_everyday_commands_replaces_t
 
 
 @pytest.mark.parametrize(
-    ("text", "reason"),
+    ("folder", "text", "reason"),
     [
-        ("Just text.\n", "it has no frontmatter"),
-        ("---\ndescription: x\n---\n", "`name` is missing from its frontmatter"),
-        ("---\nname: Bad_Name\ndescription: x\n---\n", "`name` 'Bad_Name' is not 1-64 lowercase"),
-        ("---\nname: ok\n---\n", "`description` is missing from its frontmatter"),
-        ("---\nname: ok\ndescription: " + "x" * 1025 + "\n---\n", "`description` is longer than 1,024"),
-        ("---\nname: ok\ndescription: [x\n  oops: y\nnot yaml\n---\n", "line 5 of the frontmatter"),
+        ("bad", "---\nname: ok\ndescription: [x\n  oops: y\nnot yaml\n---\n", "line 5 of the frontmatter"),
+        ("bad", "---\nname: ok\ndescription: x\nno closing fence\n", "the frontmatter's `---` block is not"),
+        ("two words", "---\ndescription: x\n---\nBody.\n", "a skill's name (its folder's) cannot hold"),
     ],
 )
 def test_an_invalid_skill_is_skipped_with_the_file_and_the_reason(
-    places: tuple[Path, Path, Path], text: str, reason: str
+    places: tuple[Path, Path, Path], folder: str, text: str, reason: str
 ) -> None:
     repo, home, config = places
-    path = write(repo / ".claude" / "skills" / "bad" / "SKILL.md", text)
+    path = write(repo / ".claude" / "skills" / folder / "SKILL.md", text)
     found = read(repo, home, config)
     assert found.skills == ()
     assert len(found.skipped) == 1 and found.skipped[0].startswith(f"{path} (skipped: {reason}")
+
+
+def test_a_skill_is_named_by_its_folder_and_needs_no_frontmatter_as_in_claude_code(
+    places: tuple[Path, Path, Path],
+) -> None:
+    """Claude Code's command for `.claude/skills/<dir>/SKILL.md` is `/<dir>`; `name` and the
+    frontmatter are optional, the body's first paragraph describing a skill without a
+    `description` (issue 42 item 1: these were renamed or dropped)."""
+    repo, home, config = places
+    skills = repo / ".claude" / "skills"
+    renamed = write(
+        skills / "code-review" / "SKILL.md", "---\nname: reviewing-code\ndescription: Reviews code.\n---\nB\n"
+    )
+    write(skills / "plain" / "SKILL.md", "# Plain skill\n\nFormats the  release\nnotes.\n\nMore text.\n")
+    write(skills / "Title_Only" / "SKILL.md", "---\nname: Not Valid Here\n---\n# Only a title\n")
+    write(skills / "empty" / "SKILL.md", "")
+    write(skills / "long" / "SKILL.md", "---\ndescription: " + "word " * 400 + "\n---\nB\n")
+    write(home / ".claude" / "skills" / "code-review" / "SKILL.md", "The user's, shadowed.\n")
+    found = read(repo, home, config)
+    by_name = {s.name: s for s in found.skills}
+    assert sorted(by_name) == ["Title_Only", "code-review", "empty", "long", "plain"]
+    assert by_name["code-review"].description == "Reviews code." and found.find("code-review") is not None
+    assert found.find("reviewing-code") is None  # Claude Code's command is the folder's name
+    assert by_name["plain"].description == "Formats the release notes."  # its first paragraph of text
+    assert by_name["Title_Only"].description == "Only a title"  # only a heading: its text
+    assert by_name["empty"].description == "(no description)"
+    assert len(by_name["long"].description) == 1024 and by_name["long"].description.endswith("…")
+    assert found.skipped == (
+        f"{home / '.claude' / 'skills' / 'code-review' / 'SKILL.md'} (shadowed by {renamed})",
+    )
+    assert [c["name"] for c in found.available_commands()] == sorted(by_name)
+    assert f"- code-review (project): {renamed} (its `name` says 'reviewing-code': named by its folder)" in (
+        found.status()
+    )
+
+
+def test_a_plugins_skill_is_its_folder_after_the_plugins_name(tmp_path: Path) -> None:
+    root = tmp_path / "plugin"
+    write(root / "skills" / "code-review" / "SKILL.md", "---\nname: reviewing-code\n---\nReview well.\n")
+    found = read_conventions(
+        tmp_path,
+        home=None,
+        config_dir=None,
+        plugins=[Plugin("tools@market", "tools", root, "1.0", "settings.json")],
+    )
+    assert [(s.name, s.source, s.description) for s in found.skills] == [
+        ("tools:code-review", "plugin", "Review well.")
+    ]
 
 
 def test_the_homes_own_claude_dir_is_the_users_even_inside_the_walk(tmp_path: Path) -> None:

@@ -69,7 +69,9 @@ def test_an_agent_file_without_a_name_description_body_or_valid_frontmatter_is_l
     cases = {
         "no frontmatter at all\n": "`name` is missing",
         "---\ndescription: x\n---\nbody\n": "`name` is missing",
-        agent_file(name="Code Reviewer"): "is not 1-64 lowercase letters",
+        agent_file(name="tools:reviewer"): "holds a `:`, which joins a plugin's name",
+        agent_file(name="tab\there"): "is not one printable line",
+        agent_file(name="x" * 129): "of at most 128 characters",
         "---\nname: x\n---\nbody\n": "`description` is missing",
         agent_file(body=""): "its body (the subagent's system prompt) is empty",
         "---\nname: x\ndescription: y\n: : broken\n---\nbody\n": "line 4 of the frontmatter",
@@ -78,6 +80,13 @@ def test_an_agent_file_without_a_name_description_body_or_valid_frontmatter_is_l
     for text, why in cases.items():
         got = read_agent(Path("a.md"), text, "project")
         assert isinstance(got, str) and why in got, (text, got)
+
+
+def test_an_agent_name_is_any_line_without_a_colon_as_claude_code_takes_it() -> None:
+    """Claude Code refuses only `:` in a name; `powershell-5.1-expert` was left out here."""
+    for name in ("powershell-5.1-expert", "Code-Reviewer", "code_reviewer", "review bot", "x" * 128):
+        agent = read_agent(Path("a.md"), agent_file(name=name), "project")
+        assert isinstance(agent, CustomAgent) and agent.name == name, (name, agent)
 
 
 def write(path: Path, text: str) -> Path:
@@ -311,12 +320,18 @@ async def test_a_custom_agents_child_sends_its_prompt_tools_and_model_and_is_pri
     assert meter.cost_usd == pytest.approx(child_cost + 2 * Price(1, 1).cost(USAGE))
 
 
-def test_an_agents_model_word_names_the_first_offered_of_its_family_or_an_offered_id() -> None:
+def test_an_agents_model_word_names_the_first_offered_of_its_family_and_an_id_is_used_as_written() -> None:
+    """Before the Models API answers (or where a gateway has none), an id the user wrote is theirs
+    to pick: the API's 404 says when it does not exist (issue 42 item 6)."""
     catalog = ModelCatalog(Config(model="claude-sonnet-5-5"), model=cast(Any, None))
     assert catalog.named_model("haiku") == "claude-haiku-5-5"
-    assert catalog.named_model("opus") == "claude-opus-5-5"
+    assert catalog.named_model("opus") == "claude-opus-5-5" == catalog.named_model("Opus")
+    assert catalog.named_model("sonnet[1m]") == "claude-sonnet-5-5"  # Claude Code's 1M alias
     assert catalog.named_model("claude-sonnet-5-5") == "claude-sonnet-5-5"
-    assert catalog.named_model("gpt-5") is None and catalog.named_model("fable") is None
+    for written in ("claude-opus-4-1-20250805", "gpt-5", "anthropic.claude-x-v1:0", "claude-x@20250805"):
+        assert catalog.named_model(written) == written
+    assert catalog.named_model("fable") is None  # a family word: no offered model of that family
+    assert catalog.named_model("the best one") is None and catalog.named_model("x\ny") is None
 
 
 def test_agent_files_are_read_as_deep_as_the_sensitive_write_guard_looks_and_no_deeper(

@@ -28,7 +28,7 @@ def test_a_symlinked_claude_md_counts_once_and_a_fifo_is_skipped(tmp_path: Path)
     sub.mkdir()
     os.mkfifo(sub / "AGENTS.md")  # reading it would block the session forever
     instructions = read_instructions(sub, home=None, config_dir=None)
-    assert [f.path for f in instructions.files] == [tmp_path / "AGENTS.md"]
+    assert [f.path for f in instructions.files] == [tmp_path / "CLAUDE.md"]  # Claude Code's name for it
     assert instructions.prompt_section().count("the rules") == 1
     [refused] = instructions.refused
     assert refused.path == sub / "AGENTS.md" and "FIFO" in refused.reason
@@ -37,19 +37,72 @@ def test_a_symlinked_claude_md_counts_once_and_a_fifo_is_skipped(tmp_path: Path)
 
 def test_nearer_files_get_the_room_and_later_ones_are_named_as_left_out(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
-    (tmp_path / "AGENTS.md").write_text("root\n")
+    (tmp_path / "CLAUDE.md").write_text("root\n")
     config = tmp_path / "config"
     config.mkdir()
-    (config / "AGENTS.md").write_text("user\n")
-    (tmp_path / "CLAUDE.md").write_text("x" * 50)
+    (config / "CLAUDE.md").write_text("user\n")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "CLAUDE.md").write_text("x" * 50)
     instructions = read_instructions(tmp_path, home=None, config_dir=config, cap=30)
     notes = [f.note for f in instructions.files]
     assert notes == [
-        f"{config / 'AGENTS.md'} (user-level) (left out: the 30-byte cap on instructions was reached)",
-        f"{tmp_path / 'AGENTS.md'}",
-        f"{tmp_path / 'CLAUDE.md'} (cut at the 30-byte cap on instructions: the first 25 of 50 bytes)",
+        f"{config / 'CLAUDE.md'} (user-level) (left out: the 30-byte cap on instructions was reached)",
+        f"{tmp_path / 'CLAUDE.md'}",
+        f"{tmp_path / '.claude' / 'CLAUDE.md'} (cut at the 30-byte cap on instructions: the first 25 of 50"
+        " bytes)",
     ]
     assert "x" * 25 in instructions.prompt_section() and "x" * 26 not in instructions.prompt_section()
+
+
+def test_claude_codes_own_files_get_the_room_before_agents_md(tmp_path: Path) -> None:
+    """Claude Code reads CLAUDE.md, not AGENTS.md: a repository's 40 KB AGENTS.md filled the cap
+    first and its CLAUDE.md was left out (issue 42 item 4). Now every Claude Code file, the user's
+    included, gets the room first, and the AGENTS.md files (nearest first) fill what is left; the
+    prompt keeps its order, AGENTS.md before the CLAUDE.md beside it."""
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    cwd = repo / "app"
+    (repo / ".git").mkdir(parents=True)
+    cwd.mkdir()
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "CLAUDE.md").write_text("USER CLAUDE\n")
+    config = home / "config"
+    config.mkdir()
+    (config / "AGENTS.md").write_text("CONFIG AGENTS\n")
+    (repo / "AGENTS.md").write_text("ROOT AGENTS " + "a" * 40_000)
+    (repo / "CLAUDE.md").write_text("ROOT CLAUDE " + "c" * 2_000)
+    (cwd / "AGENTS.md").write_text("APP AGENTS " + "b" * 1_000)
+    (cwd / "CLAUDE.local.md").write_text("APP LOCAL\n")
+    instructions = read_instructions(cwd, home=home, config_dir=config, cap=8_000)
+    by_path = {f.path: f for f in instructions.files}
+    assert list(by_path) == [
+        home / ".claude" / "CLAUDE.md",
+        config / "AGENTS.md",
+        repo / "AGENTS.md",
+        repo / "CLAUDE.md",
+        cwd / "AGENTS.md",
+        cwd / "CLAUDE.local.md",
+    ]
+    for whole in (
+        home / ".claude" / "CLAUDE.md",
+        repo / "CLAUDE.md",
+        cwd / "CLAUDE.local.md",
+        cwd / "AGENTS.md",
+    ):
+        assert by_path[whole].kept == by_path[whole].size, whole
+    root_agents = by_path[repo / "AGENTS.md"]
+    assert sum(f.kept for f in instructions.files) == 8_000 and 0 < root_agents.kept < root_agents.size
+    assert "(cut at the 8,000-byte cap on instructions" in root_agents.note
+    assert by_path[config / "AGENTS.md"].kept == 0 and "(left out: the 8,000-byte cap" in (
+        by_path[config / "AGENTS.md"].note
+    )
+    # A CLAUDE.md that imports it (the bridge Claude Code recommends) reads it as Claude Code does,
+    # with its own claim on the room, and it is not repeated.
+    (repo / "CLAUDE.md").write_text("ROOT CLAUDE\n@AGENTS.md\n")
+    bridged = read_instructions(repo, home=None, config_dir=None, cap=50_000)
+    assert [(f.path, f.label) for f in bridged.files] == [
+        (repo / "CLAUDE.md", ""),
+        (repo / "AGENTS.md", f"imported by {repo / 'CLAUDE.md'}"),
+    ]
 
 
 def test_no_files_no_section(tmp_path: Path) -> None:
@@ -229,3 +282,21 @@ def test_a_fifo_swapped_in_between_the_check_and_the_open_never_blocks_a_read(tm
     swapper.join(5)
     assert not reader.is_alive(), f"a read is stuck on the FIFO after {outcomes}"
     assert outcomes["read"] and outcomes["refused"] and swapper.swaps > 1000, (outcomes, swapper.swaps)
+
+
+async def test_below_the_cwd_too_a_big_agents_md_gets_only_the_room_claude_md_leaves(tmp_path: Path) -> None:
+    """The memory of a directory below the cwd joins when a file there is read, 32 KiB at most per
+    read: its CLAUDE.md first, its AGENTS.md the rest (issue 42 item 4)."""
+    (tmp_path / ".git").mkdir()
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "AGENTS.md").write_text("A" * 40_000)
+    (pkg / "CLAUDE.md").write_text("PKG CLAUDE\n")
+    scoped = read_instructions(tmp_path, home=None, config_dir=None).on_read
+    assert scoped is not None
+    agents, claude = await scoped.for_reads([pkg / "mod.py"])
+    assert (agents.source, claude.source) == (str(pkg / "AGENTS.md"), str(pkg / "CLAUDE.md"))  # file order
+    assert claude.text == "PKG CLAUDE\n" and "cut at" not in claude.about
+    assert (
+        len(agents.text) == 32 * 1024 - len("PKG CLAUDE\n") and "cut at the 32,768-byte cap" in agents.about
+    )

@@ -82,7 +82,8 @@ def test_a_loop_is_broken_and_named_and_a_file_read_already_is_not_repeated(tmp_
     write(repo / "a.md", "A\n@b.md\n")
     write(repo / "b.md", "B\n@a.md\n@CLAUDE.md\n")
     instructions = read_instructions(repo, home=None, config_dir=None)
-    assert [f.path.name for f in instructions.files] == ["AGENTS.md", "CLAUDE.md", "a.md", "b.md"]
+    # AGENTS.md is read where CLAUDE.md imports it, as Claude Code reads it, and not again.
+    assert [f.path.name for f in instructions.files] == ["CLAUDE.md", "AGENTS.md", "a.md", "b.md"]
     assert instructions.prompt_section().count("THE AGENTS FILE") == 1
     reasons = {r.path.name: r.reason for r in instructions.refused}
     loop = f"imported by {repo / 'b.md'}: an import loop (it imports a file on its own import chain)"

@@ -159,17 +159,28 @@ async def test_a_command_runs_on_its_own_model_for_that_turn_only_or_says_why_no
     workspace = claude_repo(tmp_path)
     commands = workspace / ".claude" / "commands"
     (commands / "quick.md").write_text("---\nmodel: haiku\n---\nAnswer briefly.\n")
-    (commands / "odd.md").write_text("---\nmodel: gpt-4\n---\nAnswer oddly.\n")
+    (commands / "odd.md").write_text("---\nmodel: best\n---\nAnswer oddly.\n")  # no family of that name
+    (commands / "exact.md").write_text("---\nmodel: claude-opus-4-1-20250805\n---\nAs written.\n")
     fake_api.set_fallback(replies.text("ok"))
     session = await agent.new_session(workspace)
     await agent.prompt(session, "/quick")
     await agent.prompt(session, "plain")
     before = len(chunks(agent, session))
     await agent.prompt(session, "/odd")
-    models = [r.body["model"] for r in fake_api.requests]
-    assert models == ["claude-haiku-5-5", "claude-test-1", "claude-test-1"]
     said = "".join(c["content"]["text"] for c in chunks(agent, session)[before:])
-    assert "/odd asks for the model 'gpt-4', which is not offered here" in said
+    await agent.prompt(session, "/exact")  # an id is used as written (the API says if it exists)
+    models = [r.body["model"] for r in fake_api.requests]
+    assert models == ["claude-haiku-5-5", "claude-test-1", "claude-test-1", "claude-opus-4-1-20250805"]
+    assert "/odd asks for the model 'best', which is not offered here" in said
+    # One the API does not know: its 404 is the answer, naming the model.
+    (commands / "gone.md").write_text("---\nmodel: claude-nonesuch-9\n---\nNever answered.\n")
+    fake_api.route(
+        lambda body: body.get("model") == "claude-nonesuch-9",
+        otherwise=replies.error(404, "not_found_error", "model: claude-nonesuch-9"),
+    )
+    session = await agent.new_session(workspace)  # the files are read again
+    gone = await agent.prompt(session, "/gone")
+    assert "HTTP 404 not_found_error: model: claude-nonesuch-9" in gone["error"]["message"], gone
 
 
 async def test_a_user_level_skill_outside_the_workspace_has_its_files_read_confined(

@@ -7,7 +7,7 @@ from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess
-from tests.support.conventions import EXPECTED_COMMANDS, SKILL_BODY, claude_repo, mcp_server
+from tests.support.conventions import EXPECTED_COMMANDS, SKILL_BODY, claude_repo, mcp_server, write_file
 from tests.wire.conftest import chunks, turn_record
 
 SONNET = "claude-sonnet-5-5"
@@ -71,7 +71,7 @@ async def test_commands_skills_and_mcp_prompts_are_announced_reported_and_announ
     # The invalid skill and the shadowed user command are reported; the session works.
     status = await status_text(agent, session)
     broken = workspace / ".claude" / "skills" / "broken" / "SKILL.md"
-    assert f"{broken} (skipped: `description` is missing from its frontmatter)" in status, status
+    assert f"{broken} (skipped: line 3 of the frontmatter is not `key: value`" in status, status
     user_review = tmp_path / "home" / ".claude" / "commands" / "review.md"
     assert f"{user_review} (shadowed by {workspace / '.claude' / 'commands' / 'review.md'})" in status
     assert "- changelog (project): " in status and "- /mcp__tests__review_code (tests)" in status
@@ -136,7 +136,7 @@ async def test_the_model_sees_the_skill_listed_then_loads_its_body_then_its_refe
     assert SKILL_BODY in body and "- references/format.md" in body and "FORMAT REFERENCE" not in body
     assert "FORMAT REFERENCE: Added, Changed, Fixed." in tool_result_text(fake_api, 2)
     refused = tool_result_text(fake_api, 3)  # another skill's file: outside this skill's directory
-    assert "was not read: it resolves to" in refused and "A skill without" not in refused
+    assert "was not read: it resolves to" in refused and "does not parse" not in refused
     assert all(system_of(fake_api, i) == system for i in range(4))  # the cached prefix stays put
 
 
@@ -150,6 +150,38 @@ async def test_a_skill_runs_as_a_slash_command_with_its_arguments(
     sent = user_text(fake_api)
     assert sent.startswith("The user ran the skill /changelog.") and SKILL_BODY in sent
     assert "ARGUMENTS: for the 2.0 release" in sent and "- references/format.md" in sent
+
+
+async def test_a_skill_is_its_folders_command_and_needs_no_frontmatter_as_in_claude_code(
+    agent: AgentProcess, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """`code-review/SKILL.md` saying `name: reviewing-code` is `/code-review` in Claude Code, and a
+    SKILL.md without frontmatter is a skill: here the one was `/reviewing-code` (so `/code-review`
+    reached the model as plain text) and the other dropped (issue 42 item 1)."""
+    workspace = claude_repo(tmp_path)
+    skills = workspace / ".claude" / "skills"
+    write_file(
+        skills / "code-review" / "SKILL.md",
+        "---\nname: reviewing-code\ndescription: Reviews a diff.\n---\nREVIEW SKILL BODY\n",
+    )
+    write_file(skills / "notes" / "SKILL.md", "# Notes\n\nWrites release notes from the log.\n\nNOTES BODY\n")
+    fake_api.script(
+        replies.text("reviewed"),
+        replies.tool_use("skill", {"name": "notes"}),
+        replies.text("notes written"),
+    )
+    session = await agent.new_session(workspace)
+    commands = await announced(agent, session)
+    await agent.prompt(session, "/code-review the last commit")
+    sent = user_text(fake_api, 0)
+    await agent.prompt(session, "write the notes")
+    assert {"code-review", "notes"} <= set(commands) and "reviewing-code" not in commands
+    assert commands["notes"]["description"] == "Writes release notes from the log. (project skill)"
+    assert sent.startswith("The user ran the skill /code-review.") and "REVIEW SKILL BODY" in sent
+    system = system_of(fake_api, 1)
+    assert "- code-review: Reviews a diff." in system
+    assert "- notes: Writes release notes from the log." in system
+    assert "NOTES BODY" in tool_result_text(fake_api, 2)
 
 
 async def test_an_mcp_prompt_runs_as_a_command(

@@ -36,7 +36,7 @@ def agents_repo(tmp_path: Path) -> Path:
     write_file(home / "reviewer.md", "---\nname: reviewer\ndescription: USER REVIEWER\n---\nnever used\n")
     write_file(
         home / "explainer.md",
-        "---\nname: explainer\ndescription: Explains code.\nmodel: gpt-5\n---\nExplain.\n",
+        "---\nname: explainer\ndescription: Explains code.\nmodel: best\n---\nExplain.\n",
     )
     write_file(agents / "nameless.md", "---\ndescription: no name\n---\nbody\n")
     write_file(
@@ -143,7 +143,7 @@ async def test_agents_lists_them_and_every_bad_agent_file_is_named_while_the_ses
     assert "ignored: NoSuchTool (no such tool here)" in reviewer
     assert f"file: {agents / 'reviewer.md'}" in reviewer
     assert "- explainer (user): Explains code." in text
-    assert "model: the session's: 'gpt-5' is not offered here" in text
+    assert "model: the session's: 'best' is not offered here" in text  # a word naming no family
     not_loaded = text[text.index("Not loaded:") :]
     assert f"{home / 'reviewer.md'} (shadowed by {agents / 'reviewer.md'})" in not_loaded
     assert "nameless.md (skipped: `name` is missing from its frontmatter)" in not_loaded
@@ -194,6 +194,94 @@ async def test_in_plan_mode_a_custom_agent_still_starts_unasked(
     assert response["result"]["stopReason"] == "end_turn" and asked == []
     assert fake_api.requests[-1].body["messages"][-1]["content"][0]["content"] == "REVIEWED in plan mode"
     assert turn_record(response)["subagents"][0]["agent"] == "reviewer"
+
+
+OLD_OPUS = "claude-opus-4-1-20250805"  # not among the built-in models: no listing names it yet
+
+
+async def test_an_agents_model_id_is_used_as_written_and_the_apis_404_reaches_the_user(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """The process's first turn (no Models API listing yet): an agent's full model id went to the
+    parent's model. Now it is used as written; one the API does not know is its 404 (issue 42 item 6)."""
+    workspace = claude_repo(tmp_path)
+    agents = workspace / ".claude" / "agents"
+    write_file(
+        agents / "old.md", f"---\nname: old\ndescription: Old Opus.\nmodel: {OLD_OPUS}\n---\nOLD PROMPT\n"
+    )
+    write_file(
+        agents / "gone.md", "---\nname: gone\ndescription: Gone.\nmodel: claude-nonesuch-9\n---\nGONE\n"
+    )
+    fake_api.route(routes.system_has("OLD PROMPT"), replies.text("old opus answered"))
+    fake_api.route(
+        lambda body: body.get("model") == "claude-nonesuch-9",
+        otherwise=replies.error(404, "not_found_error", "model: claude-nonesuch-9"),
+    )
+    calls = [
+        {"description": "Ask old", "prompt": "go", "subagent_type": "old"},
+        {"description": "Ask gone", "prompt": "go", "subagent_type": "gone"},
+    ]
+    fake_api.script(
+        replies.message([replies.tool_use_block("task", calls[0])], stop_reason="tool_use"),
+        replies.message([replies.tool_use_block("task", calls[1], id="toolu_gone")], stop_reason="tool_use"),
+        replies.text("done"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        response = await agent.prompt(session, "ask both")
+        before = len(chunks(agent, session))
+        await agent.prompt(session, "/agents")
+        listed = "".join(c["content"]["text"] for c in chunks(agent, session)[before:])
+        updates = [m["params"]["update"] for m in agent.messages if m.get("method") == "session/update"]
+    assert response["result"]["stopReason"] == "end_turn", response
+    old = [r for r in fake_api.requests if "OLD PROMPT" in str(r.body["system"])]
+    assert [r.body["model"] for r in old] == [OLD_OPUS]
+    assert "model: claude-opus-4-1-20250805" in listed and "model: claude-nonesuch-9" in listed
+    subagents = turn_record(response)["subagents"]
+    assert [(s["agent"], s.get("model")) for s in subagents] == [
+        ("old", OLD_OPUS),
+        ("gone", "claude-nonesuch-9"),
+    ]
+    # The 404, with the agent and the model its file named, in the call the user sees, and to the model.
+    failed = [u for u in updates if u.get("toolCallId") == "toolu_gone" and u.get("status") == "failed"]
+    shown = str(failed[-1]["content"]) if failed else ""
+    for said in (shown, str(fake_api.requests[-1].body["messages"][-1]["content"])):
+        assert "HTTP 404 not_found_error: model: claude-nonesuch-9" in said, said
+        assert "the agent 'gone' runs on 'claude-nonesuch-9', as its file's `model` says" in said, said
+
+
+async def test_an_agent_whose_name_has_a_dot_is_offered_listed_and_runs(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Claude Code refuses only `:` in an agent's name (issue 42 item 5)."""
+    workspace = claude_repo(tmp_path)
+    write_file(
+        workspace / ".claude" / "agents" / "powershell.md",
+        "---\nname: powershell-5.1-expert\ndescription: Writes PowerShell 5.1.\n---\nPS51 PROMPT\n",
+    )
+    fake_api.route(routes.system_has("PS51 PROMPT"), replies.text("Get-ChildItem, as 5.1 has it"))
+    args = {"description": "Script", "prompt": "list files", "subagent_type": "powershell-5.1-expert"}
+    fake_api.script(
+        replies.message([replies.tool_use_block("task", args)], stop_reason="tool_use"),
+        replies.text("done"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        before = len(chunks(agent, session))
+        await agent.prompt(session, "/agents")
+        listed = "".join(c["content"]["text"] for c in chunks(agent, session)[before:])
+        response = await agent.prompt(session, "write a script")
+    assert "- powershell-5.1-expert (project): Writes PowerShell 5.1." in listed, listed
+    assert "Not loaded" not in listed
+    task = next(t for t in fake_api.requests[0].body["tools"] if t.get("name") == "task")
+    assert "powershell-5.1-expert" in task["input_schema"]["properties"]["subagent_type"]["enum"]
+    assert response["result"]["stopReason"] == "end_turn", response
+    assert turn_record(response)["subagents"][0]["agent"] == "powershell-5.1-expert"
+    assert (
+        fake_api.requests[-1].body["messages"][-1]["content"][0]["content"] == "Get-ChildItem, as 5.1 has it"
+    )
 
 
 async def test_agent_rules_in_the_settings_decide_whether_a_custom_agent_starts(

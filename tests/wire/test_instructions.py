@@ -81,6 +81,29 @@ async def test_instructions_are_capped_and_the_cut_is_noted(
     assert len(system.encode()) < 32_768 + 6_000  # the rest of the prompt is a few KB
 
 
+async def test_a_big_agents_md_leaves_the_claude_md_beside_it_whole(
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Claude Code reads CLAUDE.md, not AGENTS.md: a 40 KB AGENTS.md took the 32 KiB cap and the
+    repository's CLAUDE.md was left out (issue 42 item 4). Claude Code's files now get the room
+    first, AGENTS.md what is left; /status names the cut."""
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").write_text("AGENTS FIRST LINE\n" + "a" * 40_000 + "\nAGENTS LAST LINE\n")
+    (workspace / "CLAUDE.md").write_text("CLAUDE FIRST LINE\n" + "c" * 3_000 + "\nCLAUDE LAST LINE\n")
+    fake_api.set_fallback(replies.text("ok"))
+    session = await agent.new_session(workspace)
+    await agent.prompt(session, "hello")
+    system = system_of(fake_api)
+    assert "CLAUDE FIRST LINE" in system and "CLAUDE LAST LINE" in system
+    assert "AGENTS FIRST LINE" in system and "AGENTS LAST LINE" not in system
+    assert system.index("AGENTS FIRST LINE") < system.index("CLAUDE FIRST LINE")  # the prompt's order
+    await agent.prompt(session, "/status")
+    status = "".join(c["content"]["text"] for c in chunks(agent, session))
+    agents = (workspace / "AGENTS.md").resolve()
+    assert f"- {agents} (cut at the 32,768-byte cap on instructions: the first " in status, status
+    assert f"- {(workspace / 'CLAUDE.md').resolve()}: 3,036 bytes" in status, status
+
+
 # ── issue 29 item 3: a hostile checkout's instruction files ───────────────────────────────────
 
 

@@ -40,10 +40,10 @@ def memory_tree(home: Path, repo: Path) -> dict[str, Path]:
         "USER_PREFS": write_file(home / ".claude" / "prefs.md", "USER_PREFS\n"),
         "USER_RULE": write_file(home / ".claude" / "rules" / "tone.md", "USER_RULE\n"),
         "CONFIG_AGENTS": write_file(home / ".config" / "acp-agent" / "AGENTS.md", "CONFIG_AGENTS\n"),
-        "ROOT_AGENTS": write_file(repo / "AGENTS.md", "ROOT_AGENTS\n"),
         "ROOT_CLAUDE": write_file(
             repo / "CLAUDE.md", "ROOT_CLAUDE\n@AGENTS.md\n@docs/style.md\nNot an import: `@docs/x.md`.\n"
         ),
+        "ROOT_AGENTS": write_file(repo / "AGENTS.md", "ROOT_AGENTS\n"),  # read as ROOT_CLAUDE's import
         "STYLE_GUIDE": write_file(repo / "docs" / "style.md", "STYLE_GUIDE\n@deeper.md\n"),
         "DEEPER_GUIDE": write_file(repo / "docs" / "deeper.md", "DEEPER_GUIDE\n"),
         "DOT_CLAUDE": write_file(repo / ".claude" / "CLAUDE.md", "DOT_CLAUDE\n"),
@@ -123,7 +123,7 @@ async def test_every_memory_file_reaches_the_model_in_order_and_the_cached_prefi
     # /status lists them in order with their sizes, and what loaded on read.
     listed = [status.find(f"- {path}") for path in files.values()]
     assert -1 not in listed and listed == sorted(listed), status
-    assert f"- {files['ROOT_AGENTS']}: 12 bytes" in status
+    assert f"- {files['ROOT_AGENTS']} (imported by {files['ROOT_CLAUDE']}): 12 bytes" in status
     assert f"- {files['USER_PREFS']} (imported by {files['USER_MEMORY']}): 11 bytes" in status
     assert (
         f"Loaded when a matching file is read:\n- {repo / '.claude' / 'rules' / 'api.md'} (rule for" in status

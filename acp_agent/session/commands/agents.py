@@ -1,6 +1,7 @@
 """Custom subagents as Claude Code defines them: a markdown file in `.claude/agents/`.
 
-The frontmatter names the agent (`name`: lowercase letters, digits and hyphens), says when to use
+The frontmatter names the agent (`name`: any one line without `:`, as Claude Code takes it:
+`powershell-5.1-expert` is a name), says when to use
 it (`description`: the model reads it to choose one), may narrow its tools (`tools`, and
 `disallowedTools`: Claude Code's names or this agent's, a comma list or a YAML list) and pick its
 model (`model`: `sonnet`, `opus`, `haiku`, `inherit` or a model id); the body is its system
@@ -23,13 +24,13 @@ from acp_agent.session.claude.tool_names import own_tool
 from acp_agent.session.commands.allowed_tools import tool_entries
 from acp_agent.session.commands.frontmatter import split_frontmatter
 
-__all__ = ["INHERIT", "MAX_TOOL_ENTRIES", "CustomAgent", "read_agent"]
+__all__ = ["INHERIT", "MAX_NAME", "MAX_TOOL_ENTRIES", "CustomAgent", "read_agent"]
 
 INHERIT = "inherit"
 """The `model` of an agent that runs on the session's model (also when the key is absent)."""
 MAX_TOOL_ENTRIES = 100
-_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_MAX_NAME = 64
+MAX_NAME = 128
+"""Characters of an agent's name: it is listed in the task tool's description and in /agents."""
 _ENTRY = re.compile(r"^([A-Za-z0-9_*-]+)(\(.*\))?$", re.DOTALL)
 
 
@@ -61,8 +62,10 @@ def read_agent(path: Path, text: str, source: str) -> CustomAgent | str:
         return problem
     if not name:
         return "`name` is missing from its frontmatter"
-    if not _NAME.match(name) or len(name) > _MAX_NAME:
-        return f"`name` {name[:80]!r} is not 1-64 lowercase letters, digits and single hyphens"
+    if ":" in name:  # Claude Code's one refusal: `:` joins a plugin's name to its agents'
+        return f"`name` {name[:80]!r} holds a `:`, which joins a plugin's name to its agents' names"
+    if not name.isprintable() or len(name) > MAX_NAME:
+        return f"`name` {name[:80]!r} is not one printable line of at most {MAX_NAME} characters"
     if not description:
         return "`description` is missing from its frontmatter"
     if not body.strip():

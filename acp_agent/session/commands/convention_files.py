@@ -11,6 +11,9 @@ Where, in order of precedence (the first of a name wins; the others are noted as
   (`session/claude/plugins.py` finds them), each named `plugin:name` (an agent's subfolders join
   its name, `plugin:group:name`, as Claude Code has it), so they never clash with the others.
 
+A skill is named by its folder, as Claude Code names it (`skills/code-review/SKILL.md` is
+`/code-review` whatever its `name` says); its frontmatter is optional. An agent by its `name`.
+
 Every file is read under the rules of the file tools (`tools/files/provided.py`): a project file must
 resolve inside the repository, a config-dir file inside the config dir, a `~/.claude` file inside
 the home directory, a plugin's inside the plugin's directory; a link out, a FIFO, a file another
@@ -53,6 +56,7 @@ __all__ = [
     "FILE_BYTES",
     "MAX_AGENT_FILES",
     "MAX_COMMAND_FILES",
+    "MAX_DESCRIPTION",
     "MAX_SKILLS",
     "load_conventions",
     "read_conventions",
@@ -66,9 +70,8 @@ FILE_BYTES = 64 * 1024
 MAX_COMMAND_FILES = 500
 MAX_SKILLS = 200
 MAX_AGENT_FILES = 100
-_SKILL_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-_MAX_NAME, _MAX_DESCRIPTION = 64, 1024
-"""The Agent Skills format's limits on `name` and `description`."""
+MAX_DESCRIPTION = 1024
+"""Characters of a skill's description kept (the Agent Skills format's limit): a longer one is cut."""
 
 
 class _Found:
@@ -246,28 +249,25 @@ def _read_skills(found: _Found, root: Path, source: str, inside: Path, prefix: s
 
 
 def _add_skill(found: _Found, path: Path, text: str, source: str, prefix: str) -> None:
+    """A skill is named by its folder, as Claude Code names it (`code-review/SKILL.md` is
+    `/code-review`, whatever its `name` says); its frontmatter is optional, and without a
+    `description` the body's first paragraph describes it."""
     fields, body, problem = split_frontmatter(text)
-    bare, description = fields.get("name", "").strip(), " ".join(fields.get("description", "").split())
+    bare = path.parent.name
     name = prefix + bare
-    if problem or not fields:
-        why = problem or "it has no frontmatter (a `---` block with `name` and `description`)"
-    elif not bare:
-        why = "`name` is missing from its frontmatter"
-    elif not _SKILL_NAME.match(bare) or len(bare) > _MAX_NAME:
-        why = f"`name` {bare[:80]!r} is not 1-64 lowercase letters, digits and single hyphens"
-    elif not description:
-        why = "`description` is missing from its frontmatter"
-    elif len(description) > _MAX_DESCRIPTION:
-        why = f"`description` is longer than {_MAX_DESCRIPTION:,} characters"
+    if problem:
+        found.skip(path, f"skipped: {problem}")
+    elif any(c.isspace() or not c.isprintable() for c in bare):
+        found.skip(path, "skipped: a skill's name (its folder's) cannot hold spaces or control characters")
     elif name in BUILT_IN_NAMES:
-        why = f"shadowed by the built-in /{name}"
+        found.skip(path, f"shadowed by the built-in /{name}")
     elif name in found.skills:
         found.skip(path, f"shadowed by {found.skills[name].path}")
-        return
     else:
+        written = " ".join(fields.get("name", "").split())
         found.skills[name] = Skill(
             name,
-            description,
+            _description(fields.get("description", ""), body, path),
             path,
             body,
             source,
@@ -276,9 +276,22 @@ def _add_skill(found: _Found, path: Path, text: str, source: str, prefix: str) -
             user_invocable=fields.get("user-invocable", "").lower() != "false",
             allowed_tools=_allowed_tools(path, fields),
             pin=pin_dir(path.parent),  # the directory its files are read from, as it is now
+            written_name=written if written and written != bare else "",
         )
-        return
-    found.skip(path, f"skipped: {why}" if not why.startswith("shadowed") else why)
+
+
+def _description(written: str, body: str, path: Path) -> str:
+    """The frontmatter's `description`, else the body's first paragraph (a heading's text when
+    the body has only headings), one line, cut at MAX_DESCRIPTION characters."""
+    text = " ".join(written.split())
+    if not text:
+        paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", body) if p.strip()]
+        prose = [p for p in paragraphs if not p.startswith("#")]
+        text = prose[0] if prose else paragraphs[0].lstrip("#").strip() if paragraphs else ""
+    if len(text) > MAX_DESCRIPTION:
+        log.warning("conventions.description_cut", path=str(path), length=len(text), kept=MAX_DESCRIPTION)
+        text = text[: MAX_DESCRIPTION - 1] + "…"
+    return text or "(no description)"
 
 
 def _allowed_tools(path: Path, fields: dict[str, str]) -> str:

@@ -143,6 +143,7 @@ class Conventions:
         _, left_out = self.skills_section()
         parts += [
             f"- {s.name} ({s.source}): {s.path}"
+            + (f" (its `name` says {s.written_name!r}: named by its folder)" if s.written_name else "")
             + (" (left out of the system prompt: the skill list's cap)" if s.name in left_out else "")
             + ("" if s.model_invocable else " (for the user only)")
             + _grants(s.allowed_tools)

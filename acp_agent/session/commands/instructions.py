@@ -11,14 +11,19 @@ order, general to specific (a later file wins where they disagree):
    `CLAUDE.md`, `.claude/CLAUDE.md`, `.claude/rules/**/*.md` (by path), `CLAUDE.local.md`.
 
 AGENTS.md comes before CLAUDE.md in a directory: it is the file every agent reads, CLAUDE.md the
-one for Claude, so CLAUDE.md is the more specific. Both are read; a CLAUDE.md that imports
-`@AGENTS.md` (the bridge Claude Code recommends) or links to it does not repeat it. Each file is
-followed by the files it imports (`memory_files.py`). A rule whose frontmatter has `paths:` is
-not in the prompt: it joins the conversation when a matching file is read, as do the memory files
-of the directories below the cwd (`scoped_instructions.py`).
+one for Claude, so CLAUDE.md is the more specific. Both are read, but Claude Code reads only its
+own files, so those come first for the room: AGENTS.md files are read after them (`_Reading.defer`)
+and get what room they leave. A CLAUDE.md that imports `@AGENTS.md` (the bridge Claude Code
+recommends) or links to it has read it already, as Claude Code would, with its own claim on the
+room; it is not repeated. Each file is followed by the files it imports (`memory_files.py`).
+
+A rule whose frontmatter has `paths:` is not in the prompt: it joins the conversation when a
+matching file is read, as do the memory files of the directories below the cwd
+(`scoped_instructions.py`).
 
 A total cap keeps a huge file from filling the context: nearer directories get the room first
-(within one, in the order above; the user's files last), and a file cut or left out says so.
+(within one, in the order above; the user's files last; then the AGENTS.md files, nearest first),
+and a file cut or left out says so.
 Every file is read under the rules of the file tools (`tools/files/provided.py`, through
 `memory_files.py`): a file that breaks one is left out and named with its reason in /status and
 the logs. The reading runs in a worker thread, bounded in time: a FIFO or a hung disk never
@@ -44,6 +49,7 @@ from acp_agent.session.commands.memory_files import (
 )
 from acp_agent.session.commands.memory_paths import PathPatterns, split_paths
 from acp_agent.session.commands.scoped_instructions import (
+    AGENTS_NAME,
     DIRECTORY_FILES,
     LOCAL_NAME,
     ScopedInstructions,
@@ -63,7 +69,7 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-NAMES = ("AGENTS.md", "CLAUDE.md")
+NAMES = (AGENTS_NAME, "CLAUDE.md")
 """The memory files of the agent's config dir (the user-level AGENTS.md)."""
 TOTAL_CAP = 32 * 1024
 """Bytes of instructions, all files together, that reach the system prompt."""
@@ -195,9 +201,25 @@ class _Reading:
         self.found: list[tuple[int, MemoryText]] = []
         self.scoped: list[ScopedRule] = []
         self.rules = 0
+        self.deferred: list[tuple[int, int, Path, Path, str]] = []
+        """AGENTS.md files to read last: (their place in `found`, rank, path, inside, label)."""
 
     def add(self, rank: int, path: Path, *, inside: Path, label: str = "", area: Path | None = None) -> None:
         self.found += [(rank, text) for text in self.reader.read(path, inside=inside, label=label, area=area)]
+
+    def defer(self, rank: int, path: Path, *, inside: Path, label: str = "") -> None:
+        """An AGENTS.md: placed here in the prompt, read once every other file is (`read_deferred`)."""
+        self.deferred.append((len(self.found), rank, path, inside, label))
+
+    def read_deferred(self) -> None:
+        """Read the AGENTS.md files, in order, each into its place: one a CLAUDE.md imported was
+        read with it, and is not read again."""
+        placed = [
+            (slot, [(rank, text) for text in self.reader.read(path, inside=inside, label=label)])
+            for slot, rank, path, inside, label in self.deferred
+        ]
+        for slot, texts in reversed(placed):  # the later places first: the earlier stay where they are
+            self.found[slot:slot] = texts
 
     def add_rules(self, rank: int, root: Path, *, base: Path, inside: Path, area: Path, label: str) -> None:
         """The rules under `root`: those without `paths:` in the prompt, the others kept for later."""
@@ -230,7 +252,8 @@ def _sources(
     config_dir: Path | None,
 ) -> None:
     """Read every file of the session's memory into `reading`, in prompt order."""
-    user = len(directories)  # the user's files get the room last
+    user = len(directories)  # the user's files get the room last of Claude Code's
+    agents = user + 1  # then the AGENTS.md files, nearest first (the config dir's last)
     if home is not None:
         claude = home / ".claude"
         reading.add(user, claude / "CLAUDE.md", inside=home, label="user-level", area=claude)
@@ -238,16 +261,19 @@ def _sources(
             user, claude / "rules", base=directories[0], inside=home, area=claude, label="user-level rule"
         )
     if config_dir is not None:
-        for name in NAMES:
-            reading.add(user, config_dir / name, inside=config_dir, label="user-level")
+        reading.defer(agents + user, config_dir / AGENTS_NAME, inside=config_dir, label="user-level")
+        reading.add(user, config_dir / "CLAUDE.md", inside=config_dir, label="user-level")
     for rank in range(len(directories) - 1, -1, -1):  # the root first, the cwd last
         directory = directories[rank]
         inside = repository or directory
         for path, rules in _project_files(directory, home):
             if rules:
                 reading.add_rules(rank, path, base=directory, inside=inside, area=inside, label="rule")
+            elif path.name == AGENTS_NAME:
+                reading.defer(agents + rank, path, inside=inside)
             else:
                 reading.add(rank, path, inside=inside)
+    reading.read_deferred()
 
 
 def _project_files(directory: Path, home: Path | None) -> Iterator[tuple[Path, bool]]:

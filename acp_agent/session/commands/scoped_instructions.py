@@ -32,12 +32,14 @@ from acp_agent.tools.files.provided import READ_SECONDS, Refusal, read_provided_
 from acp_agent.tools.hidden import HiddenPaths
 from acp_agent.turn.context.attachments import Attachment
 
-__all__ = ["DIRECTORY_FILES", "LATE_CAP", "LOCAL_NAME", "ScopedInstructions", "ScopedRule"]
+__all__ = ["AGENTS_NAME", "DIRECTORY_FILES", "LATE_CAP", "LOCAL_NAME", "ScopedInstructions", "ScopedRule"]
 
 log = structlog.get_logger(__name__)
 
 LOCAL_NAME = "CLAUDE.local.md"
-DIRECTORY_FILES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", LOCAL_NAME)
+AGENTS_NAME = "AGENTS.md"
+"""Not Claude Code's file: it gets the room Claude Code's own files leave (here and in the prompt)."""
+DIRECTORY_FILES = (AGENTS_NAME, "CLAUDE.md", ".claude/CLAUDE.md", LOCAL_NAME)
 """A directory's memory files, in the order they are read (its rules go before the local file)."""
 LATE_CAP = 32 * 1024
 """Bytes of memory one read may bring into the conversation, all its files together."""
@@ -93,6 +95,8 @@ class ScopedInstructions:
         self._home, self._held = home, held
         self._found: dict[Path, list[MemoryText]] = {}
         """What each directory or rule brought, read once for the session."""
+        self._agents: set[Path] = set()
+        """The AGENTS.md files (and what they import) among them: the room others leave is theirs."""
         self._lock = threading.Lock()
 
     async def for_reads(self, paths: Sequence[Path]) -> Sequence[Attachment]:
@@ -127,8 +131,9 @@ class ScopedInstructions:
         finally:
             self._lock.release()
         found = list(texts.values())
+        room = sorted(range(len(found)), key=lambda i: found[i].path in self._agents)  # AGENTS.md last
         attachments = []
-        for text, (kept, body) in zip(found, fitted(found, LATE_CAP), strict=True):
+        for text, (kept, body) in zip(found, fitted(found, LATE_CAP, room), strict=True):
             if not kept:
                 log.warning("instructions.left_out", path=str(text.path), cap=LATE_CAP)
                 continue
@@ -153,11 +158,12 @@ class ScopedInstructions:
     def _of_directory(self, directory: Path) -> list[MemoryText]:
         if directory not in self._found:
             reader, about = self._reader(), f"instructions for the files under {directory}"
-            self._found[directory] = [
-                text
-                for name in DIRECTORY_FILES
-                for text in reader.read(directory / name, inside=self.inside, label=about)
-            ]
+            self._found[directory] = []
+            for name in DIRECTORY_FILES:
+                texts = reader.read(directory / name, inside=self.inside, label=about)
+                if name == AGENTS_NAME:
+                    self._agents.update(text.path for text in texts)
+                self._found[directory] += texts
         return self._found[directory]
 
     def _of_rule(self, rule: ScopedRule) -> list[MemoryText]:

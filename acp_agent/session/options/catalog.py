@@ -8,6 +8,7 @@ come from here, at creation and on every model or effort change.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,9 @@ log = structlog.get_logger(__name__)
 
 MODELS_API_SECONDS = 15.0
 """How long the background Models API question may take."""
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}")
+"""What a model id may look like: Anthropic's (`claude-opus-4-1-20250805`), a gateway's, Bedrock's
+(`anthropic.claude-…-v1:0`), Vertex's (`claude-…@20250805`). Not a sentence, not a control character."""
 MAX_MODEL_CHOICES = 50
 """At most this many model choices are shown: a listing of 100,000 models made every
 `session/new` answer 6 MB."""
@@ -125,11 +129,21 @@ class ModelCatalog:
         return available_models(self.config.model, listed)
 
     def named_model(self, wanted: str) -> str | None:
-        """The model `wanted` names here (a command's or an agent's `model`): an id offered, or
-        for a family word (`haiku`, `sonnet`, `opus`) the first offered of that family; None when
-        none is offered."""
+        """The model `wanted` names here (a command's or an agent's `model`): a family word
+        (`haiku`, `sonnet`, `opus`, also as `sonnet[1m]`: letters only) is the first offered of
+        that family, None when none is; anything else shaped like a model id is that id, as
+        written, offered or not.
+
+        The user wrote it: a gateway may serve it, the Models API may not have answered yet (the
+        process's first turn) or may not exist, and a model that does not exist is the API's to
+        say (its 404 reaches the user)."""
         offered = self.available_models()
-        return wanted if wanted in offered else next((m for m in offered if f"-{wanted}-" in m), None)
+        if wanted in offered:
+            return wanted
+        family = wanted.removesuffix("[1m]")  # Claude Code's 1M-context alias; 1M is the default here
+        if family.isalpha():
+            return next((m for m in offered if f"-{family.lower()}-" in m), None)
+        return wanted if _MODEL_ID.fullmatch(wanted) else None
 
     def configured_web(self) -> WebTools:
         """The web choice of `--web` and the domain settings (checked when the config was built)."""

@@ -7,8 +7,8 @@ prompt's text is made on the first `task` call, from what the session had when t
 The session's custom agents (`.claude/agents/`, `session/commands/agents.py`) are offered by name
 as subagent types, decided here once too: each gets its file's body as its prompt, the tools its
 `tools` names among the subagents' own (never more: an agent file only narrows), and its `model`
-(an alias or an id the catalog offers; one it does not offer leaves the agent on the session's
-model, and /agents says so).
+(a family word the catalog resolves, or an id, used as written: the API says if it does not exist;
+a word that names no offered family leaves the agent on the session's model, and /agents says so).
 """
 
 from __future__ import annotations

@@ -261,7 +261,12 @@ class TaskTool:
         except TurnFailed as exc:
             subagent.ended(TurnStop.END_TURN, error=str(exc))
             log.warning("subagent.failed", description=subagent.description, error=str(exc))
-            return ToolResult(f"the subagent failed: {exc}", is_error=True, steps=tuple(progress.lines))
+            text = f"the subagent failed: {exc}"
+            if subagent.model is not None and subagent.agent is not None:  # the agent file's `model`
+                text += (
+                    f" (the agent {subagent.agent!r} runs on {subagent.model!r}, as its file's `model` says)"
+                )
+            return ToolResult(text, is_error=True, steps=tuple(progress.lines))
         finally:
             log.info("subagent.ended", description=subagent.description, requests=meter.model_requests)
         subagent.ended(outcome.stop)
