@@ -23,7 +23,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
 import structlog
@@ -31,8 +31,10 @@ import structlog
 from acp_agent.errors import ToolError
 from acp_agent.session.claude.rules import Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import SettingsFile
-from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.tools.search.regex_bounds import check_pattern
+
+if TYPE_CHECKING:
+    from acp_agent.session.claude.setup import ClaudeSetup
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -180,7 +182,7 @@ class HookSet:
 def read_hooks(setup: ClaudeSetup, home: Path | None = None) -> HookSet:
     """The hooks of `setup`'s files (highest first), each identical handler once."""
     warnings: list[str] = []
-    disabled = setup.value("disableAllHooks")
+    disabled = setup.value("disableAllHooks", widening=True)  # a project's would turn off the user's
     if disabled is not None and not isinstance(disabled[0], bool):
         warnings.append(f"{disabled[1].shown}: disableAllHooks skipped (must be true or false)")
         disabled = None

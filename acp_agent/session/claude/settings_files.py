@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp_agent.session.claude.settings_keys import classified
 from acp_agent.tools.files.gitdir import find_repository, index_tracks
 
 __all__ = [
@@ -75,7 +76,9 @@ class SettingsFile:
     project: bool = False
 
     def get(self, *keys: str) -> Any:
-        """The value at `keys` (`("permissions", "allow")`), None where absent."""
+        """The value at `keys` (`("permissions", "allow")`), None where absent; only a key
+        `settings_keys.py` classifies (whether a project's value waits for trust) is read."""
+        classified(keys)
         value: Any = self.data
         for key in keys:
             value = value.get(key) if isinstance(value, dict) else None

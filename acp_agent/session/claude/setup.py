@@ -19,7 +19,6 @@ local file git does not track need no trust.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 import structlog
 
 from acp_agent.session.claude.plugins import Plugin, find_plugins, plugins_dir
+from acp_agent.session.claude.project_env import never_from_project
 from acp_agent.session.claude.rules import BEHAVIORS, Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import (
     SettingsFile,
@@ -36,17 +36,18 @@ from acp_agent.session.claude.settings_files import (
     repository_root,
 )
 from acp_agent.session.claude.trust import ProjectTrust, TrustStore, Widening
+from acp_agent.session.claude.widenings import (
+    MODE_ALIASES,
+    PERMISSION_MODES,
+    WIDENING_MODES,
+    claude_place,
+    file_widenings,
+    mode_of,
+)
 
 __all__ = ["MODE_ALIASES", "PERMISSION_MODES", "WIDENING_MODES", "ClaudeSetup", "load_claude_setup"]
 
 log = structlog.get_logger(__name__)
-
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
-"""The modes the rule engine knows (`rule_engine.py`), as Claude Code names them."""
-MODE_ALIASES = {"manual": "default"}
-WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
-"""Modes that ask less than `default`: a project's `defaultMode` of one waits for trust."""
-MAX_HOOK_TEXT = 200
 
 
 @dataclass(slots=True)
@@ -90,7 +91,7 @@ class ClaudeSetup:
         """`permissions.defaultMode`: the highest file's that may take effect (a project's mode
         that asks less, once trusted), as this agent names modes."""
         for file in self.files:
-            mode = _mode(file.get("permissions", "defaultMode"))
+            mode = mode_of(file.get("permissions", "defaultMode"))
             if mode is not None and (mode not in WIDENING_MODES or self.in_force(file)):
                 return mode, file
         return None
@@ -117,12 +118,19 @@ class ClaudeSetup:
         return [(f, h) for f in self.files if isinstance(h := f.get("hooks"), dict) and self.in_force(f)]
 
     def env(self) -> dict[str, str]:
-        """`env` merged per variable (the highest file wins each); a project's once trusted."""
+        """`env` merged per variable (the highest file wins each); a project's once trusted, and
+        never its loader or shell start-up variables (`project_env.py`)."""
         merged: dict[str, str] = {}
         for file in reversed(self.files):
             values = file.get("env")
             if isinstance(values, dict) and self.in_force(file):
-                merged.update({k: v for k, v in values.items() if isinstance(v, str)})
+                merged.update(
+                    {
+                        k: v
+                        for k, v in values.items()
+                        if isinstance(v, str) and not (file.project and never_from_project(k))
+                    }
+                )
         return merged
 
     def rules_in_force(self) -> Iterator[Rule]:
@@ -182,47 +190,24 @@ def load_claude_setup(
                     warnings.append(f"{file.shown}: {warning}")
                 if rule is not None:
                     rules.append(rule)
+        if file.project:
+            skipped = [k for k in file.get("env") or () if never_from_project(k)]
+            if skipped:
+                warnings.append(
+                    f"{file.shown}: env {', '.join(sorted(skipped))} skipped (a loader or shell start-up "
+                    "variable is never taken from a project's file)"
+                )
         mode = file.get("permissions", "defaultMode")
-        if mode is not None and _mode(mode) is None:
+        if mode is not None and mode_of(mode) is None:
             warnings.append(f"{file.shown}: permissions.defaultMode {str(mode)[:40]!r} is not a mode here")
         bypass = file.get("permissions", "disableBypassPermissionsMode")
         if bypass is not None and bypass != "disable":
             warnings.append(f'{file.shown}: disableBypassPermissionsMode takes only "disable"')
     plugins = find_plugins(files, plugins_dir(claude_config_dir(home)), warnings.append)
-    widening = [w for f in files if f.project for w in _widening(f, rules)]
+    widening = [w for f in files if f.project for w in file_widenings(f, rules, cwd, root)]
     widening += [p.widening for p in plugins if p.widening is not None]
-    trust = ProjectTrust(root, trust_store, widening)
+    trust = ProjectTrust(root, trust_store, list(dict.fromkeys(widening)), place=claude_place(cwd, root))
     trust.recall()
     for warning in warnings:
         log.warning("claude.settings_warning", warning=warning)
     return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust, plugins)
-
-
-def _mode(value: Any) -> str | None:
-    mode = MODE_ALIASES.get(value, value) if isinstance(value, str) else None
-    return mode if mode in PERMISSION_MODES else None
-
-
-def _widening(file: SettingsFile, rules: list[Rule]) -> Iterator[Widening]:
-    """What a project file would let run once trusted."""
-    for rule in rules:
-        if rule.behavior == "allow" and rule.origin.shown == file.shown:
-            yield Widening("allow rule", file.shown, rule.text)
-    mode = _mode(file.get("permissions", "defaultMode"))
-    if mode in WIDENING_MODES:
-        yield Widening("defaultMode", file.shown, str(mode))
-    for directory in file.get("permissions", "additionalDirectories") or ():
-        yield Widening("additional directory", file.shown, directory)
-    hooks = file.get("hooks")
-    if isinstance(hooks, dict):
-        for event, groups in sorted(hooks.items()):
-            text = json.dumps(groups, sort_keys=True, ensure_ascii=False)
-            yield Widening("hooks", file.shown, f"{event}: {_short(text)}", text)
-    if file.get("enableAllProjectMcpServers") is True:
-        yield Widening("MCP servers", file.shown, "every server of .mcp.json")
-    for name in file.get("enabledMcpjsonServers") or ():
-        yield Widening("MCP server", file.shown, name)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= MAX_HOOK_TEXT else text[:MAX_HOOK_TEXT] + "…"

@@ -43,16 +43,23 @@ MAX_STORE_BYTES = 4 << 20
 @dataclass(frozen=True, slots=True)
 class Widening:
     """One thing a project's files would let run once trusted: `kind` (allow rule, defaultMode,
-    additional directory, hooks, MCP server, import), the file it is in, and what it is (`text`,
-    shown; `content`, when the text is shortened: what the answer is remembered by)."""
+    additional directory, env, hook, MCP server, import…), the file it is in, what it is (`text`,
+    shown whole; `details`, more lines shown under it: a server's env and headers, the variables
+    it reads), and `content`: what the answer is remembered by besides the text (the entry as
+    written, and the content of the files it runs: `widenings.py`)."""
 
     kind: str
     source: str
     text: str
     content: str = ""
+    details: tuple[str, ...] = ()
 
     def line(self) -> str:
         return f"{self.kind}: {self.text} ({self.source})"
+
+    def whole(self) -> str:
+        """The item as the question shows it: its line, then its details, one a line, nothing cut."""
+        return "\n".join([self.line(), *(f"  {d}" for d in self.details)])
 
 
 class TrustStore:
@@ -104,6 +111,8 @@ class ProjectTrust:
     folder: Path
     store: TrustStore | None = None
     items: list[Widening] = field(default_factory=list)
+    place: str = ""
+    """Where the project's `.claude` resolves (a link swapped in asks again): part of the digest."""
     answered: tuple[Widening, ...] | None = None
     """The items the answer covered (None: no answer yet)."""
     state: Literal["unasked", "trusted", "declined"] = "unasked"
@@ -133,7 +142,8 @@ class ProjectTrust:
     def digest(self) -> str:
         """What the answer is remembered by: the items, in a stable order."""
         lines = sorted(f"{i.kind}\0{i.source}\0{i.text}\0{i.content}" for i in self.items)
-        return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+        text = "\n".join([f"place\0{self.place}", *lines]) if self.place else "\n".join(lines)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def recall(self) -> bool:
         """Whether an answer covers the items as they are now: this session's (given before more
