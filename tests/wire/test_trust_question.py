@@ -79,7 +79,7 @@ async def test_the_trust_question_shows_every_command_whole_and_what_servers_wou
     write_settings(
         workspace / ".claude" / "settings.json",
         {
-            "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": hidden}]}]},
+            "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [{"command": hidden}]}]},
             "env": {"BUILD_FLAGS": "-O2 " * 60 + "END_OF_FLAGS"},
         },
     )
