@@ -225,7 +225,7 @@ class RuleEngine:
             return SESSION
         if persist and self.save:
             try:
-                path = await save_rules(self.setup.root, behavior, texts)
+                path = await save_rules(self.setup.root, behavior, texts, self.setup.owners)
             except ToolError as exc:
                 log.warning("claude.rule_not_saved", rules=texts, error=str(exc)[:300])
             else:

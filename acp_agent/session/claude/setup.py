@@ -26,6 +26,7 @@ from typing import Any
 
 import structlog
 
+from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.plugins import Plugin, find_plugins, plugins_dir
 from acp_agent.session.claude.project_env import never_from_project
 from acp_agent.session.claude.rules import BEHAVIORS, Rule, RuleOrigin, read_rule
@@ -63,6 +64,8 @@ class ClaudeSetup:
     trust: ProjectTrust | None = None
     plugins: tuple[Plugin, ...] = ()
     """The enabled plugins found installed (a project's enabling may still wait for trust)."""
+    owners: LocalOwners | None = None
+    """Whose hand made the local settings: the agent's "always" answers are recorded there."""
 
     def in_force(self, file: SettingsFile) -> bool:
         """Whether what `file` widens takes effect: the user's, or a project's once trusted."""
@@ -175,11 +178,15 @@ def load_claude_setup(
     config_dir: Path | None,
     trust_store: TrustStore | None,
     tracked: Callable[[Path, Path], bool] | None = None,
+    owners: LocalOwners | None = None,
 ) -> ClaudeSetup:
-    """The setup of a session at `cwd` (absolute, resolved); the remembered trust answer taken."""
+    """The setup of a session at `cwd` (absolute, resolved); the remembered trust answer taken.
+    `owners` records whose hand made the local settings (None: an untracked file is the user's)."""
     warnings: list[str] = []
     root = repository_root(cwd)  # found once: the local settings and the trust answer both sit there
-    files = find_settings(cwd, root, home=home, config_dir=config_dir, warn=warnings.append, tracked=tracked)
+    files = find_settings(
+        cwd, root, home=home, config_dir=config_dir, warn=warnings.append, tracked=tracked, owners=owners
+    )
     rules: list[Rule] = []
     for file in files:
         origin = RuleOrigin(file.shown, file.anchor, file.project)
@@ -210,4 +217,4 @@ def load_claude_setup(
     trust.recall()
     for warning in warnings:
         log.warning("claude.settings_warning", warning=warning)
-    return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust, plugins)
+    return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust, plugins, owners)
