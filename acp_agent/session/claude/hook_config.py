@@ -23,18 +23,17 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.session.claude.hook_events import EVENTS, NO_MATCHER, TOOL_EVENTS
 from acp_agent.session.claude.rules import Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import SettingsFile
+from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.tools.search.regex_bounds import check_pattern
-
-if TYPE_CHECKING:
-    from acp_agent.session.claude.setup import ClaudeSetup
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -48,22 +47,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-EVENTS = (
-    "PreToolUse",
-    "PostToolUse",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-    "PreCompact",
-    "Notification",
-)
-"""The events this agent fires (Claude Code's classic set)."""
-TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
-"""The events whose matcher is the tool's name and whose handlers may have an `if`."""
-NO_MATCHER = frozenset({"UserPromptSubmit", "Stop"})
-"""Events without matcher support: a matcher there is ignored (as Claude Code does)."""
 DEFAULT_TIMEOUT = 600.0
 PROMPT_TIMEOUT = 30.0
 """UserPromptSubmit's default: the user waits for it."""

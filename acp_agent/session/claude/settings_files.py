@@ -35,6 +35,7 @@ from acp_agent.tools.files.gitdir import find_repository, index_tracks
 __all__ = [
     "MAX_SETTINGS_BYTES",
     "SettingsFile",
+    "checked_settings",
     "claude_config_dir",
     "find_settings",
     "parse_json_object",
@@ -250,6 +251,12 @@ def parse_json_object(raw: bytes, shown: str, warn: Callable[[str], None]) -> di
         warn(f"{shown}: skipped (not a JSON object)")
         return None
     return data
+
+
+def checked_settings(raw: bytes, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
+    """`raw` as a settings file is read (a JSON object, a key of the wrong type skipped), or None."""
+    data = parse_json_object(raw, shown, warn)
+    return None if data is None else _checked(data, shown, warn)
 
 
 def _checked(data: dict[str, Any], shown: str, warn: Callable[[str], None]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from acp_agent.session.claude.hook_config import EVENTS, TOOL_EVENTS
+from acp_agent.session.claude.hook_events import EVENTS, TOOL_EVENTS
 from acp_agent.session.claude.project_env import never_from_project
 from acp_agent.session.claude.rules import Rule
 from acp_agent.session.claude.settings_files import SettingsFile
