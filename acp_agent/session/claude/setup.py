@@ -9,12 +9,14 @@ what the rest of the agent reads from them: the permission rules (read now, `rul
 Code's rules): a single value from the highest file that sets it; lists (rules, directories,
 server names) pooled from every file; `hooks` kept per file (they add up).
 
-What a project file would widen (`WIDENING`) is listed for the trust question (`trust.py`) and
-read from it only once the folder is trusted: its allow rules, a `defaultMode` that asks less,
-`additionalDirectories`, hooks, the MCP approvals, and the plugins it enables. Everything that
-only restricts (deny and ask rules, `disableBypassPermissionsMode`, `disabledMcpjsonServers`, a
-stricter mode, a plugin's `false`) applies at once. The user's own files, acp-agent's, and a
-local file git does not track need no trust.
+What a project file would widen (`widenings.py`; which keys widen is `settings_keys.py`'s) is
+listed for the trust question (`trust.py`) and read from it only once the folder is trusted: its
+allow rules, a `defaultMode` that asks less, `additionalDirectories`, `env` (never its loader or
+shell start-up variables: `project_env.py`), hooks, `disableAllHooks`, the MCP approvals, and the
+plugins it enables. Everything that only restricts (deny and ask rules,
+`disableBypassPermissionsMode`, `disabledMcpjsonServers`, a stricter mode, a plugin's `false`)
+applies at once. The user's own files, acp-agent's, and the part of a local file the user's hand
+wrote (`local_owner.py`) need no trust.
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
 """Trust for what a repository widens: asked once, remembered per folder and per content.
 
 A repository is not the user. What its files would let run (`Widening`: the project's allow
-rules, `defaultMode`, `additionalDirectories`, hooks, MCP servers, `@imports` that reach outside
-the workspace) takes effect only once the user trusts that folder; deny and ask rules apply at
-once, with no trust needed: they only restrict.
+rules, `defaultMode`, `additionalDirectories`, `env`, hooks, MCP servers, `@imports` that reach
+outside the workspace: `widenings.py`) takes effect only once the user trusts that folder; deny
+and ask rules apply at once, with no trust needed: they only restrict.
 
 `ProjectTrust` is one session's view: the items it found (the settings' own, and what the hooks,
 MCP and memory loaders add with `expect` before the first prompt), and the answer. The question is
 asked once, at the first prompt, before the first request (`session/editor/trust_question.py`);
 the answer is kept in the state dir (`TrustStore`, a file the tools never show), by folder and by
-a digest of the items, so a changed hook or a new allow rule asks again, and an unchanged
-repository is never asked twice.
+a digest of the items (with the content of the files their hooks and servers run, and where
+`.claude` resolves), so a changed hook or hook script or a new allow rule asks again, and an
+unchanged repository is never asked twice.
 
 The seams, one function each way: a loader calls `expect(item)` for what its content would
 enable, and later `allows(item)` (or `trusted`) to know whether it may use it.

@@ -32,8 +32,9 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissi
 MODE_ALIASES = {"manual": "default"}
 MAX_WORDS = 64
 """Words of one command line looked at for the files it names."""
-MAX_HASHED = 64 << 20
-"""A named file larger than this is remembered by its size and change time instead."""
+MAX_HASHED = 8 << 20
+"""A named file larger than this is remembered by its size and change time instead (hashing runs
+at session/new: a few ms for a script, bounded for a bundle)."""
 _PROJECT_DIR = re.compile(r"\$\{CLAUDE_PROJECT_DIR\}|\$CLAUDE_PROJECT_DIR\b")
 _BLANKS = re.compile(r"[ \t]{16,}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -139,10 +140,11 @@ def _content_line(path: Path) -> str | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # a folder, a FIFO, a device: nothing to remember
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
         target = os.path.realpath(path)
         if info.st_size > MAX_HASHED:
             return f"{target} size={info.st_size} mtime={info.st_mtime_ns}"
