@@ -21,6 +21,7 @@ from acp_agent.errors import LimitsError
 from acp_agent.model.pricing import Price
 from acp_agent.model.profiles import ProfileError
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
@@ -143,5 +144,9 @@ class SessionBuilder:
     def claude_setup(self, root: Path) -> ClaudeSetup:
         """The Claude Code settings of a session at `root`, read now (once per session)."""
         return load_claude_setup(
-            root, home=user_home(), config_dir=user_config_dir(), trust_store=self.trust_store
+            root,
+            home=user_home(),
+            config_dir=user_config_dir(),
+            trust_store=self.trust_store,
+            owners=LocalOwners(self.trust_store.path.parent / "local-settings.json"),
         )

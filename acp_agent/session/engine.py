@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from acp_agent.session.options.catalog import ModelCatalog
-    from acp_agent.session.state import Session
+    from acp_agent.session.state import RunningTurn, Session
 
 __all__ = ["Engine"]
 
@@ -125,6 +125,18 @@ class Engine:
             if session.runner is None:  # nobody built it while the files were read
                 session.runner = self._build(session, instructions, conventions)
         return session.runner
+
+    async def ready(self, session: Session, turn: RunningTurn) -> TurnResult | None:
+        """Build the session's runner within `turn`'s cancel scope, before the turn's first request:
+        the project's trust question waits there, and session/cancel ends it (the editor is sent
+        `$/cancel_request`, a late answer is dropped). None when the runner is built; else the
+        result of a turn cancelled before any request (`modelRequests` 0)."""
+        with turn.scope:
+            await self.runner(session)
+        if not turn.scope.cancel_called:
+            turn.scope = anyio.CancelScope()  # a scope is entered once: a fresh one for the turn itself
+            return None
+        return TurnResult(TurnStop.CANCELLED, self.quiet_turn(session, "cancelled", journal=False))
 
     def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
         """The runner itself: its tools, system prompt (with `instructions` and the skills of

@@ -417,6 +417,8 @@ class SessionManager:
     ) -> TurnResult:
         """Run one prompt turn in `turn` (from `self.turn(session)`)."""
         engine = await self.engine()
+        if (cancelled := await engine.ready(session, turn)) is not None:
+            return cancelled
         return await engine.run_turn(
             session, blocks, scope=turn.scope, shown=shown, price=self.prices.get(session.model)
         )

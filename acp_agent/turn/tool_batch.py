@@ -29,7 +29,7 @@ from acp_agent.tools.base import (
     TwinTool,
     reads_only,
 )
-from acp_agent.tools.files.sensitive import sensitive_write
+from acp_agent.tools.files.sensitive import guarded_write
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.attachments import ReadAttachments, attach_for_reads
 from acp_agent.turn.context.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
@@ -329,8 +329,10 @@ class ToolBatch:
                 meter.tool_started()
                 return ToolResult(f"a PreToolUse hook's updatedInput is not valid: {exc}", is_error=True)
         permission: str | None = tool.permission
-        if permission == "edit" and await sensitive_write(self.ctx.roots, args.get("path", "")):
-            permission = "sensitive"  # .git/config, hooks, .envrc...: asked in every mode but bypass
+        if permission == "edit":  # .git/config, .envrc...: "sensitive"; .claude settings...: "governance"
+            new_text = args.get("content", args.get("new_string"))
+            guard = await guarded_write(self.ctx.roots, args.get("path", ""), new_text)
+            permission = guard or permission
         checked = args
         question = PermissionQuestion(
             call_id,

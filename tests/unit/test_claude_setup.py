@@ -117,7 +117,7 @@ def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(place
         "allow rule",
         "defaultMode",
         "additional directory",
-        "hooks",
+        "hook",
         "MCP server",
     ]
     assert [r.text for r in setup.rules_in_force()] == ["Read(./.env)", "Bash(git push *)"]

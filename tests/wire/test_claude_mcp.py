@@ -81,7 +81,8 @@ async def test_project_servers_wait_for_trust_and_the_editors_server_wins_a_clas
     # Not trusted: the editor's and the user's servers are offered, the project's are not.
     editor, before, after, status, offered, _ = runs[0]
     trust = editor.asked[0]["toolCall"]["rawInput"]["enables"]
-    assert f"MCP server: proj: {sys.executable} {SERVER} (.mcp.json)" in trust
+    [proj] = [line for line in trust if line.startswith("MCP server: proj: ")]
+    assert proj.splitlines()[0] == f"MCP server: proj: runs {sys.executable} {SERVER} (.mcp.json)"
     assert not any("demo" in line or "off" in line for line in trust)  # replaced, disabled: never asked
     assert {"mcp__demo__echo", "mcp__usr__echo"} <= offered
     assert not any(name.startswith(("mcp__proj__", "mcp__off__")) for name in offered)

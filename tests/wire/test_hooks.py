@@ -176,7 +176,7 @@ async def test_a_project_hook_does_not_run_before_trust_and_does_after(
             await agent.prompt(session, "/hooks")
             listings.append("".join(c["content"]["text"] for c in chunks(agent, session)[before:]))
         [trust] = editor.asked
-        assert any("hooks: PreToolUse" in line for line in trust["toolCall"]["rawInput"]["enables"])
+        assert any("hook: PreToolUse" in line for line in trust["toolCall"]["rawInput"]["enables"])
         if answer == "distrust_once":
             assert not log.exists() and "hooks" not in record
     assert [line[:3] for line in log_lines(log)] == [["PreToolUse", "Read", str(workspace / "README.md")]]

@@ -167,7 +167,7 @@ async def test_a_session_with_every_claude_file_keeps_one_cached_prefix_and_a_de
     assert trust["toolCall"]["toolCallId"].startswith("trust_")
     enables = trust["toolCall"]["rawInput"]["enables"]
     assert "allow rule: Bash(ls *) (.claude/settings.json)" in enables
-    assert any("hooks: PreToolUse" in line for line in enables)
+    assert any(line.startswith("hook: PreToolUse [Bash]: ") for line in enables)
     assert "Read(./.env)" not in str(enables)
     assert any(f"MCP server: {setup.mcp_server}" in line for line in enables), enables
     assert f"Project trust: {repo}: trusted (remembered)" in status

@@ -2,10 +2,13 @@
 hold for a session (`setup.py`: `ClaudeSetup`), their permission rules (`rules.py`, paths in
 `path_rules.py`, Claude Code's tool names in `tool_names.py`), the one rule engine that decides
 "may this run?" (`rule_engine.py`, with the `Read(…)` deny rules the file tools apply in
-`path_denials.py`), the "always" answers written back (`saved_rules.py`), the
-trust a project needs before what it widens takes effect (`trust.py`), and the hooks: read
-(`hook_config.py`), run (`hook_process.py`), their input and answers (`hook_payloads.py`), and
-run for a session's turns (`hooks.py`).
+`path_denials.py`), the "always" answers written back (`saved_rules.py`) and whose hand made
+the local settings (`local_owner.py`), the trust a project needs before what it widens takes
+effect (`trust.py`: which keys widen, `settings_keys.py`; the items its files widen,
+`widenings.py`; the `env` variables never taken from a project, `project_env.py`; what a write to
+the agent's own files would enable, `write_guard.py`), and the hooks: read (`hook_config.py`, the
+events in `hook_events.py`), run (`hook_process.py`), their input and answers
+(`hook_payloads.py`), and run for a session's turns (`hooks.py`).
 
 May import `tools/`, `turn/` and the leaves; imported by `editor/` (the permission question),
 `commands/` (the tool names), `client_options.py` and the lifecycle core, never the reverse.

@@ -29,6 +29,7 @@ import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-rege
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.session.claude.hook_events import EVENTS, NO_MATCHER, TOOL_EVENTS
 from acp_agent.session.claude.rules import Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import SettingsFile
 from acp_agent.session.claude.setup import ClaudeSetup
@@ -46,22 +47,6 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-EVENTS = (
-    "PreToolUse",
-    "PostToolUse",
-    "UserPromptSubmit",
-    "Stop",
-    "SubagentStop",
-    "SessionStart",
-    "SessionEnd",
-    "PreCompact",
-    "Notification",
-)
-"""The events this agent fires (Claude Code's classic set)."""
-TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
-"""The events whose matcher is the tool's name and whose handlers may have an `if`."""
-NO_MATCHER = frozenset({"UserPromptSubmit", "Stop"})
-"""Events without matcher support: a matcher there is ignored (as Claude Code does)."""
 DEFAULT_TIMEOUT = 600.0
 PROMPT_TIMEOUT = 30.0
 """UserPromptSubmit's default: the user waits for it."""
@@ -180,7 +165,7 @@ class HookSet:
 def read_hooks(setup: ClaudeSetup, home: Path | None = None) -> HookSet:
     """The hooks of `setup`'s files (highest first), each identical handler once."""
     warnings: list[str] = []
-    disabled = setup.value("disableAllHooks")
+    disabled = setup.value("disableAllHooks", widening=True)  # a project's would turn off the user's
     if disabled is not None and not isinstance(disabled[0], bool):
         warnings.append(f"{disabled[1].shown}: disableAllHooks skipped (must be true or false)")
         disabled = None

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ import structlog
 from acp_agent.session.claude.settings_files import read_json_object, shown_path
 from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.session.claude.trust import Widening
+from acp_agent.session.claude.widenings import named_files, shown
 from acp_agent.tools.mcp.servers import parse_server
 
 __all__ = ["ClaudeServer", "ClaudeServers", "read_claude_servers"]
@@ -52,7 +54,6 @@ log = structlog.get_logger(__name__)
 STATE_FILE_BYTES = 16 << 20
 """`~/.claude.json` holds Claude Code's whole state (its project history too): read up to 16 MiB."""
 MCP_FILE_BYTES = 1 << 20
-MAX_SHOWN = 200
 USER_SCOPES = frozenset({"user", "acp-agent"})
 """The settings files whose MCP approvals are the user's own word (no trust needed)."""
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -107,7 +108,7 @@ def read_claude_servers(
         )
         trust_item = None
         if scope == "project" and not problem and not (approve_all or name in approved):
-            trust_item = Widening("MCP server", source, f"{name}: {_summary(entry)}", _canonical(entry))
+            trust_item = server_item(name, source, entry, setup)
         found[name] = ClaudeServer(name, scope, source, spec, problem, disabled.get(name, ""), trust_item)
     for warning in warnings:
         log.warning("claude.mcp_warning", warning=warning)
@@ -231,15 +232,24 @@ class _Expansion:
         return match.group(0)
 
 
-def _summary(entry: dict[str, Any]) -> str:
-    """What the trust question shows of an entry: its command line, or its URL, as written."""
+def server_item(name: str, source: str, entry: dict[str, Any], setup: ClaudeSetup) -> Widening:
+    """A project server as the trust question lists it, whole: the command line it runs (or the
+    URL it is sent to), every `env` value its process gets and every header sent, as written,
+    and the variables of the user's environment that `${VAR}` would put there. It is remembered
+    by its entry and by the content of the files its command line names inside the project."""
+    details: list[str] = []
     if entry.get("type", "stdio") == "stdio":
         words = [str(entry.get("command", "")), *(str(a) for a in entry.get("args", []) or [])]
-        text = " ".join(words)
+        text = f"{name}: runs {shlex.join(words)}"
+        details += [shown(f"env {k}={v}") for k, v in (entry.get("env") or {}).items()]
+        files = named_files(words, setup.cwd, setup.root)
     else:
-        text = f"{entry.get('type')} {entry.get('url', '')}"
-    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "…"
-
-
-def _canonical(entry: dict[str, Any]) -> str:
-    return json.dumps(entry, sort_keys=True, ensure_ascii=False)
+        text = f"{name}: {entry.get('type')} {entry.get('url', '')}"
+        details += [shown(f"header {k}: {v}") for k, v in (entry.get("headers") or {}).items()]
+        files = []
+    used = sorted({m.group(1) for m in _VARIABLE.finditer(json.dumps(entry, ensure_ascii=False))})
+    if used:
+        where = "sent to that server" if entry.get("type", "stdio") != "stdio" else "given to that process"
+        details.append(f"${{VAR}} references: your environment's {', '.join(used)}, {where}")
+    canonical = json.dumps(entry, sort_keys=True, ensure_ascii=False)
+    return Widening("MCP server", source, shown(text), "\n".join([canonical, *files]), tuple(details))

@@ -14,7 +14,9 @@ Code's); the first step that speaks decides:
    in acceptEdits and bypassPermissions;
 4. **ask rules**, then a **PreToolUse hook's ask**: asked, in every mode, bypassPermissions included;
 5. **sensitive paths** (an edit of a file that makes tools run code, `tools/files/sensitive.py`):
-   asked in every mode but bypassPermissions, whatever an allow rule or an answer says;
+   asked in every mode but bypassPermissions, whatever an allow rule or an answer says; an edit of
+   a file that decides what the agent itself may run (its settings, hooks, `.mcp.json`, a memory
+   file's imports: "governance") is asked in bypassPermissions too;
 6. **bypassPermissions** allows;
 7. **a PreToolUse hook's allow, allow rules, "always allow" answers, the command's grant** allow
    (a command line only when every command of it is allowed, by one or another);
@@ -70,7 +72,7 @@ __all__ = [
 
 log = structlog.get_logger(__name__)
 
-CHANGES = frozenset({"edit", "execute", "sensitive", "switch_mode"})
+CHANGES = frozenset({"edit", "execute", "sensitive", "governance", "switch_mode"})
 """The permissions of a call that changes something (every other one only looks, or is `none`)."""
 SUBAGENT_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 """The modes in which a subagent (with `--subagent-tools all`) may change something."""
@@ -173,6 +175,8 @@ class RuleEngine:
             return _ask(mode, "ask rule", f"ask rule {rule.text} in {rule.origin.shown}", rule)
         if hook == "ask":
             return _ask(mode, "hook ask", "a PreToolUse hook asks before this")
+        if q.permission == "governance":  # what decides the agent's own rules: asked, bypass too
+            return _ask(mode, "governance", "a write to a file that decides what the agent may run")
         if q.permission == "sensitive" and mode != "bypassPermissions":
             return _ask(mode, "sensitive", "an edit of a file that makes tools run code")
         if mode == "bypassPermissions":
@@ -225,7 +229,7 @@ class RuleEngine:
             return SESSION
         if persist and self.save:
             try:
-                path = await save_rules(self.setup.root, behavior, texts)
+                path = await save_rules(self.setup.root, behavior, texts, self.setup.owners)
             except ToolError as exc:
                 log.warning("claude.rule_not_saved", rules=texts, error=str(exc)[:300])
             else:

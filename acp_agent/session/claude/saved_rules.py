@@ -24,9 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.rules import Behavior, rule_text
 from acp_agent.tools.files.gitdir import find_repository
 from acp_agent.tools.files.localfs import LocalFileSystem
@@ -46,8 +48,12 @@ RUNS_ANYTHING = frozenset(
 """Commands whose arguments say what runs: an "always" answer names their exact line, never a prefix."""
 
 
-async def save_rules(root: Path, behavior: Behavior, texts: Sequence[str]) -> Path:
+async def save_rules(
+    root: Path, behavior: Behavior, texts: Sequence[str], owners: LocalOwners | None = None
+) -> Path:
     """Add `texts` to `permissions.<behavior>` of the root's local settings file; returns its path.
+    `owners` records them as the user's own (`local_owner.py`): the only writes to that file the
+    agent takes as the user's hand.
 
     Raises:
         ToolError: the file could not be read as a JSON object, or not written.
@@ -69,6 +75,8 @@ async def save_rules(root: Path, behavior: Behavior, texts: Sequence[str]) -> Pa
         raise ToolError(f"{LOCAL_SETTINGS}: permissions.{behavior} is not a list; left as it is")
     rules.extend(t for t in dict.fromkeys(texts) if t not in rules)
     await disk.write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if owners is not None:
+        await anyio.to_thread.run_sync(owners.add_rules, root, path, behavior, list(texts))
     await _exclude_from_git(root, disk)
     log.info("claude.rule_saved", path=str(path), behavior=behavior, rules=list(texts))
     return path

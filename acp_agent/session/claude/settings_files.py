@@ -5,7 +5,8 @@ lists such as the permission rules are pooled from all of them):
 
 1. `.claude/settings.local.json` at the repository root (the main checkout's for a worktree; the
    starting directory outside a repository), and a copy an older Claude Code left in the starting
-   directory;
+   directory: the user's where the user's own hand made it (`local_owner.py`), the rest of it
+   read as the project's;
 2. `.claude/settings.json` in the starting directory (the project's, committed);
 3. acp-agent's own `settings.json` in its config dir (the same format; a file the tools never
    show, so the model cannot write rules there);
@@ -27,11 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp_agent.session.claude.local_owner import LocalOwners, split_owned
+from acp_agent.session.claude.settings_keys import classified
 from acp_agent.tools.files.gitdir import find_repository, index_tracks
 
 __all__ = [
     "MAX_SETTINGS_BYTES",
     "SettingsFile",
+    "checked_settings",
     "claude_config_dir",
     "find_settings",
     "parse_json_object",
@@ -75,7 +79,9 @@ class SettingsFile:
     project: bool = False
 
     def get(self, *keys: str) -> Any:
-        """The value at `keys` (`("permissions", "allow")`), None where absent."""
+        """The value at `keys` (`("permissions", "allow")`), None where absent; only a key
+        `settings_keys.py` classifies (whether a project's value waits for trust) is read."""
+        classified(keys)
         value: Any = self.data
         for key in keys:
             value = value.get(key) if isinstance(value, dict) else None
@@ -103,21 +109,15 @@ def find_settings(
     config_dir: Path | None,
     warn: Callable[[str], None],
     tracked: Callable[[Path, Path], bool] | None = None,
+    owners: LocalOwners | None = None,
 ) -> tuple[SettingsFile, ...]:
     """The settings files for a session at `cwd` (absolute, resolved) in the repository whose local
     settings live at `root` (`repository_root`), highest precedence first.
 
-    `tracked(root, path)` says whether git tracks a file (default: its index says, `_git_tracks`)."""
-    is_tracked = tracked or _git_tracks
-    found: list[SettingsFile] = []
-    local_places = [root] if root == cwd else [root, cwd]
-    for place in local_places:
-        path = place / ".claude" / "settings.local.json"
-        data = _read(path, shown_path(path, root, home), warn)
-        if data is not None:
-            linked = (place / ".claude").is_symlink()
-            repository = linked or is_tracked(root, path)
-            found.append(SettingsFile("local", path, shown_path(path, root, home), cwd, data, repository))
+    `tracked(root, path)` says whether git tracks a file (default: its index says, `_git_tracks`);
+    `owners` whose hand made the local files (`local_owner.py`; None: an untracked one is the
+    user's, as Claude Code has it)."""
+    found = _local_files(cwd, root, home, warn, tracked or _git_tracks, owners)
     shared = cwd / ".claude" / "settings.json"
     data = _read(shared, shown_path(shared, root, home), warn)
     if data is not None:
@@ -134,6 +134,55 @@ def find_settings(
         if data is not None:
             found.append(SettingsFile("user", user, shown_path(user, root, home), user_dir, data))
     return tuple(found)
+
+
+def _local_files(
+    cwd: Path,
+    root: Path,
+    home: Path | None,
+    warn: Callable[[str], None],
+    is_tracked: Callable[[Path, Path], bool],
+    owners: LocalOwners | None,
+) -> list[SettingsFile]:
+    """The local files (the root's, and an older copy in `cwd`), each split into the user's part
+    and the project's: a file git tracks, or in a linked `.claude`, is the project's whole; else
+    what `owners` records as the user's hand is theirs, and the rest the project's."""
+    read: list[tuple[Path, dict[str, Any] | None, bool]] = []
+    for place in [root] if root == cwd else [root, cwd]:
+        path = place / ".claude" / "settings.local.json"
+        data = _read(path, shown_path(path, root, home), warn)
+        project = data is not None and ((place / ".claude").is_symlink() or is_tracked(root, path))
+        read.append((path, data, project))
+    owned = None
+    if owners is not None:
+        untracked = [(path, data) for path, data, project in read if not project]
+        owned = owners.owned(root, untracked, adoptable=_git_used(root))
+    found: list[SettingsFile] = []
+    for path, data, project in read:
+        if data is None:
+            continue
+        shown = shown_path(path, root, home)
+        if project or owned is None:
+            found.append(SettingsFile("local", path, shown, cwd, data, project))
+            continue
+        mine, rest = split_owned(data, owned.get(path, {}))
+        if mine:
+            found.append(SettingsFile("local", path, shown, cwd, mine))
+        if rest:
+            found.append(SettingsFile("local", path, shown, cwd, rest, True))
+            warn(
+                f'{shown}: {", ".join(sorted(rest))} not written by you or by this agent\'s "always" '
+                "answers (it came with the folder, or after the agent first ran here): read as the "
+                "project's, what it widens waits for the trust question"
+            )
+    return found
+
+
+def _git_used(root: Path) -> bool:
+    """Whether `root` is a repository git has used (it has an index): only then can a local file
+    be told apart from the project's history (an archive or a folder without `.git` ships one)."""
+    repository = find_repository(root)
+    return repository is not None and os.path.isfile(repository.git_dir / "index")
 
 
 def shown_path(path: Path, root: Path, home: Path | None) -> str:
@@ -202,6 +251,12 @@ def parse_json_object(raw: bytes, shown: str, warn: Callable[[str], None]) -> di
         warn(f"{shown}: skipped (not a JSON object)")
         return None
     return data
+
+
+def checked_settings(raw: bytes, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
+    """`raw` as a settings file is read (a JSON object, a key of the wrong type skipped), or None."""
+    data = parse_json_object(raw, shown, warn)
+    return None if data is None else _checked(data, shown, warn)
 
 
 def _checked(data: dict[str, Any], shown: str, warn: Callable[[str], None]) -> dict[str, Any]:

@@ -9,17 +9,18 @@ what the rest of the agent reads from them: the permission rules (read now, `rul
 Code's rules): a single value from the highest file that sets it; lists (rules, directories,
 server names) pooled from every file; `hooks` kept per file (they add up).
 
-What a project file would widen (`WIDENING`) is listed for the trust question (`trust.py`) and
-read from it only once the folder is trusted: its allow rules, a `defaultMode` that asks less,
-`additionalDirectories`, hooks, the MCP approvals, and the plugins it enables. Everything that
-only restricts (deny and ask rules, `disableBypassPermissionsMode`, `disabledMcpjsonServers`, a
-stricter mode, a plugin's `false`) applies at once. The user's own files, acp-agent's, and a
-local file git does not track need no trust.
+What a project file would widen (`widenings.py`; which keys widen is `settings_keys.py`'s) is
+listed for the trust question (`trust.py`) and read from it only once the folder is trusted: its
+allow rules, a `defaultMode` that asks less, `additionalDirectories`, `env` (never its loader or
+shell start-up variables: `project_env.py`), hooks, `disableAllHooks`, the MCP approvals, and the
+plugins it enables. Everything that only restricts (deny and ask rules,
+`disableBypassPermissionsMode`, `disabledMcpjsonServers`, a stricter mode, a plugin's `false`)
+applies at once. The user's own files, acp-agent's, and the part of a local file the user's hand
+wrote (`local_owner.py`) need no trust.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,9 @@ from typing import Any
 
 import structlog
 
+from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.plugins import Plugin, find_plugins, plugins_dir
+from acp_agent.session.claude.project_env import never_from_project
 from acp_agent.session.claude.rules import BEHAVIORS, Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import (
     SettingsFile,
@@ -36,17 +39,18 @@ from acp_agent.session.claude.settings_files import (
     repository_root,
 )
 from acp_agent.session.claude.trust import ProjectTrust, TrustStore, Widening
+from acp_agent.session.claude.widenings import (
+    MODE_ALIASES,
+    PERMISSION_MODES,
+    WIDENING_MODES,
+    claude_place,
+    file_widenings,
+    mode_of,
+)
 
 __all__ = ["MODE_ALIASES", "PERMISSION_MODES", "WIDENING_MODES", "ClaudeSetup", "load_claude_setup"]
 
 log = structlog.get_logger(__name__)
-
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
-"""The modes the rule engine knows (`rule_engine.py`), as Claude Code names them."""
-MODE_ALIASES = {"manual": "default"}
-WIDENING_MODES = frozenset({"acceptEdits", "bypassPermissions"})
-"""Modes that ask less than `default`: a project's `defaultMode` of one waits for trust."""
-MAX_HOOK_TEXT = 200
 
 
 @dataclass(slots=True)
@@ -62,6 +66,8 @@ class ClaudeSetup:
     trust: ProjectTrust | None = None
     plugins: tuple[Plugin, ...] = ()
     """The enabled plugins found installed (a project's enabling may still wait for trust)."""
+    owners: LocalOwners | None = None
+    """Whose hand made the local settings: the agent's "always" answers are recorded there."""
 
     def in_force(self, file: SettingsFile) -> bool:
         """Whether what `file` widens takes effect: the user's, or a project's once trusted."""
@@ -90,7 +96,7 @@ class ClaudeSetup:
         """`permissions.defaultMode`: the highest file's that may take effect (a project's mode
         that asks less, once trusted), as this agent names modes."""
         for file in self.files:
-            mode = _mode(file.get("permissions", "defaultMode"))
+            mode = mode_of(file.get("permissions", "defaultMode"))
             if mode is not None and (mode not in WIDENING_MODES or self.in_force(file)):
                 return mode, file
         return None
@@ -117,12 +123,19 @@ class ClaudeSetup:
         return [(f, h) for f in self.files if isinstance(h := f.get("hooks"), dict) and self.in_force(f)]
 
     def env(self) -> dict[str, str]:
-        """`env` merged per variable (the highest file wins each); a project's once trusted."""
+        """`env` merged per variable (the highest file wins each); a project's once trusted, and
+        never its loader or shell start-up variables (`project_env.py`)."""
         merged: dict[str, str] = {}
         for file in reversed(self.files):
             values = file.get("env")
             if isinstance(values, dict) and self.in_force(file):
-                merged.update({k: v for k, v in values.items() if isinstance(v, str)})
+                merged.update(
+                    {
+                        k: v
+                        for k, v in values.items()
+                        if isinstance(v, str) and not (file.project and never_from_project(k))
+                    }
+                )
         return merged
 
     def rules_in_force(self) -> Iterator[Rule]:
@@ -167,11 +180,15 @@ def load_claude_setup(
     config_dir: Path | None,
     trust_store: TrustStore | None,
     tracked: Callable[[Path, Path], bool] | None = None,
+    owners: LocalOwners | None = None,
 ) -> ClaudeSetup:
-    """The setup of a session at `cwd` (absolute, resolved); the remembered trust answer taken."""
+    """The setup of a session at `cwd` (absolute, resolved); the remembered trust answer taken.
+    `owners` records whose hand made the local settings (None: an untracked file is the user's)."""
     warnings: list[str] = []
     root = repository_root(cwd)  # found once: the local settings and the trust answer both sit there
-    files = find_settings(cwd, root, home=home, config_dir=config_dir, warn=warnings.append, tracked=tracked)
+    files = find_settings(
+        cwd, root, home=home, config_dir=config_dir, warn=warnings.append, tracked=tracked, owners=owners
+    )
     rules: list[Rule] = []
     for file in files:
         origin = RuleOrigin(file.shown, file.anchor, file.project)
@@ -182,47 +199,24 @@ def load_claude_setup(
                     warnings.append(f"{file.shown}: {warning}")
                 if rule is not None:
                     rules.append(rule)
+        if file.project:
+            skipped = [k for k in file.get("env") or () if never_from_project(k)]
+            if skipped:
+                warnings.append(
+                    f"{file.shown}: env {', '.join(sorted(skipped))} skipped (a loader or shell start-up "
+                    "variable is never taken from a project's file)"
+                )
         mode = file.get("permissions", "defaultMode")
-        if mode is not None and _mode(mode) is None:
+        if mode is not None and mode_of(mode) is None:
             warnings.append(f"{file.shown}: permissions.defaultMode {str(mode)[:40]!r} is not a mode here")
         bypass = file.get("permissions", "disableBypassPermissionsMode")
         if bypass is not None and bypass != "disable":
             warnings.append(f'{file.shown}: disableBypassPermissionsMode takes only "disable"')
     plugins = find_plugins(files, plugins_dir(claude_config_dir(home)), warnings.append)
-    widening = [w for f in files if f.project for w in _widening(f, rules)]
+    widening = [w for f in files if f.project for w in file_widenings(f, rules, cwd, root)]
     widening += [p.widening for p in plugins if p.widening is not None]
-    trust = ProjectTrust(root, trust_store, widening)
+    trust = ProjectTrust(root, trust_store, list(dict.fromkeys(widening)), place=claude_place(cwd, root))
     trust.recall()
     for warning in warnings:
         log.warning("claude.settings_warning", warning=warning)
-    return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust, plugins)
-
-
-def _mode(value: Any) -> str | None:
-    mode = MODE_ALIASES.get(value, value) if isinstance(value, str) else None
-    return mode if mode in PERMISSION_MODES else None
-
-
-def _widening(file: SettingsFile, rules: list[Rule]) -> Iterator[Widening]:
-    """What a project file would let run once trusted."""
-    for rule in rules:
-        if rule.behavior == "allow" and rule.origin.shown == file.shown:
-            yield Widening("allow rule", file.shown, rule.text)
-    mode = _mode(file.get("permissions", "defaultMode"))
-    if mode in WIDENING_MODES:
-        yield Widening("defaultMode", file.shown, str(mode))
-    for directory in file.get("permissions", "additionalDirectories") or ():
-        yield Widening("additional directory", file.shown, directory)
-    hooks = file.get("hooks")
-    if isinstance(hooks, dict):
-        for event, groups in sorted(hooks.items()):
-            text = json.dumps(groups, sort_keys=True, ensure_ascii=False)
-            yield Widening("hooks", file.shown, f"{event}: {_short(text)}", text)
-    if file.get("enableAllProjectMcpServers") is True:
-        yield Widening("MCP servers", file.shown, "every server of .mcp.json")
-    for name in file.get("enabledMcpjsonServers") or ():
-        yield Widening("MCP server", file.shown, name)
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= MAX_HOOK_TEXT else text[:MAX_HOOK_TEXT] + "…"
+    return ClaudeSetup(cwd, root, files, tuple(rules), tuple(warnings), trust, plugins, owners)

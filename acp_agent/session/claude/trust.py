@@ -1,16 +1,17 @@
 """Trust for what a repository widens: asked once, remembered per folder and per content.
 
 A repository is not the user. What its files would let run (`Widening`: the project's allow
-rules, `defaultMode`, `additionalDirectories`, hooks, MCP servers, `@imports` that reach outside
-the workspace) takes effect only once the user trusts that folder; deny and ask rules apply at
-once, with no trust needed: they only restrict.
+rules, `defaultMode`, `additionalDirectories`, `env`, hooks, MCP servers, `@imports` that reach
+outside the workspace: `widenings.py`) takes effect only once the user trusts that folder; deny
+and ask rules apply at once, with no trust needed: they only restrict.
 
 `ProjectTrust` is one session's view: the items it found (the settings' own, and what the hooks,
 MCP and memory loaders add with `expect` before the first prompt), and the answer. The question is
 asked once, at the first prompt, before the first request (`session/editor/trust_question.py`);
 the answer is kept in the state dir (`TrustStore`, a file the tools never show), by folder and by
-a digest of the items, so a changed hook or a new allow rule asks again, and an unchanged
-repository is never asked twice.
+a digest of the items (with the content of the files their hooks and servers run, and where
+`.claude` resolves), so a changed hook or hook script or a new allow rule asks again, and an
+unchanged repository is never asked twice.
 
 The seams, one function each way: a loader calls `expect(item)` for what its content would
 enable, and later `allows(item)` (or `trusted`) to know whether it may use it.
@@ -43,16 +44,23 @@ MAX_STORE_BYTES = 4 << 20
 @dataclass(frozen=True, slots=True)
 class Widening:
     """One thing a project's files would let run once trusted: `kind` (allow rule, defaultMode,
-    additional directory, hooks, MCP server, import), the file it is in, and what it is (`text`,
-    shown; `content`, when the text is shortened: what the answer is remembered by)."""
+    additional directory, env, hook, MCP server, import…), the file it is in, what it is (`text`,
+    shown whole; `details`, more lines shown under it: a server's env and headers, the variables
+    it reads), and `content`: what the answer is remembered by besides the text (the entry as
+    written, and the content of the files it runs: `widenings.py`)."""
 
     kind: str
     source: str
     text: str
     content: str = ""
+    details: tuple[str, ...] = ()
 
     def line(self) -> str:
         return f"{self.kind}: {self.text} ({self.source})"
+
+    def whole(self) -> str:
+        """The item as the question shows it: its line, then its details, one a line, nothing cut."""
+        return "\n".join([self.line(), *(f"  {d}" for d in self.details)])
 
 
 class TrustStore:
@@ -104,6 +112,8 @@ class ProjectTrust:
     folder: Path
     store: TrustStore | None = None
     items: list[Widening] = field(default_factory=list)
+    place: str = ""
+    """Where the project's `.claude` resolves (a link swapped in asks again): part of the digest."""
     answered: tuple[Widening, ...] | None = None
     """The items the answer covered (None: no answer yet)."""
     state: Literal["unasked", "trusted", "declined"] = "unasked"
@@ -133,7 +143,8 @@ class ProjectTrust:
     def digest(self) -> str:
         """What the answer is remembered by: the items, in a stable order."""
         lines = sorted(f"{i.kind}\0{i.source}\0{i.text}\0{i.content}" for i in self.items)
-        return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+        text = "\n".join([f"place\0{self.place}", *lines]) if self.place else "\n".join(lines)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def recall(self) -> bool:
         """Whether an answer covers the items as they are now: this session's (given before more

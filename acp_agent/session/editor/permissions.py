@@ -13,6 +13,7 @@ answer is a rejection, and the log says why.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ import structlog
 from acp_agent.errors import RpcError
 from acp_agent.session.claude.rule_engine import PLAN_REFUSED, Grants, RuleEngine, Verdict
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup
+from acp_agent.session.claude.write_guard import what_it_enables
 from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
 from acp_agent.turn.journal.entries import ToolCallShown
@@ -150,6 +152,10 @@ class SessionPermissions:
         options = self._options(question, verdict)
         grants: dict[str, str] = {}
         shown = await question.preview() if question.preview is not None else None
+        if question.permission == "governance" and shown is not None and shown.diffs:
+            diff = shown.diffs[0]  # the agent's own settings, hooks, servers or imports: say what
+            enables = what_it_enables(diff.path, diff.old_text, diff.new_text, self.engine.setup)
+            shown = replace(shown, text=f"{shown.text}\n\n{enables}" if shown.text else enables)
         # Shown before approval: the diff, or the command and its cwd, as the final update shows it.
         tool_call = permission_tool_call(
             question.call_id,

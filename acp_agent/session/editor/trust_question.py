@@ -2,11 +2,13 @@
 
 Asked once per project content, at the session's first prompt, before its first request, as a
 `session/request_permission` every client shows: the question lists exactly what trusting would
-enable, each item with its file. "Trust this folder" and "Don't trust" are remembered in the
-state dir (by folder and content digest: a changed hook or a new allow rule asks again); the two
-others hold for this session. A client that cannot answer, or an answer that is no offered
-choice, leaves the folder untrusted for the session: the agent works as it would without those
-files, and `/status` and `/permissions` say what was left off.
+enable, each item with its file, whole (a long line folded, never cut: `folded`; a server's env,
+headers and the `${VAR}`s it would read on lines of their own). "Trust this folder" and "Don't
+trust" are remembered in the state dir (by folder and content digest: a changed hook or hook
+script, or a new allow rule, asks again); the two others hold for this session. A client that
+cannot answer, or an answer that is no offered choice, leaves the folder untrusted for the
+session: the agent works as it would without those files, and `/status` and `/permissions` say
+what was left off.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
 from acp_agent.turn.journal.entries import ToolCallShown
 
-__all__ = ["TRUST_OPTIONS", "ask_trust"]
+__all__ = ["TRUST_OPTIONS", "ask_trust", "folded"]
 
 log = structlog.get_logger(__name__)
 
@@ -32,6 +34,7 @@ TRUST_OPTIONS = [
     {"optionId": "distrust_once", "name": "Not now", "kind": "reject_once"},
     {"optionId": "distrust_always", "name": "Don't trust (remembered)", "kind": "reject_always"},
 ]
+FOLD_WIDTH = 100
 _ANSWERS: dict[str, tuple[TrustAnswer, bool]] = {
     "trust_always": ("trusted", True),
     "trust_once": ("trusted", False),
@@ -40,17 +43,29 @@ _ANSWERS: dict[str, tuple[TrustAnswer, bool]] = {
 }
 
 
+def folded(text: str, width: int = FOLD_WIDTH) -> str:
+    """`text` with each line longer than `width` folded onto indented lines: nothing is cut (the
+    issue-41 hook hid a `curl … | sh` past 200 characters), and an editor that does not wrap still
+    shows all of it."""
+    lines = []
+    for line in text.split("\n"):
+        first, rest = line[:width], line[width:]
+        lines.append(first)
+        lines += [f"    ↪ {rest[i : i + width]}" for i in range(0, len(rest), width)]
+    return "\n".join(lines)
+
+
 async def ask_trust(session_id: str, requester: Requester, trust: ProjectTrust) -> None:
     """Ask whether to trust the project folder for what it widens, and record the answer."""
     items = list(trust.items)
     text = (
         f"The Claude Code settings of {trust.folder} would let more run without asking. "
         "Trusting this folder enables:\n"
-        + "\n".join(f"- {item.line()}" for item in items)
+        + "\n".join(folded(f"- {item.whole()}") for item in items)
         + "\n\nNot trusted, the agent works without them; the project's deny and ask rules apply "
         "either way."
     )
-    raw_input: dict[str, Any] = {"folder": str(trust.folder), "enables": [item.line() for item in items]}
+    raw_input: dict[str, Any] = {"folder": str(trust.folder), "enables": [item.whole() for item in items]}
     params = {
         "sessionId": session_id,
         "options": TRUST_OPTIONS,

@@ -138,21 +138,31 @@ def find_repository(directory: Path) -> Repository | None:
 def index_tracks(repository: Repository, relative: str) -> bool:
     """Whether the repository's index holds `relative` ('/'-separated, from the top): read from
     the index file itself (versions 2 to 4), without running git, which would read the
-    repository's config and could run what it names. An index this cannot read counts as holding
-    the file (the careful answer); no index, as holding nothing."""
-    try:
-        with open(repository.git_dir / "index", "rb") as f:
-            data = f.read(MAX_INDEX_BYTES + 1)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    try:
-        return len(data) > MAX_INDEX_BYTES or _index_has(
-            data, relative.encode("utf-8", "surrogateescape"), _hash_size(repository)
-        )
-    except (IndexError, ValueError, struct.error):
-        return True
+    repository's config and could run what it names. A split index (`core.splitIndex`) is read
+    with its shared index, and a sparse index's directory entries hold what is below them. An
+    index this cannot read counts as holding the file (the careful answer); no index, as holding
+    nothing."""
+    target = relative.encode("utf-8", "surrogateescape")
+    hash_size = _hash_size(repository)
+    index = repository.git_dir / "index"
+    for _ in range(2):  # the index, then the shared index its `link` names
+        try:
+            with open(index, "rb") as f:
+                data = f.read(MAX_INDEX_BYTES + 1)
+        except FileNotFoundError:
+            return index.name != "index"  # a split index's missing half: careful
+        except OSError:
+            return True
+        if len(data) > MAX_INDEX_BYTES:
+            return True
+        try:
+            found, shared = _index_has(data, target, hash_size)
+        except (IndexError, ValueError, struct.error):
+            return True
+        if found or shared is None:
+            return found
+        index = repository.git_dir / f"sharedindex.{shared.hex()}"
+    return True
 
 
 def _hash_size(repository: Repository) -> int:
@@ -160,8 +170,10 @@ def _hash_size(repository: Repository) -> int:
     return 32 if re.search(r"objectformat\s*=\s*sha256", config) else 20
 
 
-def _index_has(data: bytes, target: bytes, hash_size: int) -> bool:
-    """Walk the index entries (git's `Documentation/gitformat-index.txt`) for `target`."""
+def _index_has(data: bytes, target: bytes, hash_size: int) -> tuple[bool, bytes | None]:
+    """Walk the index entries (git's `Documentation/gitformat-index.txt`) for `target` (or a
+    sparse directory entry above it); when absent, the name of the shared index that its `link`
+    extension names (a split index keeps most entries there), or None."""
     if data[:4] != b"DIRC":
         raise ValueError("not an index")
     version, count = struct.unpack(">II", data[4:12])
@@ -182,10 +194,16 @@ def _index_has(data: bytes, target: bytes, hash_size: int) -> bool:
             end = data.index(b"\0", position)
             name = data[position:end]
             position = start + ((end - start) // 8 + 1) * 8
-        if name == target:
-            return True
+        if name == target or (name.endswith(b"/") and target.startswith(name)):
+            return True, None
         previous = name
-    return False
+    while position + 8 <= len(data) - hash_size:  # the extensions, then the checksum
+        signature = data[position : position + 4]
+        (size,) = struct.unpack(">I", data[position + 4 : position + 8])
+        if signature == b"link":
+            return False, data[position + 8 : position + 8 + hash_size]
+        position += 8 + size
+    return False, None
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:

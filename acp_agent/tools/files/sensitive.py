@@ -15,11 +15,21 @@ Commands, skills, agents, hooks and settings are grants (issue 35): a command fi
 `allowed-tools` and `!` lines run at its next `/name`, unasked. So all of `.claude/` (but the
 checkouts in `.claude/worktrees/`, as Claude Code has it) and `.agents/skills/` count by name, and
 by identity where their links lead (`tools/files/grant_dirs.py`).
+
+Some of them decide what the agent itself may do (issue 41): `.claude/settings.json` and
+`settings.local.json` (rules, mode, hooks, env, MCP approvals), `.claude/hooks/` (what the hooks
+run), `.mcp.json` (the servers started), and a memory file (`CLAUDE.md`, `CLAUDE.local.md`,
+`.claude/rules/*.md`) given an `@import`. A write there (`governance_reason`) is asked in every
+mode, bypassPermissions included, and the question says what the file would enable
+(`session/claude/write_guard.py`); the sandbox keeps the existing ones read-only for commands
+(`tools/sandbox/command_sandbox.py`).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import stat
 from pathlib import Path, PurePosixPath
 
@@ -30,7 +40,16 @@ from acp_agent.tools.files.gitdir import Repository, find_repository, looks_like
 from acp_agent.tools.files.grant_dirs import UNGUARDED, grant_places
 from acp_agent.tools.paths import Roots, resolve_inside
 
-__all__ = ["SENSITIVE_DIRS", "SENSITIVE_FILES", "SENSITIVE_SUFFIXES", "sensitive_reason", "sensitive_write"]
+__all__ = [
+    "GOVERNANCE_FILES",
+    "SENSITIVE_DIRS",
+    "SENSITIVE_FILES",
+    "SENSITIVE_SUFFIXES",
+    "governance_reason",
+    "guarded_write",
+    "sensitive_reason",
+    "sensitive_write",
+]
 
 SENSITIVE_DIRS = {
     ".git": "git runs what its config and hooks name",
@@ -81,6 +100,79 @@ SENSITIVE_FILES = {
 
 SENSITIVE_SUFFIXES = {".code-workspace": "VS Code runs the tasks and settings of a workspace file"}
 """A file whose name ends so."""
+
+
+_SETTINGS_REASON = "the agent reads its permission rules, mode, hooks, env and MCP approvals from it"
+GOVERNANCE_FILES = {
+    ".claude/settings.json": _SETTINGS_REASON,
+    ".claude/settings.local.json": _SETTINGS_REASON,
+    ".mcp.json": "the agent starts the MCP servers it names",
+}
+"""Files (these last components, at any depth) that decide what the agent itself may run."""
+_HOOKS_REASON = "the agent's hooks run the scripts kept in .claude/hooks"
+_MEMORY_NAMES = frozenset({"claude.md", "claude.local.md"})
+_IMPORT = re.compile(r"(?:^|(?<=\s))@(?:\./|\.\./|~/|/|[A-Za-z0-9._-])")
+"""A word that may be an `@path` import of a memory file (the reader's own test is stricter)."""
+
+
+def _governance(relative: str, new_text: str | None) -> str | None:
+    parts = [p.casefold() for p in PurePosixPath(relative).parts]
+    name = parts[-1] if parts else ""
+    if reason := GOVERNANCE_FILES.get("/".join(parts[-2:])) or GOVERNANCE_FILES.get(name):
+        return reason
+    if any(a == ".claude" and b == "hooks" for a, b in itertools.pairwise(parts[:-1])):
+        return _HOOKS_REASON
+    memory = name in _MEMORY_NAMES or (name.endswith(".md") and ".claude/rules" in "/".join(parts[:-1]))
+    if memory and new_text is not None and _IMPORT.search(new_text):
+        return "the agent reads it into the system prompt with the files its @imports name"
+    return None
+
+
+def governance_reason(roots: Roots, path: str, new_text: str | None = None) -> str | None:
+    """Why writing `path` (with `new_text` in it, where known) changes what the agent itself may
+    run or read, or None: the path as written, where it resolves, and where the session's own
+    `.claude` and `.mcp.json` lead (a link to one counts). Blocking: `guarded_write` runs it in a
+    thread."""
+    if not isinstance(path, str) or not path:
+        return None
+    if reason := _governance(os.path.normpath(path.replace("\\", "/")), new_text):
+        return reason
+    try:
+        resolved = Path(resolve_inside(roots, path))
+    except ToolError:
+        return None
+    shown = _in_its_root(roots, resolved)
+    if shown != "." and (reason := _governance(shown, new_text)):
+        return reason
+    for base in _bases(roots):
+        for name, reason in (*GOVERNANCE_FILES.items(), (".claude/hooks", _HOOKS_REASON)):
+            place = Path(os.path.realpath(base / name))
+            if resolved == place or (name.endswith("hooks") and _inside(resolved, place)):
+                return reason
+    return None
+
+
+def _bases(roots: Roots) -> list[Path]:
+    """Each root and its parents up to its repository's top: where the settings are read."""
+    found: dict[Path, None] = {}
+    for root in (Path(os.path.realpath(r)) for r in _as_tuple(roots)):
+        for directory in (root, *root.parents):
+            found.setdefault(directory)
+            if os.path.lexists(directory / ".git"):
+                break
+    return list(found)
+
+
+async def guarded_write(roots: Roots, path: str, new_text: str | None = None) -> str | None:
+    """The guard on a write of `path`: "governance" (asked in every mode: `governance_reason`),
+    "sensitive" (asked in every mode but bypassPermissions: `sensitive_reason`), or None."""
+
+    def check() -> str | None:
+        if governance_reason(roots, path, new_text):
+            return "governance"
+        return "sensitive" if sensitive_reason(roots, path) else None
+
+    return await anyio.to_thread.run_sync(check, abandon_on_cancel=True)
 
 
 def _reason(relative: str) -> str | None:

@@ -4,6 +4,8 @@ The view a command gets, mount by mount (later mounts cover earlier ones):
 - the whole filesystem read-only;
 - the session's roots writable; the repository's git dirs writable, each its own mount point, with
   what git runs (hooks, config: `git_dirs.py`) read-only unless the user allowed it for this call;
+  and what decides the agent's own rules (`.claude/settings*.json`, `.claude/hooks`, `.mcp.json`:
+  `Confinement.read_only`) read-only, always;
 - then, over them, the sandbox's own mounts: a fresh `/dev` and a `/proc` of its own PID namespace,
   in which no process of the agent exists (so no `/proc/<agent>/{fd/0,mem,environ}` to reach);
   private, empty `/tmp` (and `$TMPDIR`) and an empty `$XDG_RUNTIME_DIR`, so the user's sockets there
@@ -51,6 +53,8 @@ class Confinement:
     """The user allowed this call to write the git hooks and config."""
     die_with_parent: bool = False
     """For a command the editor runs: its whole PID namespace dies with the bwrap it started."""
+    read_only: tuple[Path, ...] = ()
+    """Paths inside the roots kept read-only (the agent's own settings, hooks and `.mcp.json`)."""
 
 
 def find_bwrap() -> str | None:
@@ -130,6 +134,8 @@ def bwrap_argv(bwrap: str, command: Sequence[str], c: Confinement) -> list[str]:
             for path in repo.runs_code:
                 if not any(_inside(root, [path]) for root in c.writable):  # hooksPath = "." stays writable
                     argv += ["--ro-bind", str(path), str(path)]
+    for path in c.read_only:  # over the roots: what decides the agent's own rules
+        argv += ["--ro-bind", str(path), str(path)]
     argv += ["--dev", "/dev", "--proc", "/proc"]  # over the roots: a root never shows the host's
     for path in private:  # over the roots too, but where an empty tmpfs already covers it
         if path not in holding and not any(

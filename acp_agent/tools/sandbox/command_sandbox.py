@@ -12,6 +12,7 @@ Whether bwrap works is probed once per process (one `bwrap … true`, ~10 ms), o
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,7 +29,15 @@ from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.sandbox.bwrap import Confinement, bwrap_argv, find_bwrap, probe_bwrap
 from acp_agent.tools.sandbox.git_dirs import GitDirs, find_git_dirs
 
-__all__ = ["GIT_GRANT", "GIT_WRITE", "CommandSandbox", "SandboxPolicy", "SandboxState", "Wrapped"]
+__all__ = [
+    "GIT_GRANT",
+    "GIT_WRITE",
+    "GOVERNING",
+    "CommandSandbox",
+    "SandboxPolicy",
+    "SandboxState",
+    "Wrapped",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -66,6 +75,26 @@ class Wrapped:
 
 
 GIT_WRITE = Grant(GIT_GRANT, "Allow once, and let it change .git hooks and config")
+
+
+GOVERNING = (".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".mcp.json")
+"""What decides the agent's own rules, hooks and servers, in each root: read-only for commands
+(issue 41). One that does not exist yet can be made, and is then read as the project's: it waits
+for the trust question (`session/claude/local_owner.py`, `trust.py`)."""
+
+
+def governing_files(roots: Sequence[Path]) -> tuple[Path, ...]:
+    """The existing `GOVERNING` paths of `roots` (resolved, inside a root), each once."""
+    found: dict[Path, None] = {}
+    roots = [Path(os.path.realpath(r)) for r in roots]
+    for root in roots:
+        for name in GOVERNING:
+            path = root / name
+            if os.path.lexists(path):
+                target = Path(os.path.realpath(path))
+                if any(target == r or target.is_relative_to(r) for r in roots) and target.exists():
+                    found.setdefault(target)
+    return tuple(found)
 
 
 def _existing(roots: Sequence[Path]) -> tuple[Path, ...]:
@@ -168,6 +197,7 @@ class CommandSandbox:
             network=self.policy.network,
             git_writable=GIT_GRANT in grants,
             die_with_parent=in_editor,
+            read_only=governing_files(writable),
         )
         return Wrapped(bwrap_argv(program, command, confinement), confinement)
 
@@ -188,9 +218,10 @@ class CommandSandbox:
         state = await self.state()
         if state.program is None:
             return f"No sandbox ({state.why}): it can read and change everything you can.", ()
-        repos = await anyio.to_thread.run_sync(_repos, roots)
+        repos, governed = await anyio.to_thread.run_sync(lambda: (_repos(roots), governing_files(roots)))
         guarded = any(repo.runs_code for repo in repos)
         git = "; .git hooks and config read-only" if guarded else ""
+        git += "; the agent's settings, hooks and .mcp.json read-only" if governed else ""
         text = (
             f"Sandbox: it can write only in {', '.join(str(r) for r in roots)}{git}; the rest of the "
             f"disk is read-only; network {'on' if self.policy.network else 'off'}; the agent, its "

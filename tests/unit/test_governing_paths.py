@@ -1,0 +1,61 @@
+"""What governs the agent itself (issue 41, item 3): the file tools' guard on its settings, hooks,
+`.mcp.json` and memory imports, and the paths the sandbox keeps read-only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acp_agent.tools.files.sensitive import governance_reason
+from acp_agent.tools.sandbox.command_sandbox import governing_files
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "governs"),
+    [
+        (".claude/settings.json", None, True),
+        (".claude/settings.local.json", "{}", True),
+        ("pkg/.Claude/Settings.Local.json", None, True),  # any depth, any case
+        (".claude/hooks/guard.sh", None, True),
+        (".claude/hooks/lib/util.py", None, True),
+        (".mcp.json", None, True),
+        ("CLAUDE.md", "Read @docs/style.md first", True),
+        ("sub/CLAUDE.local.md", "@~/.ssh/id_rsa", True),
+        (".claude/rules/python.md", "@../../secrets.txt", True),
+        ("CLAUDE.md", "Write to me@example.com", False),  # no import: an ordinary edit
+        ("CLAUDE.md", None, False),
+        ("docs/notes.md", "@~/.ssh/id_rsa", False),  # not a memory file
+        (".claude/commands/x.md", None, False),  # sensitive, not governing (sensitive.py asks)
+        ("hooks/guard.sh", None, False),
+        ("settings.json", None, False),
+    ],
+)
+def test_which_writes_govern_the_agent(tmp_path: Path, path: str, text: str | None, governs: bool) -> None:
+    assert bool(governance_reason(tmp_path, path, text)) is governs
+
+
+def test_a_link_to_a_governing_file_governs_too(tmp_path: Path) -> None:
+    (tmp_path / ".claude" / "hooks").mkdir(parents=True)
+    (tmp_path / ".claude" / "settings.json").write_text("{}")
+    (tmp_path / "harmless.json").symlink_to(tmp_path / ".claude" / "settings.json")
+    (tmp_path / "scripts").symlink_to(tmp_path / ".claude" / "hooks")
+    assert governance_reason(tmp_path, "harmless.json")
+    assert governance_reason(tmp_path, "scripts/new.sh")
+    assert governance_reason(tmp_path, "plain.json") is None
+
+
+def test_the_sandbox_keeps_the_existing_ones_read_only(tmp_path: Path) -> None:
+    root, other = tmp_path / "root", tmp_path / "elsewhere"
+    (root / ".claude" / "hooks").mkdir(parents=True)
+    (root / ".claude" / "settings.json").write_text("{}")
+    (root / ".mcp.json").write_text("{}")
+    other.mkdir()
+    (other / "local.json").write_text("{}")
+    (root / ".claude" / "settings.local.json").symlink_to(other / "local.json")  # outside the roots
+    assert governing_files([root]) == (
+        root / ".claude" / "settings.json",
+        root / ".claude" / "hooks",
+        root / ".mcp.json",
+    )
+    assert other / "local.json" in governing_files([root, other])  # inside a root: covered
