@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.session.claude import json_text
 from acp_agent.session.claude.rules import Behavior, rule_text
 from acp_agent.tools.files.gitdir import find_repository
 from acp_agent.tools.files.localfs import LocalFileSystem
@@ -57,7 +58,7 @@ async def save_rules(root: Path, behavior: Behavior, texts: Sequence[str]) -> Pa
     data: dict[str, Any] = {}
     if path.exists() or path.is_symlink():
         try:
-            loaded = json.loads(await disk.read_text(path))
+            loaded = json_text.loads(await disk.read_text(path))
         except ValueError as exc:
             raise ToolError(f"{LOCAL_SETTINGS} is not valid JSON ({str(exc)[:100]}); left as it is") from exc
         if not isinstance(loaded, dict):
