@@ -355,6 +355,10 @@ class SessionManager:
         for session_id in list(self.sessions):
             self.cancel(session_id)
 
+    def turns_in_progress(self) -> list[RunningTurn]:
+        """Every session's turns, running or queued (a SIGINT's shutdown waits for their answers)."""
+        return [turn for line in self._lines.values() for turn in line.turns]
+
     def check_queue(self, session: Session) -> None:
         """Raises -32001 when the session's queue has no room for another prompt now."""
         line = self._lines.get(session.id)
