@@ -37,7 +37,7 @@ class SlowKillEditor(TerminalEditor):
             self.calls.append((method, params))
             if self.delay is None:
                 await anyio.sleep_forever()
-            await anyio.sleep(self.delay)
+            await anyio.sleep(self.delay)  # deliberate: the client's pace, past the 1.5 s grace
             self.killed.set()
             return {}
         return await super().__call__(method, params)
@@ -68,7 +68,7 @@ async def test_a_sigint_lets_the_prompt_be_answered_cancelled_at_the_clients_pac
             tg.start_soon(run)
             await agent.wait_for(in_the_terminal)
             agent.send_signal(signal.SIGINT)  # acpx's ^C reaches its process group first
-            await anyio.sleep(0.01)
+            await anyio.sleep(0.01)  # deliberate: acpx's session/cancel follows its ^C by 10 ms
             await agent.notify("session/cancel", {"sessionId": session})
         code = await agent.wait_exit(timeout=15)
         log = agent.stderr_text()
@@ -105,7 +105,7 @@ async def test_eof_sigterm_or_a_second_sigint_still_end_an_agent_waiting_on_its_
             await agent.wait_for(in_the_terminal)
             agent.send_signal(signal.SIGINT)
             await agent.wait_for(lambda m: m.get("method") == "terminal/kill", timeout=10)
-            await anyio.sleep(2.0)  # past the usual 1.5 s grace: the agent still serves
+            await anyio.sleep(2.0)  # deliberate: past the usual 1.5 s grace, the agent still serves
             assert agent.returncode is None
             began = time.monotonic()
             if then == "stdin_eof":

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from acp_agent.errors import AgentError
 from acp_agent.session.journal.shadow_git import blob_id
 from acp_agent.tools.files.confined import DIR_FLAGS, NOFOLLOW
 from acp_agent.turn.journal.entries import FileState
@@ -70,7 +71,7 @@ def _state_at(directory: int | None, name: str | Path) -> tuple[FileState, bytes
     return FileState(blob_id(data), mode), data
 
 
-class OffRoot(Exception):
+class OffRoot(AgentError):
     """A path a rewind would touch is not reached inside its root: it lies outside the root, or a
     directory on its way (the root's own included) is now a link or not a directory."""
 
