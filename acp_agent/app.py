@@ -2,8 +2,11 @@
 session layer after `initialize`, D4), and owns shutdown.
 
 stdin EOF, SIGTERM and SIGINT all end the same way: running turns are cancelled (and answered
-`cancelled` while stdout is writable), output is flushed, and the process exits 0. A signal during
-that bounded shutdown is noted, not obeyed; the third, or a second SIGINT, ends it at once
+`cancelled` while stdout is writable), output is flushed, and the process exits 0. A SIGINT that
+finds prompts in progress (acpx's Ctrl-C, which reaches the agent just before its `session/cancel`)
+waits for each to be answered at the client's pace, serving it meanwhile (its `terminal/kill` may
+come late), before the bounded shutdown; stdin's EOF or a SIGTERM cuts that wait short. A signal
+during the shutdown is noted, not obeyed; the third, or a second SIGINT, ends it at once
 (`Termination`).
 """
 
@@ -17,7 +20,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
@@ -138,7 +141,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     log.info("agent.started", model=config.model, streaming=config.streaming)
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with anyio.create_task_group() as watching:  # through the whole shutdown below
-            watching.start_soon(_watch_signals, signals, termination, front, serving)
+            watching.start_soon(_watch_signals, signals, termination, front, serving, to_client.close)
             try:
                 with serving:
                     async with anyio.create_task_group() as tg, front.running():
@@ -234,23 +237,61 @@ def _die_by(sig: signal.Signals) -> NoReturn:
 
 
 async def _watch_signals(
-    signals: AsyncIterator[int], termination: Termination, front: FrontHandler, serving: anyio.CancelScope
+    signals: AsyncIterator[int],
+    termination: Termination,
+    front: FrontHandler,
+    serving: anyio.CancelScope,
+    stop_calling: Callable[[], None],
 ) -> None:
-    """Every SIGTERM/SIGINT until the shutdown is done; the first one stops serving."""
+    """Every SIGTERM/SIGINT until the shutdown is done; the first one stops serving, a SIGINT once
+    the prompts in progress are answered; a repeat (a SIGTERM) cuts that wait short."""
+    hurry = anyio.Event()
     async with anyio.create_task_group() as tg:
         async for signum in signals:
             if termination.received(signum):
-                tg.start_soon(_stop_serving, front, serving)
+                manager = front.manager  # None before the session layer is built: no turn runs
+                patient = (
+                    signum == signal.SIGINT and manager is not None and bool(manager.turns_in_progress())
+                )
+                tg.start_soon(_stop_serving, front, serving, stop_calling, hurry if patient else None)
+            else:
+                hurry.set()
 
 
-async def _stop_serving(front: FrontHandler, serving: anyio.CancelScope) -> None:
-    """Cancel running turns, give them a moment to answer, then stop serving."""
+async def _stop_serving(
+    front: FrontHandler,
+    serving: anyio.CancelScope,
+    stop_calling: Callable[[], None],
+    patience: anyio.Event | None,
+) -> None:
+    """Cancel running turns, give them a moment to answer, then stop calling the client (a call
+    still waiting for its answer, a `terminal/kill` say, fails then, as at EOF) and stop serving.
+    With `patience` (a SIGINT found prompts in progress), first wait until each is answered,
+    however long the client takes to answer what the cancel asks of it, or until `patience` is
+    set (a SIGTERM)."""
     front.cancel_turns()
-    manager = front.manager  # None before the session layer is built: no turn runs
-    if manager is not None:
-        with anyio.move_on_after(SHUTDOWN_GRACE):
-            for turn in [s.running for s in manager.sessions.values() if s.running]:
+    manager = front.manager
+    if manager is None:
+        serving.cancel()
+        return
+    if patience is not None:
+        waiting = manager.turns_in_progress()
+        log.info("agent.interrupted", prompts=len(waiting), until="each is answered (or EOF, SIGTERM)")
+        async with anyio.create_task_group() as race:
+
+            async def hurried() -> None:
+                await patience.wait()
+                race.cancel_scope.cancel()
+
+            race.start_soon(hurried)
+            for turn in waiting:
                 await turn.done.wait()
+            race.cancel_scope.cancel()
+        front.cancel_turns()  # a prompt sent meanwhile
+    with anyio.move_on_after(SHUTDOWN_GRACE):
+        for turn in [s.running for s in manager.sessions.values() if s.running]:
+            await turn.done.wait()
+    stop_calling()
     serving.cancel()
 
 

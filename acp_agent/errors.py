@@ -58,6 +58,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ SnapshotFailed (RuntimeError)   session/journal/shadow_git: a git command of the snapshot
       │                          store failed → session/journal/checkpoints (the root is given up,
       │                          /status says so)
+      ├─ OffRoot               session/journal/file_images: a file a rewind would touch is outside
+      │                          its root, or behind a link → session/journal/rewind (a conflict)
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
            ├─ AgentRpcError        harness/client: the agent answered an error → harness/smoke
            ├─ AgentExitedError     harness/client: the agent's stdout closed → harness/smoke, runner
@@ -71,9 +73,9 @@ Defined outside this module (their rooms import only this leaf): LimitReached (t
 carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model/stream_events.py),
 EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/journal/store.py),
 StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py),
-PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py), and the
-HarnessError family (harness/). Private classes (`_Name`) are raised and caught inside one module
-and are not listed.
+PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py), OffRoot
+(session/journal/file_images.py), and the HarnessError family (harness/). Private classes (`_Name`)
+are raised and caught inside one module and are not listed.
 """
 
 from __future__ import annotations

@@ -126,12 +126,15 @@ class SessionBuilder:
             capabilities or ClientCapabilities(),
             overrides=dict(overrides),
             effort=effort,
-            conventions=ConventionsSlot(lambda: session_conventions(root, setup.plugins_in_force())),
+            conventions=ConventionsSlot(
+                lambda: session_conventions(root, setup.plugins_in_force(), engine.path_denials())
+            ),
             subagent_tools=subagent_tools,
             claude=setup,
         )
         session.settings_roots = settings_roots(setup, root, self.hidden)
-        session.styles, session.output_style = chosen_style(setup, read_output_styles(root, home=user_home()))
+        styles = read_output_styles(root, home=user_home(), denials=engine.path_denials())
+        session.styles, session.output_style = chosen_style(setup, styles)
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",

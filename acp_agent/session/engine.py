@@ -116,9 +116,11 @@ class Engine:
         the project's trust is settled first (`trust_settling.py`: what it widens may add roots, a
         mode, tools), and its instruction files are read in a worker thread."""
         if session.runner is None:
-            instructions = await read_instructions(session, self.hidden)
+            # The memory is read for the model: under the settings' Read denies, as the tools read.
+            reading = self.hidden.with_denials(session.permissions.engine.path_denials())
+            instructions = await read_instructions(session, reading)
             if await settle_trust(session, self.requester, self.hidden) and instructions.untrusted_imports:
-                instructions = await read_instructions(session, self.hidden)  # trusted now: the imports join
+                instructions = await read_instructions(session, reading)  # trusted now: the imports join
             await start_trusted_servers(session, self.requester)
             conventions = await session.conventions.current()
             await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal

@@ -352,9 +352,13 @@ def session_options(request: NewSessionRequest) -> tuple[dict[str, Any], ClientO
     `_meta`, ACP's `systemPrompt`); acpx's `maxTurns` is `maxTurnRequests` unless the overrides
     name it. Raises RpcError -32602 naming a malformed field."""
     meta = request.meta or {}
-    overrides = meta.get("acp-agent") or {}
-    if not isinstance(overrides, dict):
-        raise RpcError.invalid_params("Invalid params: _meta.acp-agent must be an object")
+    overrides = meta.get("acp-agent")
+    if overrides is None:  # absent or null: no overrides (an empty list, 0 or false is no object)
+        overrides = {}
+    elif not isinstance(overrides, dict):
+        raise RpcError.invalid_params(
+            "Invalid params: _meta.acp-agent must be an object", {"field": "_meta.acp-agent"}
+        )
     client = read_client_options(meta, request.system_prompt)
     if client.max_turns is not None:
         overrides = {"maxTurnRequests": client.max_turns, **overrides}

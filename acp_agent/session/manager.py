@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from acp_agent.session.journal.reload import Reloaded
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.driver import TurnResult
+    from acp_agent.turn.steering import Expected
 
 __all__ = ["SessionManager", "engine_class", "journal_fork", "journal_reload"]
 
@@ -360,6 +361,10 @@ class SessionManager:
         for session_id in list(self.sessions):
             self.cancel(session_id)
 
+    def turns_in_progress(self) -> list[RunningTurn]:
+        """Every session's turns, running or queued (a SIGINT's shutdown waits for their answers)."""
+        return [turn for line in self._lines.values() for turn in line.turns]
+
     def check_queue(self, session: Session) -> None:
         """Raises -32001 when the session's queue has no room for another prompt now."""
         line = self._lines.get(session.id)
@@ -367,8 +372,10 @@ class SessionManager:
             line.check_room(session.id)
 
     @asynccontextmanager
-    async def turn(self, session: Session) -> AsyncIterator[RunningTurn]:
+    async def turn(self, session: Session, expected: Expected | None = None) -> AsyncIterator[RunningTurn]:
         """Queue behind the session's running turn (FIFO); the session runs this one in the block.
+        `expected`: this turn takes the session's steering messages (`turn/steering.py`), from
+        before it queues until its driver ends it (withdrawn here if it never ran).
 
         Raises -32001 when the queue is full. A turn cancelled while it waited comes out with
         `cancelled` set: answer it without running it.
@@ -377,12 +384,15 @@ class SessionManager:
         try:
             async with line.turn(session.id) as turn:
                 session.running = turn
+                session.steering.holds(expected)
                 try:
                     yield turn
                 finally:
                     session.running = None
                     session.steering.stop()  # the driver closed it; this covers any other way out
         finally:
+            if expected is not None:
+                session.steering.withdraw(expected)
             if not line.turns and self._lines.get(session.id) is line:
                 del self._lines[session.id]
                 if self._idle is not None:

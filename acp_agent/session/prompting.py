@@ -5,8 +5,10 @@ behind a running turn, D3: `SessionManager.turn`), and runs there: on the model
 (`SessionManager.prompt`), or answered without a request (a prompt cancelled while it waited, an
 empty one, a slash command: `Engine.quiet_turn`, `Engine.run_command`, `/fork` answered here since
 the manager forks). Its answer is the `PromptResponse` of the turn's record (`prompt_answer`), or a
-JSON-RPC error carrying the record. A steering message joins the running turn, or starts a turn of
-its own that no request awaits. The handler's method table routes both here (`handlers.py`).
+JSON-RPC error carrying the record. A steering message joins the running turn, or the one on its
+way (queued, or starting: a prompt expects messages from the moment it queues, `Steering.expect`),
+and starts a turn of its own, which no request awaits, only when none exists. The handler's method
+table routes both here (`handlers.py`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from acp_agent.session.manager import SessionManager, journal_fork, journal_relo
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import PreparedPrompt, prepared_prompt
 from acp_agent.session.state import Session
-from acp_agent.turn.steering import SteeringMessage
+from acp_agent.turn.steering import Expected, SteeringMessage
 
 if TYPE_CHECKING:
     from acp_agent.turn.record import TurnRecord
@@ -55,10 +57,11 @@ class PromptHandler:
         return await self.run(session, await self._prepared(session, request))
 
     async def steer(self, params: Any) -> dict[str, Any]:
-        """`_session/steering`: the message joins the running turn (`injected`); with none running
-        it starts a turn of its own, as claude-agent-acp does (`startedNewTurn`, answered at once,
-        the turn answered by its updates), or, when `_meta.steering.idleBehavior` asks for it,
-        is left to the client to send as a prompt (`promptRequired`)."""
+        """`_session/steering`: the message joins the running turn, or the one queued or starting
+        (`injected`); with none it starts a turn of its own, as claude-agent-acp does
+        (`startedNewTurn`, answered at once, the turn answered by its updates; the messages that
+        follow join it), or, when `_meta.steering.idleBehavior` asks for it, is left to the client
+        to send as a prompt (`promptRequired`)."""
         request = parse(SteeringRequest, params)
         session = self.manager.sessions.get(request.session_id)
         if session is None:
@@ -80,7 +83,7 @@ class PromptHandler:
         if group is None:  # not serving (an embedder's handler): nothing can run it detached
             raise RpcError.invalid_request("No turn is running: send it with session/prompt")
         self.manager.check_queue(session)
-        group.start_soon(self._steered_turn, session, prepared)
+        group.start_soon(self._steered_turn, session, prepared, session.steering.expect())
         return {"outcome": "startedNewTurn"}
 
     async def _prepared(self, session: Session, request: PromptRequest) -> PreparedPrompt:
@@ -95,11 +98,11 @@ class PromptHandler:
             return prepared_prompt(request, session.settings.profile, built_ins=False)
         return prepared
 
-    async def _steered_turn(self, session: Session, prepared: PreparedPrompt) -> None:
-        """A turn a steering message started: no request waits for its answer, so a failure is
-        told to the editor (and logged) instead of lost."""
+    async def _steered_turn(self, session: Session, prepared: PreparedPrompt, expected: Expected) -> None:
+        """A turn a steering message started (expecting the messages sent after it): no request
+        waits for its answer, so a failure is told to the editor (and logged) instead of lost."""
         try:
-            await self.run(session, prepared, echo=True)
+            await self.run(session, prepared, echo=True, expected=expected)
         except Exception as exc:  # no request answers it: it must not end the agent's task group
             message = exc.message if isinstance(exc, RpcError) else f"internal error: {exc!r}"
             log.warning("steering.turn_failed", session_id=session.id, error=message)
@@ -107,11 +110,21 @@ class PromptHandler:
                 engine = await self.manager.engine()
                 await engine.tell_failure(session, message)
 
-    async def run(self, session: Session, prepared: PreparedPrompt, *, echo: bool = False) -> dict[str, Any]:
+    async def run(
+        self,
+        session: Session,
+        prepared: PreparedPrompt,
+        *,
+        echo: bool = False,
+        expected: Expected | None = None,
+    ) -> dict[str, Any]:
         """Run a prompt in its turn; with `echo` (no session/prompt sent it: a steering message),
-        its content is shown to the editor as the user's message when the turn starts."""
+        its content is shown to the editor as the user's message when the turn starts. A prompt for
+        the model takes the session's steering messages from the moment it queues (`expected`)."""
         shown, command, empty, blocks = prepared
-        async with self.manager.turn(session) as turn:
+        if expected is None and not empty and command is None:
+            expected = session.steering.expect()  # made as it joins the line: no await in between
+        async with self.manager.turn(session, expected) as turn:
             if echo and not (turn.cancelled or session.closing):
                 for update in user_chunks(shown, str(uuid.uuid4())):
                     await self._tell(session, update)

@@ -172,7 +172,7 @@ class Rewinds:
             await checkpoints.close_pending()  # a turn a crash ended: its changes count too
         entries = await self._entries(session)
         try:
-            plan = await plan_rewind(entries, number, scope, checkpoints)
+            plan = await plan_rewind(entries, number, scope, checkpoints, (session.cwd, *session.extra_roots))
         except PromptNotFound as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": "promptIndex"}) from None
         running = _running(session) if plan.scope != "chat" else ()
@@ -193,7 +193,6 @@ class Rewinds:
                     entries,
                     history=session.history,
                     journal=session.history.note,
-                    roots=(session.cwd, *session.extra_roots),
                 )
         except JournalFailed as exc:
             raise RpcError.journal_error(f"Cannot rewind: {exc}", {"sessionId": session.id}) from None

@@ -130,12 +130,12 @@ async def test_without_git_the_edit_images_still_rewind_and_status_says_so(tmp_p
     changes = [e for e in journal if isinstance(e, ChangesEntry)]
     assert [len(c.changes) for c in changes] == [2, 2]
     history = History(journal=write)
-    plan = await plan_rewind(journal, 2, "files", checkpoints)
-    outcome = await apply_rewind(plan, journal, history=history, journal=write, roots=(root,))
+    plan = await plan_rewind(journal, 2, "files", checkpoints, (root,))
+    outcome = await apply_rewind(plan, journal, history=history, journal=write)
     assert sorted(Path(p).name for p in outcome.restored) == ["a.txt", "b.txt"]
     assert (root / "a.txt").read_text() == "two\n" and (root / "b.txt").read_text() == "new\n"
-    plan = await plan_rewind(journal, 1, "files", checkpoints)
-    await apply_rewind(plan, journal, history=history, journal=write, roots=(root,))
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (root,))
+    await apply_rewind(plan, journal, history=history, journal=write)
     assert (root / "a.txt").read_text() == "one\n" and not (root / "b.txt").exists()
 
 
@@ -146,15 +146,15 @@ async def test_a_rewind_of_a_rewind_follows_the_file_history(tmp_path: Path) -> 
     for version in ("v1\n", "v2\n", "v3\n"):
         await turn(checkpoints, journal, {target: version})
     history = History(journal=write)
-    plan = await plan_rewind(journal, 3, "all", checkpoints)
-    await apply_rewind(plan, journal, history=history, journal=write, roots=(root,))
+    plan = await plan_rewind(journal, 3, "all", checkpoints, (root,))
+    await apply_rewind(plan, journal, history=history, journal=write)
     assert target.read_text() == "v2\n"
     await turn(checkpoints, journal, {target: "w3\n"})  # prompt 3 again, a new one
-    plan = await plan_rewind(journal, 2, "files", checkpoints)
-    await apply_rewind(plan, journal, history=history, journal=write, roots=(root,))
+    plan = await plan_rewind(journal, 2, "files", checkpoints, (root,))
+    await apply_rewind(plan, journal, history=history, journal=write)
     assert target.read_text() == "v1\n"
     target.write_text("the user's\n")
-    plan = await plan_rewind(journal, 1, "files", checkpoints)
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (root,))
     assert plan.conflicts == (str(target),) and not plan.restore
 
 
@@ -177,9 +177,9 @@ async def test_the_cap_prunes_the_oldest_turns_images(
     for n in range(1, 5):
         await turn(checkpoints, journal, {target: f"v{n}\n"})
     assert len(checkpoints.images.held()) == 2  # v2 and v3, the before-images of turns 3 and 4
-    plan = await plan_rewind(journal, 1, "files", checkpoints)
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (root,))
     assert plan.lost == (str(target),)  # its snapshot is gone: named, never guessed
-    plan = await plan_rewind(journal, 3, "files", checkpoints)
+    plan = await plan_rewind(journal, 3, "files", checkpoints, (root,))
     assert [c.after for c in plan.restore] and not plan.lost
 
 
@@ -198,8 +198,8 @@ async def test_the_cap_prunes_the_shadow_stores_old_snapshots(
     store = next(iter(checkpoints._stores.values()))
     kept = {ref.name for ref in (store.git_dir / "refs" / "snapshots").iterdir()}
     assert len(kept) <= 4  # the last two turns' before and after (and the last one)
-    plan = await plan_rewind(journal, 4, "files", checkpoints)
-    await apply_rewind(plan, journal, history=History(journal=write), journal=write, roots=(root,))
+    plan = await plan_rewind(journal, 4, "files", checkpoints, (root,))
+    await apply_rewind(plan, journal, history=History(journal=write), journal=write)
     assert sorted(p.name for p in root.iterdir()) == ["f1.txt", "f2.txt", "f3.txt"]
 
 
@@ -245,7 +245,75 @@ async def test_a_file_edited_then_changed_by_a_command_goes_back_to_before_the_e
     target.write_text("then the command's\n")
     (root / "made.txt").write_text("made\n")
     await checkpoints.turn_ended()
-    plan = await plan_rewind(journal, 1, "files", checkpoints)
-    await apply_rewind(plan, journal, history=History(journal=write), journal=write, roots=(root,))
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (root,))
+    await apply_rewind(plan, journal, history=History(journal=write), journal=write)
     assert target.read_text() == "before the turn\n"
     assert not (root / "made.txt").exists()
+
+
+async def deleted_in_a_turn(tmp_path: Path) -> tuple[Path, list[Entry], Any, Checkpoints, Path]:
+    """A session whose one turn deleted d/authorized_keys, and a folder outside its root."""
+    root, journal, write, checkpoints = session_at(tmp_path, git=None)
+    (root / "d").mkdir()
+    (root / "d" / "authorized_keys").write_text("ssh-ed25519 AAAA the repository's key\n")
+    await turn(checkpoints, journal, {root / "d" / "authorized_keys": None})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    return root, journal, write, checkpoints, outside
+
+
+def swap_for_a_link(directory: Path, target: Path) -> None:
+    """What a background command can do between two turns: a directory becomes a link."""
+    directory.rename(directory.with_name(directory.name + ".old"))
+    directory.symlink_to(target, target_is_directory=True)
+
+
+async def test_a_directory_swapped_for_a_link_is_a_conflict_never_written_through(tmp_path: Path) -> None:
+    root, journal, write, checkpoints, outside = await deleted_in_a_turn(tmp_path)
+    swap_for_a_link(root / "d", outside)  # d/authorized_keys "holds what the turn left": nothing
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (root,))
+    assert plan.conflicts == (str(root / "d" / "authorized_keys"),) and not plan.restore
+    outcome = await apply_rewind(plan, journal, history=History(journal=write), journal=write)
+    assert outcome.restored == () and list(outside.iterdir()) == []
+
+
+async def test_a_link_planted_between_the_plan_and_the_put_back_is_refused(tmp_path: Path) -> None:
+    """The put-back walks to the file again, from its root, without following a link: a swap after
+    the plan (while the user reads the question) is a conflict too, and no temporary file lands
+    outside."""
+    root, journal, write, checkpoints, outside = await deleted_in_a_turn(tmp_path)
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (root,))
+    assert [c.path for c in plan.restore] == [str(root / "d" / "authorized_keys")]
+    swap_for_a_link(root / "d", outside)
+    outcome = await apply_rewind(plan, journal, history=History(journal=write), journal=write)
+    assert outcome.restored == () and outcome.conflicts == (str(root / "d" / "authorized_keys"),)
+    assert list(outside.iterdir()) == []
+    swap_for_a_link(root, outside)  # the root itself, now a link: refused the same way
+    outcome = await apply_rewind(plan, journal, history=History(journal=write), journal=write)
+    assert outcome.restored == () and list(outside.iterdir()) == []
+
+
+async def test_a_file_outside_every_root_is_a_conflict(tmp_path: Path) -> None:
+    root, journal, _, checkpoints, _ = await deleted_in_a_turn(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (other,))  # the roots changed since
+    assert plan.conflicts == (str(root / "d" / "authorized_keys"),) and not plan.restore
+
+
+async def test_a_put_back_makes_the_folders_it_needs_and_removes_those_it_empties(tmp_path: Path) -> None:
+    root, journal, write, checkpoints = session_at(tmp_path, git=None)
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "run.sh").write_text("#!/bin/sh\n")
+    (root / "a" / "b" / "run.sh").chmod(0o700)
+    (root / "x" / "y").mkdir(parents=True)
+    made = root / "x" / "y" / "new.txt"
+    await turn(checkpoints, journal, {root / "a" / "b" / "run.sh": None, made: "new\n"})
+    for folder in (root / "a" / "b", root / "a"):
+        folder.rmdir()
+    plan = await plan_rewind(journal, 1, "files", checkpoints, (root,))
+    await apply_rewind(plan, journal, history=History(journal=write), journal=write)
+    assert (root / "a" / "b" / "run.sh").read_text() == "#!/bin/sh\n"
+    assert (root / "a" / "b" / "run.sh").stat().st_mode & 0o777 == 0o755  # executable, as kept
+    assert sorted(p.name for p in root.iterdir()) == ["a"]  # x/y emptied: removed, up to the root
+    assert not list(root.rglob("*acp-rewind*"))

@@ -206,6 +206,17 @@ async def test_a_local_file_that_is_no_object_is_never_overwritten(places: dict[
     assert await engine.remember(question("ls"), allow=True) == "this session"
 
 
+async def test_a_local_file_nested_too_deep_is_never_overwritten(places: dict[str, Path]) -> None:
+    local = places["root"] / ".claude" / "settings.local.json"
+    deep = '{"permissions": ' + "[" * 5000 + "]" * 5000 + "}"
+    write(local, deep)
+    with pytest.raises(ToolError, match="nested deeper than 100 levels"):
+        await save_rules(places["root"], "allow", ["Bash(ls)"])
+    assert local.read_text() == deep
+    engine = RuleEngine(load(places), roots=lambda: (places["cwd"],))
+    assert await engine.remember(question("ls"), allow=True) == "this session"
+
+
 def test_web_rules_become_the_server_tools_domain_lists(places: dict[str, Path]) -> None:
     write(
         places["home"] / ".claude" / "settings.json",

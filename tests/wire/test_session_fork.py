@@ -168,3 +168,34 @@ async def test_the_fork_command_names_the_new_session_which_holds_the_prompts_th
     assert fake_api.attempts == 2  # no request for either
     shown = await replayed(agent, fork.group(0), workspace)
     assert shown == [("user_message_chunk", "first question"), ("agent_message_chunk", "answer one")]
+
+
+WRONG_META = ([], [{"promptIndex": 1}], "x", 0, False, 3)
+"""`_meta["acp-agent"]` values that are not an object (null is: no overrides)."""
+
+
+async def test_a_meta_that_is_not_an_object_is_refused_by_every_method_that_reads_it(
+    agent: AgentProcess, workspace: Path, fake_api: FakeMessagesAPI, agent_env: dict[str, str]
+) -> None:
+    """session/new, load, resume and fork all read `_meta["acp-agent"]`: each answers -32602
+    naming it, and leaves no session or journal behind."""
+    fake_api.script(replies.text("answer one"))
+    source = await agent.new_session(workspace)
+    await agent.prompt(source, "first question")
+    files = set(Path(agent_env["ACP_AGENT_STATE_DIR"]).iterdir())
+    base = {"cwd": str(workspace), "mcpServers": []}
+    for method, params in (
+        ("session/new", base),
+        ("session/load", {**base, "sessionId": source}),
+        ("session/resume", {**base, "sessionId": source}),
+        ("session/fork", {**base, "sessionId": source}),
+    ):
+        for meta in WRONG_META:
+            answer = await agent.request(method, {**params, "_meta": {"acp-agent": meta}})
+            assert answer.get("error", {}).get("code") == -32602, (method, meta, answer)
+            assert "_meta.acp-agent" in answer["error"]["message"], answer
+        fine = await agent.request(method, {**params, "_meta": {"acp-agent": None}})
+        assert "result" in fine, (method, fine)
+        if method in {"session/new", "session/fork"}:
+            files.add(journal(agent_env, fine["result"]["sessionId"]))
+    assert set(Path(agent_env["ACP_AGENT_STATE_DIR"]).iterdir()) == files  # no journal left behind

@@ -64,7 +64,7 @@ def load_key() -> str | None:
     """The stored key, or None (no file, unreadable, or no key in it)."""
     try:
         data = json.loads(credentials_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested past what json parses
         return None
     key = data.get("anthropicApiKey") if isinstance(data, dict) else None
     return key if isinstance(key, str) and key.strip() else None

@@ -1,4 +1,5 @@
-"""The user's Claude Code setup (issue 33): the settings files (`settings_files.py`) and what they
+"""The user's Claude Code setup (issue 33): the settings files (`settings_files.py`, their JSON and a
+hook's read with a bound on its depth by `json_text.py`) and what they
 hold for a session (`setup.py`: `ClaudeSetup`), their permission rules (`rules.py`, paths in
 `path_rules.py`, Claude Code's tool names in `tool_names.py`), the one rule engine that decides
 "may this run?" (`rule_engine.py`, with the `Read(…)` deny rules the file tools apply in

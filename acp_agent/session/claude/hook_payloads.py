@@ -14,13 +14,13 @@ which then decides alone.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from acp_agent.session.claude import json_text
 from acp_agent.session.claude.hook_process import HookProcess
 from acp_agent.tools.base import ToolResult
 
@@ -114,7 +114,7 @@ def read_answer(run: HookProcess, event: str) -> HookAnswer:
     bad_json = None
     if stdout.startswith("{"):
         try:
-            parsed = json.loads(stdout)
+            parsed = json_text.loads(stdout)
         except ValueError as exc:
             bad_json = f"printed invalid JSON ({str(exc)[:80]})"
         else:

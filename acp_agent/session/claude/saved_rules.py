@@ -28,6 +28,7 @@ import anyio.to_thread
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.session.claude import json_text
 from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.rules import Behavior, rule_text
 from acp_agent.tools.files.gitdir import find_repository
@@ -63,7 +64,7 @@ async def save_rules(
     data: dict[str, Any] = {}
     if path.exists() or path.is_symlink():
         try:
-            loaded = json.loads(await disk.read_text(path))
+            loaded = json_text.loads(await disk.read_text(path))
         except ValueError as exc:
             raise ToolError(f"{LOCAL_SETTINGS} is not valid JSON ({str(exc)[:100]}); left as it is") from exc
         if not isinstance(loaded, dict):

@@ -20,7 +20,6 @@ a warning (the log and `/status`), and the session goes on.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp_agent.session.claude import json_text
 from acp_agent.session.claude.local_owner import LocalOwners, split_owned
 from acp_agent.session.claude.settings_keys import classified
 from acp_agent.tools.files.gitdir import find_repository, index_tracks
@@ -228,12 +228,17 @@ def read_json_object(
         if not isinstance(exc, NotADirectoryError):
             warn(f"{shown}: not read ({exc.strerror or exc})")
         return None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a directory
             warn(f"{shown}: skipped (not a regular file)")
             return None
-        raw = f.read(max_bytes + 1)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as exc:
+        warn(f"{shown}: not read ({exc.strerror or exc})")
+        return None
+    finally:
+        os.close(fd)
     if len(raw) > max_bytes:
         warn(f"{shown}: skipped (larger than {max_bytes // 1024} KiB)")
         return None
@@ -241,10 +246,11 @@ def read_json_object(
 
 
 def parse_json_object(raw: bytes, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
-    """`raw` as a strict JSON object; None when it is not one (with a warning saying why)."""
+    """`raw` as a strict JSON object, nested at most `json_text.MAX_DEPTH` levels; None when it is
+    not one (with a warning saying why)."""
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        data = json_text.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError included
         warn(f"{shown}: skipped (not valid JSON: {str(exc)[:120]})")
         return None
     if not isinstance(data, dict):

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.session.claude import json_text
 from acp_agent.tools.files.localfs import LocalFileSystem
 
 __all__ = ["ProjectTrust", "TrustAnswer", "TrustStore", "Widening"]
@@ -93,7 +94,7 @@ class TrustStore:
         try:
             with open(self.path, "rb") as f:
                 raw = f.read(MAX_STORE_BYTES + 1)
-            data = json.loads(raw) if len(raw) <= MAX_STORE_BYTES else None
+            data = json_text.loads(raw) if len(raw) <= MAX_STORE_BYTES else None
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:

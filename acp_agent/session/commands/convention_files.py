@@ -17,7 +17,7 @@ A skill is named by its folder, as Claude Code names it (`skills/code-review/SKI
 Every file is read under the rules of the file tools (`tools/files/provided.py`): a project file must
 resolve inside the repository, a config-dir file inside the config dir, a `~/.claude` file inside
 the home directory, a plugin's inside the plugin's directory; a link out, a FIFO, a file another
-user owns is refused and named. Caps keep a
+user owns, a file the settings' `Read(…)` deny rules name (`denials`) is refused and named. Caps keep a
 repository with hundreds of files cheap: at most MAX_COMMAND_FILES command files, MAX_SKILLS
 skills and MAX_AGENT_FILES agent files are read, each at most FILE_BYTES. Blocking:
 `load_conventions` runs it in a worker thread.
@@ -49,6 +49,7 @@ from acp_agent.tools.files.provided import (
     read_provided_file,
     read_provided_files,
 )
+from acp_agent.tools.hidden import NOTHING_HIDDEN, PathDenials
 from acp_agent.tools.skill import Skill
 from acp_agent.user_dirs import user_config_dir, user_home
 
@@ -77,7 +78,9 @@ MAX_DESCRIPTION = 1024
 class _Found:
     """What the walk collects: the winners by name, the notes on everything left out."""
 
-    def __init__(self) -> None:
+    def __init__(self, denials: PathDenials | None = None) -> None:
+        self.denied = NOTHING_HIDDEN.with_denials(denials)
+        """The settings' Read denies, as the file tools apply them (the files are read for the model)."""
         self.commands: dict[str, CustomCommand] = {}
         self.skills: dict[str, Skill] = {}
         self.agents: dict[str, CustomAgent] = {}
@@ -94,7 +97,7 @@ class _Found:
 
     def read(self, path: Path, inside: Path, *, agent: bool = False) -> str | None:
         """The file's text, or None (missing, seen already, or refused: then noted)."""
-        got = read_provided_file(path, inside=inside, max_bytes=FILE_BYTES + 1)
+        got = read_provided_file(path, inside=inside, max_bytes=FILE_BYTES + 1, hidden=self.denied)
         if got is None:
             return None
         if isinstance(got, Refusal):
@@ -128,11 +131,16 @@ def _places(cwd: Path, home: Path | None, config_dir: Path | None) -> Iterator[t
 
 
 def read_conventions(
-    cwd: Path, *, home: Path | None, config_dir: Path | None, plugins: Sequence[Plugin] = ()
+    cwd: Path,
+    *,
+    home: Path | None,
+    config_dir: Path | None,
+    plugins: Sequence[Plugin] = (),
+    denials: PathDenials | None = None,
 ) -> Conventions:
     """Every command, skill and agent for a session at `cwd` (and of `plugins`), with the notes on
-    those left out."""
-    found = _Found()
+    those left out (a file `denials` names among them)."""
+    found = _Found(denials)
     for base, source, inside in _places(cwd, home, config_dir):
         if base.name != ".agents":  # `.agents` holds skills only
             _read_commands(found, base / "commands", source, inside)
@@ -304,11 +312,16 @@ def _allowed_tools(path: Path, fields: dict[str, str]) -> str:
 
 
 async def load_conventions(
-    cwd: Path, *, home: Path | None, config_dir: Path | None, plugins: Sequence[Plugin] = ()
+    cwd: Path,
+    *,
+    home: Path | None,
+    config_dir: Path | None,
+    plugins: Sequence[Plugin] = (),
+    denials: PathDenials | None = None,
 ) -> Conventions:
     """`read_conventions` in a worker thread; past READ_SECONDS, none (and that is noted)."""
     got = await read_provided_files(
-        lambda: [read_conventions(cwd, home=home, config_dir=config_dir, plugins=plugins)]
+        lambda: [read_conventions(cwd, home=home, config_dir=config_dir, plugins=plugins, denials=denials)]
     )
     if got is None:
         log.warning("conventions.timed_out", cwd=str(cwd), seconds=READ_SECONDS)
@@ -316,7 +329,11 @@ async def load_conventions(
     return got[0]
 
 
-async def session_conventions(cwd: Path, plugins: Sequence[Plugin] = ()) -> Conventions:
+async def session_conventions(
+    cwd: Path, plugins: Sequence[Plugin] = (), denials: PathDenials | None = None
+) -> Conventions:
     """The commands, skills and agents of a session at `cwd`, with the user's home and config dir,
-    and of the enabled `plugins` in force."""
-    return await load_conventions(cwd, home=user_home(), config_dir=user_config_dir(), plugins=plugins)
+    and of the enabled `plugins` in force; none of the files the settings' Read `denials` name."""
+    return await load_conventions(
+        cwd, home=user_home(), config_dir=user_config_dir(), plugins=plugins, denials=denials
+    )

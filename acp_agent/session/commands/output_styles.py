@@ -29,6 +29,7 @@ from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.session.commands.frontmatter import split_frontmatter
 from acp_agent.session.commands.instructions import _directories
 from acp_agent.tools.files.provided import ProvidedText, Refusal, read_provided_file
+from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths, PathDenials
 from acp_agent.tools.printable import one_line
 
 __all__ = [
@@ -118,6 +119,7 @@ class OutputStyles:
 
 @dataclass(slots=True)
 class _Found:
+    denied: HiddenPaths
     styles: dict[str, OutputStyle] = field(default_factory=lambda: {s.name: s for s in BUILT_IN_STYLES})
     skipped: list[str] = field(default_factory=list)
     files: int = 0
@@ -127,9 +129,10 @@ class _Found:
         self.skipped.append(f"{path} ({note})")
 
 
-def read_output_styles(cwd: Path, *, home: Path | None) -> OutputStyles:
-    """The styles of a session at `cwd` (blocking: a few small files)."""
-    found = _Found()
+def read_output_styles(cwd: Path, *, home: Path | None, denials: PathDenials | None = None) -> OutputStyles:
+    """The styles of a session at `cwd` (blocking: a few small files), none of those the settings'
+    Read `denials` name (a style is read for the model)."""
+    found = _Found(denied=NOTHING_HIDDEN.with_denials(denials))
     directories, repository = _directories(cwd, home)
     for directory in directories:
         if directory != home:
@@ -151,7 +154,7 @@ def _read_directory(found: _Found, directory: Path, source: str, inside: Path) -
             found.skip(path, f"not read: the cap of {MAX_STYLE_FILES} style files was reached")
             return
         found.files += 1
-        got = read_provided_file(path, inside=inside, max_bytes=FILE_BYTES + 1)
+        got = read_provided_file(path, inside=inside, max_bytes=FILE_BYTES + 1, hidden=found.denied)
         if got is None:
             continue
         if isinstance(got, Refusal):

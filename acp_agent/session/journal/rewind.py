@@ -5,7 +5,9 @@ turn's net changes (`ChangesEntry`) and each earlier rewind's restores. For ever
 since the prompt, the target is what it held before the first change since, and what the turns
 left is what the last change left. A file that holds that now is put back; one that holds the
 target already is left; any other was changed since by someone else (the user, another process)
-and is a conflict, left as it is and named.
+and is a conflict, left as it is and named. Every file is read and written from inside its root, one
+directory at a time (`file_images.reached`): one outside every root, or behind a directory swapped
+for a link since (by a background command, between two turns), is a conflict too, never followed.
 
 The rewind is journaled (`RewindEntry`, synced) before any file is touched, and its end
 (`RewoundEntry`) after the last one: a crash in between is finished by the next load
@@ -27,7 +29,7 @@ import anyio
 import structlog
 
 from acp_agent.session.journal.checkpoints import Checkpoints
-from acp_agent.session.journal.file_images import current_state, read_state, restore_file
+from acp_agent.session.journal.file_images import OffRoot, reached
 from acp_agent.session.journal.timeline import PromptNotFound, PromptSpan, Timeline, interrupted_rewind
 from acp_agent.session.journal.titles import prompt_title
 from acp_agent.turn.context.history import History, JournalWriter
@@ -155,12 +157,14 @@ class RewindPlan:
     """What a rewind will do: back to before prompt `span.number`, over `scope`.
 
     `restore`: each file to put back, `before` what the turns left there (and it holds now),
-    `after` the target; `conflicts`: files changed since by someone else; `lost`: files whose
-    snapshot is gone (pruned past the cap); `contents`: each target blob's bytes.
+    `after` the target; `conflicts`: files changed since by someone else (or no longer reached
+    inside a root); `lost`: files whose snapshot is gone (pruned past the cap); `contents`: each
+    target blob's bytes; `roots`: the session's roots, resolved, the only places it touches.
     """
 
     span: PromptSpan
     scope: Scope
+    roots: tuple[Path, ...] = ()
     restore: tuple[FileChange, ...] = ()
     conflicts: tuple[str, ...] = ()
     lost: tuple[str, ...] = ()
@@ -172,20 +176,31 @@ class RewindPlan:
 
 
 async def plan_rewind(
-    entries: Sequence[Entry], number: int, scope: Scope, checkpoints: Checkpoints | None
+    entries: Sequence[Entry],
+    number: int,
+    scope: Scope,
+    checkpoints: Checkpoints | None,
+    roots: Iterable[Path],
 ) -> RewindPlan:
-    """The plan of `/rewind number` over `scope`, from the journal's `entries` (all of them).
+    """The plan of `/rewind number` over `scope`, from the journal's `entries` (all of them), in
+    the session's `roots`.
 
     Raises:
         PromptNotFound: no prompt `number` in the session as it stands.
     """
     span = Timeline.of(entries).span(number)
+    resolved = await anyio.to_thread.run_sync(_resolved, tuple(roots))
     if scope == "chat" or checkpoints is None:
-        return RewindPlan(span, scope)
+        return RewindPlan(span, scope, resolved)
     restore: list[FileChange] = []
     conflicts: list[str] = []
     for path, (target, left) in sorted(_changes_since(entries, span.ordinal).items()):
-        now = await anyio.to_thread.run_sync(current_state, Path(path))
+        try:
+            now = await anyio.to_thread.run_sync(_state_now, Path(path), resolved)
+        except OffRoot as exc:
+            log.warning("rewind.off_root", path=path, problem=str(exc))
+            conflicts.append(path)
+            continue
         if now == target:
             continue
         if now != left:
@@ -195,7 +210,39 @@ async def plan_rewind(
     contents = await checkpoints.content(c.after for c in restore if c.after is not None)
     lost = [c.path for c in restore if c.after is not None and c.after.blob not in contents]
     kept = tuple(c for c in restore if c.path not in lost)
-    return RewindPlan(span, scope, kept, tuple(conflicts), tuple(lost), contents)
+    return RewindPlan(span, scope, resolved, kept, tuple(conflicts), tuple(lost), contents)
+
+
+def _resolved(roots: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The roots as the checkpoints name their files (links resolved, as the snapshots' paths)."""
+    return tuple(Path(os.path.realpath(root)) for root in roots)
+
+
+def _root_of(path: Path, roots: Sequence[Path]) -> Path:
+    """The root `path` lies in.
+
+    Raises:
+        OffRoot: none.
+    """
+    for root in roots:
+        if path.is_relative_to(root) and path != root:
+            return root
+    raise OffRoot(f"{path} is outside the session's roots")
+
+
+def _read_now(path: Path, roots: Sequence[Path]) -> tuple[FileState, bytes] | None:
+    """What `path` holds now and its content, reached inside its root. Blocking.
+
+    Raises:
+        OffRoot: it is not reached inside one.
+    """
+    with reached(path, _root_of(path, roots)) as place:
+        return place.state()
+
+
+def _state_now(path: Path, roots: Sequence[Path]) -> FileState | None:
+    found = _read_now(path, roots)
+    return found[0] if found else None
 
 
 async def plan_diffs(plan: RewindPlan) -> tuple[ShownDiff, ...]:
@@ -204,7 +251,10 @@ async def plan_diffs(plan: RewindPlan) -> tuple[ShownDiff, ...]:
     def diffs() -> tuple[ShownDiff, ...]:
         shown = []
         for change in plan.restore:
-            now = read_state(Path(change.path))
+            try:
+                now = _read_now(Path(change.path), plan.roots)
+            except (OffRoot, OSError):
+                continue  # no longer reached inside its root: the put-back will refuse it
             old = _text(now[1]) if now else None
             new = _text(plan.contents.get(change.after.blob, b"")) if change.after else ""
             if (now is None or old is not None) and new is not None:
@@ -241,14 +291,13 @@ async def apply_rewind(
     *,
     history: History,
     journal: JournalWriter,
-    roots: Iterable[Path],
 ) -> RewindOutcome:
     """Journal the rewind, cut the history (unless `--files`), then put the files back."""
     entry = plan.entry
     journal(entry)
     if plan.scope != "files":
         cut(history, [*entries, entry])
-    restored, late = await _restore(plan.restore, plan.contents, tuple(roots))
+    restored, late = await _restore(plan.restore, plan.contents, plan.roots)
     if plan.restore:
         journal(RewoundEntry(tuple(late)))
     return RewindOutcome(tuple(restored), (*entry.conflicts, *late))
@@ -270,27 +319,29 @@ def cut(history: History, entries: Sequence[Entry]) -> None:
 async def _restore(
     changes: Sequence[FileChange], contents: dict[str, bytes], roots: tuple[Path, ...]
 ) -> tuple[list[str], list[str]]:
-    """Put each file back that still holds what the turns left; returns (restored, conflicts)."""
+    """Put each file back that still holds what the turns left (`roots` resolved: each file is
+    reached inside its own, never through a link); returns (restored, conflicts)."""
     restored: list[str] = []
     late: list[str] = []
     pause = os.environ.get(PAUSE_ENV)
     for change in changes:
         path = Path(change.path)
-        root = next((r for r in roots if path.is_relative_to(r)), path.parent)
 
-        def put_back(change: FileChange = change, path: Path = path, root: Path = root) -> bool:
-            now = current_state(path)
-            if now == change.after:
-                return True
-            if now != change.before:
-                return False
-            target = change.after
-            restore_file(path, target, contents.get(target.blob) if target else None, root)
+        def put_back(change: FileChange = change, path: Path = path) -> bool:
+            with reached(path, _root_of(path, roots)) as place:
+                found = place.state()  # the last look, just before: a change since the plan wins
+                now = found[0] if found else None
+                if now == change.after:
+                    return True
+                if now != change.before:
+                    return False
+                target = change.after
+                place.put(target, contents.get(target.blob) if target else None)
             return True
 
         try:
             done = await anyio.to_thread.run_sync(put_back)
-        except OSError as exc:
+        except (OffRoot, OSError) as exc:
             log.warning("rewind.restore_failed", path=str(path), problem=str(exc))
             done = False
         (restored if done else late).append(change.path)
@@ -313,7 +364,8 @@ async def finish_interrupted(
     if entry is None:
         return None
     contents = await checkpoints.content(c.after for c in entry.restore if c.after is not None)
-    restored, late = await _restore(entry.restore, contents, tuple(roots))
+    resolved = await anyio.to_thread.run_sync(_resolved, tuple(roots))
+    restored, late = await _restore(entry.restore, contents, resolved)
     journal(RewoundEntry(tuple(late)))
     log.info("rewind.finished_after_crash", restored=len(restored), conflicts=len(late))
     return RewindOutcome(tuple(restored), tuple(late))
