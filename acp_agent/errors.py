@@ -58,6 +58,8 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ SnapshotFailed (RuntimeError)   session/journal/shadow_git: a git command of the snapshot
       │                          store failed → session/journal/checkpoints (the root is given up,
       │                          /status says so)
+      ├─ UnclassifiedKey (AssertionError)  session/claude/settings_keys: a settings key read with
+      │                          no line in SETTINGS_KEYS (a mistake in the code, never input) → nobody
       ├─ OffRoot               session/journal/file_images: a file a rewind would touch is outside
       │                          its root, or behind a link → session/journal/rewind (a conflict)
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
@@ -74,7 +76,7 @@ carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model
 EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/journal/store.py),
 StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py),
 PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py), OffRoot
-(session/journal/file_images.py), and the HarnessError family (harness/). Private classes (`_Name`)
+(session/journal/file_images.py), UnclassifiedKey (session/claude/settings_keys.py), and the HarnessError family (harness/). Private classes (`_Name`)
 are raised and caught inside one module and are not listed.
 """
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from acp_agent.errors import AgentError
+
 __all__ = ["SETTINGS_KEYS", "SettingsKey", "UnclassifiedKey", "classified"]
 
 
@@ -55,7 +57,7 @@ SETTINGS_KEYS: dict[str, SettingsKey] = {
 """Each key the agent reads from a settings file (dotted: `permissions.allow`)."""
 
 
-class UnclassifiedKey(AssertionError):
+class UnclassifiedKey(AgentError, AssertionError):
     """A settings key read without a line in `SETTINGS_KEYS`: a mistake in the code, never input."""
 
 
