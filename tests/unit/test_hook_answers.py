@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from acp_agent.errors import ToolError
-from acp_agent.session.claude.hook_config import Matcher
+from acp_agent.session.claude.hook_config import Matcher, read_hooks
 from acp_agent.session.claude.hook_payloads import MAX_CONTEXT_CHARS, claude_input, own_input, read_answer
 from acp_agent.session.claude.hook_process import HookProcess
+from acp_agent.session.claude.settings_files import SettingsFile
+from acp_agent.session.claude.setup import ClaudeSetup
 
 
 def test_matchers_are_exact_lists_or_unanchored_expressions() -> None:
@@ -71,3 +74,38 @@ def test_context_is_capped_and_inputs_take_claude_codes_shapes() -> None:
         "command": "ls",
         "timeout": 120,
     }
+
+
+def claude_file(data: dict[str, Any], tmp_path: Path) -> ClaudeSetup:
+    user = SettingsFile("user", tmp_path / "settings.json", "~/.claude/settings.json", tmp_path, data)
+    return ClaudeSetup(tmp_path, tmp_path, files=(user,))
+
+
+@pytest.mark.parametrize(
+    ("timeout", "said", "gets"),
+    [
+        (
+            5000,
+            "timeout 5000 looks like milliseconds: hook timeouts are in seconds (as in Claude Code)",
+            600.0,
+        ),
+        (10000, "write 10 for 10 s", 600.0),
+        (7_200_000, "timeout 7200000 is more than 3600 s (hook timeouts are in seconds)", 600.0),
+        (0, "timeout 0 is not a number of seconds above 0", 600.0),
+        ("30", 'timeout "30" is not a number of seconds above 0', 600.0),
+        (30, None, 30.0),
+    ],
+)
+def test_a_timeout_that_is_changed_says_so_and_what_the_hook_gets(
+    timeout: Any, said: str | None, gets: float, tmp_path: Path
+) -> None:
+    """Issue 42 item 9: 5000 is not read as 5000 s (past the cap) nor, silently, as 600 s."""
+    handler = {"type": "command", "command": "guard.sh", "timeout": timeout}
+    hooks = read_hooks(claude_file({"hooks": {"PreToolUse": [{"hooks": [handler]}]}}, tmp_path))
+    [read] = hooks.handlers
+    assert read.timeout == gets
+    if said is None:
+        assert hooks.warnings == ()
+    else:
+        [warning] = hooks.warnings
+        assert said in warning and "this hook gets 600 s (the default)" in warning, warning

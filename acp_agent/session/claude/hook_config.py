@@ -261,7 +261,7 @@ def _handler(
     default = PROMPT_TIMEOUT if event == "UserPromptSubmit" else DEFAULT_TIMEOUT
     timeout = raw.get("timeout", default)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT:
-        warn(f"{at}: timeout {str(timeout)[:20]!r} is not seconds up to {MAX_TIMEOUT:g}: {default:g} s")
+        warn(f"{at}: {_timeout_changed(timeout, default)}")
         timeout = default
     if_rule = None
     if "if" in raw:
@@ -285,3 +285,20 @@ def _handler(
         if_rule,
         message if isinstance(message, str) else "",
     )
+
+
+def _timeout_changed(timeout: Any, default: float) -> str:
+    """The warning for a `timeout` that is not seconds up to `MAX_TIMEOUT`, saying what the hook
+    gets instead. A value past the bound that would be seconds in milliseconds (5000) is named as
+    such, but not read as milliseconds: Claude Code reads seconds, and a shorter limit
+    than the one written could stop a slow guard, which then blocks nothing."""
+    given = f"timeout {json.dumps(timeout)[:20]}"
+    gets = f"this hook gets {default:g} s (the default)"
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > MAX_TIMEOUT:
+        if timeout / 1000 <= MAX_TIMEOUT:
+            return (
+                f"{given} looks like milliseconds: hook timeouts are in seconds (as in Claude Code), "
+                f"at most {MAX_TIMEOUT:g}; {gets}; write {timeout / 1000:g} for {timeout / 1000:g} s"
+            )
+        return f"{given} is more than {MAX_TIMEOUT:g} s (hook timeouts are in seconds); {gets}"
+    return f"{given} is not a number of seconds above 0; {gets}"
