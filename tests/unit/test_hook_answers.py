@@ -74,6 +74,11 @@ def test_context_is_capped_and_inputs_take_claude_codes_shapes() -> None:
         "command": "ls",
         "timeout": 120,
     }
+    assert own_input("run_command", {"command": "ls", "run_in_background": True}) == {
+        "command": "ls",
+        "background": True,
+    }
+    assert own_input("edit_file", {**shaped, "replace_all": False}) == own_input("edit_file", shaped)
 
 
 def claude_file(data: dict[str, Any], tmp_path: Path) -> ClaudeSetup:

@@ -59,10 +59,14 @@ def own_input(tool: str, given: dict[str, Any]) -> dict[str, Any]:
     args = dict(given)
     if tool in _FILE_TOOLS and "file_path" in args:
         args["path"] = args.pop("file_path")
-    elif tool == "run_command" and isinstance(ms := args.get("timeout"), int | float) and ms > 600:
-        args["timeout"] = max(1, math.ceil(ms / 1000))  # milliseconds, as Claude Code's Bash takes
-    if tool == "run_command":
-        args.pop("description", None), args.pop("run_in_background", None)
+    if tool == "edit_file" and args.get("replace_all") is False:
+        del args["replace_all"]  # one occurrence, as this agent's edit always replaces
+    elif tool == "run_command":
+        if isinstance(ms := args.get("timeout"), int | float) and ms > 600:
+            args["timeout"] = max(1, math.ceil(ms / 1000))  # milliseconds, as Claude Code's Bash takes
+        if args.pop("run_in_background", None) is True:
+            args.setdefault("background", True)
+        args.pop("description", None)
     return args
 
 
