@@ -107,13 +107,18 @@ async def run_hook_process(
     roots: Sequence[Path],
 ) -> HookProcess:
     """Run one hook: `command` through bash, or exec'd with `args` (Claude Code's exec form);
-    `env` is added to the agent's environment (less its key)."""
+    `env` is added to the agent's environment (less its key), inside the sandbox: bwrap itself
+    starts with a fixed environment (`bwrap.launch`)."""
     argv = [command, *args] if args is not None else [_shell(), "-c", command]
+    sandboxed = False
     if sandbox is not None:
-        argv = (await sandbox.wrap(argv, cwd=cwd, roots=roots)).argv
+        wrapped = await sandbox.wrap(argv, cwd=cwd, roots=roots)
+        argv, sandboxed = wrapped.argv, wrapped.confinement is not None
     started = time.monotonic()
     try:
-        spawned = await spawn(argv, cwd, env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+        spawned = await spawn(
+            argv, cwd, env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE, sandboxed=sandboxed
+        )
     except ToolError as exc:
         return HookProcess(None, error=f"could not start: {exc}")
     proc, mark = spawned.proc, spawned.mark

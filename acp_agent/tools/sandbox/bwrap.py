@@ -14,6 +14,12 @@ The view a command gets, mount by mount (later mounts cover earlier ones):
   by an empty read-only tmpfs;
 - no capabilities, a new session (no terminal to push keystrokes into), its own IPC namespace, and
   with networking off its own network namespace (only a loopback of its own).
+
+bwrap itself starts with a fixed environment: the agent's two marks and nothing else
+(`launch`). The command's variables (a settings file's `env` among them) are handed over as
+`--setenv` pairs read from a memfd (`--args FD`: not in bwrap's argv, which every user of the
+machine can read in `/proc/<pid>/cmdline`), and take effect only at the command's own exec,
+inside the namespaces: a `LD_PRELOAD`, `LD_AUDIT` or `GCONV_PATH` never reaches bwrap's loader.
 """
 
 from __future__ import annotations
@@ -22,13 +28,13 @@ import os
 import shutil
 import stat
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp_agent.tools.sandbox.git_dirs import GitDirs
 
-__all__ = ["Confinement", "bwrap_argv", "find_bwrap", "probe_bwrap"]
+__all__ = ["Confinement", "Launch", "bwrap_argv", "find_bwrap", "launch", "probe_bwrap"]
 
 _SYSTEM_BWRAP = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 """Looked at before PATH: a workspace's own bin directory on PATH cannot stand in for bwrap."""
@@ -154,3 +160,40 @@ def _cover(path: Path, writable: Sequence[Path], private: Sequence[Path]) -> lis
     if path.is_dir():
         return ["--tmpfs", str(path), "--remount-ro", str(path)]
     return ["--ro-bind", "/dev/null", str(path)]
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start bwrap: its argv, its own fixed environment, and the memfd (passed to it)
+    that holds the command's environment; close `fd` once bwrap has started."""
+
+    argv: list[str]
+    env: dict[str, str]
+    fd: int
+
+
+def launch(argv: Sequence[str], env: Mapping[str, str], keep: Collection[str]) -> Launch:
+    """Start `argv` (a `bwrap_argv`) so that `env` reaches only the command inside: bwrap's own
+    environment is `keep` of `env` (the agent's marks), the rest `--setenv` pairs in a memfd that
+    bwrap reads with `--args` (and closes) before anything else."""
+    pairs = b"".join(
+        b"--setenv\0" + _c_string(name) + b"\0" + _c_string(value) + b"\0"
+        for name, value in env.items()
+        if name and "=" not in name and "\0" not in name  # never a variable: bwrap would refuse it
+    )
+    fd = os.memfd_create("acp-agent-env", os.MFD_CLOEXEC)
+    try:
+        view = memoryview(pairs)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    own = {name: env[name] for name in keep if name in env}
+    return Launch([argv[0], "--args", str(fd), *argv[1:]], own, fd)
+
+
+def _c_string(text: str) -> bytes:
+    """`text` encoded as the environment is, up to a NUL (which no variable can hold)."""
+    return os.fsencode(text).split(b"\0", 1)[0]
