@@ -1,23 +1,158 @@
-"""What bwrap itself starts with: the agent's two marks as its whole environment, the command's
-variables reaching only the command (issue 41 item 1): a real bwrap, its `/proc/<pid>/environ`
-and `cmdline` read while it runs.
+"""What a sandboxed command or hook reaches besides its roots, and what bwrap itself starts with.
+
+The paths a command names under the private `/tmp` (an interpreter, a script) are bound read-only,
+but for an entry that is or holds a socket and for the hidden paths; the user's own hooks see the
+whole disk but the hidden paths (issue 42 item 8, issue 43 item 2). bwrap starts with the agent's
+two marks as its whole environment, the command's variables reaching only the command (issue 41
+item 1): a real bwrap, its `/proc/<pid>/environ` and `cmdline` read while it runs.
 """
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import anyio
 import pytest
 
 from acp_agent.process.lifetime import OWNER
-from acp_agent.tools.sandbox.bwrap import Confinement, bwrap_argv, find_bwrap
+from acp_agent.tools.sandbox.bwrap import Confinement, bwrap_argv, find_bwrap, private_dirs
+from acp_agent.tools.sandbox.named import command_words, named_paths, reach
 from acp_agent.tools.shell.local import spawn
 from tests.support.sandbox import require_bwrap
+from tests.unit.test_sandbox import mounts
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
+
+
+def test_command_words_keep_quoted_spaces_and_split_operators() -> None:
+    line = "'/tmp/a clone/.venv/bin/python' \"$HOME/x.py\" arg;/tmp/b/run&&echo >/tmp/c/out"
+    assert command_words(line) == [
+        "/tmp/a clone/.venv/bin/python",
+        "$HOME/x.py",
+        "arg",
+        ";",
+        "/tmp/b/run",
+        "&&",
+        "echo",
+        ">",
+        "/tmp/c/out",
+    ]
+    assert command_words("echo 'unclosed /tmp/x") == ["echo", "'unclosed", "/tmp/x"]
+
+
+def test_named_paths_are_the_absolute_words_with_home_expanded() -> None:
+    env = {"HOME": "/home/u"}
+    words = ["python3", "~/hooks/a.py", "$HOME/b", "${HOME}/c", "/tmp/x/../y", "rel/d", "--opt=/e"]
+    assert named_paths(words, env) == [
+        Path(p) for p in ("/home/u/hooks/a.py", "/home/u/b", "/home/u/c", "/tmp/y")
+    ]
+
+
+def test_an_entry_below_a_private_dir_is_reached_but_not_one_holding_a_socket_or_a_hidden_path(
+    tmp_path: Path,
+) -> None:
+    private, root, state = tmp_path / "tmp", tmp_path / "tmp" / "ws", tmp_path / "state"
+    venv = private / "venv with space" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text("")
+    root.mkdir()
+    state.mkdir()
+    (private / "tmux-1000").mkdir()
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(private / "tmux-1000" / "default"))
+        seen = reach(
+            [venv / "python", root / "log", private / "absent" / "x"],
+            private=[private],
+            writable=[root],
+            hidden=[state],
+        )
+        assert seen.entries == (private / "venv with space",) and seen.unreachable is None
+        socketed = reach(
+            [private / "tmux-1000" / "default"], private=[private], writable=[root], hidden=[state]
+        )
+        assert socketed.entries == () and "keeps private" in (socketed.unreachable or "")
+    (private / "link").symlink_to(state)
+    (state / "key.json").write_text("{}")
+    for path in (state / "key.json", private / "link" / "key.json"):
+        hidden = reach([path], private=[private], writable=[root], hidden=[state])
+        assert hidden.entries == () and f"{path}, which the sandbox hides" in (hidden.unreachable or "")
+    runtime = tmp_path / "run-user"
+    (runtime / "app" / "bin").mkdir(parents=True)
+    closed = reach(
+        [runtime / "app" / "bin"],
+        private=[private, runtime],
+        writable=[root],
+        hidden=[state],
+        closed=[runtime],
+    )
+    assert closed.entries == () and "holds the user's sockets" in (closed.unreachable or "")
+    whole = reach(
+        [venv / "python", state / "key.json"], private=[private], writable=[root], hidden=[state], whole=True
+    )
+    assert whole.entries == () and "sandbox hides" in (whole.unreachable or "")  # only the hidden count
+
+
+def entry_below_tmp(path: Path) -> Path:
+    """The entry right below the private dir `path` lies in (pytest's tmp_path is in /tmp)."""
+    tmp = next(d for d in private_dirs() if d in path.parents)
+    return tmp / path.relative_to(tmp).parts[0]
+
+
+def test_named_entries_go_right_after_their_tmpfs_and_before_the_roots_it_holds(tmp_path: Path) -> None:
+    root, entry = tmp_path / "ws", entry_below_tmp(tmp_path)
+    tmp = entry.parent  # it holds the root here
+    root.mkdir()
+    confinement = Confinement(cwd=root, writable=(root,), named=(entry,), hidden=(tmp_path / "state",))
+    (tmp_path / "state").mkdir()
+    seen = mounts(bwrap_argv("bwrap", ["true"], confinement))
+    assert seen.index(("--tmpfs", str(tmp))) + 1 == seen.index(("--ro-bind", str(entry), str(entry)))
+    assert seen.index(("--ro-bind", str(entry), str(entry))) < seen.index(("--bind", str(root), str(root)))
+    # the hidden state dir lies in the named entry: covered again, though it is under /tmp
+    assert ("--tmpfs", str(tmp_path / "state")) in seen
+
+
+def test_the_users_own_code_gets_the_whole_disk_writable_but_the_hidden_paths(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    confinement = Confinement(cwd=tmp_path, writable=(tmp_path,), hidden=(state,), network=False, whole=True)
+    argv = bwrap_argv("bwrap", ["true"], confinement)
+    assert mounts(argv) == [
+        ("--bind", "/", "/"),
+        ("--dev", "/dev"),
+        ("--proc", "/proc"),
+        ("--tmpfs", str(state)),
+        ("--remount-ro", str(state)),
+    ]
+    assert "--unshare-pid" in argv and "--unshare-net" in argv and argv[argv.index("--cap-drop") + 1] == "ALL"
+
+
+@linux_only
+def test_a_named_entry_is_readable_not_writable_and_the_rest_of_tmp_stays_private(tmp_path: Path) -> None:
+    require_bwrap()
+    program = find_bwrap()
+    assert program is not None
+    outside = tmp_path / "scripts dir"
+    outside.mkdir()
+    (outside / "run.sh").write_text("echo RAN\n")
+    sibling = Path(tempfile.mkdtemp(prefix="acp-reach-", dir=private_dirs()[0]))  # another entry of /tmp
+    try:
+        script = (
+            f"sh '{outside}/run.sh'; (echo x > '{outside}/new') 2>/dev/null && echo WROTE || echo READ-ONLY; "
+            f"test -e '{sibling}' && echo SIBLING || echo NO-SIBLING"
+        )
+        confinement = Confinement(
+            cwd=Path("/"), writable=(), named=(entry_below_tmp(tmp_path),), network=False
+        )
+        done = subprocess.run(
+            bwrap_argv(program, ["sh", "-c", script], confinement), capture_output=True, text=True, timeout=60
+        )
+    finally:
+        sibling.rmdir()
+    assert done.stdout.split() == ["RAN", "READ-ONLY", "NO-SIBLING"], done.stderr
 
 
 @linux_only

@@ -1,14 +1,17 @@
-"""Hooks in the sandbox, on real pipes with bwrap (issue 41 item 1).
+"""Hooks in the sandbox, on real pipes with bwrap (issues 41 item 1, 42 item 8, 43 item 2).
 
 No variable of a settings file's `env` reaches bwrap's own loader: a `LD_DEBUG` from the user's
 settings logs the hook's own processes, never bwrap's, and a library the repository ships,
 preloaded from the same `env`, never runs before the namespaces exist (so never reads the stored
-key).
+key). The user's guard hook whose script lives in `/tmp`, outside the project and HOME, runs and
+blocks; one that the sandbox cannot start (its script in the agent's hidden config dir) blocks the
+call with the reason; a trusted project hook reaches a script in `/tmp` read-only.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,7 +26,8 @@ from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
 from tests.support.sandbox import need, require_bwrap
 from tests.wire.conftest import chunks, turn_record
-from tests.wire.test_claude_settings import write_settings
+from tests.wire.test_claude_settings import Editor, calls, results, write_settings
+from tests.wire.test_conventions import status_text
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's"),
@@ -74,6 +78,90 @@ def hook_ends(agent: AgentProcess, session: str) -> list[dict[str, Any]]:
         for u in chunks(agent, session, "tool_call_update")
         if u["toolCallId"] in ids and u.get("status") in ("completed", "failed")
     ]
+
+
+async def test_a_users_guard_hook_in_tmp_runs_and_blocks(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Issue 42 item 8: a guard in ~/.claude/settings.json whose script lives under /tmp runs (the
+    user's hooks see the disk as the user has it, writable) and blocks the rm."""
+    require_bwrap()
+    workspace = claude_repo(tmp_path)
+    (workspace / "build").mkdir()
+    guard = script(outside_the_project_and_home(tmp_path) / "guard.sh", GUARD)
+    user_settings(agent_env, hooks=pre_tool_use(shlex.quote(str(guard))))
+    fake_api.script(
+        calls(("run_command", {"command": "rm -rf build"}), ("run_command", {"command": "echo still-here"})),
+        replies.text("the guard said no"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=Editor("allow_once")) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        record = turn_record(await agent.prompt(session, "clean up"))
+    found = results(fake_api.requests[-1])
+    assert found["toolu_c0"] == "Blocked by a PreToolUse hook: no rm here: use the trash", found
+    assert (workspace / "build").is_dir()
+    assert "still-here" in found["toolu_c1"]
+    assert (guard.parent / "guard.log").read_text().splitlines() == ["guard ran", "guard ran"]
+    assert record["hooks"] == {**record["hooks"], "runs": 2, "blocked": 1}
+
+
+async def test_a_guard_hook_the_sandbox_cannot_start_blocks_the_call_and_says_why(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Issue 42 item 8: a guard whose script the sandbox hides (here, in the agent's own config
+    dir, where the stored key lives) cannot start; the call is blocked with that reason, shown to
+    the user, never run as if no hook existed."""
+    require_bwrap()
+    workspace = claude_repo(tmp_path)
+    guard = script(Path(agent_env["XDG_CONFIG_HOME"]) / "acp-agent" / "hooks" / "guard.sh", GUARD)
+    user_settings(agent_env, hooks=pre_tool_use(str(guard)))
+    fake_api.script(replies.tool_use("run_command", {"command": "touch ran.txt"}), replies.text("blocked"))
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=Editor("allow_once")) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        record = turn_record(await agent.prompt(session, "touch it"))
+        [shown] = hook_ends(agent, session)
+        status = await status_text(agent, session)
+    [result] = results(fake_api.requests[-1]).values()
+    assert result.startswith(
+        "Blocked by a PreToolUse hook: the hook did not run: cannot start in the sandbox"
+    ), result
+    assert f"it names {guard}, which the sandbox hides" in result
+    assert not (workspace / "ran.txt").exists()
+    assert not (guard.parent / "guard.log").exists()
+    assert shown["status"] == "failed" and "which the sandbox hides" in json.dumps(shown)  # shown to the user
+    assert f"it names {guard}, which the sandbox hides" in status
+    assert record["hooks"] == {**record["hooks"], "runs": 1, "blocked": 1}
+
+
+async def test_a_trusted_project_hook_reaches_a_script_in_tmp_read_only(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Issue 43 item 2: a project's hook (once trusted) naming a script outside the project in
+    /tmp starts; it keeps the commands' sandbox (writes only in the roots), so the script's own
+    dir is read-only to it."""
+    require_bwrap()
+    workspace = claude_repo(tmp_path)
+    check = script(
+        outside_the_project_and_home(tmp_path) / "check.sh",
+        '#!/bin/sh\ncat >/dev/null\nlog="$CLAUDE_PROJECT_DIR/hooks.log"\necho ran >> "$log"\n'
+        '(echo x > "$(dirname "$0")/beside.txt") 2>/dev/null && echo WROTE-BESIDE >> "$log"'
+        ' || echo READ-ONLY-BESIDE >> "$log"\n',
+    )
+    write_settings(
+        workspace / ".claude" / "settings.json", {"hooks": pre_tool_use(shlex.quote(str(check)), "Read")}
+    )
+    fake_api.script(replies.tool_use("read_file", {"path": "README.md"}), replies.text("read"))
+    async with AgentProcess.start(
+        env=agent_env, schema=acp_schema, on_request=Editor("trust_always")
+    ) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        record = turn_record(await agent.prompt(session, "read the readme"))
+    assert (workspace / "hooks.log").read_text().splitlines() == ["ran", "READ-ONLY-BESIDE"]
+    assert not (check.parent / "beside.txt").exists()
+    assert record["hooks"]["runs"] == 1 and record["hooks"]["blocked"] == 0
 
 
 async def test_no_settings_env_reaches_bwraps_own_loader_only_the_hook_inside(

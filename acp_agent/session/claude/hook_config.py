@@ -32,6 +32,7 @@ from acp_agent.errors import ToolError
 from acp_agent.session.claude.rules import Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import SettingsFile
 from acp_agent.session.claude.setup import ClaudeSetup
+from acp_agent.tools.sandbox.named import command_words
 from acp_agent.tools.search.regex_bounds import check_pattern
 
 __all__ = [
@@ -134,7 +135,7 @@ class HookHandler:
     def name(self) -> str:
         """A short name for titles: the program's file name (`guard.sh`), or the script an
         interpreter runs (`python3 guard.py`)."""
-        words = [Path(w.strip("\"'")).name or w for w in self.command.split()[:2]] or ["hook"]
+        words = [Path(w).name or w for w in command_words(self.command)[:2]] or ["hook"]
         if len(words) == 2 and _INTERPRETER.match(words[0]) and not words[1].startswith("-"):
             return words[1]
         return words[0]

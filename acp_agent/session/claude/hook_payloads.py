@@ -9,7 +9,8 @@ is then checked again like any call); `claude_response` is PostToolUse's `tool_r
 `read_answer` reads a run's exit code and output by Claude Code's protocol: exit 0 with a JSON
 object on stdout (its first non-space character `{`), or plain text; exit 2 blocks, with stderr
 as the message; any other code is an error that blocks nothing, unless stdout holds a JSON object,
-which then decides alone.
+which then decides alone. A PreToolUse hook that could not start for a reason of the agent's (its
+sandbox: `HookProcess.ours`) blocks the call, saying why; any other failure blocks nothing.
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ class HookAnswer:
 def read_answer(run: HookProcess, event: str) -> HookAnswer:
     """The answer of one run of a hook of `event`."""
     if run.error is not None:
+        if run.ours and event == "PreToolUse":  # a guard we failed to start never lets the call through
+            why = f"the hook did not run: {run.error}; the call is blocked rather than run unguarded"
+            return HookAnswer(blocked=why, warning=run.error)
         return HookAnswer(warning=run.error)
     stdout = run.stdout.strip()
     data: dict[str, Any] | None = None

@@ -12,7 +12,8 @@ Each run is shown to the editor as a tool call of its own (kind `execute`, title
 shows it again, and counted in the turn record's `hooks` figure. A run that fails to answer (a
 command that is not found, exits 1, prints garbage or invalid JSON, hangs past its timeout, writes
 without end) blocks nothing: it ends with a warning in the log and in `/status`, and the turn goes
-on.
+on. Only a PreToolUse hook that could not start for a reason of the agent's (its sandbox,
+`hook_process.py`) blocks its call, saying why: a guard is never skipped unseen.
 
 How answers combine (Claude Code's rules): PreToolUse's deny (or exit 2) > ask > allow, handed to
 the rule engine with the call (`rule_engine.py`: a hook's allow never beats a deny or ask rule);
@@ -284,6 +285,7 @@ class SessionHooks:
                 timeout=handler.timeout,
                 sandbox=self.sandbox,
                 roots=self.roots(),
+                users=not handler.source.project,
             )
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(2, shield=True):

@@ -10,10 +10,16 @@ The view a command gets, mount by mount (later mounts cover earlier ones):
   (tmux, ssh-agent, the session bus, `systemd-run --user`) are out of reach, even when a root holds
   them; the Docker socket is covered by `/dev/null`. Only a private dir that holds a root (a
   project in `/tmp`) is mounted before the roots, or it would hide them;
+- the entries a command names below a private dir (`/tmp/venv` for `/tmp/venv/bin/python`:
+  `named.py`), read-only, each right after the tmpfs it lies in (before the roots when that
+  tmpfs holds them);
 - the hidden paths (the agent's state dir, its stored key, the SDK's profiles: `hidden.py`) covered
   by an empty read-only tmpfs;
 - no capabilities, a new session (no terminal to push keystrokes into), its own IPC namespace, and
   with networking off its own network namespace (only a loopback of its own).
+
+The user's own code (their hooks: `whole`) gets the whole disk as they have it, writable, with
+the sandbox's own `/dev` and `/proc` (no agent process to reach) and only the hidden paths covered.
 
 bwrap itself starts with a fixed environment: the agent's two marks and nothing else
 (`launch`). The command's variables (a settings file's `env` among them) are handed over as
@@ -57,6 +63,11 @@ class Confinement:
     """The user allowed this call to write the git hooks and config."""
     die_with_parent: bool = False
     """For a command the editor runs: its whole PID namespace dies with the bwrap it started."""
+    named: tuple[Path, ...] = ()
+    """Entries right below a private dir that the command names, bound read-only (`named.py`)."""
+    whole: bool = False
+    """The user's own code: the whole disk, writable, but the hidden paths (`writable` and `git`
+    then only keep a root inside a hidden dir uncovered)."""
 
 
 def find_bwrap() -> str | None:
@@ -121,12 +132,25 @@ def _is_socket(path: str) -> bool:
 
 def bwrap_argv(bwrap: str, command: Sequence[str], c: Confinement) -> list[str]:
     """`command` (an argv) confined by bwrap as the module docstring describes."""
+    if c.whole:
+        argv = [bwrap, "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        for path in c.hidden:
+            argv += _cover(path, c.writable, (), ())
+        argv += [*_NAMESPACES, *([] if c.network else ["--unshare-net"])]
+        argv += ["--die-with-parent"] if c.die_with_parent else []
+        return [*argv, "--chdir", str(c.cwd), "--", *command]
     argv = [bwrap, "--ro-bind", "/", "/"]
     private = private_dirs()
     bound = [*c.writable, *(p for repo in c.git for p in (*repo.writable, *repo.runs_code))]
     holding = [p for p in private if any(_inside(b, [p]) for b in bound)]  # a project in /tmp
+    later = [  # the rest, where an empty tmpfs does not cover them already
+        path
+        for path in private
+        if path not in holding
+        and not any(p != path and p not in holding and _inside(path, [p]) for p in private)
+    ]
     for path in holding:
-        argv += ["--tmpfs", str(path)]
+        argv += ["--tmpfs", str(path), *_named_in(path, c.named, [*holding, *later])]
     for root in c.writable:
         argv += ["--bind", str(root), str(root)]
     for repo in c.git:
@@ -137,25 +161,33 @@ def bwrap_argv(bwrap: str, command: Sequence[str], c: Confinement) -> list[str]:
                 if not any(_inside(root, [path]) for root in c.writable):  # hooksPath = "." stays writable
                     argv += ["--ro-bind", str(path), str(path)]
     argv += ["--dev", "/dev", "--proc", "/proc"]  # over the roots: a root never shows the host's
-    for path in private:  # over the roots too, but where an empty tmpfs already covers it
-        if path not in holding and not any(
-            p != path and p not in holding and _inside(path, [p]) for p in private
-        ):
-            argv += ["--tmpfs", str(path)]
+    for path in later:  # over the roots too
+        argv += ["--tmpfs", str(path), *_named_in(path, c.named, [*holding, *later])]
     for name in {os.path.realpath(s) for s in _SOCKETS if _is_socket(s)}:
         argv += ["--ro-bind", "/dev/null", name]
     for path in c.hidden:
-        argv += _cover(path, c.writable, private)
+        argv += _cover(path, c.writable, private, c.named)
     argv += [*_NAMESPACES, *([] if c.network else ["--unshare-net"])]
     argv += ["--die-with-parent"] if c.die_with_parent else []
     return [*argv, "--chdir", str(c.cwd), "--", *command]
 
 
-def _cover(path: Path, writable: Sequence[Path], private: Sequence[Path]) -> list[str]:
+def _named_in(tmpfs: Path, named: Sequence[Path], mounted: Sequence[Path]) -> list[str]:
+    """Read-only binds of the named entries whose nearest tmpfs is the one over `tmpfs` (bound
+    right after it: a later tmpfs nested in it would hide them)."""
+    argv: list[str] = []
+    for entry in named:
+        over = [p for p in mounted if p != entry and _inside(entry, [p])]
+        if over and max(over, key=lambda p: len(p.parts)) == tmpfs:
+            argv += ["--ro-bind", str(entry), str(entry)]
+    return argv
+
+
+def _cover(path: Path, writable: Sequence[Path], private: Sequence[Path], named: Sequence[Path]) -> list[str]:
     """Mounts that make `path` empty, if the command would otherwise see it."""
     if not os.path.lexists(path) or any(_inside(root, [path]) for root in writable):
         return []  # nothing there, or it holds a root (which must stay reachable)
-    if _inside(path, private) and not _inside(path, writable):
+    if _inside(path, private) and not _inside(path, [*writable, *named]):
         return []  # already behind an empty tmpfs
     if path.is_dir():
         return ["--tmpfs", str(path), "--remount-ro", str(path)]

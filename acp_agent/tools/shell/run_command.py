@@ -24,6 +24,7 @@ from typing import Any
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Permission, Preview, ToolContext, ToolResult
 from acp_agent.tools.sandbox.command_sandbox import Wrapped
+from acp_agent.tools.sandbox.named import command_words
 from acp_agent.tools.shell.local import DRAIN_SECONDS, LocalCommand
 from acp_agent.tools.shell.output import bwrap_error
 from acp_agent.tools.shell.terminal import HOST_SECONDS, TerminalCommand
@@ -155,7 +156,14 @@ class RunCommand:
         sandbox, argv = ctx.sandbox, [_shell(), "-c", command]
         terminal = ctx.terminal if sandbox is None or sandbox.editor_refused is None else None
         wrapped = (
-            await sandbox.wrap(argv, cwd=cwd, roots=ctx.roots, grants=ctx.grants, in_editor=bool(terminal))
+            await sandbox.wrap(
+                argv,
+                cwd=cwd,
+                roots=ctx.roots,
+                grants=ctx.grants,
+                in_editor=bool(terminal),
+                names=command_words(command),
+            )
             if sandbox is not None
             else Wrapped(argv, None)
         )
