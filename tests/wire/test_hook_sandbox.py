@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from acp_agent.tools.sandbox.bwrap import private_dirs
 from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo
-from tests.support.sandbox import need, require_bwrap
+from tests.support.sandbox import require_bwrap, require_cc
 from tests.wire.conftest import chunks, turn_record
 from tests.wire.test_claude_settings import Editor, calls, results, write_settings
 from tests.wire.test_conventions import status_text
@@ -220,9 +219,7 @@ async def test_a_library_the_repository_ships_preloaded_from_settings_never_runs
     settings' `env` was loaded into bwrap (not setuid) before any namespace existed and copied the
     stored key out. Now bwrap never loads it; the hook inside does, and finds no key there."""
     require_bwrap()
-    compiler = shutil.which("gcc") or shutil.which("cc")
-    need(None if compiler else "no C compiler (gcc) to build the preloaded library")
-    assert compiler is not None
+    compiler = require_cc()
     workspace = claude_repo(tmp_path)
     keystore = Path(agent_env["XDG_CONFIG_HOME"]) / "acp-agent" / "credentials.json"
     keystore.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -89,8 +89,8 @@ def probe_bwrap(bwrap: str, *, network: bool) -> str | None:
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *_NAMESPACES]
     argv += [] if network else ["--unshare-net"]
     try:
-        done = subprocess.run(
-            [*argv, "--", true], capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL
+        done = subprocess.run(  # a clean environment, as every bwrap the agent starts (`launch`)
+            [*argv, "--", true], capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL, env={}
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{bwrap} cannot be run: {exc}"
