@@ -192,3 +192,25 @@ async def test_bwrap_starts_with_the_marks_only_and_the_command_gets_its_env_ins
         errors = (await proc.stderr.receive()).decode() if proc.returncode else ""
         await proc.aclose()
     assert proc.returncode == 0, errors
+
+
+@linux_only
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "unsandboxed"])
+async def test_a_variable_no_environment_can_hold_is_left_out_not_a_failed_start(
+    sandboxed: bool, tmp_path: Path
+) -> None:
+    """A settings `env` may hold `{"A=B": …}` or a NUL in a value: the rest still reaches the command."""
+    if sandboxed:
+        require_bwrap()
+    program = find_bwrap() if sandboxed else None
+    argv = ["sh", "-c", 'echo "KEPT=$KEPT"']
+    if program is not None:
+        argv = bwrap_argv(program, argv, Confinement(cwd=tmp_path, writable=(tmp_path,), network=False))
+    env = {"A=B": "x", "NUL": "a\0b", "": "empty", "KEPT": "yes"}
+    spawned = await spawn(argv, tmp_path, env=env, sandboxed=sandboxed)
+    assert spawned.proc.stdout is not None
+    with anyio.fail_after(30):
+        said = b"".join([chunk async for chunk in spawned.proc.stdout])
+        await spawned.proc.wait()
+    await spawned.proc.aclose()
+    assert said.decode().strip() == "KEPT=yes"

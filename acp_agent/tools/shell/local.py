@@ -114,7 +114,7 @@ async def spawn(
     """
     mark_id = secrets.token_hex(8)
     own = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
-    full = owned_env(own | dict(env or {}) | {_MARK: mark_id})
+    full = owned_env(own | _settable(env or {}) | {_MARK: mark_id})
     started: list[str] = argv
     passed: tuple[int, ...] = ()
     if sandboxed:
@@ -144,6 +144,15 @@ async def spawn(
             os.close(fd)
     log.debug("shell.started", pid=proc.pid)
     return Spawned(proc, f"{_MARK}={mark_id}".encode())
+
+
+def _settable(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without what no environment can hold (a name with `=`, a NUL: a settings file's
+    `env` may say anything), which would stop the start with a ValueError."""
+    kept = {k: v for k, v in env.items() if k and "=" not in k and "\0" not in k and "\0" not in v}
+    if len(kept) < len(env):
+        log.warning("shell.env_skipped", names=[k[:40] for k in env if k not in kept])
+    return kept
 
 
 async def report_tail(
