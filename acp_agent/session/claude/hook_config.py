@@ -135,7 +135,7 @@ class HookHandler:
     def name(self) -> str:
         """A short name for titles: the program's file name (`guard.sh`), or the script an
         interpreter runs (`python3 guard.py`)."""
-        words = [Path(w).name or w for w in command_words(self.command)[:2]] or ["hook"]
+        words = [Path(w).name or w for w in command_words(self.command[:4096])[:2]] or ["hook"]
         if len(words) == 2 and _INTERPRETER.match(words[0]) and not words[1].startswith("-"):
             return words[1]
         return words[0]

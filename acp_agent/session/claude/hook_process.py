@@ -34,7 +34,6 @@ import structlog
 
 from acp_agent.errors import ToolError
 from acp_agent.tools.sandbox.command_sandbox import CommandSandbox
-from acp_agent.tools.sandbox.named import command_words
 from acp_agent.tools.shell.local import spawn
 from acp_agent.tools.shell.output import bwrap_error
 from acp_agent.tools.shell.process_group import stop_command
@@ -125,7 +124,7 @@ async def run_hook_process(
     argv = [command, *args] if args is not None else [_shell(), "-c", command]
     sandboxed = False
     if sandbox is not None:
-        names = [command, *args] if args is not None else command_words(command)
+        names = (command, *args) if args is not None else command
         wrapped = await sandbox.wrap(argv, cwd=cwd, roots=roots, names=names, whole=users)
         if wrapped.unreachable is not None:
             return HookProcess(

@@ -38,7 +38,7 @@ from acp_agent.tools.sandbox.bwrap import (
     runtime_dir,
 )
 from acp_agent.tools.sandbox.git_dirs import GitDirs, find_git_dirs
-from acp_agent.tools.sandbox.named import named_paths, reach
+from acp_agent.tools.sandbox.named import command_words, named_paths, reach
 
 __all__ = ["GIT_GRANT", "GIT_WRITE", "CommandSandbox", "SandboxPolicy", "SandboxState", "Wrapped"]
 
@@ -152,13 +152,14 @@ class CommandSandbox:
         roots: Sequence[Path],
         grants: frozenset[str] = frozenset(),
         in_editor: bool = False,
-        names: Sequence[str] = (),
+        names: str | tuple[str, ...] = (),
         whole: bool = False,
     ) -> Wrapped:
         """The argv that runs `command` in `cwd`, sandboxed when possible (see the module doc).
 
-        `names`: the words of its command line, whose absolute paths are made reachable
-        (`named.py`); `whole`: the user's own code, which sees everything but the hidden paths.
+        `names`: its shell command line (split into words off the event loop), or its words (an
+        exec form), whose absolute paths are made reachable (`named.py`); `whole`: the user's own
+        code, which sees everything but the hidden paths.
         """
         state = await self.state()
         if state.program is None:
@@ -177,14 +178,14 @@ class CommandSandbox:
         roots: Sequence[Path],
         grants: frozenset[str],
         in_editor: bool,
-        names: Sequence[str],
+        names: str | tuple[str, ...],
         whole: bool,
     ) -> Wrapped:
         """Off the event loop: finding the git dirs and building the mounts stat the disk."""
         writable = _existing(roots)
         hidden = self.policy.hidden.covered()
         named = reach(
-            named_paths(names),
+            named_paths(command_words(names) if isinstance(names, str) else names),
             private=private_dirs(),
             writable=writable,
             hidden=hidden,

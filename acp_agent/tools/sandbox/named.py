@@ -24,8 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MAX_LISTED", "Reach", "command_words", "named_paths", "reach"]
+__all__ = ["MAX_LINE", "MAX_LISTED", "Reach", "command_words", "named_paths", "reach"]
 
+MAX_LINE = 64 * 1024
+"""What is read of a command line for the paths it names (a heredoc's megabyte names none)."""
 MAX_LISTED = 4096
 """Entries of a named dir looked at for a socket; a larger dir counts as holding one."""
 _HOME = re.compile(r"\$(?:HOME\b|\{HOME\})")
@@ -42,8 +44,9 @@ class Reach:
 
 
 def command_words(command: str) -> list[str]:
-    """The words of a shell command line, its operators (`;`, `&&`, `|`, `>`) apart; a line shlex
-    cannot read (an open quote) is split on blanks."""
+    """The words of a shell command line (its first `MAX_LINE` characters), its operators (`;`,
+    `&&`, `|`, `>`) apart; a line shlex cannot read (an open quote) is split on blanks."""
+    command = command[:MAX_LINE]
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:

@@ -24,7 +24,6 @@ from typing import Any
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import Permission, Preview, ToolContext, ToolResult
 from acp_agent.tools.sandbox.command_sandbox import Wrapped
-from acp_agent.tools.sandbox.named import command_words
 from acp_agent.tools.shell.local import DRAIN_SECONDS, LocalCommand
 from acp_agent.tools.shell.output import bwrap_error
 from acp_agent.tools.shell.terminal import HOST_SECONDS, TerminalCommand
@@ -162,7 +161,7 @@ class RunCommand:
                 roots=ctx.roots,
                 grants=ctx.grants,
                 in_editor=bool(terminal),
-                names=command_words(command),
+                names=command,
             )
             if sandbox is not None
             else Wrapped(argv, None)
