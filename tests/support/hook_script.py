@@ -63,6 +63,19 @@ def main() -> None:
                 data["hook_event_name"],
                 {"permissionDecision": "allow", "updatedInput": {"command": "echo rewritten-by-hook"}},
             )
+    elif behaviour == "claude-shapes":  # updatedInput as a hook written for Claude Code gives it
+        tool_input = data.get("tool_input") or {}
+        if "file_path" in tool_input:
+            target = os.path.join(os.path.dirname(tool_input["file_path"]), "rewritten.txt")
+            updated = {"file_path": target, "content": "written where the hook said\n"}
+        else:
+            updated = {
+                "command": "echo rewritten-in-claude-shape",
+                "timeout": 120000,
+                "description": "Say it",
+                "run_in_background": False,
+            }
+        _answer(data["hook_event_name"], {"permissionDecision": "allow", "updatedInput": updated})
     elif behaviour == "context":
         _answer(
             data["hook_event_name"],

@@ -1,4 +1,5 @@
-"""The sandbox tests need a working bwrap (and git): they say so when it is missing.
+"""The sandbox tests need a working bwrap (and git, and a C compiler for the one test that builds a
+library to preload): they say so when it is missing.
 
 Without it they skip, naming what is missing; with `ACP_AGENT_REQUIRE_SANDBOX=1` (set by
 `.ci/run`, which installs bubblewrap) they fail instead, so CI never passes them silently.
@@ -14,7 +15,7 @@ import pytest
 
 from acp_agent.tools.sandbox.bwrap import find_bwrap, probe_bwrap
 
-__all__ = ["need", "require_bwrap", "require_git"]
+__all__ = ["need", "require_bwrap", "require_cc", "require_git"]
 
 REQUIRE = "ACP_AGENT_REQUIRE_SANDBOX"
 
@@ -42,3 +43,11 @@ def require_bwrap() -> None:
 
 def require_git() -> None:
     need(None if shutil.which("git") else "git is not installed")
+
+
+def require_cc() -> str:
+    """A C compiler (the preloaded-library test of the launcher's environment builds one)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    need(None if compiler else "no C compiler (cc or gcc) is installed")
+    assert compiler is not None
+    return compiler

@@ -157,6 +157,34 @@ async def test_a_hooks_permission_decision_goes_through_the_rule_engine(
     assert record["hooks"]["runs"] == 6 and record["hooks"]["blocked"] == 1
 
 
+async def test_an_updated_input_in_claude_codes_shapes_is_read_back_and_checked_again(
+    agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Issue 42 item 7: a hook written for Claude Code answers `file_path` (absolute) and Bash's
+    `timeout` in milliseconds with `description`; the call runs with them in this agent's shapes."""
+    workspace = claude_repo(tmp_path)
+    log = workspace / "hooks.log"
+    user_hooks(agent_env, {"PreToolUse": [{"matcher": "Write|Bash", "hooks": [hook("claude-shapes", log)]}]})
+    fake_api.script(
+        calls(
+            ("write_file", {"path": "asked.txt", "content": "the model's\n"}),
+            ("run_command", {"command": "echo the-models-command", "timeout": 5}),
+        ),
+        replies.text("rewritten"),
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=Editor()) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        record = turn_record(await agent.prompt(session, "write and run"))
+        started = [u for u in chunks(agent, session, "tool_call") if not u["title"].startswith("hook: ")]
+    found = results(fake_api.requests[-1])
+    assert (workspace / "rewritten.txt").read_text() == "written where the hook said\n", found
+    assert not (workspace / "asked.txt").exists()
+    assert "rewritten-in-claude-shape" in found["toolu_c1"] and "the-models" not in found["toolu_c1"]
+    assert record["toolCallsDenied"] == 0 and record["hooks"]["runs"] == 2
+    assert len(started) == 2
+
+
 async def test_a_project_hook_does_not_run_before_trust_and_does_after(
     agent_env: dict[str, str], acp_schema: Any, tmp_path: Path, fake_api: FakeMessagesAPI
 ) -> None:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,7 @@ import anyio.to_thread
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
+from acp_agent.tools.sandbox.bwrap import private_dirs
 from tests.support.agent import AgentProcess, RpcError
 from tests.support.sandbox import require_bwrap, require_git
 from tests.wire.conftest import chunks, turn_record
@@ -212,6 +217,41 @@ async def test_the_network_setting_decides_whether_a_command_reaches_the_api(
     else:
         assert "REACHED" not in seen and "Error" in seen, seen
         assert "network off (--sandbox-network / ACP_AGENT_SANDBOX_NETWORK)" in status
+
+
+async def test_a_command_reaches_what_it_names_in_tmp_read_only_but_not_a_socket_dir(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, tmp_path: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Issue 43 item 2: an interpreter or a script in /tmp, outside the project, named by the
+    command line, starts (read-only); a /tmp dir holding a socket (a tmux's, an ssh-agent's) stays
+    private even when named."""
+    require_bwrap()
+    tools = tmp_path / "tools with a space"
+    tools.mkdir()
+    (tools / "run.sh").write_text("echo TOOL-RAN\n")
+    sockets = Path(tempfile.mkdtemp(prefix="acp-test-sockets-", dir=private_dirs()[0]))
+    server = socket.socket(socket.AF_UNIX)
+    try:
+        server.bind(str(sockets / "agent.sock"))
+        (sockets / "note").write_text("beside a socket")
+        command = (
+            f"sh {shlex.quote(str(tools / 'run.sh'))}; "
+            f"(echo x > {shlex.quote(str(tools / 'new'))}) 2>/dev/null && echo WROTE || echo READ-ONLY; "
+            f"cat {shlex.quote(str(sockets / 'note'))} 2>/dev/null || echo SOCKET-DIR-PRIVATE"
+        )
+        fake_api.script(replies.tool_use("run_command", {"command": command}, id="named"), replies.text("ok"))
+        async with AgentProcess.start(
+            env=agent_env, schema=acp_schema, on_request=answering("allow_once")
+        ) as agent:
+            await agent.initialize()
+            session = await agent.new_session(workspace)
+            await agent.prompt(session, "run the tool")
+    finally:
+        server.close()
+        shutil.rmtree(sockets)
+    seen = results(fake_api)["named"]
+    assert "TOOL-RAN" in seen and "READ-ONLY" in seen and "SOCKET-DIR-PRIVATE" in seen, seen
+    assert "beside a socket" not in seen and not (tools / "new").exists()
 
 
 async def test_without_a_sandbox_the_session_is_told_once_and_status_says_so(

@@ -33,6 +33,7 @@ from acp_agent.session.claude.hook_events import EVENTS, NO_MATCHER, TOOL_EVENTS
 from acp_agent.session.claude.rules import Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import SettingsFile
 from acp_agent.session.claude.setup import ClaudeSetup
+from acp_agent.tools.sandbox.named import command_words
 from acp_agent.tools.search.regex_bounds import check_pattern
 
 __all__ = [
@@ -119,7 +120,7 @@ class HookHandler:
     def name(self) -> str:
         """A short name for titles: the program's file name (`guard.sh`), or the script an
         interpreter runs (`python3 guard.py`)."""
-        words = [Path(w.strip("\"'")).name or w for w in self.command.split()[:2]] or ["hook"]
+        words = [Path(w).name or w for w in command_words(self.command[:4096])[:2]] or ["hook"]
         if len(words) == 2 and _INTERPRETER.match(words[0]) and not words[1].startswith("-"):
             return words[1]
         return words[0]
@@ -246,7 +247,7 @@ def _handler(
     default = PROMPT_TIMEOUT if event == "UserPromptSubmit" else DEFAULT_TIMEOUT
     timeout = raw.get("timeout", default)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= MAX_TIMEOUT:
-        warn(f"{at}: timeout {str(timeout)[:20]!r} is not seconds up to {MAX_TIMEOUT:g}: {default:g} s")
+        warn(f"{at}: {_timeout_changed(timeout, default)}")
         timeout = default
     if_rule = None
     if "if" in raw:
@@ -270,3 +271,20 @@ def _handler(
         if_rule,
         message if isinstance(message, str) else "",
     )
+
+
+def _timeout_changed(timeout: Any, default: float) -> str:
+    """The warning for a `timeout` that is not seconds up to `MAX_TIMEOUT`, saying what the hook
+    gets instead. A value past the bound that would be seconds in milliseconds (5000) is named as
+    such, but not read as milliseconds: Claude Code reads seconds, and a shorter limit
+    than the one written could stop a slow guard, which then blocks nothing."""
+    given = f"timeout {json.dumps(timeout)[:20]}"
+    gets = f"this hook gets {default:g} s (the default)"
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > MAX_TIMEOUT:
+        if timeout / 1000 <= MAX_TIMEOUT:
+            return (
+                f"{given} looks like milliseconds: hook timeouts are in seconds (as in Claude Code), "
+                f"at most {MAX_TIMEOUT:g}; {gets}; write {timeout / 1000:g} for {timeout / 1000:g} s"
+            )
+        return f"{given} is more than {MAX_TIMEOUT:g} s (hook timeouts are in seconds); {gets}"
+    return f"{given} is not a number of seconds above 0; {gets}"

@@ -9,7 +9,8 @@ is then checked again like any call); `claude_response` is PostToolUse's `tool_r
 `read_answer` reads a run's exit code and output by Claude Code's protocol: exit 0 with a JSON
 object on stdout (its first non-space character `{`), or plain text; exit 2 blocks, with stderr
 as the message; any other code is an error that blocks nothing, unless stdout holds a JSON object,
-which then decides alone.
+which then decides alone. A PreToolUse hook that could not start for a reason of the agent's (its
+sandbox: `HookProcess.ours`) blocks the call, saying why; any other failure blocks nothing.
 """
 
 from __future__ import annotations
@@ -59,10 +60,14 @@ def own_input(tool: str, given: dict[str, Any]) -> dict[str, Any]:
     args = dict(given)
     if tool in _FILE_TOOLS and "file_path" in args:
         args["path"] = args.pop("file_path")
-    elif tool == "run_command" and isinstance(ms := args.get("timeout"), int | float) and ms > 600:
-        args["timeout"] = max(1, math.ceil(ms / 1000))  # milliseconds, as Claude Code's Bash takes
-    if tool == "run_command":
-        args.pop("description", None), args.pop("run_in_background", None)
+    if tool == "edit_file" and args.get("replace_all") is False:
+        del args["replace_all"]  # one occurrence, as this agent's edit always replaces
+    elif tool == "run_command":
+        if isinstance(ms := args.get("timeout"), int | float) and ms > 600:
+            args["timeout"] = max(1, math.ceil(ms / 1000))  # milliseconds, as Claude Code's Bash takes
+        if args.pop("run_in_background", None) is True:
+            args.setdefault("background", True)
+        args.pop("description", None)
     return args
 
 
@@ -108,6 +113,9 @@ class HookAnswer:
 def read_answer(run: HookProcess, event: str) -> HookAnswer:
     """The answer of one run of a hook of `event`."""
     if run.error is not None:
+        if run.ours and event == "PreToolUse":  # a guard we failed to start never lets the call through
+            why = f"the hook did not run: {run.error}; the call is blocked rather than run unguarded"
+            return HookAnswer(blocked=why, warning=run.error)
         return HookAnswer(warning=run.error)
     stdout = run.stdout.strip()
     data: dict[str, Any] | None = None

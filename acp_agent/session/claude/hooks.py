@@ -12,11 +12,13 @@ Each run is shown to the editor as a tool call of its own (kind `execute`, title
 shows it again, and counted in the turn record's `hooks` figure. A run that fails to answer (a
 command that is not found, exits 1, prints garbage or invalid JSON, hangs past its timeout, writes
 without end) blocks nothing: it ends with a warning in the log and in `/status`, and the turn goes
-on.
+on. Only a PreToolUse hook that could not start for a reason of the agent's (its sandbox,
+`hook_process.py`) blocks its call, saying why: a guard is never skipped unseen.
 
 How answers combine (Claude Code's rules): PreToolUse's deny (or exit 2) > ask > allow, handed to
 the rule engine with the call (`rule_engine.py`: a hook's allow never beats a deny or ask rule);
-the first `updatedInput` of a hook that did not deny replaces the input; every `additionalContext`
+the first `updatedInput` of a hook that did not deny replaces the input (read back from Claude
+Code's shapes, `hook_payloads.own_input`); every `additionalContext`
 joins the tool's result, or the prompt; `continue: false` from any hook ends the turn.
 """
 
@@ -39,6 +41,7 @@ from acp_agent.session.claude.hook_payloads import (
     HookAnswer,
     claude_input,
     claude_response,
+    own_input,
     read_answer,
 )
 from acp_agent.session.claude.hook_process import HookProcess, run_hook_process
@@ -130,6 +133,8 @@ class SessionHooks:
         updated = next(
             (a.updated_input for a in answers if a.updated_input is not None and not _denies(a)), None
         )
+        if updated is not None:  # in Claude Code's shapes (`file_path`, Bash's ms), as it was given
+            updated = own_input(call.tool_name, updated)
         return BeforeTool(
             verdict, None if denied else updated, _context(answers, "PreToolUse"), _halt(answers)
         )
@@ -280,6 +285,7 @@ class SessionHooks:
                 timeout=handler.timeout,
                 sandbox=self.sandbox,
                 roots=self.roots(),
+                users=not handler.source.project,
             )
         except anyio.get_cancelled_exc_class():
             with anyio.move_on_after(2, shield=True):

@@ -2,10 +2,14 @@
 
 `CommandSandbox.wrap` turns a command's argv into the argv to start: under bubblewrap (`bwrap.py`)
 where it works, else unchanged. Every command the agent starts for a session goes through it:
-`run_command` (locally or in the editor's terminal), the verify strategy's check, and later the
-`!` lines of custom slash commands. Where no sandbox can be had (no bwrap, bwrap refused by the
-kernel, another OS, or `--sandbox off`) the command runs as before, and the session is told once,
-through the `tell` callback the session gives (a notice to the user), and in `/status`.
+`run_command` (locally or in the editor's terminal), the verify strategy's check, the `!` lines
+of custom slash commands, and the hooks. Where no sandbox can be had (no bwrap, bwrap refused by
+the kernel, another OS, or `--sandbox off`) the command runs as before, and the session is told
+once, through the `tell` callback the session gives (a notice to the user), and in `/status`.
+
+What a command names under the sandbox's private `/tmp` (an interpreter, a script) is made
+reachable read-only (`named.py`); the user's own code (their hooks) sees the whole disk but the
+hidden paths (`whole`).
 
 Whether bwrap works is probed once per process (one `bwrap … true`, ~10 ms), off the event loop.
 """
@@ -26,8 +30,16 @@ import structlog
 from acp_agent.config import how_to_set
 from acp_agent.tools.grant import Grant
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
-from acp_agent.tools.sandbox.bwrap import Confinement, bwrap_argv, find_bwrap, probe_bwrap
+from acp_agent.tools.sandbox.bwrap import (
+    Confinement,
+    bwrap_argv,
+    find_bwrap,
+    private_dirs,
+    probe_bwrap,
+    runtime_dir,
+)
 from acp_agent.tools.sandbox.git_dirs import GitDirs, find_git_dirs
+from acp_agent.tools.sandbox.named import command_words, named_paths, reach
 
 __all__ = [
     "GIT_GRANT",
@@ -72,6 +84,8 @@ class Wrapped:
 
     argv: list[str]
     confinement: Confinement | None
+    unreachable: str | None = None
+    """A path the command names that exists here but not in its sandbox, and why (`named.py`)."""
 
 
 GIT_WRITE = Grant(GIT_GRANT, "Allow once, and let it change .git hooks and config")
@@ -167,15 +181,22 @@ class CommandSandbox:
         roots: Sequence[Path],
         grants: frozenset[str] = frozenset(),
         in_editor: bool = False,
+        names: str | tuple[str, ...] = (),
+        whole: bool = False,
     ) -> Wrapped:
-        """The argv that runs `command` in `cwd`, sandboxed when possible (see the module doc)."""
+        """The argv that runs `command` in `cwd`, sandboxed when possible (see the module doc).
+
+        `names`: its shell command line (split into words off the event loop), or its words (an
+        exec form), whose absolute paths are made reachable (`named.py`); `whole`: the user's own
+        code, which sees everything but the hidden paths.
+        """
         state = await self.state()
         if state.program is None:
             await self._tell_once(state.why)
             return Wrapped(list(command), None)
         program = state.program
         return await anyio.to_thread.run_sync(
-            lambda: self._wrapped(program, list(command), cwd, roots, grants, in_editor)
+            lambda: self._wrapped(program, list(command), cwd, roots, grants, in_editor, names, whole)
         )
 
     def _wrapped(
@@ -186,20 +207,33 @@ class CommandSandbox:
         roots: Sequence[Path],
         grants: frozenset[str],
         in_editor: bool,
+        names: str | tuple[str, ...],
+        whole: bool,
     ) -> Wrapped:
         """Off the event loop: finding the git dirs and building the mounts stat the disk."""
         writable = _existing(roots)
+        hidden = self.policy.hidden.covered()
+        named = reach(
+            named_paths(command_words(names) if isinstance(names, str) else names),
+            private=private_dirs(),
+            writable=writable,
+            hidden=hidden,
+            closed=(Path(runtime_dir()).resolve(),),
+            whole=whole,
+        )
         confinement = Confinement(
             cwd=cwd,
             writable=writable,
-            git=_repos(writable),
-            hidden=self.policy.hidden.covered(),
-            network=self.policy.network,
+            git=() if whole else _repos(writable),
+            hidden=hidden,
+            network=self.policy.network or whole,
             git_writable=GIT_GRANT in grants,
             die_with_parent=in_editor,
-            read_only=governing_files(writable),
+            read_only=() if whole else governing_files(writable),
+            named=named.entries,
+            whole=whole,
         )
-        return Wrapped(bwrap_argv(program, command, confinement), confinement)
+        return Wrapped(bwrap_argv(program, command, confinement), confinement, named.unreachable)
 
     async def _tell_once(self, why: str) -> None:
         if self._told:

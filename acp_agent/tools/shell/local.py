@@ -24,8 +24,9 @@ import anyio.abc
 import structlog
 
 from acp_agent.errors import ToolError
-from acp_agent.process.lifetime import owned_env
+from acp_agent.process.lifetime import OWNER, owned_env
 from acp_agent.tools.base import Progress, ToolContext, ToolResult
+from acp_agent.tools.sandbox.bwrap import launch
 from acp_agent.tools.shell.output import CommandOutput, exit_status, tell_cancelled
 from acp_agent.tools.shell.process_group import stop_command, stopped_note
 from acp_agent.tools.truncate import cap_text
@@ -98,34 +99,60 @@ async def spawn(
     env: Mapping[str, str] | None = None,
     stdin: int = subprocess.DEVNULL,
     stderr: int = subprocess.STDOUT,
+    sandboxed: bool = False,
 ) -> Spawned:
     """Start `argv` in `cwd` with empty stdin, stdout and stderr on one pipe (or the `stdin` and
     `stderr` given: a hook's are pipes of their own), as the leader of a new session, marked (its
     own mark, and the agent's for the warden); without the agent's key, with `env` added.
+
+    `sandboxed`: `argv` starts bwrap (`CommandSandbox.wrap`), which then gets the two marks as its
+    whole environment, and the command inside gets the rest (`bwrap.launch`): no variable of a
+    settings file's `env` ever reaches bwrap's own loader.
 
     Raises:
         ToolError: it could not be started (no such program, a bad cwd).
     """
     mark_id = secrets.token_hex(8)
     own = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
-    full = owned_env(own | dict(env or {}) | {_MARK: mark_id})
+    full = owned_env(own | _settable(env or {}) | {_MARK: mark_id})
+    started: list[str] = argv
+    passed: tuple[int, ...] = ()
+    if sandboxed:
+        try:
+            launched = launch(argv, full, keep=(OWNER, _MARK))
+        except OSError as exc:
+            raise ToolError(f"cannot start the sandbox: {exc.strerror or exc}") from exc
+        started, full, passed = launched.argv, launched.env, (launched.fd,)
     try:
         # Shielded: a cancel mid-spawn would leave a started process and its pipe behind. The
         # cancel then lands at the next await, where the process is stopped like any other.
         with anyio.CancelScope(shield=True):
             proc = await anyio.open_process(
-                argv,
+                started,
                 cwd=cwd,
                 env=full,
                 stdin=stdin,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 start_new_session=True,
+                pass_fds=passed,
             )
     except OSError as exc:
         raise ToolError(f"cannot start the command: {exc.strerror or exc}") from exc
+    finally:
+        for fd in passed:
+            os.close(fd)
     log.debug("shell.started", pid=proc.pid)
     return Spawned(proc, f"{_MARK}={mark_id}".encode())
+
+
+def _settable(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without what no environment can hold (a name with `=`, a NUL: a settings file's
+    `env` may say anything), which would stop the start with a ValueError."""
+    kept = {k: v for k, v in env.items() if k and "=" not in k and "\0" not in k and "\0" not in v}
+    if len(kept) < len(env):
+        log.warning("shell.env_skipped", names=[k[:40] for k in env if k not in kept])
+    return kept
 
 
 async def report_tail(
@@ -167,7 +194,7 @@ class LocalCommand:
         `sandboxed`: argv starts bwrap, whose own process (the PID namespace's init) waits for
         the leftovers; it is stopped with them but is not one of the command's own.
         """
-        spawned = await spawn(argv, cwd)
+        spawned = await spawn(argv, cwd, sandboxed=sandboxed)
         proc = spawned.proc
         started = time.monotonic()
         out, eof = CommandOutput(self.max_output_bytes), anyio.Event()

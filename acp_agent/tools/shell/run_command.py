@@ -155,7 +155,14 @@ class RunCommand:
         sandbox, argv = ctx.sandbox, [_shell(), "-c", command]
         terminal = ctx.terminal if sandbox is None or sandbox.editor_refused is None else None
         wrapped = (
-            await sandbox.wrap(argv, cwd=cwd, roots=ctx.roots, grants=ctx.grants, in_editor=bool(terminal))
+            await sandbox.wrap(
+                argv,
+                cwd=cwd,
+                roots=ctx.roots,
+                grants=ctx.grants,
+                in_editor=bool(terminal),
+                names=command,
+            )
             if sandbox is not None
             else Wrapped(argv, None)
         )

@@ -206,7 +206,7 @@ class BackgroundTasks:
             else:
                 spool = self._spools.spool(task_id, limits.spool_bytes) if self._spools else None
                 try:
-                    spawned = await spawn(argv, cwd)
+                    spawned = await spawn(argv, cwd, sandboxed=sandboxed)
                 except ToolError:
                     if spool is not None:
                         spool.delete()
