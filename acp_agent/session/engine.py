@@ -138,7 +138,9 @@ class Engine:
         if not turn.scope.cancel_called:
             turn.scope = anyio.CancelScope()  # a scope is entered once: a fresh one for the turn itself
             return None
-        return TurnResult(TurnStop.CANCELLED, self.quiet_turn(session, "cancelled", journal=False))
+        # The turn had begun (it held the slot), as one cancelled in its UserPromptSubmit hook has:
+        # its record is journaled the same way, whatever the moment the cancel came.
+        return TurnResult(TurnStop.CANCELLED, self.quiet_turn(session, "cancelled", journal=True))
 
     def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
         """The runner itself: its tools, system prompt (with `instructions` and the skills of
@@ -322,8 +324,9 @@ class Engine:
                     await _ended(checkpoints)
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
-        """The record of a prompt answered without a model request: an empty prompt (journaled,
-        like any turn) or one cancelled while it was queued (it never ran)."""
+        """The record of a prompt answered without a model request: an empty prompt or one cancelled
+        while its session was made ready (journaled, like any turn), or one cancelled while it was
+        queued (it never ran: not journaled)."""
         record = TurnRecord.from_meter(
             TurnMeter(session.limits),
             turn_id=new_turn_id(),

@@ -117,11 +117,13 @@ async def test_session_new_on_a_read_only_state_disk_is_32010_and_leaves_nothing
     async with AgentProcess.start(command=command, env=env, schema=acp_schema) as agent:
         await agent.initialize()
         first = await agent.new_session(workspace)  # the disk was writable at start-up
+        kept = sorted(p.name for p in state.iterdir())  # its journal, and the local-settings record
+        assert f"{first}.jsonl" in kept
         remount = ["nsenter", "-t", str(agent.pid), "-m", "mount", "-o", "remount,bind,ro", str(state)]
         subprocess.run(remount, check=True, capture_output=True, timeout=10)
         error = await refused(agent, workspace, state)
         assert "Read-only file system" in error["message"]
-        assert [p.name for p in state.iterdir()] == [f"{first}.jsonl"]
+        assert sorted(p.name for p in state.iterdir()) == kept
         listed = await agent.request("session/list", {})
         assert [s["sessionId"] for s in listed["result"]["sessions"]] == [first]
 
