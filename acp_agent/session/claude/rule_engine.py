@@ -125,6 +125,8 @@ class _Call:
     line: str | None = None
     name: str | None = None
     """A subagent's type or a skill's name."""
+    reached: dict[int, int] = field(default_factory=dict, compare=False)
+    """How far each command rule (by id, alive while the call is decided) reaches the line."""
 
 
 @dataclass(slots=True)
@@ -309,7 +311,10 @@ class RuleEngine:
             if rule.bare:
                 return rule
             if rule.command is not None and call.line is not None and behavior != "allow":
-                if rule.command.reach(analyse(call.line)) >= reach:
+                level = call.reached.get(id(rule))
+                if level is None:
+                    level = call.reached[id(rule)] = rule.command.reach(analyse(call.line))
+                if level >= reach:
                     return rule
             elif rule.path is not None and call.paths:
                 hits = [rule.path.matches(p) for p in call.paths]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from acp_agent.tools.shell.command_line import parse_line, rough_commands
 from acp_agent.tools.shell.shell_syntax import Redirect, Word, read_syntax
 
-__all__ = ["MAX_DEPTH", "MAX_INVOCATIONS", "LineAnalysis", "analyse", "known"]
+__all__ = ["MAX_DEPTH", "MAX_INVOCATIONS", "LineAnalysis", "analyse", "exact_commands", "known"]
 
 MAX_DEPTH = 8
 """Nested wrappers, `-c` strings and `eval`s read; deeper is unresolved."""
@@ -114,10 +114,18 @@ class LineAnalysis:
     """A command line as rules read it (see the module's docstring)."""
 
     line: str
-    exact: tuple[tuple[str, ...], ...] | None
     invocations: tuple[tuple[Word, ...], ...]
     redirects: tuple[Redirect, ...]
     unresolved: tuple[str, ...]
+    programs: dict[str, tuple[tuple[Word, ...], ...]] = field(default_factory=dict)
+    """The invocations by their program's name (a rule on `rm` reads only `rm`'s), and under ""
+    those whose program is an expansion."""
+
+    @property
+    def exact(self) -> tuple[tuple[str, ...], ...] | None:
+        """The strict reader's argv of each command, where it vouches for the whole line (read
+        on first use: a line a deny rule refuses never needs it)."""
+        return exact_commands(self.line)
 
 
 @dataclass(slots=True)
@@ -136,16 +144,27 @@ def known(words: tuple[str, ...]) -> tuple[Word, ...]:
 def analyse(line: str) -> LineAnalysis:
     """`line` read once for every rule (cached: a question, its answer and a hook's `if` read the
     same line)."""
-    parsed = parse_line(line)
     found = _Found()
     _read_line(line, 0, found)
+    invocations = tuple(dict.fromkeys(found.invocations))
+    programs: dict[str, list[tuple[Word, ...]]] = {}
+    for words in invocations:
+        head = words[0].value
+        programs.setdefault("" if head is None else head.rsplit("/", 1)[-1], []).append(words)
     return LineAnalysis(
         line,
-        parsed.commands if parsed.unsure is None else None,
-        tuple(dict.fromkeys(found.invocations)),
+        invocations,
         tuple(found.redirects),
         tuple(dict.fromkeys(found.unresolved)),
+        {name: tuple(words) for name, words in programs.items()},
     )
+
+
+@functools.lru_cache(maxsize=512)
+def exact_commands(line: str) -> tuple[tuple[str, ...], ...] | None:
+    """`command_line.parse_line`'s argv, or None where it is unsure of the line."""
+    parsed = parse_line(line)
+    return parsed.commands if parsed.unsure is None else None
 
 
 def _read_line(line: str, depth: int, found: _Found) -> None:

@@ -127,7 +127,12 @@ class CommandPattern:
         if reach == NO or (not self.words and not self.globs):
             return reach
         best = NO
-        for words in analysis.invocations:
+        candidates = (
+            analysis.invocations
+            if not self.words
+            else (*analysis.programs.get(_name(self.words[0]), ()), *analysis.programs.get("", ()))
+        )
+        for words in candidates:
             best = max(best, self._reach_command(words))
             if best == YES:
                 break

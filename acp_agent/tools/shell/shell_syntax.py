@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from acp_agent.lazy import deferred
 
@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["Redirect", "SimpleCommand", "Syntax", "Word", "bash_parser", "read_syntax"]
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One word of a command: as written, and its value when bash would take it literally."""
+class Word(NamedTuple):
+    """One word of a command: as written, and its value when bash would take it literally (a
+    tuple: lines are compared and hashed by their words, in C)."""
 
     raw: str
     value: str | None
@@ -68,37 +68,46 @@ class Syntax:
     """The grammar found an error: the commands above may not be all the line runs."""
 
 
+_QUERY = """
+(command) @command
+(declaration_command) @declaration
+(unset_command) @declaration
+(file_redirect) @redirect
+(redirected_statement) @statement
+"""
+"""The nodes the analysis reads, found by tree-sitter in C (walking every node in Python cost
+five times the parse)."""
+
+
 @deferred
-def bash_parser() -> Any:
-    """tree-sitter's parser for bash (its import is deferred: about 45 ms)."""
+def bash_parser() -> tuple[Any, Any]:
+    """tree-sitter's parser for bash and the query of `_QUERY` (the import is deferred: ~45 ms)."""
     import tree_sitter
     import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    language = tree_sitter.Language(tree_sitter_bash.language())
+    query = tree_sitter.Query(language, _QUERY)
+    return tree_sitter.Parser(language), lambda node: tree_sitter.QueryCursor(query).captures(node)
 
 
 @functools.lru_cache(maxsize=512)
 def read_syntax(line: str) -> Syntax:
     """Every simple command and redirection of `line` (cached: a question and its answer, a hook's
     `if` and the rules read the same line)."""
-    data = line.encode("utf-8", "surrogatepass")
-    tree = bash_parser.now().parse(data)
-    commands: list[SimpleCommand] = []
-    redirects: list[Redirect] = []
-    stack: list[Node] = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        kind = node.type
-        if kind == "command":
-            commands.append(_command(node))
-        elif kind in ("declaration_command", "unset_command"):  # `export A=…`, `unset -f x`
-            commands.append(SimpleCommand(tuple(_word(c) for c in node.children if c.type != "comment")))
-        elif kind == "redirected_statement":
-            if not any(c.type in _COMMANDS for c in node.named_children):  # `> file` alone
-                commands.append(SimpleCommand(()))
-        elif kind == "file_redirect" and (found := _redirect(node)) is not None:
-            redirects.append(found[0])
-        stack.extend(reversed(node.children))
+    parser, captures = bash_parser.now()
+    tree = parser.parse(line.encode("utf-8", "surrogatepass"))
+    found: dict[str, list[Node]] = captures(tree.root_node)
+    commands = [_command(node) for node in found.get("command", ())]
+    commands += [  # `export A=…`, `unset -f x`
+        SimpleCommand(tuple(_word(c) for c in node.children if c.type != "comment"))
+        for node in found.get("declaration", ())
+    ]
+    commands += [  # `> file` alone
+        SimpleCommand(())
+        for node in found.get("statement", ())
+        if not any(c.type in _COMMANDS for c in node.named_children)
+    ]
+    redirects = [r[0] for node in found.get("redirect", ()) if (r := _redirect(node)) is not None]
     return Syntax(tuple(commands), tuple(redirects), tree.root_node.has_error)
 
 
@@ -200,8 +209,13 @@ def _value(node: Node, raw: str) -> str | None:
     return None  # an expansion, a substitution, an error
 
 
+_PLAIN = re.compile(r"[\\*?\[$`]")
+
+
 def _unquoted_word(raw: str) -> str | None:
     """An unquoted word after backslash removal; None if it holds a glob bash would expand."""
+    if _PLAIN.search(raw) is None:
+        return raw
     out: list[str] = []
     i, n = 0, len(raw)
     while i < n:
