@@ -112,28 +112,32 @@ def read_syntax(line: str) -> Syntax:
 
 
 _COMMANDS = frozenset({"command", "declaration_command", "unset_command"})
-_INPUTS = frozenset({"heredoc_redirect", "herestring_redirect"})
+_AROUND = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
 def _command(node: Node) -> SimpleCommand:
     words: list[Word] = []
+    stdin = None
+    children = node.named_children
     parent = node.parent
-    around = parent.named_children if parent is not None and parent.type == "redirected_statement" else []
-    for child in [*node.named_children, *(c for c in around if c.type == "file_redirect")]:
+    if parent is not None and parent.type == "redirected_statement":  # `cmd > x`, `sh <<EOF`
+        children += [c for c in parent.named_children if c.type in _AROUND]
+    for child in children:
         kind = child.type
-        if kind == "variable_assignment":
-            continue
         if kind == "command_name":
-            words.extend(_word(c) for c in child.named_children[:1])
+            name = child.named_child(0)
+            if name is not None:
+                words.append(_word(name))
         elif kind == "file_redirect":
             found = _redirect(child)
-            words.extend(found[1] if found is not None else ())
-        elif kind not in _INPUTS and kind != "comment":
+            if found is not None:
+                words += found[1]
+        elif kind == "heredoc_redirect":
+            stdin = _here_doc(child)
+        elif kind == "herestring_redirect":
+            stdin = _here_string(child)
+        elif kind != "variable_assignment" and kind != "comment":
             words.append(_word(child))
-    stdin = None
-    inputs = [c for c in [*node.named_children, *around] if c.type in _INPUTS]
-    for given in inputs:
-        stdin = _here_doc(given) if given.type == "heredoc_redirect" else _here_string(given)
     return SimpleCommand(tuple(words), stdin)
 
 
