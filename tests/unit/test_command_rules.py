@@ -8,15 +8,22 @@ The verdicts are written out, not computed: D refused, Q asked, A allowed.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import load_claude_setup
 from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.tools.shell.command_analysis import analyse
+from acp_agent.tools.shell.shell_syntax import Word
 from acp_agent.turn.permissions import PermissionQuestion
+from tests.support.examples import examples
+from tests.unit.test_shell_line import BASH, bash_argvs
 
 COMMAND = PermissionQuestion("c", "run_command", "Run", "execute", "execute", {"command": ""})
 LETTER = {"allow": "A", "ask": "Q", "deny": "D"}
@@ -301,3 +308,46 @@ async def test_what_always_allow_saved_does_not_let_other_code_run(
     await engine.remember(replace(COMMAND, raw_input={"command": answered}), allow=True)
     assert verdict(engine, answered, "default") == "A"
     assert verdict(engine, later, "default") == "Q"
+
+
+_PIECES = st.sampled_from(
+    [
+        *["ab", "ba", "rm", "/bin/", " ", " ", "\t", "'", '"', "\\", ";", "&&", "||", "|", "\n"],
+        *["=", "-x", "x=1 ", "'a b'", '"c\\"d"', "(", ")", "$(", " 2>&1 ", "if ", "then ", "fi", "\\*"],
+    ]
+)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(_PIECES, min_size=1, max_size=12).map("".join))
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+def test_every_command_bash_runs_is_one_the_analysis_finds(line: str) -> None:
+    """What a deny rule stands on: each command bash itself runs for a line (none of them exists,
+    so each reports its argv) is among the commands the analysis finds (a word it does not know
+    stands for any words from there on), unless it says it could not read the line (then every
+    deny and ask rule may match it).
+
+    The pieces are those of real lines. Tree-sitter misreads stranger ones (a `#`, `{` or `!`
+    glued to a word, an escaped blank, a redirection glued to a word); the rough reading the
+    analysis adds finds most of those, and each concerns a program no rule names. An argv that
+    carries bash's own error message (`2>&1`) or a command substitution's output is not one of
+    the line's commands, and `\\&` makes a background job, whose report comes late."""
+    analysis = analyse(line)
+    if analysis.unresolved or re.search(r"\\[ \t&]", line):
+        return
+    for argv in bash_argvs(line):
+        if argv and argv[0] and "bash:" not in argv[0] and "\n" not in argv[0]:
+            assert any(_covers(words, argv) for words in analysis.invocations), (
+                line,
+                argv,
+                analysis.invocations,
+            )
+
+
+def _covers(words: tuple[Word, ...], argv: tuple[str, ...]) -> bool:
+    for i, word in enumerate(words):
+        if word.value is None:
+            return True
+        if i >= len(argv) or word.value != argv[i]:
+            return False
+    return len(words) == len(argv)

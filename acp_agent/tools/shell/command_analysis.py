@@ -8,9 +8,14 @@ A rule names a program (`Bash(rm:*)`, `Bash(git push:*)`); a line names it in ma
   "always allow" answer or a command's grant may cover;
 - `invocations`: every command the line may run, read by tree-sitter's bash grammar
   (`shell_syntax.py`: in pipelines, lists, subshells, groups, compound commands, function bodies,
-  substitutions), each as written and as it really runs: the program's path reduced to its name
-  (`/bin/rm` is `rm`), past the commands that run another one (`env`, `exec`, `command`, `nice`,
-  `timeout`, `nohup`, `xargs`, `sudo`... with their options and assignments, `find -exec`), and
+  substitutions; a plain line, and a plain `-c` string, by the strict reader, which is checked
+  against bash itself; a line the grammar cannot read wholly by the rough reading of
+  `command_line.rough_commands` too, which splits at every separator, quoted or not; a line
+  continuation read both ways; `tests/unit/test_command_rules.py` checks against bash that every
+  command it runs is found), each as written and as it really
+  runs: the program's path reduced to its name (`/bin/rm` is `rm`), past the commands that run
+  another one (`env`, `exec`, `command`, `nice`, `timeout`, `nohup`, `xargs`, `sudo`... with
+  their options and assignments, `find -exec`), and
   the command lines given to another program read as command lines in turn (`bash -c`, `sh -c`,
   `eval`, `su -c`, `watch`, `env -S`, a here-doc or here-string given to a shell); a word bash
   expands is kept with its value unknown;
@@ -168,14 +173,22 @@ def exact_commands(line: str) -> tuple[tuple[str, ...], ...] | None:
 
 
 def _read_line(line: str, depth: int, found: _Found) -> None:
+    plain = exact_commands(line)
+    if plain is not None:  # plain words: the strict reader is bash's own reading (checked), and cheaper
+        for argv in plain:
+            _program(known(argv), None, depth, found)
+        return
+    if "\\\n" in line and depth <= MAX_DEPTH:  # `r\<newline>m x` is `rm x` to bash, not the grammar
+        _read_line(line.replace("\\\n", ""), depth + 1, found)
     syntax = read_syntax(line)
     found.redirects.extend(syntax.redirects)
-    if syntax.broken:  # what tree-sitter misread, a rough reading may still find
+    if syntax.broken:
         found.unresolved.append("the line does not parse as bash")
-        for argv in rough_commands(line):
-            _program(known(argv), None, depth, found)
     for command in syntax.commands:
         _program(command.words, command.stdin, depth, found)
+    if syntax.broken:  # what the grammar misread, the rough reading may find
+        for argv in rough_commands(syntax.without_here_docs(line)):
+            _program(known(argv), None, depth, found)
 
 
 def _program(words: tuple[Word, ...], stdin: Word | None, depth: int, found: _Found) -> None:

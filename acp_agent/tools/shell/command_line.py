@@ -33,7 +33,6 @@ Code looks through (`unwrapped`: `timeout 60 npm test` is matched as `npm test`)
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 __all__ = ["UNSURE", "WRAPPERS", "ParsedLine", "parse_line", "rough_commands", "unwrapped"]
@@ -197,19 +196,22 @@ def unwrapped(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 _ROUGH_SPLIT = re.compile(r"\|&&|\|\||[;&|\n`()]|\$\(")
 _LEADING_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_ROUGH_WORD = re.compile(r"""((?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^\s'"\\])+)(?=\s|$)|\S+""", re.DOTALL)
+"""A word with its quotes closed (group 1: its quotes are removed), else any run of non-blanks."""
 
 
 def rough_commands(line: str) -> tuple[tuple[str, ...], ...]:
     """The commands `line` may run, read loosely: split at every separator, pipe, subshell and
-    command substitution (quoted or not), each piece's words as shlex reads them (else split at
-    blanks), past leading assignments and wrappers. For rules that refuse or ask: a line the
-    parser is unsure of still meets them."""
+    command substitution (quoted or not), each piece's words with their quotes removed (a word
+    with an unclosed quote kept as written), past leading assignments and wrappers. For rules that
+    refuse or ask: a line the parser is unsure of still meets them."""
     found: list[tuple[str, ...]] = []
     for piece in _ROUGH_SPLIT.split(line):
-        try:
-            words = shlex.split(piece, comments=False)
-        except ValueError:
-            words = piece.split()
+        words = [
+            _unquoted(raw) if match.lastindex else raw
+            for match in _ROUGH_WORD.finditer(piece)
+            for raw in (match.group(),)
+        ]
         while words and _LEADING_ASSIGNMENT.match(words[0]):
             words.pop(0)
         if words:

@@ -66,6 +66,19 @@ class Syntax:
     redirects: tuple[Redirect, ...]
     broken: bool
     """The grammar found an error: the commands above may not be all the line runs."""
+    here_docs: tuple[tuple[int, int], ...] = ()
+    """Where the here-docs' bodies are (UTF-8 byte offsets): text, unless given to a shell."""
+
+    def without_here_docs(self, line: str) -> str:
+        """`line` with its here-docs' bodies left out (what a rough reading of it may split)."""
+        if not self.here_docs:
+            return line
+        data, kept, start = line.encode("utf-8", "surrogatepass"), [], 0
+        for begin, end in self.here_docs:
+            kept.append(data[start:begin])
+            start = max(start, end)
+        kept.append(data[start:])
+        return b"\n".join(kept).decode("utf-8", "surrogatepass")
 
 
 _QUERY = """
@@ -74,6 +87,7 @@ _QUERY = """
 (unset_command) @declaration
 (file_redirect) @redirect
 (redirected_statement) @statement
+(heredoc_body) @body
 """
 """The nodes the analysis reads, found by tree-sitter in C (walking every node in Python cost
 five times the parse)."""
@@ -97,7 +111,13 @@ def read_syntax(line: str) -> Syntax:
     parser, captures = bash_parser.now()
     tree = parser.parse(line.encode("utf-8", "surrogatepass"))
     found: dict[str, list[Node]] = captures(tree.root_node)
-    commands = [_command(node) for node in found.get("command", ())]
+    claimed: set[int] = set()
+    ascii_line = line if line.isascii() else None
+    commands = [
+        part
+        for node in found.get("command", ())
+        for part in _split_at_newlines(_command(node, claimed, "statement" in found, ascii_line))
+    ]
     commands += [  # `export A=…`, `unset -f x`
         SimpleCommand(tuple(_word(c) for c in node.children if c.type != "comment"))
         for node in found.get("declaration", ())
@@ -107,52 +127,133 @@ def read_syntax(line: str) -> Syntax:
         for node in found.get("statement", ())
         if not any(c.type in _COMMANDS for c in node.named_children)
     ]
-    redirects = [r[0] for node in found.get("redirect", ()) if (r := _redirect(node)) is not None]
-    return Syntax(tuple(commands), tuple(redirects), tree.root_node.has_error)
+    unclaimed: dict[int, list[Word]] = {}  # `2>&1 2>&1 cmd x`, `a | b 2>&1 cmd` to the grammar
+    for node in sorted(found.get("redirect", ()), key=lambda n: n.start_byte):
+        if node.start_byte not in claimed and (after := _redirect(node)[2]):
+            parent = node.parent
+            key = parent.start_byte if parent is not None else -1
+            unclaimed.setdefault(key, []).extend(map(_word, after))
+    for words in unclaimed.values():  # the words no command took, per statement: read as one
+        while words and _ASSIGNMENT.match(words[0].raw):
+            words.pop(0)
+        if words:
+            commands.append(SimpleCommand(tuple(words)))
+    redirects = [
+        Redirect(op, _word(target))
+        for op, target, _ in map(_redirect, found.get("redirect", ()))
+        if target is not None
+    ]
+    glued = any(  # the grammar glued two lines into one word: read the line more widely
+        "\n" in w.raw and "\n" in _QUOTED.sub("", w.raw) for c in commands for w in c.words
+    )
+    bodies = tuple((n.start_byte, n.end_byte) for n in found.get("body", ()))
+    return Syntax(tuple(commands), tuple(redirects), tree.root_node.has_error or glued, bodies)
 
 
 _COMMANDS = frozenset({"command", "declaration_command", "unset_command"})
+_QUOTED = re.compile(r"'[^']*'|" + r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_ENDS_WITH = frozenset({"negated_command", "list", "pipeline"})
 _AROUND = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
-def _command(node: Node) -> SimpleCommand:
-    words: list[Word] = []
+def _command(node: Node, claimed: set[int], redirected: bool, ascii_line: str | None) -> SimpleCommand:
+    """One `command` node's words, in bash's order (`redirected`: the line has redirections,
+    whose words the grammar may have put in a redirection of the statement around it;
+    `ascii_line`: the line, where its byte offsets are its characters')."""
+    parts: list[Node] = []
+    assigned: set[int] = set()
     stdin = None
     children = node.named_children
-    parent = node.parent
-    if parent is not None and parent.type == "redirected_statement":  # `cmd > x`, `sh <<EOF`
-        children += [c for c in parent.named_children if c.type in _AROUND]
+    if redirected:
+        parent, end = node.parent, node.end_byte
+        while parent is not None and parent.type in _ENDS_WITH and parent.end_byte == end:
+            parent = parent.parent  # `! cmd 2>&1 x`, `a && cmd 2>&1 x`: the grammar's redirect is theirs
+        if parent is not None and parent.type == "redirected_statement":  # `cmd > x`, `sh <<EOF`
+            children += [c for c in parent.named_children if c.type in _AROUND]
+    moved = False
     for child in children:
         kind = child.type
         if kind == "command_name":
-            name = child.named_child(0)
-            if name is not None:
-                words.append(_word(name))
+            parts += child.named_children[:1]
         elif kind == "file_redirect":
-            found = _redirect(child)
-            if found is not None:
-                words += found[1]
+            extra = _redirect(child)[2]
+            parts += extra
+            moved = moved or bool(extra)
+            claimed.add(child.start_byte)
         elif kind == "heredoc_redirect":
             stdin = _here_doc(child)
         elif kind == "herestring_redirect":
             stdin = _here_string(child)
-        elif kind != "variable_assignment" and kind != "comment":
-            words.append(_word(child))
+        elif kind == "variable_assignment" and _ASSIGNMENT.match(_text(child)):
+            assigned.add(child.end_byte)
+        elif kind != "comment":
+            parts.append(child)
+    words: list[Word] = []
+    end = -1
+    for part in sorted(parts, key=lambda n: n.start_byte) if moved else parts:
+        start, stop = part.start_byte, part.end_byte
+        if start in assigned:  # `a=''\*`: the rest of the assignment's value
+            assigned.add(stop)
+            continue
+        if ascii_line is not None and part.type == "word":  # the common case, without a call
+            raw = ascii_line[start:stop]
+            word = Word(raw, raw if _PLAIN.search(raw) is None else _unquoted_word(raw))
+        else:
+            word = _word(part)
+        if not words and _ASSIGNMENT.match(word.raw):  # `2>&1 x=1 cmd`: still before the program
+            assigned.add(stop)
+            continue
+        if start == end and words:  # `"r"\m`: one word to bash, two nodes here
+            last = words.pop()
+            value = None if last.value is None or word.value is None else last.value + word.value
+            word = Word(last.raw + word.raw, value)
+        words.append(word)
+        end = stop
     return SimpleCommand(tuple(words), stdin)
 
 
-def _redirect(node: Node) -> tuple[Redirect, list[Word]] | None:
-    """A `file_redirect`'s target, and the words after it (`echo >x foo`: the command's); None
-    for a duplicate (`2>&1`)."""
+def _split_at_newlines(command: SimpleCommand) -> list[SimpleCommand]:
+    """The grammar glues a word that starts a line with a backslash (`ls 2>&1` newline `\\rm x`)
+    to the command before it, newline included: bash runs two commands there."""
+    parts: list[SimpleCommand] = []
+    start = 0
+    for i, word in enumerate(command.words):
+        if i and word.raw[:1] == "\n":
+            parts.append(SimpleCommand(command.words[start:i]))
+            start = i
+    if not parts:
+        head = command.words[:1]
+        if head and head[0].raw[:1] == "\n":
+            return [SimpleCommand((_unglued(head[0]), *command.words[1:]), command.stdin)]
+        return [command]
+    rest = [_unglued(w) if k == 0 else w for k, w in enumerate(command.words[start:])]
+    return [
+        *(SimpleCommand((_unglued(p.words[0]), *p.words[1:])) for p in parts),
+        SimpleCommand(tuple(rest), command.stdin),
+    ]
+
+
+def _unglued(word: Word) -> Word:
+    raw = word.raw.lstrip("\n")
+    return Word(raw, None if word.value is None else word.value.lstrip("\n"))
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+
+
+def _redirect(node: Node) -> tuple[str, Node | None, list[Node]]:
+    """A `file_redirect`'s operator, its target (None for a duplicate, `2>&1`), and the words
+    after it (`echo >x foo`, `rm 2>&1 x`: the command's)."""
     op, targets = "", []
     for child in node.children:
         if not child.is_named:
             op += _text(child)
         elif child.type != "file_descriptor":
             targets.append(child)
-    if not targets or (op.endswith("&") and targets[0].type == "number"):
-        return None
-    return Redirect(op, _word(targets[0])), [_word(c) for c in targets[1:]]
+    if not targets:
+        return op, None, []
+    duplicate = op.endswith("&") and targets[0].type == "number"
+    return op, None if duplicate else targets[0], targets[1:]
 
 
 def _here_doc(node: Node) -> Word:
