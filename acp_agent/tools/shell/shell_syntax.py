@@ -37,8 +37,7 @@ class Word(NamedTuple):
     value: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
+class Redirect(NamedTuple):
     """A redirection: its operator (`>`, `>>`, `<`, `&>`, `2>`...) and its target."""
 
     op: str
@@ -49,10 +48,10 @@ class Redirect:
         return ">" in self.op
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(NamedTuple):
     """One simple command: its words (the program first; none for a bare redirection) and the
-    here-doc or here-string its standard input reads, if any."""
+    here-doc or here-string its standard input reads, if any (tuples: built by the hundred per
+    line, where a frozen dataclass's `__init__` costs more)."""
 
     words: tuple[Word, ...]
     stdin: Word | None = None
@@ -116,7 +115,7 @@ def read_syntax(line: str) -> Syntax:
     commands = [
         part
         for node in found.get("command", ())
-        for part in _split_at_newlines(_command(node, claimed, "statement" in found, ascii_line))
+        for part in _newlines(_command(node, claimed, "statement" in found, ascii_line), "\n" in line)
     ]
     commands += [  # `export A=…`, `unset -f x`
         SimpleCommand(tuple(_word(c) for c in node.children if c.type != "comment"))
@@ -210,6 +209,10 @@ def _command(node: Node, claimed: set[int], redirected: bool, ascii_line: str | 
         words.append(word)
         end = stop
     return SimpleCommand(tuple(words), stdin)
+
+
+def _newlines(command: SimpleCommand, any_newline: bool) -> list[SimpleCommand]:
+    return _split_at_newlines(command) if any_newline else [command]
 
 
 def _split_at_newlines(command: SimpleCommand) -> list[SimpleCommand]:
