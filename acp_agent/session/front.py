@@ -27,6 +27,7 @@ from acp_agent.lazy import Deferred, deferred, warm_up
 from acp_agent.protocol.lifecycle import InitializeRequest
 from acp_agent.session.handshake import initialize_answer
 from acp_agent.session.params import parse
+from acp_agent.tools.shell.shell_syntax import bash_parser
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
@@ -74,8 +75,11 @@ def session_layer() -> SessionLayer:
 
 
 def turn_machinery() -> None:
-    """Warm-up step: the turn machinery, imported once the layer that names it is."""
+    """Warm-up step: the turn machinery, imported once the layer that names it is; then
+    tree-sitter's bash grammar, which the rules on commands read (`tools/shell/shell_syntax.py`),
+    so the first command a rule weighs does not load it on the event loop."""
     session_layer.now().engine.now()
+    bash_parser.now()
 
 
 class FrontHandler:

@@ -108,7 +108,7 @@ async def test_a_question_an_ask_rule_forced_offers_no_lasting_allow(tmp_path: P
     read = PermissionQuestion("t", "read_file", "Read", "read", "none", {"path": "notes.md"})
     assert not (await permissions.ask(read)).allowed
     assert [o["optionId"] for o in client.options] == ["allow_once", "reject_once", "reject_always"]
-    assert client.options[-1]["name"] == "Always reject (this session)"
+    assert client.options[-1]["name"] == f"Always reject Read(/{tmp_path}/notes.md) (this session)"
     assert permissions.settle(read) == PermissionDecision(False, message=REJECTED_ALWAYS)  # no question
 
 

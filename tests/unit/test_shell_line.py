@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.tools.shell.command_line import UNSURE, parse_line, read_pattern, rough_commands, unwrapped
+from acp_agent.tools.shell.command_line import UNSURE, parse_line, rough_commands, unwrapped
+from acp_agent.tools.shell.command_patterns import read_pattern
 from tests.support.examples import examples
 
 BASH = shutil.which("bash")
@@ -139,6 +140,9 @@ def test_patterns_are_read_as_one_simple_command() -> None:
     assert not isinstance(pattern, str) and pattern.words == ("git", "commit", "-m", "wip") and pattern.prefix
     assert read_pattern("git status; rm:*") == "it names more than one command"
     assert read_pattern("echo $HOME:*") == f"{UNSURE['$']} ('$')"
+    legacy = read_pattern("gh api repos/*:*")  # the legacy `:*` with an inner `*`: as `repos/* *`
+    assert not isinstance(legacy, str) and legacy.matches(("gh", "api", "repos/a/b", "--jq", "x"))
+    assert not legacy.matches(("gh", "api", "user"))
     glob = read_pattern("npm run * --silent")
     assert not isinstance(glob, str) and glob.matches(("npm", "run", "build", "--silent"))
     assert not glob.matches(("npm", "run", "build --silent"))

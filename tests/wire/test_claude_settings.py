@@ -145,7 +145,9 @@ async def test_always_allow_is_saved_to_the_local_file_and_a_new_agent_does_not_
         await agent.prompt(await agent.new_session(workspace), "run it")
     [question] = first.asked
     names = {o["optionId"]: o["name"] for o in question["options"]}
-    assert names["allow_always"] == "Always allow (saved to .claude/settings.local.json)"
+    assert (
+        names["allow_always"] == "Always allow Bash(echo saved-once) (saved to .claude/settings.local.json)"
+    )
     saved = json.loads(local.read_text())
     assert saved == {
         "model": "kept",

@@ -8,7 +8,6 @@ stands below the engine (`rule_engine.py`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -42,25 +41,16 @@ class RulesInForce(Protocol):
 class ReadDenials:
     """The deny rules on reading, as the file tools ask (`tools/hidden.py:PathDenials`): a path
     one of them names, as written or where it leads, is refused and left out of listings. Asked
-    once per entry a listing or search meets: the rules are gathered into one expression, again
-    only when the session's rules changed."""
+    once per entry a listing or search meets: the rules are gathered again only when the session's
+    rules changed, and each is matched segment by segment (`path_rules.SegmentGlob`: linear in the
+    path, whatever the pattern)."""
 
     engine: RulesInForce
     _key: Hashable = None
     _rules: tuple[Rule, ...] = ()
-    _bases: tuple[tuple[str, re.Pattern[str]], ...] = ()
-    """Per anchor, one expression for all its rules' globs: most paths are ruled out by it."""
-    _bare: bool = False
 
     def refusal(self, path: str) -> str | None:
-        rules = self._current()
-        if not rules:
-            return None
-        if not self._bare and not any(
-            path.startswith(base) and any_of.match(path, len(base)) for base, any_of in self._bases
-        ):
-            return None
-        for rule in rules:
+        for rule in self._current():
             if rule.bare or (rule.path is not None and rule.path.matches(path)):
                 return deny_message(rule)
         return None
@@ -71,14 +61,5 @@ class ReadDenials:
             self._rules = tuple(
                 r for r in self.engine.rules() if r.behavior == "deny" and r.names("read_file")
             )
-            by_base: dict[str, list[str]] = {}
-            for rule in self._rules:
-                if rule.path is not None:
-                    by_base.setdefault(rule.path.base, []).append(rule.path.source)
-            self._bases = tuple(
-                (base, re.compile("|".join(f"(?:{p})" for p in patterns)))
-                for base, patterns in by_base.items()
-            )
-            self._bare = any(r.bare for r in self._rules)
             self._key = key
         return self._rules

@@ -5,25 +5,34 @@ the user's home; `/path` at the settings file's own place (`SettingsFile.anchor`
 `.claude/settings.json`, the starting directory for the local file, `~/.claude` for the user's);
 `path` and `./path` at the session's cwd.
 
-`*` and `?` stay inside one path segment, `**` crosses directories, `[…]` is a class. A pattern
+`*` and `?` stay inside one path segment, `**` crosses directories (elsewhere in a segment it is
+a `*`, as gitignore has it), `[…]` is a class. A pattern
 with no `/` but a trailing one (`.env`, `*.pem`, `build/`) matches at any depth below its anchor
 (`Read(.env)` is `Read(**/.env)`). A single directory and `/**` (`src/**`) is that directory at the
 anchor in an allow rule, and at any depth in a deny or ask rule. A pattern that names a directory
 names everything below it too, as gitignore has it.
+
+A pattern is matched segment by segment (`SegmentGlob`), never by a backtracking expression: the
+segments between two `**` are placed leftmost, and within a segment the pieces between two `*`
+too, which is exact for such globs and linear in the path (a repository's `./**/**/…/**/zz` deny
+once froze the agent). A pattern longer than `MAX_SEGMENTS` keeps its first segments and ends in
+`**` (it matches more, never less); an unreadable class is taken literally; a `~user` that names
+nobody is taken as written. So a deny or ask rule is never skipped; an allow rule may be.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp_agent.tools.paths import glob_source
-
-__all__ = ["PathPattern", "compiled", "escaped_path", "read_path_pattern"]
+__all__ = ["MAX_SEGMENTS", "PathPattern", "SegmentGlob", "escaped_path", "read_path_pattern", "segment_glob"]
 
 _GLOB = re.compile(r"[*?\[]")
+MAX_SEGMENTS = 64
+"""Segments of a pattern matched as written; a longer one ends in `**` past them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +42,13 @@ class PathPattern:
 
     text: str
     base: str
-    source: str
-    """The glob as a regular expression, compiled on first use (a session that never matches a
-    path compiles nothing: its `session/new` pays only for reading the rules)."""
+    glob: str
+    """The glob below the anchor, compiled on first use (a session that never matches a path
+    compiles nothing: its `session/new` pays only for reading the rules)."""
 
     def matches(self, path: str) -> bool:
         """`path` (absolute, '/'-separated) lies below the anchor and matches the glob there."""
-        return path.startswith(self.base) and compiled(self.source).match(path, len(self.base)) is not None
+        return path.startswith(self.base) and segment_glob(self.glob).matches(path[len(self.base) :])
 
 
 def read_path_pattern(
@@ -55,11 +64,18 @@ def read_path_pattern(
     if pattern.startswith("//"):
         base, rest = Path("/"), pattern[2:]
     elif pattern == "~" or pattern.startswith("~/"):
-        if home is None:
+        home = home or (Path(os.path.expanduser("~")) if anywhere else None)
+        if home is None or not home.is_absolute():
             return "`~` names no home directory here"
         base, rest = home, pattern[2:]
     elif pattern.startswith("~"):
-        return "`~user` is not supported"
+        user, _, after = pattern.partition("/")
+        named = Path(os.path.expanduser(user))
+        if not named.is_absolute():
+            if not anywhere:
+                return "`~user` names no home directory here"
+            named = cwd / user  # taken as written: a deny or ask rule is never skipped
+        base, rest = named, after
     elif pattern.startswith("/"):
         base, rest = anchor, pattern[1:]
     else:
@@ -76,19 +92,152 @@ def read_path_pattern(
         rest = rest[2:]
     if rest in ("", "."):
         rest = "**"
-    source = f"(?s:{glob_source(rest)}(?:/.*)?)\\Z"
-    if "[" in rest:  # only a character class can fail to compile: found now, not at a match
-        try:
-            compiled(source)
-        except re.error as exc:
-            return f"not a glob ({exc})"
-    return PathPattern(text, str(base).rstrip("/") + "/", source)
+    if not anywhere and (len(rest.split("/")) > MAX_SEGMENTS or _bad_class(rest)):
+        return f"longer than {MAX_SEGMENTS} segments, or a character class that cannot be read"
+    return PathPattern(text, str(base).rstrip("/") + "/", rest)
+
+
+_DOUBLE = None
+"""A `**` segment: any number of segments, none included."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """One segment's glob: pieces between its `*`s, each a fixed-length expression (`?` and a
+    class are one character), so each is found with one linear search."""
+
+    literal: str | None
+    pieces: tuple[re.Pattern[str], ...] = ()
+    sizes: tuple[int, ...] = ()
+
+    def matches(self, name: str) -> bool:
+        if self.literal is not None:
+            return name == self.literal
+        pieces, sizes = self.pieces, self.sizes
+        if len(pieces) == 1:
+            return len(name) == sizes[0] and pieces[0].match(name) is not None
+        end = len(name) - sizes[-1]
+        if end < sizes[0] or not pieces[0].match(name) or not pieces[-1].match(name, end):
+            return False
+        position = sizes[0]
+        for piece, size in zip(pieces[1:-1], sizes[1:-1], strict=True):
+            if size == 0:
+                continue
+            found = piece.search(name, position, end)
+            if found is None:
+                return False
+            position = found.start() + size
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentGlob:
+    """A glob over '/'-separated paths, matched without backtracking (see the module's docstring).
+
+    Groups of single segments separated by `**`: the first at the start, each later one at its
+    leftmost place after the one before; the pattern always ends in `**` (it names what is below)."""
+
+    groups: tuple[tuple[_Segment, ...], ...]
+    anchored: bool
+    """The first group must start at the first segment (the pattern does not begin with `**`)."""
+
+    def matches(self, path: str) -> bool:
+        names = path.split("/")
+        position = 0
+        for index, group in enumerate(self.groups):
+            if index == 0 and self.anchored:
+                if len(names) < len(group) or not all(
+                    s.matches(n) for s, n in zip(group, names, strict=False)
+                ):
+                    return False
+                position = len(group)
+                continue
+            found = next(
+                (
+                    i
+                    for i in range(position, len(names) - len(group) + 1)
+                    if all(s.matches(names[i + k]) for k, s in enumerate(group))
+                ),
+                None,
+            )
+            if found is None:
+                return False
+            position = found + len(group)
+        return True
 
 
 @functools.lru_cache(maxsize=4096)
-def compiled(source: str) -> re.Pattern[str]:
-    """A path rule's expression, compiled once per process."""
-    return re.compile(source)
+def segment_glob(glob: str) -> SegmentGlob:
+    """`glob` compiled (once per process): `**` segments, `**` elsewhere read as `*`, a trailing
+    `**` one segment or more, past `MAX_SEGMENTS` segments a `**`."""
+    parts = glob.split("/")
+    if len(parts) > MAX_SEGMENTS:
+        parts = [*parts[:MAX_SEGMENTS], "**"]
+    items: list[_Segment | None] = []
+    for index, part in enumerate(parts):
+        if part == "**":
+            if index == len(parts) - 1:
+                items.append(_segment("*"))  # `src/**`: what is inside src, not src itself
+            if not items or items[-1] is not _DOUBLE:
+                items.append(_DOUBLE)
+        else:
+            items.append(_segment(part.replace("**", "*")))
+    if items[-1] is not _DOUBLE:
+        items.append(_DOUBLE)
+    groups: list[tuple[_Segment, ...]] = [()]
+    for item in items:
+        if item is None:
+            groups.append(())
+        else:
+            groups[-1] = (*groups[-1], item)
+    anchored = items[0] is not _DOUBLE
+    return SegmentGlob(tuple(g for i, g in enumerate(groups) if g or (i == 0 and anchored)), anchored)
+
+
+def _segment(glob: str) -> _Segment:
+    if not _GLOB.search(glob):
+        return _Segment(glob)
+    pieces: list[list[str]] = [[]]
+    i = 0
+    while i < len(glob):
+        char = glob[i]
+        if char == "*":
+            pieces.append([])
+        elif char == "?":
+            pieces[-1].append("[^/]")
+        elif char == "[" and (klass := _class(glob, i)) is not None:
+            pieces[-1].append(klass[0])
+            i = klass[1]
+            continue
+        else:
+            pieces[-1].append(re.escape(char))
+        i += 1
+    return _Segment(
+        None, tuple(re.compile("".join(p), re.DOTALL) for p in pieces), tuple(len(p) for p in pieces)
+    )
+
+
+def _class(glob: str, i: int) -> tuple[str, int] | None:
+    """The class at `glob[i]` as an expression and where it ends; None (a literal `[`) when it
+    does not close or cannot be read."""
+    end = glob.find("]", i + 2 if glob.startswith("[!", i) else i + 1)
+    if end == -1:
+        return None
+    body = glob[i + 1 : end]
+    if body.startswith("!"):
+        body = "^" + body[1:]
+    source = "[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]"
+    try:
+        re.compile(source)
+    except re.error:
+        return None
+    return source, end + 1
+
+
+def _bad_class(glob: str) -> bool:
+    return any(
+        glob[i] == "[" and glob.find("]", i + 1) != -1 and _class(glob, i) is None for i in range(len(glob))
+    )
 
 
 def escaped_path(path: Path) -> str:

@@ -12,7 +12,10 @@ Code's); the first step that speaks decides:
    never asked (the tool would refuse it anyway);
 3. **plan mode** refuses any call that changes something; a **subagent** may change something only
    in acceptEdits and bypassPermissions;
-4. **ask rules**, then a **PreToolUse hook's ask**: asked, in every mode, bypassPermissions included;
+4. **ask rules**, then a **PreToolUse hook's ask**, then a command line a **deny or ask rule may
+   match** (part of it cannot be named: `eval "$x"`, `$cmd`, `curl … | sh`; or a word the rule
+   hangs on is an expansion: `rm -rf $dir` under `Bash(rm -rf /)`): asked, in every mode,
+   bypassPermissions included;
 5. **sensitive paths** (an edit of a file that makes tools run code, `tools/files/sensitive.py`):
    asked in every mode but bypassPermissions, whatever an allow rule or an answer says; an edit of
    a file that decides what the agent itself may run (its settings, hooks, `.mcp.json`, a memory
@@ -53,12 +56,8 @@ from acp_agent.session.claude.tool_names import RULE_FAMILY, WITH_COMMANDS
 from acp_agent.session.claude.web_rules import ruled_web
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.paths import resolve_inside
-from acp_agent.tools.shell.command_line import (
-    CommandPattern,
-    parse_line,
-    rough_commands,
-    unwrapped,
-)
+from acp_agent.tools.shell.command_analysis import analyse
+from acp_agent.tools.shell.command_patterns import MAYBE, YES, CommandPattern, covers, covers_command
 from acp_agent.turn.permissions import PermissionQuestion
 
 __all__ = [
@@ -113,7 +112,7 @@ class Verdict:
 
     @property
     def asked_by_rule(self) -> bool:
-        return self.action == "ask" and self.step == "ask rule"
+        return self.action == "ask" and self.step in ("ask rule", "a rule may match")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +127,8 @@ class _Call:
     line: str | None = None
     name: str | None = None
     """A subagent's type or a skill's name."""
+    reached: dict[int, int] = field(default_factory=dict, compare=False)
+    """How far each command rule (by id, alive while the call is decided) reaches the line."""
 
 
 @dataclass(slots=True)
@@ -175,6 +176,13 @@ class RuleEngine:
             return _ask(mode, "ask rule", f"ask rule {rule.text} in {rule.origin.shown}", rule)
         if hook == "ask":
             return _ask(mode, "hook ask", "a PreToolUse hook asks before this")
+        if (
+            rule := self._match(rules, "deny", call, MAYBE) or self._match(rules, "ask", call, MAYBE)
+        ) is not None:
+            unsure = (
+                f"{rule.behavior} rule {rule.text} in {rule.origin.shown} may match a command of this line"
+            )
+            return _ask(mode, "a rule may match", unsure, rule)
         if q.permission == "governance":  # what decides the agent's own rules: asked, bypass too
             return _ask(mode, "governance", "a write to a file that decides what the agent may run")
         if q.permission == "sensitive" and mode != "bypassPermissions":
@@ -193,8 +201,8 @@ class RuleEngine:
 
     def applies(self, rule: Rule, q: PermissionQuestion) -> bool:
         """Whether `rule` names the call `q` (a hook's `if` filter): a command line when any of its
-        commands matches, a path when it or where it leads does (read it as an ask rule)."""
-        return self._match([rule], rule.behavior, self._call(q)) is not None
+        commands matches or may match, a path when it or where it leads does (read it as an ask rule)."""
+        return self._match([rule], rule.behavior, self._call(q), MAYBE) is not None
 
     def removed(self, names: Iterable[str]) -> frozenset[str]:
         """The tools of `names` a deny rule names whole (`WebSearch`, `Bash`, `mcp__x`): off the
@@ -210,13 +218,17 @@ class RuleEngine:
         """The web tools as the deny and ask rules leave them (`web_rules.py`)."""
         return ruled_web(web, self.setup.rules_in_force(), self.removed(web.names))
 
-    def lasting(self, q: PermissionQuestion, verdict: Verdict, allow: bool) -> str | None:
-        """Where an "always" answer to `q` would be kept: the local settings file, "this session",
-        or None when none can be (an "always allow" on a question an ask rule forced)."""
+    def lasting(
+        self, q: PermissionQuestion, verdict: Verdict, allow: bool
+    ) -> tuple[str, tuple[str, ...]] | None:
+        """Where an "always" answer to `q` would be kept (the local settings file or "this
+        session") and the rules it would keep (none: this exact command line, which no rule can
+        name), or None when none can be (an "always allow" on a question an ask rule forced)."""
         if allow and verdict.asked_by_rule:
             return None
         texts, persist = self._lasting_rules(q, allow)
-        return LOCAL_SETTINGS if persist and texts and self.save else SESSION
+        where = LOCAL_SETTINGS if persist and texts and self.save else SESSION
+        return where, tuple(texts) if q.raw_input.get("command") is not None or persist else ()
 
     async def remember(self, q: PermissionQuestion, allow: bool) -> str:
         """Keep an "always" answer: as rules in the local settings file where Claude Code keeps
@@ -292,16 +304,21 @@ class RuleEngine:
             return _Call(tool, family, name=name if isinstance(name, str) and name else "general-purpose")
         return _Call(tool, family)
 
-    def _match(self, rules: list[Rule], behavior: Behavior, call: _Call) -> Rule | None:
+    def _match(self, rules: list[Rule], behavior: Behavior, call: _Call, reach: int = YES) -> Rule | None:
         """The first rule of `behavior` that matches the call; for allow rules on a command line,
-        only a bare one (`_allowed` weighs the patterns, command by command)."""
+        only a bare one (`_allowed` weighs the patterns, command by command). A deny or ask rule on
+        a command line matches where it reaches it at least as far as `reach` (`command_patterns.py`:
+        YES, or also MAYBE)."""
         for rule in rules:
             if rule.behavior != behavior or not rule.names(call.tool):
                 continue
             if rule.bare:
                 return rule
             if rule.command is not None and call.line is not None and behavior != "allow":
-                if any(_either(rule.command, argv) for argv in _loose(call.line)):
+                level = call.reached.get(id(rule))
+                if level is None:
+                    level = call.reached[id(rule)] = rule.command.reach(analyse(call.line))
+                if level >= reach:
                     return rule
             elif rule.path is not None and call.paths:
                 hits = [rule.path.matches(p) for p in call.paths]
@@ -337,12 +354,7 @@ class RuleEngine:
             return "allowed always this session"
         patterns = [r.command for r in rules if r.behavior == "allow" and r.command and r.names(call.tool)]
         patterns += granted.commands if granted is not None else ()
-        parsed = parse_line(call.line)
-        if (
-            parsed.unsure is None
-            and patterns
-            and all(any(_either(p, argv) for p in patterns) for argv in parsed.commands)
-        ):
+        if covers(patterns, analyse(call.line)):
             return "allow rules, command by command"
         return None
 
@@ -352,14 +364,14 @@ class RuleEngine:
         """The rules an "always" answer to `q` is kept as, and whether in the local file."""
         call = self._call(q)
         if call.line is not None:
-            parsed = parse_line(call.line)
-            if parsed.unsure is not None or any("*" in w for argv in parsed.commands for w in argv):
+            exact = analyse(call.line).exact
+            if exact is None or any("*" in w for argv in exact for w in argv):
                 return [], False
             patterns = [r.command for r in self.rules() if r.behavior == "allow" and r.command]
-            needed = [a for a in parsed.commands if not any(_either(p, a) for p in patterns)]
-            texts = [command_rule(argv, prefix=allow) for argv in needed or parsed.commands]
-            return texts, all(
-                names_command(t, argv) for t, argv in zip(texts, needed or parsed.commands, strict=True)
+            needed = [a for a in exact if not covers_command(patterns, a)] or list(exact)
+            texts = [command_rule(argv, prefix=allow) for argv in needed]
+            return list(dict.fromkeys(texts)), all(
+                names_command(t, argv) for t, argv in zip(texts, needed, strict=True)
             )
         if call.tool.startswith("mcp__"):
             return [call.tool], True
@@ -380,14 +392,3 @@ def _ask(mode: str, step: str, why: str, rule: Rule | None = None) -> Verdict:
     if mode == "dontAsk":
         return Verdict("deny", DONT_ASK.format(why=why), step, rule)
     return Verdict("ask", step=step, rule=rule)
-
-
-def _either(pattern: CommandPattern, argv: tuple[str, ...]) -> bool:
-    """The pattern matches the command as written or past its wrappers (`timeout 60 npm test`)."""
-    return pattern.matches(argv) or pattern.matches(unwrapped(argv))
-
-
-def _loose(line: str) -> tuple[tuple[str, ...], ...]:
-    """The commands a deny or ask rule is matched against: the parser's, else a rough reading."""
-    parsed = parse_line(line)
-    return parsed.commands if parsed.unsure is None else rough_commands(line)

@@ -2,8 +2,11 @@
 
 - The specifier starts at the first `(` that no backslash escapes and ends at the last character,
   an unescaped `)`; `\\(` and `\\)` inside it are parentheses (Claude Code writes them so).
-- `Bash(…)`: a command pattern (`tools/shell/command_line.py`, the one parser): `npm test` that
-  command, `npm run *` any text where the `*` is, the legacy `git status:*` those words then any.
+- `Bash(…)`: a command pattern (`tools/shell/command_patterns.py`, matched against the one
+  analysis of a command line): `npm test` that command, `npm run *` any text where the `*` is, the
+  legacy `git status:*` the same as `git status *`. An allow rule the strict reader cannot vouch
+  for is skipped; a deny or ask rule never is (`Bash(rm -rf ~)`, `Bash(> /etc/passwd)` are read
+  as the grammar reads a line, and met as written too).
 - `Read(…)` / `Edit(…)`: a path pattern (`path_rules.py`).
 - `WebFetch(domain:…)`: a host name, `*.example.com` its subdomains.
 - `Agent(name)` and its old name `Task(name)`: a subagent type; `Skill(name)`, `Skill(name *)`,
@@ -19,12 +22,13 @@ server may bring it later.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from acp_agent.session.claude.path_rules import PathPattern, compiled, read_path_pattern
+from acp_agent.session.claude.path_rules import PathPattern, read_path_pattern
 from acp_agent.session.claude.tool_names import (
     CLAUDE_TOOLS,
     OWN_TOOLS,
@@ -34,7 +38,7 @@ from acp_agent.session.claude.tool_names import (
     canonical,
     tools_named,
 )
-from acp_agent.tools.shell.command_line import CommandPattern, read_pattern
+from acp_agent.tools.shell.command_patterns import CommandPattern, StarGlob, read_pattern
 
 __all__ = ["BEHAVIORS", "Behavior", "Rule", "RuleOrigin", "read_rule", "rule_text"]
 
@@ -71,7 +75,8 @@ class Rule:
     path: PathPattern | None = None
     pattern: str | None = None
     """A subagent type or skill name (`Agent(…)`, `Skill(…)`), a host (`WebFetch(domain:…)`), or
-    the tool name itself for an MCP rule or a glob: a regular expression, compiled on first use."""
+    the tool name itself for an MCP rule or a glob: globs (`*` any text) separated by NUL, matched
+    without backtracking (`StarGlob`), compiled on first use."""
 
     @property
     def bare(self) -> bool:
@@ -86,17 +91,26 @@ class Rule:
     def names(self, tool: str) -> bool:
         """The rule is about calls of this agent's `tool` (whatever their input)."""
         if self.by_name:
-            return self.pattern is not None and compiled(self.pattern).fullmatch(tool) is not None
+            return self.pattern is not None and _name_matches(self.pattern, tool)
         if self.bare:
             return tool == self.tool or tool in tools_named(self.tool)
         return RULE_FAMILY.get(tool) == self.tool
 
     def matches_name(self, name: str) -> bool:
         """For `Agent`, `Skill` and `WebFetch` rules: the call's subagent type, skill or host."""
-        return self.pattern is None or compiled(self.pattern).fullmatch(name) is not None
+        return self.pattern is None or _name_matches(self.pattern, name)
 
     def __str__(self) -> str:
         return self.text
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_globs(pattern: str) -> tuple[StarGlob, ...]:
+    return tuple(StarGlob.of(glob) for glob in pattern.split("\0"))
+
+
+def _name_matches(pattern: str, name: str) -> bool:
+    return any(glob.fullmatch(name) for glob in _name_globs(pattern))
 
 
 def rule_text(tool: str, specifier: str | None = None) -> str:
@@ -140,7 +154,7 @@ def read_rule(
         return None, f"{behavior} rule {written[:80]!r} skipped: {why}"
     found: CommandPattern | PathPattern | str
     if tool == "Bash":
-        found = read_pattern(specifier)
+        found = read_pattern(specifier, wide=behavior != "allow")  # only an allow rule is refused
         if isinstance(found, CommandPattern):
             return Rule(written, behavior, tool, origin, command=found), None
     elif tool in ("Read", "Edit"):
@@ -186,11 +200,9 @@ def _by_name(
                 f"allow rule {written[:80]!r} skipped: a glob in an allow rule must follow `mcp__<server>__`"
             )
     body = name.removesuffix("__*") if name.startswith("mcp__") and name.count("__") > 1 else name
-    regex = ".*".join(re.escape(part) for part in body.split("*"))
-    if body.startswith("mcp__") and body.count("__") == 1:  # mcp__server: every tool of it
-        regex += "__.*"
+    glob = body + "__*" if body.startswith("mcp__") and body.count("__") == 1 else body  # every tool
     warning = f"{behavior} rule {written[:80]!r}: the specifier is ignored" if specifier else None
-    return Rule(written, behavior, name, origin, pattern=f"(?s:{regex})"), warning
+    return Rule(written, behavior, name, origin, pattern=glob), warning
 
 
 def _unknown(written: str, name: str) -> str | None:
@@ -200,26 +212,23 @@ def _unknown(written: str, name: str) -> str | None:
 
 
 def _domain(specifier: str) -> tuple[str | None, str]:
-    """`domain:host` as an expression over host names (or why not): the host, any case, a
-    trailing dot ignored; `*.host` its subdomains at any depth (not the host itself); elsewhere
-    `*` stays within one label."""
+    """`domain:host` as a host glob (or why not): the host, any case, a trailing dot ignored;
+    `*.host` its subdomains (not the host itself). The API runs web fetch, so the rule becomes
+    its blocked domains (`web_rules.py`), and the glob is not matched here."""
     key, _, host = specifier.partition(":")
     host = host.strip().lower().rstrip(".")
-    if key.strip() != "domain" or not host or "/" in host:
+    if key.strip() != "domain" or not host or "/" in host or "\0" in host:
         return None, "WebFetch takes `domain:<host>`"
-    if host == "*":
-        return r".*", ""
-    if host.startswith("*."):
-        return r"(?:[^/]+\.)" + re.escape(host[2:]), ""
-    return r"[^.]*".join(re.escape(part) for part in host.split("*")), ""
+    return host, ""
 
 
 def _name_glob(specifier: str) -> str:
-    """A subagent type or skill as an expression: `name`, `name *` (the name, or the name then
-    more words) and the legacy `prefix:*` (the prefix then anything); `*` is any text."""
-    text = specifier.strip()
+    """A subagent type or skill as globs: `name`, `name *` (the name, or the name then more
+    words) and the legacy `prefix:*` (the prefix then anything); `*` is any text."""
+    text = specifier.strip().replace("\0", "")
+    blanks = [f"{text[:-2]}{blank}*" for blank in (" ", "\t", "\n")]
     if text.endswith(":*"):
-        return "(?s:" + re.escape(text[:-2]) + r"(?::.*|\s.*)?)"
+        return "\0".join([text[:-2], text, *blanks])
     if text.endswith(" *"):
-        return "(?s:" + re.escape(text[:-2]) + r"(?:\s.*)?)"
-    return "(?s:" + ".*".join(re.escape(part) for part in text.split("*")) + ")"
+        return "\0".join([text[:-2], *blanks])
+    return text

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.session.claude.tool_names import own_tool
-from acp_agent.tools.shell.command_line import CommandPattern, line_matches, read_pattern
+from acp_agent.tools.shell.command_patterns import CommandPattern, line_matches, read_pattern
 
 __all__ = ["ToolGrants", "command_matches", "read_allowed_tools", "tool_entries"]
 

@@ -186,16 +186,25 @@ class SessionPermissions:
         return await self._decide(question, answer, grants, offered)
 
     def _options(self, question: PermissionQuestion, verdict: Verdict) -> list[dict[str, str]]:
-        """The four choices, each "always" named with where it is kept (and "Always allow" left
-        out where an ask rule forced the question: the rule would ask again anyway)."""
+        """The four choices, each "always" named with the rules it keeps and where (`Always allow
+        Bash(npm test *) (saved to .claude/settings.local.json)`), and "Always allow" left out
+        where an ask rule forced the question: the rule would ask again anyway."""
         options = []
         for option in OPTIONS:
             if option["kind"] in ("allow_always", "reject_always"):
-                where = self.engine.lasting(question, verdict, allow=option["kind"] == "allow_always")
-                if where is None:
+                lasting = self.engine.lasting(question, verdict, allow=option["kind"] == "allow_always")
+                if lasting is None:
                     continue
+                where, rules = lasting
                 saved = "saved to " + where if where.endswith(".json") else where
-                option = {**option, "name": f"{option['name']} ({saved})"}
+                named = (
+                    ", ".join(rules)
+                    if rules
+                    else "this exact command line"
+                    if question.tool_name == "run_command"
+                    else ""
+                )
+                option = {**option, "name": " ".join(filter(None, (option["name"], named, f"({saved})")))}
             options.append(option)
         return options
 

@@ -1,6 +1,7 @@
-"""A shell command line read as bash reads it, into the argv of each simple command, or refused.
+"""A plain shell command line read as bash reads it, into the argv of each simple command, or refused.
 
-A grant (a command's `allowed-tools`, later the settings' permission rules) names commands by
+This is the strict reader: what an allow rule, an "always allow" answer or a command's grant may
+cover (`command_analysis.py` gives its reading as `LineAnalysis.exact`). These name commands by
 their words: `Bash(git status:*)` is argv `git status …`. Matching the line as text lets bash
 run what the text hides: `git status ${x:=$(cmd)}`, `$[y]`, `git status; rm`. So the grant
 matches the argv bash would build, and a line is split only where the parser is sure: at `;`,
@@ -22,29 +23,19 @@ line is never granted (it is asked as usual). `UNSURE` lists each with why; in s
 - a variable assignment before the command (`PAGER=… git log`, `LD_PRELOAD=…` run other code)
   and a reserved word (`if`, `for`, `while`, `function`, `time`...) in a command's place.
 
-A rule that refuses or asks (the settings' `deny` and `ask`) must hold on the lines the parser is
-unsure of too: `rough_commands` reads any line into the commands it may run, best effort, past
-leading assignments. Every rule looks past the wrapper commands Claude Code looks through
-(`unwrapped`: `timeout 60 npm test` is matched as `npm test`).
+A rule that refuses or asks (the settings' `deny` and `ask`) must hold on every line: those read
+the analysis of `command_analysis.py` (tree-sitter's grammar), which falls back on
+`rough_commands` (any line read into the commands it may run, best effort, past leading
+assignments) where the grammar finds an error. Allow rules look past the wrapper commands Claude
+Code looks through (`unwrapped`: `timeout 60 npm test` is matched as `npm test`).
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
-__all__ = [
-    "UNSURE",
-    "WRAPPERS",
-    "CommandPattern",
-    "ParsedLine",
-    "line_matches",
-    "parse_line",
-    "read_pattern",
-    "rough_commands",
-    "unwrapped",
-]
+__all__ = ["UNSURE", "WRAPPERS", "ParsedLine", "parse_line", "rough_commands", "unwrapped"]
 
 UNSURE = {
     "$": "a `$` expands parameters, arithmetic and commands",
@@ -172,64 +163,6 @@ def _unquoted(raw: str) -> str:
     return "".join(parts)
 
 
-_STAR = "__acp_agent_star__"
-"""What stands for a pattern's `*` while the pattern is parsed as a command (plain word characters)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CommandPattern:
-    """A `Bash(…)` pattern, matched against one simple command's argv (`read_pattern`)."""
-
-    text: str
-    """As written."""
-    words: tuple[str, ...] = ()
-    """`git status:*` and `npm test`: the words, matched whole."""
-    prefix: bool = False
-    """`:*`: these words, then any arguments."""
-    glob: re.Pattern[str] | None = None
-    """A pattern with `*`: matched against the argv written back as one line (`shlex.join`)."""
-
-    def matches(self, argv: tuple[str, ...]) -> bool:
-        if self.glob is not None:
-            return self.glob.fullmatch(shlex.join(argv)) is not None
-        return argv[: len(self.words)] == self.words if self.prefix else argv == self.words
-
-    def __str__(self) -> str:
-        return self.text
-
-
-def read_pattern(text: str) -> CommandPattern | str:
-    """A `Bash(…)` pattern: `git status:*` (those words, then anything), `npm run *` (`*` is any
-    text, and `npm run` alone), `npm test` (that command only); or why it is not one simple command.
-
-    The pattern is read by the rules of a command line, so its words are those bash would see
-    (`git commit -m "wip":*` is four words) and `git status; rm:*` names no command."""
-    pattern = text.strip()
-    prefix = pattern.endswith(":*")
-    body = pattern[:-2].rstrip() if prefix else pattern
-    parsed = parse_line(body.replace("*", _STAR) if not prefix else body)
-    if parsed.unsure or len(parsed.commands) != 1:
-        return parsed.unsure or "it names more than one command"
-    words = parsed.commands[0]
-    if prefix or "*" not in body:
-        return CommandPattern(pattern, words, prefix=prefix)
-    if words[-1] == _STAR and _STAR not in "".join(words[:-1]):  # `npm run *`: the words, then any
-        return CommandPattern(pattern, words[:-1], prefix=True)
-    written = shlex.join(words)
-    regex = ".*".join(re.escape(part) for part in written.split(_STAR))
-    if written.endswith(" " + _STAR):  # `git *`: git with any arguments, or none
-        regex = f"(?:{regex}|{re.escape(written[: -len(_STAR) - 1])})"
-    return CommandPattern(pattern, glob=re.compile(regex, re.DOTALL))
-
-
-def line_matches(patterns: tuple[CommandPattern, ...], line: str) -> bool:
-    """Whether every simple command of `line` matches one of `patterns` (never when unsure)."""
-    parsed = parse_line(line)
-    return parsed.unsure is None and all(
-        any(pattern.matches(argv) for pattern in patterns) for argv in parsed.commands
-    )
-
-
 WRAPPERS = frozenset({"timeout", "nice", "nohup", "stdbuf", "command", "builtin", "noglob", "xargs"})
 """Commands that run the command after them, looked through before a rule is matched (as Claude
 Code does): `command -v` and an `xargs` with options are not wrappers."""
@@ -263,19 +196,22 @@ def unwrapped(argv: tuple[str, ...]) -> tuple[str, ...]:
 
 _ROUGH_SPLIT = re.compile(r"\|&&|\|\||[;&|\n`()]|\$\(")
 _LEADING_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_ROUGH_WORD = re.compile(r"""((?:'[^']*'|"(?:[^"\\]|\\.)*"|\\.|[^\s'"\\])+)(?=\s|$)|\S+""", re.DOTALL)
+"""A word with its quotes closed (group 1: its quotes are removed), else any run of non-blanks."""
 
 
 def rough_commands(line: str) -> tuple[tuple[str, ...], ...]:
     """The commands `line` may run, read loosely: split at every separator, pipe, subshell and
-    command substitution (quoted or not), each piece's words as shlex reads them (else split at
-    blanks), past leading assignments and wrappers. For rules that refuse or ask: a line the
-    parser is unsure of still meets them."""
+    command substitution (quoted or not), each piece's words with their quotes removed (a word
+    with an unclosed quote kept as written), past leading assignments and wrappers. For rules that
+    refuse or ask: a line the parser is unsure of still meets them."""
     found: list[tuple[str, ...]] = []
     for piece in _ROUGH_SPLIT.split(line):
-        try:
-            words = shlex.split(piece, comments=False)
-        except ValueError:
-            words = piece.split()
+        words = [
+            _unquoted(raw) if match.lastindex else raw
+            for match in _ROUGH_WORD.finditer(piece)
+            for raw in (match.group(),)
+        ]
         while words and _LEADING_ASSIGNMENT.match(words[0]):
             words.pop(0)
         if words:
