@@ -30,8 +30,8 @@ from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
 from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
-from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition, Trial
-from acp_agent.turn.strategies.verify import Evaluator, evaluate_attempt
+from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition
+from acp_agent.turn.strategies.verify import Evaluator, Trials
 
 __all__ = [
     "Answer",
@@ -177,19 +177,20 @@ class PhasedStrategy:
             raise ValueError("maxTrials must be at least 1")
         self.evaluator = evaluator
         self.max_trials = max_trials
+        self.trials = Trials(evaluator, max_trials) if evaluator is not None else None
+        """The verify phase's trials (None: act goes straight to done)."""
         self.state: Phase = "plan"
         """Where the next prompt starts."""
         self._transitions: list[Transition] = []
-        self._trials: list[Trial] = []
         self._phase: Phase = "plan"
 
     def record_fields(self) -> dict[str, Any]:
-        verifying = self.evaluator is not None
+        trials = self.trials
         return {
             "transitions": tuple(self._transitions),
             "final_state": self._phase,
-            "trials": tuple(self._trials) if verifying and self._trials else None,
-            "max_trials": self.max_trials if verifying else None,
+            "trials": tuple(trials.done) if trials is not None and trials.done else None,
+            "max_trials": self.max_trials if trials is not None else None,
         }
 
     def _move(self, to: Phase, reason: str, meter: TurnMeter) -> None:
@@ -200,7 +201,9 @@ class PhasedStrategy:
         self._phase = to
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
-        self._transitions, self._trials, self._phase = [], [], self.state
+        self._transitions, self._phase = [], self.state
+        if self.trials is not None:
+            self.trials.done = []
         try:
             return await self._run(runner, history, meter)
         except LimitReached:
@@ -253,23 +256,10 @@ class PhasedStrategy:
         Raises:
             LimitReached: the judge's request is past a budget, or the trials are used up.
         """
-        assert self.evaluator is not None
-        trial = await evaluate_attempt(
-            self.evaluator,
-            runner,
-            history,
-            meter,
-            trial=len(self._trials) + 1,
-            max_trials=self.max_trials,
-            since_requests=since_requests,
-            since=since,
-        )
-        self._trials.append(trial)
-        if trial.passed:
-            self._move("done", "passed", meter)
-            return
-        self._move("act", "failed", meter)
-        if len(self._trials) >= self.max_trials:
+        assert self.trials is not None
+        trial = await self.trials.evaluate(runner, history, meter, since_requests=since_requests, since=since)
+        self._move("done" if trial.passed else "act", "passed" if trial.passed else "failed", meter)
+        if not trial.passed and self.trials.used_up():
             raise LimitReached(Limit.TRIALS)
 
     async def _approve(self, runner: TurnRunner, meter: TurnMeter, summary: str) -> Answer:
