@@ -114,6 +114,7 @@ class SessionBuilder:
             on_switch=lambda mode_id: self.options.switch_mode(self.sessions[session_id], mode_id),
             engine=engine,
             modes=modes,
+            setup=setup,
         )
         session = Session(
             session_id,

@@ -38,7 +38,7 @@ project's allow), and a project's allow rules count only once the folder is trus
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -49,9 +49,16 @@ from acp_agent.errors import PathOutsideCwd, ToolError
 from acp_agent.model.server_tools import WebTools
 from acp_agent.session.claude.path_denials import REJECTED_ALWAYS, SESSION, ReadDenials, deny_message
 from acp_agent.session.claude.path_rules import escaped_path
-from acp_agent.session.claude.rules import Behavior, Rule, RuleOrigin, read_rule, rule_text
-from acp_agent.session.claude.saved_rules import LOCAL_SETTINGS, command_rule, names_command, save_rules
-from acp_agent.session.claude.setup import ClaudeSetup
+from acp_agent.session.claude.rules import (
+    LOCAL_SETTINGS,
+    Behavior,
+    Rule,
+    RuleOrigin,
+    command_rule,
+    names_command,
+    read_rule,
+    rule_text,
+)
 from acp_agent.session.claude.tool_names import RULE_FAMILY, WITH_COMMANDS
 from acp_agent.session.claude.web_rules import ruled_web
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
@@ -65,7 +72,9 @@ __all__ = [
     "PLAN_REFUSED",
     "SUBAGENT_MODES",
     "Grants",
+    "NoRules",
     "RuleEngine",
+    "RuleSource",
     "Verdict",
 ]
 
@@ -96,6 +105,45 @@ class Grants(Protocol):
     def commands(self) -> tuple[CommandPattern, ...]: ...
 
     def covers(self, tool_name: str, raw_input: dict[str, Any]) -> bool: ...
+
+
+class RuleSource(Protocol):
+    """Where a session's settings rules come from (`setup.py:ClaudeSetup`): the rules in force
+    now, a key that changes when they do (the project's trust answered), and where an "always"
+    answer is written back (the local settings file). The engine reads nothing else of a setup."""
+
+    @property
+    def cwd(self) -> Path:
+        """The session's cwd: what a kept answer's rule is read against."""
+        ...
+
+    def rules_in_force(self) -> Iterable[Rule]: ...
+
+    def rules_key(self) -> Hashable: ...
+
+    async def keep_rules(self, behavior: Behavior, texts: Sequence[str]) -> Path:
+        """Write `texts` as `behavior` rules where Claude Code keeps answers; returns the file.
+
+        Raises:
+            ToolError: the file could not be read or written.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class NoRules:
+    """A `RuleSource` with no settings (an embedder's turn, a test): nothing is kept on disk."""
+
+    cwd: Path
+
+    def rules_in_force(self) -> Iterable[Rule]:
+        return ()
+
+    def rules_key(self) -> Hashable:
+        return None
+
+    async def keep_rules(self, behavior: Behavior, texts: Sequence[str]) -> Path:
+        raise ToolError("no settings file to keep rules in")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +185,8 @@ class RuleEngine:
 
     `roots()` are the session's roots now (the cwd first); `hidden` the agent's own paths."""
 
-    setup: ClaudeSetup
+    setup: RuleSource
+    """The settings' rules (`setup.py:ClaudeSetup`), read through `RuleSource` only."""
     roots: Callable[[], Sequence[Path]]
     hidden: HiddenPaths = NOTHING_HIDDEN
     home: Path | None = None
@@ -149,6 +198,14 @@ class RuleEngine:
     """"Always" answers on a command line no rule can name (the parser is unsure of it)."""
     save: bool = True
     """Whether "always" answers may be written to the local settings file (else: this session)."""
+
+    @classmethod
+    def without_rules(
+        cls, roots: Callable[[], Sequence[Path]], hidden: HiddenPaths = NOTHING_HIDDEN
+    ) -> RuleEngine:
+        """The engine of a turn with no settings (an embedder's, `turn/inprocess.py`): the same
+        order, with no rule to weigh and no answer kept on disk."""
+        return cls(NoRules(Path(roots()[0])), roots, hidden, save=False)
 
     def rules(self) -> list[Rule]:
         """Every rule in force: the settings' (a project's allow rules once trusted), then the
@@ -241,7 +298,7 @@ class RuleEngine:
             return SESSION
         if persist and self.save:
             try:
-                path = await save_rules(self.setup.root, behavior, texts, self.setup.owners)
+                path = await self.setup.keep_rules(behavior, texts)
             except ToolError as exc:
                 log.warning("claude.rule_not_saved", rules=texts, error=str(exc)[:300])
             else:
@@ -252,7 +309,8 @@ class RuleEngine:
         return SESSION
 
     def describe(self, mode: str) -> str:
-        """`/permissions`: the rules in force with their files, what waits for trust, the mode."""
+        """`/permissions`: the mode and the rules in force with their files (what waits for the
+        project's trust is the setup's to say, `setup.py:ClaudeSetup.permission_notes`)."""
         rules = self.rules()
         lines = [
             f"Mode: {mode}",
@@ -265,25 +323,15 @@ class RuleEngine:
         if self.lines:
             lines.append("Command lines answered always this session:")
             lines += [f"  - {'allow' if a else 'deny'}: {line[:120]}" for line, a in self.lines.items()]
-        waiting = self.setup.waiting()
-        if waiting:
-            trust = self.setup.trust
-            state = "declined" if trust is not None and trust.state == "declined" else "waiting for trust"
-            lines.append(f"Not in force ({state}):")
-            lines += [f"  - {w.line()}" for w in waiting]
-        if self.setup.warnings:
-            lines.append("Skipped or kept with a warning:")
-            lines += [f"  - {w}" for w in self.setup.warnings]
         return "\n".join(lines)
 
     def path_denials(self) -> ReadDenials:
         """The `Read(…)` deny rules as the file tools apply them (`path_denials.py`)."""
         return ReadDenials(self)
 
-    def rules_key(self) -> tuple[int, int, str]:
+    def rules_key(self) -> Hashable:
         """Changes when the rules in force do: an answer kept, the project's trust decided."""
-        trust = self.setup.trust
-        return len(self.saved_rules), len(self.session_rules), trust.state if trust is not None else ""
+        return len(self.saved_rules), len(self.session_rules), self.setup.rules_key()
 
     # -- the steps -------------------------------------------------------------------------------
 

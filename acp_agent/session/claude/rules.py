@@ -18,12 +18,22 @@
 A rule that cannot be read, or that this agent would never consult, is skipped with a warning (the
 log and `/status`); a rule on a tool this agent does not know is kept (with a warning): an MCP
 server may bring it later.
+
+An "always" answer on a command is kept per command of its line (Claude Code's way), as the
+narrowest rule that covers it (`command_rule`): its leading words then ` *` (`Bash(pytest *)`), or
+the exact command wherever a prefix would let other code run (`RUNS_CODE`: a program whose
+arguments say what runs, `python x.py`, `sed`'s `e` command, `awk`'s `system()`, `find
+-delete`/`-exec`; a wrapper, `timeout 60 x`; a program named by its path; git with global options,
+`git -c` runs what a config says, or a git subcommand that runs code, `RUNS_CODE_IN_GIT`); an
+answer on a line the strict reader does not vouch for holds for the session only, since no rule
+could name it.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -40,16 +50,49 @@ from acp_agent.session.claude.tool_names import (
 )
 from acp_agent.tools.shell.command_patterns import CommandPattern, StarGlob, read_pattern
 
-__all__ = ["BEHAVIORS", "Behavior", "Rule", "RuleOrigin", "read_rule", "rule_text"]
+__all__ = [
+    "BEHAVIORS",
+    "LOCAL_SETTINGS",
+    "RUNS_CODE",
+    "RUNS_CODE_IN_GIT",
+    "Behavior",
+    "Rule",
+    "RuleOrigin",
+    "command_rule",
+    "names_command",
+    "prefix_is_safe",
+    "read_rule",
+    "rule_text",
+]
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")
 """In the order they are evaluated."""
+LOCAL_SETTINGS = ".claude/settings.local.json"
+"""Where Claude Code keeps "always" answers (at the repository root), as a rule kept there is named."""
 MAX_RULE_CHARS = 2000
 _NAME = re.compile(r"[A-Za-z0-9_*.-]+")
 _MCP_ANCHORED = re.compile(r"mcp__[A-Za-z0-9_.-]+__")
 _SPECIFIED = frozenset({"Bash", "Read", "Edit", "WebFetch", "Agent", "Skill"})
 """The families whose calls a specifier narrows."""
+RUNS_CODE = frozenset(
+    {"bash", "sh", "zsh", "fish", "dash", "ksh", "env", "sudo", "doas", "su", "eval", "exec", "source"}
+    | {".", "xargs", "npx", "uvx", "bunx", "pnpx", "python", "python3", "node", "deno", "bun", "ruby"}
+    | {"perl", "php", "lua", "pwsh", "powershell", "tclsh", "osascript", "Rscript", "julia", "ssh"}
+    | {"docker", "podman", "kubectl", "sed", "gsed", "awk", "gawk", "mawk", "nawk", "find", "rg"}
+    | {"tar", "rsync", "zip", "less", "more", "man", "vi", "vim", "nvim", "emacs", "ed", "ex", "gdb"}
+    | {"expect", "parallel", "watch", "make", "cmake", "dd", "git-shell", "busybox", "command"}
+    | {"timeout", "nice", "nohup", "stdbuf", "time", "builtin", "setsid", "flock", "chroot"}
+    | {"strace", "ltrace", "nsenter", "unshare", "systemd-run", "ionice", "taskset", "chrt"}
+)
+"""Programs whose arguments can make other code run (an expression, a script, a program to
+start: `sed 'e …'`, `awk 'BEGIN{system(…)}'`, `find -exec`/`-delete`, `rg --pre`, `tar
+--to-command`, `make X=…`): an "always" answer names their exact command, never a prefix."""
+RUNS_CODE_IN_GIT = frozenset(
+    {"config", "submodule", "bisect", "rebase", "filter-branch", "filter-repo", "difftool"}
+    | {"mergetool", "daemon", "send-email", "archive", "web--browse", "instaweb", "p4", "svn", "cvsimport"}
+)
+"""git subcommands whose arguments can run a program (`git rebase -x`, `git config core.pager`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,3 +275,33 @@ def _name_glob(specifier: str) -> str:
     if text.endswith(" *"):
         return "\0".join([text[:-2], *blanks])
     return text
+
+
+def command_rule(argv: tuple[str, ...], *, prefix: bool) -> str:
+    """`Bash(…)` for one command, the narrowest that covers it: its leading words then ` *` (up to
+    two words that are no option, path or value), else the exact command (always for a program
+    that can run other code, `RUNS_CODE`)."""
+    words: list[str] = []
+    for word in argv[:2]:
+        if word.startswith("-") or any(c in word for c in "/.=:@$") or word[:1].isdigit():
+            break
+        words.append(word)
+    if prefix and words and len(words) < len(argv) and prefix_is_safe(argv):
+        return rule_text("Bash", " ".join(words) + " *")
+    return rule_text("Bash", shlex.join(argv))
+
+
+def prefix_is_safe(argv: tuple[str, ...]) -> bool:
+    """A prefix rule on this command would let nothing but more of the same program run."""
+    program = argv[0]
+    if program in RUNS_CODE or "/" in program or program.startswith(("python", "pip")):
+        return False
+    if program == "git":  # global options (`-c`, `-C`, `--exec-path`) or a subcommand that runs code
+        return len(argv) > 1 and not argv[1].startswith("-") and argv[1] not in RUNS_CODE_IN_GIT
+    return True
+
+
+def names_command(text: str, argv: tuple[str, ...]) -> bool:
+    """The saved rule reads back as a pattern that matches the command it was made for."""
+    read = read_pattern(text[len("Bash(") : -1].replace("\\(", "(").replace("\\)", ")"))
+    return isinstance(read, CommandPattern) and read.matches(argv)

@@ -21,7 +21,7 @@ wrote (`local_owner.py`) need no trust.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,8 @@ import structlog
 from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.plugins import Plugin, find_plugins, plugins_dir
 from acp_agent.session.claude.project_env import never_from_project
-from acp_agent.session.claude.rules import BEHAVIORS, Rule, RuleOrigin, read_rule
+from acp_agent.session.claude.rules import BEHAVIORS, Behavior, Rule, RuleOrigin, read_rule
+from acp_agent.session.claude.saved_rules import save_rules
 from acp_agent.session.claude.settings_files import (
     SettingsFile,
     claude_config_dir,
@@ -144,6 +145,15 @@ class ClaudeSetup:
         trusted = self.trust is None or self.trust.trusted
         return (r for r in self.rules if r.behavior != "allow" or not r.origin.project or trusted)
 
+    def rules_key(self) -> Hashable:
+        """Changes when `rules_in_force` does: the project's trust answered."""
+        return self.trust.state if self.trust is not None else ""
+
+    async def keep_rules(self, behavior: Behavior, texts: Sequence[str]) -> Path:
+        """An "always" answer written back as rules to the local settings file (`saved_rules.py`),
+        recorded as the user's own hand (`local_owner.py`)."""
+        return await save_rules(self.root, behavior, texts, self.owners)
+
     def plugins_in_force(self) -> tuple[Plugin, ...]:
         """The plugins whose commands, skills and agents the session offers now: the user's, and
         those a project file enables once the folder is trusted."""
@@ -155,6 +165,23 @@ class ClaudeSetup:
     def waiting(self) -> list[Widening]:
         """What waits for trust (or was declined)."""
         return list(self.trust.left_off()) if self.trust is not None else []
+
+    def permission_notes(self) -> list[str]:
+        """`/permissions`' lines after the rules: what waits for the project's trust (or was
+        declined), and the rules skipped or kept with a warning."""
+        lines: list[str] = []
+        if waiting := self.waiting():
+            state = (
+                "declined"
+                if self.trust is not None and self.trust.state == "declined"
+                else "waiting for trust"
+            )
+            lines.append(f"Not in force ({state}):")
+            lines += [f"  - {w.line()}" for w in waiting]
+        if self.warnings:
+            lines.append("Skipped or kept with a warning:")
+            lines += [f"  - {w}" for w in self.warnings]
+        return lines
 
     def describe_files(self) -> str:
         """For /status: the files read, and the warnings."""

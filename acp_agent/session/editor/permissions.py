@@ -60,7 +60,7 @@ UNREADABLE = (
 def default_engine() -> RuleEngine:
     """An engine with no settings and nothing saved (an asker built without a session's)."""
     root = Path("/")
-    return RuleEngine(ClaudeSetup(root, root), roots=lambda: (root,), save=False)
+    return RuleEngine.without_rules(lambda: (root,))
 
 
 class SessionPermissions:
@@ -75,6 +75,7 @@ class SessionPermissions:
         on_switch: Callable[[str], Awaitable[None]] | None = None,
         engine: RuleEngine | None = None,
         modes: tuple[str, ...] = PERMISSION_MODES,
+        setup: ClaudeSetup | None = None,
     ) -> None:
         self.session_id = session_id
         self.requester = requester
@@ -82,6 +83,8 @@ class SessionPermissions:
         self.modes = modes
         """The modes the session offers (no bypassPermissions where a settings file disables it)."""
         self.engine = engine or default_engine()
+        self.setup = setup
+        """The session's Claude Code setup (a governance write's question says what it enables)."""
         self._on_switch = on_switch
         self.notify: Callable[[str, str], Awaitable[None]] | None = None
         """The session's Notification hooks (`claude/hooks.py`), told before a question is sent."""
@@ -154,7 +157,8 @@ class SessionPermissions:
         shown = await question.preview() if question.preview is not None else None
         if question.permission == "governance" and shown is not None and shown.diffs:
             diff = shown.diffs[0]  # the agent's own settings, hooks, servers or imports: say what
-            enables = what_it_enables(diff.path, diff.old_text, diff.new_text, self.engine.setup)
+            setup = self.setup or ClaudeSetup(self.engine.setup.cwd, self.engine.setup.cwd)
+            enables = what_it_enables(diff.path, diff.old_text, diff.new_text, setup)
             shown = replace(shown, text=f"{shown.text}\n\n{enables}" if shown.text else enables)
         # Shown before approval: the diff, or the command and its cwd, as the final update shows it.
         tool_call = permission_tool_call(
