@@ -20,9 +20,9 @@ from acp_agent.config import SUBAGENT_TOOLS, Config
 from acp_agent.errors import LimitsError
 from acp_agent.model.pricing import Price
 from acp_agent.model.profiles import ProfileError
+from acp_agent.permissions.engine import RuleEngine
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.claude.local_owner import LocalOwners
-from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.commands.convention_files import session_conventions

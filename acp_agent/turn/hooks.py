@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from acp_agent.errors import AgentError
+from acp_agent.permissions.question import HookVerdict
 
-if TYPE_CHECKING:  # session/new loads the permission seam, which names the verdict: nothing more
+if TYPE_CHECKING:
     from acp_agent.tools.base import ToolResult
     from acp_agent.turn.meter import TurnMeter
 
@@ -54,16 +55,6 @@ class HookCall:
     call_id: str
     tool_name: str
     args: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class HookVerdict:
-    """What the PreToolUse hooks decided of a call (deny over ask over allow), for the permission
-    asker to weigh with its rules: a hook's allow never overrides a deny or ask rule, its deny
-    refuses whatever an allow rule says. `reason` is what the model is told of a deny."""
-
-    decision: Literal["allow", "deny", "ask"]
-    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

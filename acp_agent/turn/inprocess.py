@@ -29,6 +29,7 @@ from acp_agent.config import DEFAULT_MODEL
 from acp_agent.limits import Limits
 from acp_agent.model.base import ModelClient
 from acp_agent.model.profiles import builtin_profile, thinking_param
+from acp_agent.permissions.question import PermissionAsker, question_asker
 from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.registry import ToolRegistry
@@ -37,7 +38,6 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.events import EventSink, TurnEvent
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionAsker, question_asker
 from acp_agent.turn.record import Step, TurnRecord
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
 from acp_agent.turn.stop import TurnStop

@@ -28,6 +28,7 @@ from acp_agent.model.base import (
     ThinkingDelta,
     Usage,
 )
+from acp_agent.permissions.question import AllowAll, PermissionAsker
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.attachments import ReadAttachments
@@ -38,7 +39,6 @@ from acp_agent.turn.context.media_budget import fit_media, replace_refused
 from acp_agent.turn.events import EventSink, Notice, SteeringJoined, TextChunk, ThoughtChunk, UsageReported
 from acp_agent.turn.hooks import NO_HOOKS, TurnHalted, TurnHooks
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import AllowAll, PermissionAsker
 from acp_agent.turn.record import Step, step_of
 from acp_agent.turn.server_calls import ServerCalls
 from acp_agent.turn.session_usage import SessionUsage

@@ -17,6 +17,7 @@ import anyio
 import structlog
 
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
+from acp_agent.permissions.question import PermissionAsker, PermissionQuestion, settle
 from acp_agent.tools.base import (
     NamedWritesTool,
     Preview,
@@ -44,7 +45,6 @@ from acp_agent.turn.events import (
 from acp_agent.turn.hooks import NO_HOOKS, HookCall, TurnHooks
 from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionAsker, PermissionQuestion, settle
 
 __all__ = ["InTurn", "InTurnTool", "ToolBatch", "heading"]
 

@@ -15,6 +15,7 @@ from acp_agent.config import Config
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
 from acp_agent.model.pricing import Price
+from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.session.commands.agents import CustomAgent, read_agent
 from acp_agent.session.commands.convention_files import MAX_AGENT_FILES, read_conventions
 from acp_agent.session.editor.permissions import SessionPermissions
@@ -28,7 +29,6 @@ from acp_agent.tools.search.listing import ListFiles
 from acp_agent.tools.search.text import SearchText
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.subagents.task import TaskTool

@@ -27,8 +27,9 @@ ALLOWED = {
     "protocol": set(),
     "model": set(),
     "tools": set(),
-    "turn": {"model", "tools"},
-    "session": {"protocol", "turn", "model", "tools"},
+    "permissions": {"model", "tools"},
+    "turn": {"permissions", "model", "tools"},
+    "session": {"protocol", "turn", "permissions", "model", "tools"},
     "testing": {"model"},
     "harness": {"testing"},  # by a module string: it starts `python -m acp_agent.testing`
 }
@@ -53,7 +54,7 @@ TOP = {
     "__main__": {"cli"},
     "cli": {"app", "harness", "model", "session", "turn"},
     "app": {"rpc", "protocol", "session", "model"},
-    "api": {"turn", "model", "tools"},  # re-exports only: the public names
+    "api": {"turn", "permissions", "model", "tools"},  # re-exports only: the public names
     "schemas": {"harness", "model", "turn"},  # the generated JSON schemas' sources
 }
 

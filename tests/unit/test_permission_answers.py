@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from acp_agent.session.claude.path_denials import REJECTED_ALWAYS
-from acp_agent.session.claude.rule_engine import RuleEngine
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.path_denials import REJECTED_ALWAYS
+from acp_agent.permissions.question import PermissionDecision, PermissionQuestion
 from acp_agent.session.claude.setup import load_claude_setup
 from acp_agent.session.editor.permissions import OPTION_IDS, SessionPermissions, read_answer
-from acp_agent.turn.permissions import PermissionDecision, PermissionQuestion
 from tests.support.examples import examples
 
 JSON = st.recursive(

@@ -20,6 +20,7 @@ from acp_agent.config import Config
 from acp_agent.errors import LimitsError, ModelUnavailable
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
+from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.plan import UpdatePlan
@@ -30,7 +31,6 @@ from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
 from acp_agent.turn.inprocess import run_turn
 from acp_agent.turn.loops import LoopChoice, choose_loop
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.strategies import (
     CommandEvaluator,

@@ -14,6 +14,7 @@ import pytest
 from acp_agent.errors import ModelUnavailable, ToolError
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
+from acp_agent.permissions.question import AllowAll
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
@@ -23,7 +24,6 @@ from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import TurnEvent
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import AllowAll
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.subagents.task import TaskTool

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from acp_agent.limits import Limits
+from acp_agent.permissions.question import PermissionDecision, PermissionQuestion
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
@@ -16,7 +17,6 @@ from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import ToolCallStarted, TurnEvent
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import PermissionDecision, PermissionQuestion
 from acp_agent.turn.tool_batch import ToolBatch
 
 

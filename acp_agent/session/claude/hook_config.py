@@ -29,8 +29,8 @@ import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-rege
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.permissions.rules import Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.hook_events import EVENTS, NO_MATCHER, TOOL_EVENTS
-from acp_agent.session.claude.rules import Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import SettingsFile
 from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.tools.sandbox.named import command_words

@@ -1,7 +1,7 @@
 """A tool call as Claude Code's hooks see it, and a hook's answer as this agent reads it.
 
 A hook written for Claude Code reads `tool_name` (`Bash`, `Edit`, `Read`: the one table of
-`tool_names.py`) and `tool_input` in Claude Code's shapes: `file_path` absolute, Bash's `timeout`
+`permissions/tool_names.py`) and `tool_input` in Claude Code's shapes: `file_path` absolute, Bash's `timeout`
 in milliseconds, an edit's `old_string`/`new_string`. `claude_input` gives that shape of one of this
 agent's calls; `own_input` reads a hook's `updatedInput` back (which replaces the whole input, and
 is then checked again like any call); `claude_response` is PostToolUse's `tool_response`.

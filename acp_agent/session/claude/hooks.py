@@ -16,7 +16,7 @@ on. Only a PreToolUse hook that could not start for a reason of the agent's (its
 `hook_process.py`) blocks its call, saying why: a guard is never skipped unseen.
 
 How answers combine (Claude Code's rules): PreToolUse's deny (or exit 2) > ask > allow, handed to
-the rule engine with the call (`rule_engine.py`: a hook's allow never beats a deny or ask rule);
+the rule engine with the call (`permissions/engine.py`: a hook's allow never beats a deny or ask rule);
 the first `updatedInput` of a hook that did not deny replaces the input (read back from Claude
 Code's shapes, `hook_payloads.own_input`); every `additionalContext`
 joins the tool's result, or the prompt; `continue: false` from any hook ends the turn.
@@ -36,6 +36,9 @@ import anyio
 import structlog
 
 from acp_agent.errors import JournalFailed
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.question import PermissionQuestion
+from acp_agent.permissions.tool_names import claude_name
 from acp_agent.session.claude.hook_config import TOOL_EVENTS, HookHandler, HookSet
 from acp_agent.session.claude.hook_payloads import (
     HookAnswer,
@@ -45,8 +48,6 @@ from acp_agent.session.claude.hook_payloads import (
     read_answer,
 )
 from acp_agent.session.claude.hook_process import HookProcess, run_hook_process
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.tool_names import claude_name
 from acp_agent.tools.base import ToolResult
 from acp_agent.tools.sandbox.command_sandbox import CommandSandbox
 from acp_agent.turn.context.history import JournalWriter
@@ -62,7 +63,6 @@ from acp_agent.turn.hooks import (
 )
 from acp_agent.turn.journal.entries import ShownCallEntry, ToolCallShown
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionQuestion
 
 __all__ = ["HOOK_TOOL", "SessionHooks"]
 

@@ -26,9 +26,9 @@ import anyio.to_thread
 import structlog
 
 from acp_agent.errors import ToolError
+from acp_agent.permissions.rules import LOCAL_SETTINGS, Behavior
 from acp_agent.session.claude import json_text
 from acp_agent.session.claude.local_owner import LocalOwners
-from acp_agent.session.claude.rules import LOCAL_SETTINGS, Behavior
 from acp_agent.tools.files.gitdir import find_repository
 from acp_agent.tools.files.localfs import LocalFileSystem
 

@@ -67,7 +67,7 @@ class SettingsFile:
     """One settings file, read and checked.
 
     `scope` is local, project, acp-agent or user; `shown` names it as `/permissions` and a
-    refusal do; `anchor` is what a rule's leading `/` means there (`path_rules.py`); `project`:
+    refusal do; `anchor` is what a rule's leading `/` means there (`permissions/path_rules.py`); `project`:
     the repository wrote it (the project file, or a local file git tracks or a linked `.claude`),
     so what it widens waits for trust."""
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import structlog
 
+from acp_agent.permissions.rules import BEHAVIORS, Behavior, Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.plugins import Plugin, find_plugins, plugins_dir
 from acp_agent.session.claude.project_env import never_from_project
-from acp_agent.session.claude.rules import BEHAVIORS, Behavior, Rule, RuleOrigin, read_rule
 from acp_agent.session.claude.saved_rules import save_rules
 from acp_agent.session.claude.settings_files import (
     SettingsFile,

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from acp_agent.permissions.rules import Rule
 from acp_agent.session.claude.hook_events import EVENTS, TOOL_EVENTS
 from acp_agent.session.claude.project_env import never_from_project
-from acp_agent.session.claude.rules import Rule
 from acp_agent.session.claude.settings_files import SettingsFile
 from acp_agent.session.claude.trust import Widening
 

@@ -15,8 +15,8 @@ import json
 import re
 from pathlib import Path, PurePosixPath
 
+from acp_agent.permissions.rules import BEHAVIORS, RuleOrigin, read_rule
 from acp_agent.session.claude.mcp_files import server_item
-from acp_agent.session.claude.rules import BEHAVIORS, RuleOrigin, read_rule
 from acp_agent.session.claude.settings_files import SettingsFile, checked_settings, shown_path
 from acp_agent.session.claude.setup import ClaudeSetup
 from acp_agent.session.claude.widenings import file_widenings, shown

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp_agent.session.claude.tool_names import own_tool
+from acp_agent.permissions.tool_names import own_tool
 from acp_agent.session.commands.allowed_tools import tool_entries
 from acp_agent.session.commands.frontmatter import split_frontmatter
 

@@ -6,7 +6,7 @@ restriction. Here:
 
 - The value is a list (`- Read`) or a string of entries separated by commas or spaces
   (`Bash(git status:*), Read, Edit`). Claude Code's names map to this agent's by the one table,
-  `claude/tool_names.py` (Read → read_file, Edit and MultiEdit → edit_file, Write → write_file,
+  `permissions/tool_names.py` (Read → read_file, Edit and MultiEdit → edit_file, Write → write_file,
   Bash → run_command, Grep → search_text, Glob and LS → list_files...); this agent's own names
   and MCP names (`mcp__server__tool`, `mcp__server` or `mcp__server__*` for all of a server's)
   are taken as they are. Anything else is ignored, and said (`ToolGrants.ignored`: /status and
@@ -21,7 +21,7 @@ restriction. Here:
   another tool (`Read(src/**)`, `Edit(docs/*)`) is ignored: only paths this agent's confinement
   already allows could be read or edited, but the pattern would not be enforced.
 
-What a grant never does (the rule engine, `claude/rule_engine.py`, weighs it with the allow
+What a grant never does (the rule engine, `permissions/engine.py`, weighs it with the allow
 rules, after the deny rules, plan mode, the ask rules and the sensitive-path guard): outlive the
 turn the command starts (the turn's asker carries it, `permissions.GrantedPermissions`); lift plan
 mode's refusal, an "always reject" answer, or the question before an edit of a sensitive file;
@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from acp_agent.session.claude.tool_names import own_tool
+from acp_agent.permissions.tool_names import own_tool
 from acp_agent.tools.shell.command_patterns import CommandPattern, line_matches, read_pattern
 
 __all__ = ["ToolGrants", "command_matches", "read_allowed_tools", "tool_entries"]

@@ -1,7 +1,7 @@
 """Asking the user before a tool runs: the session's asker, a thin caller of the rule engine.
 
 What may run without a question, what is refused and what is asked is the rule engine's
-(`session/claude/rule_engine.py`: the settings' rules, the mode, the "always" answers, a
+(`permissions/engine.py`: the settings' rules, the mode, the "always" answers, a
 command's `allowed-tools`, the sensitive-path guard, in one documented order); this module asks
 the user what the engine leaves to them, and keeps their "always" answers through the engine (in
 `.claude/settings.local.json` where Claude Code keeps them, or for the session: the option's name
@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from acp_agent.errors import RpcError
-from acp_agent.session.claude.rule_engine import PLAN_REFUSED, Grants, RuleEngine, Verdict
+from acp_agent.permissions.engine import PLAN_REFUSED, Grants, RuleEngine, Verdict
+from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup
 from acp_agent.session.claude.write_guard import what_it_enables
 from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
 from acp_agent.turn.journal.entries import ToolCallShown
-from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 
 if TYPE_CHECKING:
     from acp_agent.turn.strategies.phased import PlanQuestion

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import structlog
 
 from acp_agent.model.pricing import Price
-from acp_agent.session.claude.rule_engine import SUBAGENT_MODES
-from acp_agent.session.claude.tool_names import SERVER_TOOLS
+from acp_agent.permissions.engine import SUBAGENT_MODES
+from acp_agent.permissions.tool_names import SERVER_TOOLS
 from acp_agent.session.commands.agents import INHERIT, CustomAgent
 from acp_agent.session.requester import Requester
 from acp_agent.session.subagents.sessions import SubagentSessions

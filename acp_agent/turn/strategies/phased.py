@@ -22,12 +22,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import structlog
 
 from acp_agent.errors import PermissionCancelled
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.base import Permission, PlanEntry, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition

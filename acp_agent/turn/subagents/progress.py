@@ -22,6 +22,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from acp_agent.permissions.question import (
+    ALLOW,
+    PermissionAsker,
+    PermissionDecision,
+    PermissionQuestion,
+    RuledAsker,
+)
 from acp_agent.turn.events import (
     EventSink,
     ToolCallFinished,
@@ -29,13 +36,6 @@ from acp_agent.turn.events import (
     ToolCallStarted,
     ToolCallUpdated,
     TurnEvent,
-)
-from acp_agent.turn.permissions import (
-    ALLOW,
-    PermissionAsker,
-    PermissionDecision,
-    PermissionQuestion,
-    RuledAsker,
 )
 
 if TYPE_CHECKING:

@@ -47,9 +47,10 @@ import structlog
 
 from acp_agent.errors import PathOutsideCwd, ToolError
 from acp_agent.model.server_tools import WebTools
-from acp_agent.session.claude.path_denials import REJECTED_ALWAYS, SESSION, ReadDenials, deny_message
-from acp_agent.session.claude.path_rules import escaped_path
-from acp_agent.session.claude.rules import (
+from acp_agent.permissions.path_denials import REJECTED_ALWAYS, SESSION, ReadDenials, deny_message
+from acp_agent.permissions.path_rules import escaped_path
+from acp_agent.permissions.question import PermissionQuestion
+from acp_agent.permissions.rules import (
     LOCAL_SETTINGS,
     Behavior,
     Rule,
@@ -59,13 +60,12 @@ from acp_agent.session.claude.rules import (
     read_rule,
     rule_text,
 )
-from acp_agent.session.claude.tool_names import RULE_FAMILY, WITH_COMMANDS
-from acp_agent.session.claude.web_rules import ruled_web
+from acp_agent.permissions.tool_names import RULE_FAMILY, WITH_COMMANDS
+from acp_agent.permissions.web_rules import ruled_web
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.paths import resolve_inside
 from acp_agent.tools.shell.command_analysis import analyse
 from acp_agent.tools.shell.command_patterns import MAYBE, YES, CommandPattern, covers, covers_command
-from acp_agent.turn.permissions import PermissionQuestion
 
 __all__ = [
     "CHANGES",

@@ -15,7 +15,7 @@ from dataclasses import replace
 import structlog
 
 from acp_agent.model.server_tools import WebTools
-from acp_agent.session.claude.rules import Rule
+from acp_agent.permissions.rules import Rule
 
 __all__ = ["ruled_web"]
 

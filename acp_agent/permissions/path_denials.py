@@ -3,7 +3,7 @@
 `RuleEngine.path_denials` hands the tools a `ReadDenials` over its rules: a path one of them names
 is refused with the same words a denied call gets (`deny_message`), and left out of listings and
 searches. It reads the rules through `RulesInForce`, the engine's two methods it needs, so it
-stands below the engine (`rule_engine.py`).
+stands below the engine (`engine.py`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from acp_agent.session.claude.rules import Rule
+from acp_agent.permissions.rules import Rule
 
 __all__ = ["REJECTED_ALWAYS", "SESSION", "ReadDenials", "RulesInForce", "deny_message"]
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from acp_agent.session.claude.path_rules import PathPattern, read_path_pattern
-from acp_agent.session.claude.tool_names import (
+from acp_agent.permissions.path_rules import PathPattern, read_path_pattern
+from acp_agent.permissions.tool_names import (
     CLAUDE_TOOLS,
     OWN_TOOLS,
     RULE_FAMILY,

@@ -5,8 +5,8 @@
 call that asks nothing by default (a read, the plan, a subagent), which only an asker that weighs
 rules sees (`RuledAsker`: a settings rule may refuse it or ask).
 
-Implemented in `session/` (the rule engine, `session/claude/rule_engine.py`, behind the session's
-asker; `session/request_permission`).
+The rule engine (`engine.py`) decides on a question; the session's asker (`session/editor/`,
+`session/request_permission`) asks the user what the engine leaves to them.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import inspect
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from acp_agent.tools.base import Preview
-from acp_agent.turn.hooks import HookVerdict
 
 __all__ = [
     "ALLOW",
+    "HookVerdict",
     "PermissionAsker",
     "PermissionDecision",
     "PermissionQuestion",
@@ -29,6 +29,16 @@ __all__ = [
     "question_asker",
     "settle",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class HookVerdict:
+    """What the PreToolUse hooks decided of a call (deny over ask over allow), for the permission
+    asker to weigh with its rules: a hook's allow never overrides a deny or ask rule, its deny
+    refuses whatever an allow rule says. `reason` is what the model is told of a deny."""
+
+    decision: Literal["allow", "deny", "ask"]
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
