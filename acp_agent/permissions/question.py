@@ -21,6 +21,7 @@ from acp_agent.tools.base import Preview
 
 __all__ = [
     "ALLOW",
+    "ALLOW_ALL",
     "HookVerdict",
     "PermissionAsker",
     "PermissionDecision",
@@ -112,6 +113,10 @@ class AllowAll:
 
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
         return ALLOW
+
+
+ALLOW_ALL = AllowAll()
+"""The one `AllowAll` (it holds nothing)."""
 
 
 class _KeywordAsker:

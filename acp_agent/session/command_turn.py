@@ -1,9 +1,10 @@
 """A turn started by a custom command, a skill or an MCP prompt: the prompt is built inside the turn.
 
-`CommandTurn` wraps the session's strategy. Within the turn's cancel scope, clock and meter, it
-builds the prompt (the command's body with its arguments, or the skill's instructions, or the MCP
-prompt's messages), adds it to the history as the user's message, then runs the strategy as for
-any prompt. Building it costs no model request; the turn that follows is an ordinary metered one.
+The turn runs the session's strategy on a spec of its own (`command_spec`: the command's `model`,
+its grants). Within the turn's cancel scope, clock and meter, `CommandPrompt` builds the prompt
+(the command's body with its arguments, or the skill's instructions, or the MCP prompt's messages)
+and adds it to the history as the user's message; the strategy then runs as for any prompt.
+Building it costs no model request; the turn that follows is an ordinary metered one.
 
 In a command file or a skill:
 - `` !`cmd` `` runs as a `run_command` tool call of the turn (`commands/shell_lines.py`): the editor is
@@ -16,14 +17,14 @@ In a command file or a skill:
   written (`@someone`).
 
 The frontmatter's `allowed-tools` (a command's, or a skill's run as a command) lets the calls it
-names skip the permission question for this turn only (`commands/allowed_tools.py`).
+names skip the permission question for this turn only (`commands/allowed_tools.py`): the turn's
+spec carries the session's asker with the grants, and so do its `!` lines and subagents.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -41,16 +42,15 @@ from acp_agent.tools.skill import Skill, skill_text
 from acp_agent.turn.context.history import History, JournalWriter
 from acp_agent.turn.events import Notice
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.runner import AttemptOutcome, TurnRunner
-from acp_agent.turn.stop import TurnStop
+from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.spec import TurnSpec
 
 if TYPE_CHECKING:
     from acp_agent.session.options.catalog import ModelCatalog
     from acp_agent.session.state import Session
     from acp_agent.turn.settings import RunnerSettings
-    from acp_agent.turn.strategies import Strategy
 
-__all__ = ["CommandTurn", "Invocation", "command_settings", "find_invocation"]
+__all__ = ["CommandPrompt", "Invocation", "command_settings", "command_spec", "find_invocation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,41 +93,39 @@ def command_settings(
     return replace(settings, system=system), None
 
 
-class CommandTurn:
-    """The session's strategy, run once the command's prompt is in the history."""
+def command_spec(spec: TurnSpec, invocation: Invocation, settings: RunnerSettings | None) -> TurnSpec:
+    """The spec of the turn `invocation` starts, from the session's `spec`: the command's own
+    `settings` (its `model`) for the whole turn, and the session's asker with the command's
+    `allowed-tools` (its `!` lines and subagents included)."""
+    if settings is not None:
+        spec = spec.fixed(settings)
+    target = invocation.target
+    grants = read_allowed_tools(target.allowed_tools if isinstance(target, CustomCommand | Skill) else "")
+    if grants and isinstance(spec.permissions, SessionPermissions):
+        spec = replace(spec, permissions=GrantedPermissions(spec.permissions, grants))
+    return spec
 
-    def __init__(self, inner: Strategy, invocation: Invocation, notes: Sequence[str] = ()) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.invocation = invocation
-        self.notes = tuple(notes)
-        """Said to the user first (a `model` the catalog refused)."""
 
-    def __getattr__(self, item: str) -> Any:  # the record's fields are the strategy's
-        if item == "inner":
-            raise AttributeError(item)
-        return getattr(self.inner, item)
+@dataclass(frozen=True, slots=True)
+class CommandPrompt:
+    """The prompt of the turn a command, skill or MCP prompt starts (`turn/driver.py:PromptSource`),
+    built inside the turn."""
 
-    async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
+    invocation: Invocation
+    notes: tuple[str, ...] = field(default=())
+    """Said to the user first (a `model` the catalog refused)."""
+
+    async def build(self, runner: TurnRunner, history: History, meter: TurnMeter) -> bool:
         for note in self.notes:
             await runner.sink.emit(Notice.warning(note, str(uuid.uuid4())))
-        # The command's `allowed-tools`, for this turn only (its `!` lines and subagents included).
-        session_asker = runner.permissions
-        target = self.invocation.target
-        grants = read_allowed_tools(target.allowed_tools if isinstance(target, CustomCommand | Skill) else "")
-        if grants and isinstance(session_asker, SessionPermissions):
-            runner.permissions = GrantedPermissions(session_asker, grants)
         try:
-            try:
-                text = await self._prompt_text(runner, meter, history.journal)
-            except ToolError as exc:  # the prompt could not be built: say why, ask nothing
-                await runner.sink.emit(Notice(f"/{self.invocation.name}: {exc}", str(uuid.uuid4())))
-                return AttemptOutcome(TurnStop.END_TURN)
-            blocks = [{"type": "text", "text": text}, *self.invocation.extra]
-            history.add_user(blocks)  # journaled: a loaded session holds what the model was sent
-            return await self.inner.run(runner, history, meter)
-        finally:
-            runner.permissions = session_asker
+            text = await self._prompt_text(runner, meter, history.journal)
+        except ToolError as exc:  # the prompt could not be built: say why, ask nothing
+            await runner.sink.emit(Notice(f"/{self.invocation.name}: {exc}", str(uuid.uuid4())))
+            return False
+        blocks = [{"type": "text", "text": text}, *self.invocation.extra]
+        history.add_user(blocks)  # journaled: a loaded session holds what the model was sent
+        return True
 
     async def _prompt_text(self, runner: TurnRunner, meter: TurnMeter, journal: JournalWriter | None) -> str:
         target, arguments = self.invocation.target, self.invocation.arguments

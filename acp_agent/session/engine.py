@@ -1,11 +1,11 @@
-"""A session's turn machinery (tools, runner, strategy), built on its first prompt.
+"""A session's turn machinery (tools, turn spec, strategy), built on its first prompt.
 
 `manager.py` keeps what a session is and answers the handshake with it; this module is how its
 turns run, and it is imported only after the handshake (`acp_agent.lazy`): in the background once
 `initialize` is answered, or by the first prompt, so `session/new` never waits for the loop, the
 tools or the model client to load (docs/decisions.md D4).
 
-Before a session's runner is built, the project's trust is settled (`trust_settling.py`) and the
+Before a session's spec is built, the project's trust is settled (`trust_settling.py`) and the
 MCP servers that waited for it start (`mcp_startup.py`); a built-in command's answer is
 `command_answers.py`'s.
 """
@@ -29,7 +29,7 @@ from acp_agent.model.pricing import Price
 from acp_agent.session.claude.hook_config import HookSet, read_hooks
 from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.command_answers import command_answer
-from acp_agent.session.command_turn import CommandTurn, command_settings, find_invocation
+from acp_agent.session.command_turn import CommandPrompt, command_settings, command_spec, find_invocation
 from acp_agent.session.commands.conventions import Conventions
 from acp_agent.session.commands.instructions import Instructions
 from acp_agent.session.editor.client_io import EditorFileSystem, EditorTerminals
@@ -58,6 +58,7 @@ from acp_agent.turn.journal.entries import TurnEntry
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies import Strategy, build_strategy
 from acp_agent.user_dirs import user_home
@@ -77,7 +78,8 @@ _QUIET_STOPS = {"end_turn": TurnStop.END_TURN, "cancelled": TurnStop.CANCELLED}
 
 
 class Engine:
-    """Builds each session's runner and strategy when a turn first needs them, and runs turns."""
+    """Builds each session's turn spec and strategy when a turn first needs them, and runs turns
+    (a runner per turn, over the session's loop memory)."""
 
     def __init__(
         self,
@@ -111,11 +113,11 @@ class Engine:
         self.rewinds = Rewinds(store, self.hidden)
         """The sessions' checkpoints (what turns change, kept for a rewind) and their rewinds."""
 
-    async def runner(self, session: Session) -> TurnRunner:
-        """The session's runner, built on first use with the tools it has by then (MCP included);
-        the project's trust is settled first (`trust_settling.py`: what it widens may add roots, a
-        mode, tools), and its instruction files are read in a worker thread."""
-        if session.runner is None:
+    async def spec(self, session: Session) -> TurnSpec:
+        """The session's turn spec, built on first use with the tools it has by then (MCP
+        included); the project's trust is settled first (`trust_settling.py`: what it widens may
+        add roots, a mode, tools), and its instruction files are read in a worker thread."""
+        if session.spec is None:
             # The memory is read for the model: under the settings' Read denies, as the tools read.
             reading = self.hidden.with_denials(session.permissions.engine.path_denials())
             instructions = await read_instructions(session, reading)
@@ -124,17 +126,17 @@ class Engine:
             await start_trusted_servers(session, self.requester)
             conventions = await session.conventions.current()
             await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
-            if session.runner is None:  # nobody built it while the files were read
-                session.runner = self._build(session, instructions, conventions)
-        return session.runner
+            if session.spec is None:  # nobody built it while the files were read
+                session.spec = self._build(session, instructions, conventions)
+        return session.spec
 
     async def ready(self, session: Session, turn: RunningTurn) -> TurnResult | None:
-        """Build the session's runner within `turn`'s cancel scope, before the turn's first request:
+        """Build the session's spec within `turn`'s cancel scope, before the turn's first request:
         the project's trust question waits there, and session/cancel ends it (the editor is sent
-        `$/cancel_request`, a late answer is dropped). None when the runner is built; else the
+        `$/cancel_request`, a late answer is dropped). None when the spec is built; else the
         result of a turn cancelled before any request (`modelRequests` 0)."""
         with turn.scope:
-            await self.runner(session)
+            await self.spec(session)
         if not turn.scope.cancel_called:
             turn.scope = anyio.CancelScope()  # a scope is entered once: a fresh one for the turn itself
             return None
@@ -142,8 +144,8 @@ class Engine:
         # its record is journaled the same way, whatever the moment the cancel came.
         return TurnResult(TurnStop.CANCELLED, self.quiet_turn(session, "cancelled", journal=True))
 
-    def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
-        """The runner itself: its tools, system prompt (with `instructions` and the skills of
+    def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnSpec:
+        """The spec itself: its tools, system prompt (with `instructions` and the skills of
         `conventions`, as they are now: the prompt is a cached prefix), context and relay."""
         registry = self._tools()
         elicitation = editor_elicitation(session.id, self.requester, session.capabilities)
@@ -177,7 +179,7 @@ class Engine:
         if task is not None:  # subagents (D27), with the session's other tools as they are now
             registry.add(task)
         session.instructions = instructions
-        session.prompt_parts = parts = PromptParts(
+        parts = PromptParts(
             cwd=session.cwd,
             limits=session.limits,
             today=dt.date.today(),
@@ -187,7 +189,7 @@ class Engine:
             skills=skills_section if "skill" in registry else "",
             extra_roots=session.work_roots,
         )
-        settings = replace(session.settings, system=session.system_prompt(parts))  # in its output style
+        session.use_parts(parts)  # the system prompt, in its output style
         if session.tasks is None and self._tasks_group is not None:
             spools = SpoolFolder(self._spool_root, session.id) if self._spool_root is not None else None
             session.tasks = BackgroundTasks(self._tasks_group, spools)
@@ -225,20 +227,18 @@ class Engine:
         )
         session.hooks = self._hooks(session, relay, ctx.sandbox)
         session.permissions.notify = session.hooks.notify
-        runner = TurnRunner(
+        return TurnSpec(
             self.model,
             registry,
             relay,
             ctx,
-            settings,
+            session.request_settings(),
             permissions=session.permissions,
             attachments=instructions.on_read,
             hooks=session.hooks,
             steering=session.steering,
+            follow=session.request_settings,  # a model, effort or style change reaches a running turn
         )
-        if task is not None:
-            task.bind(runner)
-        return runner
 
     def model_choice(self) -> ModelChoice | None:
         """The models a custom agent's `model` may name (None: without a catalog, agents run on
@@ -282,20 +282,22 @@ class Engine:
         price: Price | None,
         shown: list[dict[str, Any]] | None,
     ) -> TurnResult:
-        runner = await self.runner(session)
+        spec = await self.spec(session)
         strategy: Strategy = self.strategy(session)
-        settings = None
+        prompt: list[dict[str, Any]] | CommandPrompt = blocks
         invocation = await find_invocation(session, blocks)
         if invocation is None and blocks and session.tasks is not None and (news := session.tasks.news()):
-            blocks = [*blocks, {"type": "text", "text": news}]  # after the prompt: the cached prefix holds
+            prompt = [*blocks, {"type": "text", "text": news}]  # after the prompt: the cached prefix holds
         if invocation is not None:  # a command, skill or MCP prompt: its prompt is built in the turn
-            note = None
+            settings = note = None
             if self.catalog is not None:
-                settings, note = command_settings(invocation, session, self.catalog, runner.settings.system)
-            strategy, blocks = CommandTurn(strategy, invocation, [note] if note else []), []
-        session_settings = runner.settings
-        if settings is not None:  # the command's own model, for this turn only
-            runner.settings, price = settings, self.prices.get(settings.model)
+                system = spec.request_settings().system
+                settings, note = command_settings(invocation, session, self.catalog, system)
+            if settings is not None:  # the command's own model, for this turn
+                price = self.prices.get(settings.model)
+            spec = command_spec(spec, invocation, settings)
+            prompt = CommandPrompt(invocation, (note,) if note else ())
+        runner = TurnRunner(spec, session.memory)
         checkpoints = session.checkpoints
         try:
             async with anyio.create_task_group() as beside:
@@ -307,7 +309,7 @@ class Engine:
                     runner=runner,
                     history=session.history,
                     meter=TurnMeter(session.limits, price=price),
-                    prompt=blocks,
+                    prompt=prompt,
                     sink=runner.sink,
                     scope=scope,
                     turn_id=new_turn_id(),
@@ -317,8 +319,6 @@ class Engine:
                 beside.cancel_scope.cancel()  # a turn that changed nothing needs no snapshot
             return result
         finally:
-            if settings is not None and runner.settings is settings:
-                runner.settings = session_settings
             if checkpoints is not None:  # what the turn changed, even when it was cancelled
                 with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_END_SECONDS):
                     await _ended(checkpoints)
@@ -352,7 +352,7 @@ class Engine:
         A command that asked the model (`/compact`) journals its record as a prompt turn does, so
         `/cost` sums it after session/load too; one that asked nothing journals none: `/cost`
         counts no such turn, and its answer is journaled already, as a notice."""
-        runner = await self.runner(session)
+        runner = TurnRunner(await self.spec(session), session.memory)
         meter = TurnMeter(session.limits, price=price)
         if answer is None:
             platform = self.catalog.platform.status() if self.catalog is not None else None
@@ -368,9 +368,9 @@ class Engine:
     async def tell_failure(self, session: Session, message: str) -> None:
         """Tell the editor that a turn nobody awaits (one a steering message started) failed:
         an error notice, journaled like any notice."""
-        runner = await self.runner(session)
+        spec = await self.spec(session)
         text = f"\n\n[acp-agent] {message}\n"
-        await runner.sink.emit(Notice(text, str(uuid.uuid4()), message, severity="error"))
+        await spec.sink.emit(Notice(text, str(uuid.uuid4()), message, severity="error"))
 
 
 TURN_END_SECONDS = 60.0

@@ -26,6 +26,7 @@ from acp_agent.session.usage import Spend
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
 from acp_agent.turn.loops import LoopChoice
+from acp_agent.turn.session_usage import LoopMemory
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.steering import Steering
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.shell.tasks import BackgroundTasks
-    from acp_agent.turn.runner import TurnRunner
+    from acp_agent.turn.spec import TurnSpec
     from acp_agent.turn.strategies import Strategy
 
 __all__ = ["RunningTurn", "Session", "cancel_subagent"]
@@ -65,7 +66,11 @@ class Session:
     """What its requests carry (the system prompt is added when the runner is built)."""
     loop: LoopChoice
     capabilities: ClientCapabilities
-    runner: TurnRunner | None = None
+    spec: TurnSpec | None = None
+    """What its turns run with (`turn/spec.py`), built by the engine on first use; a command's turn
+    and a subagent derive theirs from it."""
+    memory: LoopMemory = field(default_factory=LoopMemory)
+    """What the loop keeps between its turns (what its requests spent, the last context size)."""
     strategy: Strategy | None = None
     """None until the first turn, and again after the loop changed."""
     running: RunningTurn | None = None
@@ -108,7 +113,9 @@ class Session:
     spend: Spend = field(default_factory=Spend)
     """The sums of its turn records (`/cost`): this process's turns, and those its journal kept."""
     prompt_parts: PromptParts | None = None
-    """What its system prompt was built from (with the runner): a new style rebuilds it."""
+    """What its system prompt was built from (with its spec): a new style rebuilds it."""
+    system: str | None = None
+    """Its system prompt, in its output style (None until its spec is built)."""
     title: str | None = None
     """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
     titled: bool = False
@@ -156,10 +163,19 @@ class Session:
         return True
 
     def use_settings(self, settings: RunnerSettings) -> None:
-        """New request settings (another model or effort), for the runner too if it exists."""
+        """New request settings (another model or effort): the next request carries them, a turn
+        running now included (its spec follows `request_settings`)."""
         self.settings = settings
-        if self.runner is not None:
-            self.runner.settings = replace(settings, system=self.runner.settings.system)
+
+    def request_settings(self) -> RunnerSettings:
+        """What the session's next request carries: its settings, with the system prompt in its
+        output style once its turn machinery is built (`use_parts`)."""
+        return self.settings if self.system is None else replace(self.settings, system=self.system)
+
+    def use_parts(self, parts: PromptParts) -> None:
+        """What its system prompt is built from (with its turn machinery, `engine.py`)."""
+        self.prompt_parts = parts
+        self.system = self.system_prompt(parts)
 
     @property
     def style(self) -> OutputStyle:
@@ -171,11 +187,11 @@ class Session:
         return parts.build(style=style.prompt_section(), coding_rules=style.keep_coding_instructions)
 
     def use_style(self, style: OutputStyle) -> None:
-        """Another output style: the runner's system prompt is rebuilt for the next request (the
-        prompt cache starts over once)."""
+        """Another output style: the system prompt is rebuilt for the next request (the prompt
+        cache starts over once)."""
         self.output_style = style
-        if self.runner is not None and self.prompt_parts is not None:
-            self.runner.settings = replace(self.runner.settings, system=self.system_prompt(self.prompt_parts))
+        if self.prompt_parts is not None:
+            self.system = self.system_prompt(self.prompt_parts)
 
     def choose_loop(self, loop: LoopChoice) -> None:
         """A new loop for the next prompt; the strategy is rebuilt then."""

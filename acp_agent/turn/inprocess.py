@@ -29,7 +29,7 @@ from acp_agent.config import DEFAULT_MODEL
 from acp_agent.limits import Limits
 from acp_agent.model.base import ModelClient
 from acp_agent.model.profiles import builtin_profile, thinking_param
-from acp_agent.permissions.question import PermissionAsker, question_asker
+from acp_agent.permissions.question import AllowAll, PermissionAsker, question_asker
 from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.registry import ToolRegistry
@@ -40,6 +40,7 @@ from acp_agent.turn.events import EventSink, TurnEvent
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import Step, TurnRecord
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy
 from acp_agent.turn.strategies.tools import ToolsStrategy
@@ -131,7 +132,7 @@ async def run_turn(
         context_window=profile.context_window,
         profile=profile,
     )
-    runner = TurnRunner(
+    spec = TurnSpec(
         model,
         registry,
         sink or _Discard(),
@@ -141,9 +142,10 @@ async def run_turn(
             sandbox=CommandSandbox(replace(sandbox, hidden=hidden)) if sandbox is not None else None,
         ),
         settings,
-        permissions=question_asker(permissions) if permissions is not None else None,
+        permissions=question_asker(permissions) if permissions is not None else AllowAll(),
         on_step=steps.append,
     )
+    runner = TurnRunner(spec)
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
     result = await drive_turn(
         strategy=strategy or ToolsStrategy(),

@@ -42,9 +42,11 @@ from acp_agent.turn.events import (
     ToolCallStarted,
     ToolCallUpdated,
 )
-from acp_agent.turn.hooks import NO_HOOKS, HookCall, TurnHooks
+from acp_agent.turn.hooks import HookCall, TurnHooks
 from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.meter import TurnMeter
+from acp_agent.turn.session_usage import LoopMemory
+from acp_agent.turn.spec import TurnSpec
 
 __all__ = ["InTurn", "InTurnTool", "ToolBatch", "heading"]
 
@@ -76,14 +78,23 @@ def _first_failure(group: BaseExceptionGroup) -> BaseException:
 @dataclass(frozen=True, slots=True)
 class InTurn:
     """What a tool that runs inside the turn's budgets (the `task` tool, `turn/subagents/task.py`) gets
-    beside its context, through its `run_in_turn(args, ctx, turn)`: the batch's meter, sink and
-    permission asker, and how many calls of the same tool the reply runs from this one on (they
-    share what is left of the turn)."""
+    beside its context, through its `run_in_turn(args, ctx, turn)`: the batch's meter, the turn's
+    spec (its model, settings, sink, asker and hooks: a subagent's spec derives from it) and the
+    session's loop memory (what a subagent spent counts there), and how many calls of the same tool
+    the reply runs from this one on (they share what is left of the turn)."""
 
     meter: TurnMeter
-    sink: EventSink
-    permissions: PermissionAsker
+    spec: TurnSpec
+    memory: LoopMemory
     together: int = 1
+
+    @property
+    def sink(self) -> EventSink:
+        return self.spec.sink
+
+    @property
+    def permissions(self) -> PermissionAsker:
+        return self.spec.permissions
 
 
 @runtime_checkable
@@ -110,17 +121,13 @@ class ToolBatch:
     """The tool calls of one reply, run once; what it tracks lives as long as the batch."""
 
     tool_uses: list[dict[str, Any]]
-    tools: ToolRegistry
-    sink: EventSink
-    ctx: ToolContext
-    permissions: PermissionAsker
-    tool_timeout: float
+    spec: TurnSpec
+    """The turn's tools, sink, context, asker, hooks (asked before and after each call) and the
+    instructions scoped to the files the batch read, appended after its results."""
     history: History
     meter: TurnMeter
-    attachments: ReadAttachments | None = None
-    """Instructions scoped to the files the batch read, appended after its results."""
-    hooks: TurnHooks = NO_HOOKS
-    """The user's hooks, asked before and after each call (`turn/hooks.py`)."""
+    memory: LoopMemory = field(default_factory=LoopMemory)
+    """The session's loop memory, lent to a tool that runs inside the turn (`InTurn`)."""
     halt: str | None = None
     """A hook answered `continue: false`: the turn ends once the batch is answered (why)."""
     _journaled: set[str] = field(default_factory=set)
@@ -137,6 +144,30 @@ class ToolBatch:
     """The files each call read (`ToolResult.read`), by call id."""
     _hook_notes: dict[str, list[str]] = field(default_factory=dict)
     """What the hooks said of each call for the model (context, feedback), by call id."""
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.spec.tools
+
+    @property
+    def sink(self) -> EventSink:
+        return self.spec.sink
+
+    @property
+    def ctx(self) -> ToolContext:
+        return self.spec.ctx
+
+    @property
+    def permissions(self) -> PermissionAsker:
+        return self.spec.permissions
+
+    @property
+    def hooks(self) -> TurnHooks:
+        return self.spec.hooks
+
+    @property
+    def attachments(self) -> ReadAttachments | None:
+        return self.spec.attachments
 
     async def run(self) -> None:
         """Run the batch; its results are appended to the history as one user message, in model order.
@@ -361,7 +392,11 @@ class ToolBatch:
         meter.tool_started()
         meter.running_tools()
         await self.sink.emit(ToolCallUpdated(call_id))
-        seconds = tool.time_allowance(args) if isinstance(tool, SelfTimedTool) else self.tool_timeout
+        seconds = (
+            tool.time_allowance(args)
+            if isinstance(tool, SelfTimedTool)
+            else self.spec.request_settings().tool_timeout
+        )
         ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
             if not (isinstance(tool, NamedWritesTool) and tool.names_its_writes):
@@ -371,7 +406,7 @@ class ToolBatch:
         try:
             with anyio.fail_after(seconds):
                 if isinstance(tool, InTurnTool):  # a subagent: it spends the turn's budgets
-                    turn = InTurn(meter, self.sink, self.permissions, together)
+                    turn = InTurn(meter, self.spec, self.memory, together)
                     result: ToolResult = await tool.run_in_turn(args, ctx, turn)
                 else:
                     result = await tool.run(args, ctx)

@@ -31,6 +31,7 @@ from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.subagents.types import LISTED_CHARS, SubagentType
 from tests.unit.test_rule_engine import engine_with
@@ -271,14 +272,15 @@ async def run_with(
     ]
     model = BySystem(parent, child)
     runner = TurnRunner(
-        model,
-        ToolRegistry([task]),
-        Events(),
-        ToolContext(cwd=tmp_path),
-        RunnerSettings(model="parent-model", max_tokens=100, system="PARENT"),
-        permissions=asker,
+        TurnSpec(
+            model,
+            ToolRegistry([task]),
+            Events(),
+            ToolContext(cwd=tmp_path),
+            RunnerSettings(model="parent-model", max_tokens=100, system="PARENT"),
+            permissions=asker,
+        )
     )
-    task.bind(runner)
     history, meter = History(), TurnMeter(Limits(), price=Price(1, 1))
     history.add_prompt([{"type": "text", "text": "go"}])
     await runner.run(history, meter)

@@ -25,7 +25,9 @@ from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import TurnEvent
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.session_usage import LoopMemory
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.tool_batch import InTurn, ToolBatch
 from tests.support.waits import wait_until
@@ -33,6 +35,18 @@ from tests.support.waits import wait_until
 Reply = tuple[list[dict[str, Any]], str]
 _ids = itertools.count(1)
 CHILD = "CHILD PROMPT"
+
+
+SETTINGS = RunnerSettings(model="m", max_tokens=100, tool_timeout=30)
+
+
+class Unused:
+    """The batch's turn model: never asked (the tool runs no child here)."""
+
+    streaming = False
+
+    def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        raise AssertionError("no model request in this test")
 
 
 class Events:
@@ -82,16 +96,15 @@ async def test_calls_of_a_tool_that_runs_beside_itself_run_together_and_know_how
     calls = [call("beside"), call("beside"), call("write_file", path="w.txt", content="w"), call("beside")]
     history = History()
     history.add_assistant(calls)
-    batch = ToolBatch(
-        calls,
-        tools=ToolRegistry([tool, WriteFile()]),
-        sink=Events(),
-        ctx=ToolContext(cwd=tmp_path),
+    spec = TurnSpec(
+        Unused(),
+        ToolRegistry([tool, WriteFile()]),
+        Events(),
+        ToolContext(cwd=tmp_path),
+        SETTINGS,
         permissions=AllowAll(),
-        tool_timeout=30,
-        history=history,
-        meter=TurnMeter(Limits()),
     )
+    batch = ToolBatch(calls, spec, history, TurnMeter(Limits()))
     async with anyio.create_task_group() as group:
         group.start_soon(batch.run)
         # Held until both are in: one at a time, the second never comes and this fails.
@@ -135,13 +148,14 @@ async def run_parent(
     )
     parent = [([call("task", description="look", prompt="look around")], "tool_use"), ([], "end_turn")]
     runner = TurnRunner(
-        ByConversation(parent, child),
-        ToolRegistry([task]),
-        Events(),
-        ctx or ToolContext(cwd=tmp_path),
-        RunnerSettings(model="m", max_tokens=100, system="PARENT"),
+        TurnSpec(
+            ByConversation(parent, child),
+            ToolRegistry([task]),
+            Events(),
+            ctx or ToolContext(cwd=tmp_path),
+            RunnerSettings(model="m", max_tokens=100, system="PARENT"),
+        )
     )
-    task.bind(runner)
     history, meter = History(), TurnMeter(limits)
     history.add_prompt([{"type": "text", "text": "go"}])
     await runner.run(history, meter)
@@ -190,15 +204,14 @@ async def test_a_subagent_stuck_in_a_loop_ends_at_the_repeat_limit_with_its_part
     assert meter.subagents[0].meter.model_requests == 3 and meter.last_repeat == 1
 
 
-async def test_the_task_tool_outside_a_turn_or_unbound_refuses(tmp_path: Path) -> None:
+async def test_the_task_tool_outside_a_turn_or_a_call_refuses(tmp_path: Path) -> None:
     task = TaskTool(ToolRegistry([ReadFile()]), CHILD)
     with pytest.raises(ToolError):
         await task.run({"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path))
-    turn = InTurn(TurnMeter(Limits()), Events(), AllowAll())
-    with pytest.raises(ToolError, match="not bound"):
-        await task.run_in_turn(
-            {"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path, call_id="c"), turn
-        )
+    spec = TurnSpec(Unused(), ToolRegistry([task]), Events(), ToolContext(cwd=tmp_path), SETTINGS)
+    turn = InTurn(TurnMeter(Limits()), spec, LoopMemory())
+    with pytest.raises(ToolError, match="only as a call of a turn"):
+        await task.run_in_turn({"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path), turn)
 
 
 class SessionTasks:

@@ -15,7 +15,8 @@ answer goes back with the limit named; the turn's next request then meets the sa
 them all, and the tool batch answers the parent's calls as for any tool.
 
 The tool lives here, in `turn/`, because it runs the loop: the tool batch hands it the turn's meter,
-sink and permission asker (`InTurn`), which a tool in `tools/` never sees.
+spec (its model, settings, sink, asker, hooks) and the session's loop memory (`InTurn`), which a
+tool in `tools/` never sees; the child's spec derives from the turn's (`TurnSpec.child`).
 
 Besides the general-purpose subagent, the session may offer subagent types by name (custom agents,
 `SubagentType`): the call's `subagent_type` picks one, and its child runs with that type's own
@@ -141,7 +142,6 @@ class TaskTool:
         if self.types:  # the schema is decided here, once: the tool list is a cached prefix
             self.description = TaskTool.description + types_text(self.types, self.left_out)
             self.input_schema = types_schema(TaskTool.input_schema, self.types)
-        self._runner: TurnRunner | None = None
         self._asking: anyio.Lock | None = None
         """One permission question of its subagents at a time; made by the first call."""
 
@@ -159,10 +159,6 @@ class TaskTool:
             prompt = self._prompts[kind.name] = kind.system()
         return prompt
 
-    def bind(self, runner: TurnRunner) -> None:
-        """The session's runner: its model, settings and identity are the subagents' too."""
-        self._runner = runner
-
     def title(self, args: dict[str, Any]) -> str:
         description = args.get("description")
         kind = args.get("subagent_type")
@@ -177,20 +173,22 @@ class TaskTool:
         raise ToolError("the task tool runs only inside a turn")
 
     async def run_in_turn(self, args: dict[str, Any], ctx: ToolContext, turn: InTurn) -> ToolResult:
-        """Run one subagent under the turn's meter; its answer (or partial answer) is the result."""
-        parent = self._runner
-        if parent is None or ctx.call_id is None:
-            raise ToolError("the task tool is not bound to a session")
+        """Run one subagent under the turn's meter, on the turn's model and settings (and its hooks
+        and identity); its answer (or partial answer) is the result."""
+        if ctx.call_id is None:
+            raise ToolError("the task tool runs only as a call of a turn")
+        parent = turn.spec
+        parent_settings = parent.request_settings()
         description = one_line(str(args["description"]))  # its name wherever the editor shows it
         kind = self.types.get(str(args.get("subagent_type") or GENERAL))
         if self._asking is None:
             self._asking = anyio.Lock()
         if kind is None:
-            settings = replace(parent.settings, system=self.system)
+            settings = replace(parent_settings, system=self.system)
         else:  # its own model, thinking, effort and web tools, and its own prompt
-            own = kind.settings(parent.settings) if kind.settings is not None else parent.settings
+            own = kind.settings(parent_settings) if kind.settings is not None else parent_settings
             settings = replace(own, system=self._prompt_of(kind))
-        other = settings.model if settings.model != parent.settings.model else None  # its own price
+        other = settings.model if settings.model != parent_settings.model else None  # its own price
         subagent = turn.meter.child(
             description,
             turn.together,
@@ -212,15 +210,14 @@ class TaskTool:
             shown = await self.sessions.open(description, str(args["prompt"]), alone.cancel)
             sink = Both(progress, shown.sink)
         child = TurnRunner(
-            parent.model,
-            self.tools if kind is None else kind.tools,
-            sink,
-            replace(ctx, background=None),  # its commands end with it: none in the background
-            settings,
-            new_id=parent.new_id,
-            permissions=permissions,
-            attachments=parent.attachments,
-            hooks=parent.hooks.for_subagent(str(args.get("subagent_type") or "general-purpose")),
+            parent.child(
+                self.tools if kind is None else kind.tools,
+                sink,
+                replace(ctx, background=None),  # its commands end with it: none in the background
+                settings,
+                permissions,
+                parent.hooks.for_subagent(str(args.get("subagent_type") or "general-purpose")),
+            )
         )
         history = History()
         history.add_prompt([{"type": "text", "text": str(args["prompt"])}])
@@ -242,7 +239,7 @@ class TaskTool:
             await ctx.report(Progress(text=_cancelled(progress), cancelled=True))
             raise
         finally:
-            parent.usage.absorb(child.usage)
+            turn.memory.usage.absorb(child.usage)
             if shown is not None:
                 with anyio.move_on_after(ENDED_SECONDS, shield=True):
                     await shown.ended(subagent)
