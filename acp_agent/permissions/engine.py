@@ -1,4 +1,7 @@
-"""The one place that decides "may this run?", for every tool call of a session and its subagents.
+"""The one place that decides "may this run?": every tool call of a session, of its subagents, of a
+command's turn and of a phase, the phased strategy's plan → act switch, the files a `/rewind`
+restores, a command file's `@file` reads (read_file calls of its turn) and an embedder's turn, each
+put to it through the gate (`gate.py`), which an asker only serves.
 
 `RuleEngine.decide` weighs the settings' rules (`setup.py`), the "always" answers of the session,
 a command's `allowed-tools` grant, the mode and the sensitive-path guard, in this order (Claude
@@ -10,8 +13,9 @@ Code's); the first step that speaks decides:
 2. **the tool's confinement**: a file tool's path outside the session's roots, in the agent's own
    hidden paths, or denied by a `Read(…)` rule where it leads: refused with the tool's own words,
    never asked (the tool would refuse it anyway);
-3. **plan mode** refuses any call that changes something; a **subagent** may change something only
-   in acceptEdits and bypassPermissions;
+3. **plan mode** refuses any call that changes something, and so does a read-only phase (the
+   phased strategy's plan); a **subagent** may change something only in acceptEdits and
+   bypassPermissions;
 4. **ask rules**, then a **PreToolUse hook's ask**, then a command line a **deny or ask rule may
    match** (part of it cannot be named: `eval "$x"`, `$cmd`, `curl … | sh`; or a word the rule
    hangs on is an expansion: `rm -rf $dir` under `Bash(rm -rf /)`): asked, in every mode,
@@ -33,6 +37,12 @@ before any question, so plan mode never asks; a question the user asked for (4) 
 (5) is not skipped by an allow rule, a remembered answer or a grant (7), which only spare the
 questions the mode would ask (8, 9). Rules from every file are pooled (a user's deny beats a
 project's allow), and a project's allow rules count only once the folder is trusted.
+
+Not put to it, by design: the verify strategy's check (`turn/strategies/verify.py`: the user's
+own configured command, as a hook is), and what the session reads as configuration rather than
+for the model's asking: the memory files and their imports, the path-scoped instructions, skill
+and command files (each read under the agent's hidden paths, the `Read(…)` deny rules and the
+project's trust; a skill's body reaches the model through the `skill` tool's call, decided here).
 """
 
 from __future__ import annotations
@@ -212,8 +222,12 @@ class RuleEngine:
         answers of this session."""
         return [*self.setup.rules_in_force(), *self.saved_rules, *self.session_rules]
 
-    def decide(self, q: PermissionQuestion, mode: str, granted: Grants | None = None) -> Verdict:
-        """The verdict on `q` in `mode` (see the module's docstring for the order)."""
+    def decide(
+        self, q: PermissionQuestion, mode: str, granted: Grants | None = None, *, read_only: str | None = None
+    ) -> Verdict:
+        """The verdict on `q` in `mode` (see the module's docstring for the order); `read_only`:
+        the turn is in a read-only phase (the phased strategy's plan), and this is what a call that
+        changes something is told, at the plan mode's step."""
         call = self._call(q)
         rules = self.rules()
         if (rule := self._match(rules, "deny", call)) is not None:
@@ -227,6 +241,8 @@ class RuleEngine:
             return Verdict("deny", refusal, "confinement")
         if mode == "plan" and q.permission in CHANGES:
             return Verdict("deny", PLAN_REFUSED, "plan mode")
+        if read_only is not None and q.permission in CHANGES:
+            return Verdict("deny", read_only, "plan phase")
         if q.subagent and q.permission in CHANGES and mode not in SUBAGENT_MODES:
             return Verdict("deny", SUBAGENT_REFUSED, "subagent")
         if (rule := self._match(rules, "ask", call)) is not None:

@@ -1,12 +1,15 @@
-"""The permission seam: the loop asks before a tool that edits or executes, and obeys the answer.
+"""The permission question: what a caller asks before a call runs, and the seam that asks the user.
 
-`permission` is "edit", "execute", or "sensitive": an edit of a file that makes tools run code
-(`tools/files/sensitive.py`), which is asked in every mode but bypassPermissions; or "none", a
-call that asks nothing by default (a read, the plan, a subagent), which only an asker that weighs
-rules sees (`RuledAsker`: a settings rule may refuse it or ask).
+`permission` is "edit", "execute", "sensitive" (an edit of a file that makes tools run code,
+`tools/files/sensitive.py`: asked in every mode but bypassPermissions), "governance" (an edit of
+a file that decides what the agent itself may run: asked in every mode), "switch_mode" (plan →
+act), or "none": a call that asks nothing by default (a read, the plan, a subagent), which a rule
+may still refuse or ask about.
 
-The rule engine (`engine.py`) decides on a question; the session's asker (`session/editor/`,
-`session/request_permission`) asks the user what the engine leaves to them.
+The rule engine (`engine.py`) decides on every question, through the gate (`gate.py`); an asker
+(`PermissionAsker`: the session's, `session/editor/permissions.py`, sends
+`session/request_permission`; an embedder's is its own) only asks the user what the engine leaves
+to them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import inspect
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol
 
 from acp_agent.tools.base import Preview
 
@@ -26,9 +29,7 @@ __all__ = [
     "PermissionAsker",
     "PermissionDecision",
     "PermissionQuestion",
-    "RuledAsker",
     "question_asker",
-    "settle",
 ]
 
 
@@ -62,8 +63,8 @@ ALLOW = PermissionDecision(True)
 class PermissionQuestion:
     """One tool call that asks before it runs: what the asker decides on, and what the user sees.
 
-    `permission` is "edit", "execute", "sensitive" (above), "switch_mode" (the phased strategy's
-    plan → act question, for an asker that is no `PlanApprover`) or "none" (a call that asks
+    `permission` is "edit", "execute", "sensitive", "governance" (above), "switch_mode" (the phased
+    strategy's plan → act question, for an asker that is no `PlanApprover`) or "none" (a call that asks
     nothing by default: a read, the plan, a `task` call, whose `Agent(name)` rules read the type in
     `raw_input["subagent_type"]`); `title` and `kind` are the call's as the editor shows them,
     `raw_input` its validated arguments. `preview()` computes what the call would change (a diff,
@@ -85,27 +86,6 @@ class PermissionQuestion:
 
 class PermissionAsker(Protocol):
     async def ask(self, question: PermissionQuestion) -> PermissionDecision: ...
-
-
-@runtime_checkable
-class RuledAsker(Protocol):
-    """An asker that weighs rules: it decides every call, those that need no permission included,
-    and says first, without asking anyone, what it can (`settle`)."""
-
-    def settle(self, question: PermissionQuestion) -> PermissionDecision | None:
-        """The decision on `question` without a question to the user, or None when the user must
-        be asked (then `ask` asks)."""
-        ...
-
-
-def settle(asker: PermissionAsker, question: PermissionQuestion) -> PermissionDecision | None:
-    """What `asker` decides on `question` without asking the user: a `RuledAsker` says; any other
-    allows a call that needs no permission ("none") and leaves the rest to `ask`."""
-    if isinstance(asker, RuledAsker):
-        return asker.settle(question)
-    if question.hook is not None and question.hook.decision == "deny":  # no rules: the hook's deny holds
-        return PermissionDecision(False, message=question.hook.reason)
-    return ALLOW if question.permission == "none" else None
 
 
 class AllowAll:

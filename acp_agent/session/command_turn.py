@@ -18,7 +18,8 @@ In a command file or a skill:
 
 The frontmatter's `allowed-tools` (a command's, or a skill's run as a command) lets the calls it
 names skip the permission question for this turn only (`commands/allowed_tools.py`): the turn's
-spec carries the session's asker with the grants, and so do its `!` lines and subagents.
+spec carries the session's gate with the grants bound (the engine weighs them with the allow rules),
+and so do its `!` lines and subagents.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from acp_agent.session.commands.conventions import CustomCommand
 from acp_agent.session.commands.expansion import MAX_FILE_REFS, expand, file_refs, text_of
 from acp_agent.session.commands.prompt_commands import PROMPT_COMMANDS
 from acp_agent.session.commands.shell_lines import run_shell_lines
-from acp_agent.session.editor.permissions import GrantedPermissions, SessionPermissions
 from acp_agent.tools.mcp.prompts import McpPrompt
 from acp_agent.tools.skill import Skill, skill_text
 from acp_agent.turn.context.history import History, JournalWriter
@@ -95,14 +95,14 @@ def command_settings(
 
 def command_spec(spec: TurnSpec, invocation: Invocation, settings: RunnerSettings | None) -> TurnSpec:
     """The spec of the turn `invocation` starts, from the session's `spec`: the command's own
-    `settings` (its `model`) for the whole turn, and the session's asker with the command's
-    `allowed-tools` (its `!` lines and subagents included)."""
+    `settings` (its `model`) for the whole turn, and the session's gate with the command's
+    `allowed-tools` bound on it (its `!` lines and subagents included)."""
     if settings is not None:
         spec = spec.fixed(settings)
     target = invocation.target
     grants = read_allowed_tools(target.allowed_tools if isinstance(target, CustomCommand | Skill) else "")
-    if grants and isinstance(spec.permissions, SessionPermissions):
-        spec = replace(spec, permissions=GrantedPermissions(spec.permissions, grants))
+    if grants:
+        spec = replace(spec, gate=spec.gate.bound(grants=grants))
     return spec
 
 

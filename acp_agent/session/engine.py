@@ -26,6 +26,7 @@ from acp_agent.config import Config
 from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
+from acp_agent.permissions.gate import PermissionGate
 from acp_agent.session.claude.hook_config import HookSet, read_hooks
 from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.command_answers import command_answer
@@ -233,7 +234,7 @@ class Engine:
             relay,
             ctx,
             session.request_settings(),
-            permissions=session.permissions,
+            PermissionGate(session.permissions.engine, session.permissions.cell, session.permissions),
             attachments=instructions.on_read,
             hooks=session.hooks,
             steering=session.steering,

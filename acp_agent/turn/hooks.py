@@ -2,7 +2,7 @@
 obeys their answers.
 
 The loop calls a `TurnHooks` at five points: before a tool call runs (`before_tool`: a hook may
-block it, answer allow / deny / ask, which the permission asker weighs with its rules, or rewrite
+block it, answer allow / deny / ask, which the rule engine weighs with the rules, or rewrite
 its input), after it succeeded (`after_tool`: feedback for the model), when a prompt arrives
 (`prompt_submitted`: block it, or add context), when the model ends its reply (`stopping`: a hook
 may keep the turn going, each continuation one more counted request under the same meter), and

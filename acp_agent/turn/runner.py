@@ -27,7 +27,7 @@ from acp_agent.model.base import (
     ThinkingDelta,
     Usage,
 )
-from acp_agent.permissions.question import PermissionAsker
+from acp_agent.permissions.gate import PermissionGate
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.attachments import ReadAttachments
@@ -101,8 +101,8 @@ class TurnRunner:
         return self.spec.request_settings()
 
     @property
-    def permissions(self) -> PermissionAsker:
-        return self.spec.permissions
+    def gate(self) -> PermissionGate:
+        return self.spec.gate
 
     @property
     def hooks(self) -> TurnHooks:
@@ -135,12 +135,14 @@ class TurnRunner:
         *,
         tools: ToolRegistry | None = None,
         stop_when: Callable[[], bool] | None = None,
+        read_only: str | None = None,
     ) -> AttemptOutcome:
         """Loop until the model ends its reply.
 
-        A strategy may offer `tools` instead of the session's for this run (a phase's tools: a
-        runner of the phase's spec runs it), and end the run after a tool batch once `stop_when()`
-        is true (the reply stays `tool_use`).
+        A strategy may offer `tools` instead of the session's for this run, and make it read-only
+        (`read_only`: what a call that changes something is told): a runner of the phase's spec
+        runs it. It may end the run after a tool batch once `stop_when()` is true (the reply stays
+        `tool_use`).
 
         Raises:
             LimitReached: a budget stops the turn (the driver catches it, once for the turn).

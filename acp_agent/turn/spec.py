@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from acp_agent.model.base import ModelClient
-from acp_agent.permissions.question import ALLOW_ALL, PermissionAsker
+from acp_agent.permissions.gate import PermissionGate
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.attachments import ReadAttachments
@@ -38,7 +38,7 @@ def new_message_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class TurnSpec:
-    """The model, tools, sink, context, settings, asker and hooks of one turn."""
+    """The model, tools, sink, context, settings, permission gate and hooks of one turn."""
 
     model: ModelClient
     tools: ToolRegistry
@@ -46,7 +46,8 @@ class TurnSpec:
     ctx: ToolContext
     settings: RunnerSettings
     """What its requests carry (unless `follow` gives them)."""
-    permissions: PermissionAsker = ALLOW_ALL
+    gate: PermissionGate
+    """Where each of its calls is decided (`permissions/gate.py`), with what the turn binds."""
     hooks: TurnHooks = NO_HOOKS
     """The user's hooks (`hooks.py`): before and after tools, at the reply's end, before a
     compaction; never a model request."""
@@ -69,9 +70,11 @@ class TurnSpec:
         """This spec with `settings` for the whole turn (a command file's own model)."""
         return replace(self, settings=settings, follow=None)
 
-    def phase(self, tools: ToolRegistry) -> TurnSpec:
-        """A phase of the turn with `tools` instead (the phased strategy's)."""
-        return replace(self, tools=tools)
+    def phase(self, tools: ToolRegistry, read_only: str | None = None) -> TurnSpec:
+        """A phase of the turn with `tools` instead (the phased strategy's); `read_only`: what a
+        call that changes something is told in it (the plan phase's refusal, the engine's)."""
+        gate = self.gate if read_only is None else self.gate.bound(read_only=read_only)
+        return replace(self, tools=tools, gate=gate)
 
     def child(
         self,
@@ -79,10 +82,10 @@ class TurnSpec:
         sink: EventSink,
         ctx: ToolContext,
         settings: RunnerSettings,
-        permissions: PermissionAsker,
+        gate: PermissionGate,
         hooks: TurnHooks,
     ) -> TurnSpec:
-        """A subagent's spec: its own tools, sink, context, settings, asker and hooks, the parent's
+        """A subagent's spec: its own tools, sink, context, settings, gate and hooks, the parent's
         model, attachments and ids; nobody steers it, and its requests are no steps of the parent's."""
         return replace(
             self,
@@ -90,7 +93,7 @@ class TurnSpec:
             sink=sink,
             ctx=ctx,
             settings=settings,
-            permissions=permissions,
+            gate=gate,
             hooks=hooks,
             steering=None,
             on_step=None,

@@ -37,7 +37,9 @@ ROUTE_HEADING = "## The route of one prompt"
 SIDE_ROUTES = {
     "The permission round trip": [
         "acp_agent/turn/tool_batch.py:ToolBatch._execute",
-        "acp_agent/session/editor/permissions.py:SessionPermissions.ask",
+        "acp_agent/permissions/gate.py:PermissionGate.verdict",
+        "acp_agent/permissions/engine.py:RuleEngine.decide",
+        "acp_agent/session/editor/permissions.py:SessionPermissions.ask_about",
         "acp_agent/rpc/outgoing.py:Outgoing.request",
         "acp_agent/rpc/endpoint.py:Endpoint._dispatch",
         "acp_agent/rpc/outgoing.py:Outgoing.answered",

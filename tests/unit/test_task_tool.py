@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import pytest
 from acp_agent.errors import ModelUnavailable, ToolError
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
-from acp_agent.permissions.question import AllowAll
+from acp_agent.permissions.gate import PermissionGate, SessionMode
+from acp_agent.permissions.question import HookVerdict
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
@@ -23,6 +25,7 @@ from acp_agent.tools.search.listing import ListFiles
 from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import TurnEvent
+from acp_agent.turn.hooks import NO_HOOKS, BeforeTool, HookCall, NoHooks, TurnHooks
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.session_usage import LoopMemory
@@ -102,7 +105,7 @@ async def test_calls_of_a_tool_that_runs_beside_itself_run_together_and_know_how
         Events(),
         ToolContext(cwd=tmp_path),
         SETTINGS,
-        permissions=AllowAll(),
+        PermissionGate.without_rules((tmp_path,)),
     )
     batch = ToolBatch(calls, spec, history, TurnMeter(Limits()))
     async with anyio.create_task_group() as group:
@@ -140,12 +143,16 @@ async def run_parent(
     *,
     child_tools: list[Tool] | None = None,
     ctx: ToolContext | None = None,
+    hooks: TurnHooks = NO_HOOKS,
 ) -> tuple[TurnMeter, History]:
     task = TaskTool(
         ToolRegistry(child_tools or [ReadFile(), ListFiles()]),
         system,
-        may_change=(lambda: True) if child_tools else None,  # what `--subagent-tools all` allows
+        changes=bool(child_tools),  # what `--subagent-tools all` gives
     )
+    gate = PermissionGate.without_rules((tmp_path,))
+    if child_tools:  # a subagent may change something only in acceptEdits and bypassPermissions
+        gate = replace(gate, mode=SessionMode("acceptEdits"))
     parent = [([call("task", description="look", prompt="look around")], "tool_use"), ([], "end_turn")]
     runner = TurnRunner(
         TurnSpec(
@@ -154,6 +161,8 @@ async def run_parent(
             Events(),
             ctx or ToolContext(cwd=tmp_path),
             RunnerSettings(model="m", max_tokens=100, system="PARENT"),
+            gate,
+            hooks=hooks,
         )
     )
     history, meter = History(), TurnMeter(limits)
@@ -208,7 +217,14 @@ async def test_the_task_tool_outside_a_turn_or_a_call_refuses(tmp_path: Path) ->
     task = TaskTool(ToolRegistry([ReadFile()]), CHILD)
     with pytest.raises(ToolError):
         await task.run({"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path))
-    spec = TurnSpec(Unused(), ToolRegistry([task]), Events(), ToolContext(cwd=tmp_path), SETTINGS)
+    spec = TurnSpec(
+        Unused(),
+        ToolRegistry([task]),
+        Events(),
+        ToolContext(cwd=tmp_path),
+        SETTINGS,
+        PermissionGate.without_rules((tmp_path,)),
+    )
     turn = InTurn(TurnMeter(Limits()), spec, LoopMemory())
     with pytest.raises(ToolError, match="only as a call of a turn"):
         await task.run_in_turn({"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path), turn)
@@ -249,3 +265,27 @@ async def test_a_subagents_commands_never_run_in_the_background(tmp_path: Path) 
     _, history = await run_parent(tmp_path, starts_a_server, Limits(), child_tools=[RunCommand()], ctx=ctx)
     assert result_text(history.messages[2]["content"][0]["content"]) == "could not"
     assert session.started == []
+
+
+class DeniesWrites(NoHooks):
+    """A PreToolUse hook that denies every write_file call, the subagents' included."""
+
+    async def before_tool(self, call: HookCall, meter: TurnMeter) -> BeforeTool:
+        if call.tool_name == "write_file":
+            return BeforeTool(HookVerdict("deny", "Blocked by a PreToolUse hook: no writes"))
+        return BeforeTool()
+
+
+async def test_a_hooks_deny_holds_for_a_subagent_whatever_the_asker(tmp_path: Path) -> None:
+    """The bug: under an asker without rules, a subagent's call was settled by the subagents' own
+    shorter order, which never read the hook's verdict: the write ran. Now the one engine decides
+    it, through the turn's gate: a hook's deny is its step 1, for a subagent too."""
+
+    def writes(request: ModelRequest) -> Reply:
+        if request.messages[-1]["content"][0].get("type") == "tool_result":
+            return [{"type": "text", "text": "tried"}], "end_turn"
+        return [call("write_file", path="out.txt", content="x")], "tool_use"
+
+    _, history = await run_parent(tmp_path, writes, Limits(), child_tools=[WriteFile()], hooks=DeniesWrites())
+    assert result_text(history.messages[2]["content"][0]["content"]) == "tried"
+    assert not (tmp_path / "out.txt").exists()

@@ -11,6 +11,7 @@ import pytest
 
 from acp_agent.limits import Limits
 from acp_agent.model.base import ModelEvent, ModelRequest
+from acp_agent.permissions.gate import PermissionGate
 from acp_agent.permissions.question import PermissionDecision, PermissionQuestion
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.edit import WriteFile
@@ -63,7 +64,7 @@ async def run_batch(
         events,
         ToolContext(cwd=tmp_path),
         RunnerSettings(model="m", max_tokens=100, tool_timeout=5),
-        permissions=asker or Declines(),
+        PermissionGate.without_rules((tmp_path,), asker or Declines()),
     )
     await ToolBatch(calls, spec, history, meter).run()
     return meter, history.messages[-1]["content"], events

@@ -40,10 +40,10 @@ def test_session_permissions_get_their_mode_switch_at_construction() -> None:
 
 def test_no_module_but_the_runner_sets_a_field_of_a_runner() -> None:
     """What a turn runs with is its spec: the runner's model, tools, sink, context, settings,
-    asker and hooks are read-only views of it, and no module swaps them on a shared runner."""
+    gate and hooks are read-only views of it, and no module swaps them on a shared runner."""
     from acp_agent.turn.runner import TurnRunner
 
-    views = {"model", "tools", "sink", "ctx", "settings", "permissions", "hooks", "attachments", "steering"}
+    views = {"model", "tools", "sink", "ctx", "settings", "gate", "hooks", "attachments", "steering"}
     assert all(isinstance(getattr(TurnRunner, name), property) for name in views)
     assert all(getattr(TurnRunner, name).fset is None for name in views)
     fields = views | {"spec", "memory", "usage", "last_context_tokens", "new_id", "on_step"}

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 import structlog
 
 from acp_agent.model.pricing import Price
-from acp_agent.permissions.engine import SUBAGENT_MODES
 from acp_agent.permissions.tool_names import SERVER_TOOLS
 from acp_agent.session.commands.agents import INHERIT, CustomAgent
 from acp_agent.session.requester import Requester
@@ -38,16 +37,13 @@ from acp_agent.turn.subagents.types import SubagentType
 if TYPE_CHECKING:
     from acp_agent.session.state import Session
 
-__all__ = ["CHANGING_MODES", "NOT_FOR_SUBAGENTS", "AgentTools", "ModelChoice", "agent_tools", "task_tool"]
+__all__ = ["NOT_FOR_SUBAGENTS", "AgentTools", "ModelChoice", "agent_tools", "task_tool"]
 
 log = structlog.get_logger(__name__)
 
 NOT_FOR_SUBAGENTS = frozenset({"task", "ask_user", "update_plan", "command_output", "stop_command"})
 """Never a subagent's: no recursion, no user to ask, and the plan and the background commands
 are the session's."""
-CHANGING_MODES = SUBAGENT_MODES
-"""The modes in which a subagent with `--subagent-tools all` may edit and run commands (the rule
-engine's, which decides the session's questions; `may_change` serves an asker without rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,17 +140,7 @@ def task_tool(
         SubagentSessions(session.id, requester, caps, session.subagents) if caps.subagent_sessions else None
     )
     prices = models.prices if models is not None else None
-    if choice == "read":
-        return TaskTool(children, system, sessions=sessions, types=types, prices=prices)
-    permissions = session.permissions
-    return TaskTool(
-        children,
-        system,
-        may_change=lambda: permissions.mode in CHANGING_MODES,
-        sessions=sessions,
-        types=types,
-        prices=prices,
-    )
+    return TaskTool(children, system, changes=choice == "all", sessions=sessions, types=types, prices=prices)
 
 
 def _subagent_type(

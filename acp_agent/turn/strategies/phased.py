@@ -117,7 +117,7 @@ class ModeSwitcher(Protocol):
 
 async def ask_approval(runner: TurnRunner, question: PlanQuestion) -> Answer:
     """Ask through the session's approver; a plain PermissionAsker can only say once or reject."""
-    asker = runner.permissions
+    asker = runner.gate.asker
     if isinstance(asker, PlanApprover):
         return await asker.approve_plan(question)
     decision = await asker.ask(
@@ -289,8 +289,8 @@ class PhasedStrategy:
         )
         if answer == "cancelled":
             raise PermissionCancelled
-        if answer == "always" and isinstance(runner.permissions, ModeSwitcher):
-            await runner.permissions.switch_mode("acceptEdits")
+        if answer == "always" and isinstance(runner.gate.asker, ModeSwitcher):
+            await runner.gate.asker.switch_mode("acceptEdits")
         return answer
 
 

@@ -23,8 +23,9 @@ Besides the general-purpose subagent, the session may offer subagent types by na
 system prompt, tools (a subset of the subagents') and model, under the same meter; a child on
 another model is priced at its model's price. Whether a child may start at all is decided before
 the call runs, as for any tool: the tool batch puts the `task` call, its `subagent_type` with it,
-to the turn's permission asker, where the session's rule engine weighs `Agent(name)` rules (no
-rule: it runs, unasked).
+to the turn's gate, where the rule engine weighs `Agent(name)` rules (no rule: it runs, unasked);
+what a subagent's own calls may do is the engine's too, through the turn's gate bound to its
+questions (a subagent may change something only in acceptEdits and bypassPermissions).
 
 Where the client shows subagents as sessions of their own (`sessions`, ACP's unstable
 `subagents` capability), each run is announced first and its live traffic goes to its own
@@ -56,7 +57,7 @@ from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.subagents.progress import (
     Both,
-    ChildPermissions,
+    ChildAsker,
     ChildProgress,
     ChildSession,
     ChildSessions,
@@ -116,25 +117,24 @@ class TaskTool:
         tools: ToolRegistry,
         system: str | Callable[[], str],
         *,
-        may_change: Callable[[], bool] | None = None,
+        changes: bool = False,
         sessions: ChildSessions | None = None,
         types: Sequence[SubagentType] = (),
         prices: Mapping[str, Price] | None = None,
     ) -> None:
         """`tools` are the subagents' tools and `system` their system prompt, the same for every
         subagent of the session (a cached prefix), or the function that builds it on the first call
-        (most sessions never call `task`). `may_change` is given when those tools edit or
-        run commands: whether the session's mode lets a subagent use them now (None: they only
-        look, so the call is read-only and runs beside other read-only calls). `sessions` is
+        (most sessions never call `task`). `changes`: those tools edit or run commands (whether
+        a subagent may use them is the engine's, in the session's mode); without, they only look,
+        so the call is read-only and runs beside other read-only calls. `sessions` is
         given when the client shows each subagent as a child session too. `types` are the
         subagents offered by name (each with tools among `tools`), listed in the tool's
         description as far as `LISTED_CHARS` allows; `prices` price a type's other model."""
         self.tools = tools
         self._system = system
-        self.may_change = may_change
         self.sessions = sessions
-        self.read_only = may_change is None
-        self.kind = "think" if may_change is None else "other"
+        self.read_only = not changes
+        self.kind = "other" if changes else "think"
         self.prices = prices or {}
         self.types, self.left_out = listed_types(types)
         """The types offered, by name, and the names left out (the list's cap)."""
@@ -200,8 +200,8 @@ class TaskTool:
             subagent.ended(TurnStop.LIMIT, Limit.REQUESTS)
             return ToolResult(NOT_RUN, is_error=True)
         progress = ChildProgress(turn.sink, ctx.call_id)
-        permissions = ChildPermissions(
-            turn.permissions, progress, description, self.may_change or _never, self._asking
+        gate = parent.gate.bound(
+            subagent=True, asker=ChildAsker(parent.gate.asker, progress, description, self._asking)
         )
         shown: ChildSession | None = None
         sink: EventSink = progress
@@ -215,7 +215,7 @@ class TaskTool:
                 sink,
                 replace(ctx, background=None),  # its commands end with it: none in the background
                 settings,
-                permissions,
+                gate,
                 parent.hooks.for_subagent(str(args.get("subagent_type") or "general-purpose")),
             )
         )
@@ -273,10 +273,6 @@ class TaskTool:
         elif outcome.stop is TurnStop.REFUSAL:
             text = "[the model refused this task]"
         return ToolResult(text, steps=tuple(progress.lines))
-
-
-def _never() -> bool:
-    return False
 
 
 def _last_text(history: History) -> str:

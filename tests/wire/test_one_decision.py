@@ -1,0 +1,182 @@
+"""One decision for every caller (issue 44): the same call, put by each caller in each mode under
+each set of rules, comes to the one outcome the rule engine gives it.
+
+The callers: a prompt's tool call, a subagent's (`--subagent-tools all`), a command file's turn
+(and one whose `allowed-tools` grants the call). Each row runs in a session of its own, one per
+mode, in one agent per caller and rule set; the rules are the user's own settings (no trust
+question): none, a deny rule, an ask rule, or a PreToolUse hook that denies. The oracle is
+`RuleEngine.decide` on the question the caller should put (`tests/support/decisions.py`), in the
+engine's order (`permissions/engine.py`): deny rules and a hook's deny, confinement, plan mode (and
+a subagent's change outside acceptEdits and bypassPermissions), ask rules, the guarded files,
+bypassPermissions, allow rules and grants, acceptEdits, then "looks only" or asked; dontAsk refuses
+what would be asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_agent.permissions.question import PermissionQuestion
+from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.testing import FakeMessagesAPI, replies, routes
+from tests.support.agent import AgentProcess
+from tests.support.decisions import MODES, RULE_SETS, Editor, Outcome, expected, write_rules
+
+pytestmark = pytest.mark.parametrize("streaming", [True], ids=["stream"])  # one path: decisions
+
+WRITE = {"path": "notes.txt", "content": "new\n"}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One session's run of a caller's call in `mode`: where, and what the agent did."""
+
+    mode: str
+    workspace: Path
+    session: str
+    tag: str
+
+
+def told(fake_api: FakeMessagesAPI, call_id: str) -> str:
+    """What the model was told of call `call_id`: its tool_result's text, in a later request."""
+    for request in fake_api.requests:
+        for message in request.body["messages"]:
+            for block in message["content"] if isinstance(message["content"], list) else []:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
+                    content = block["content"]
+                    return content if isinstance(content, str) else "".join(b["text"] for b in content)
+    raise AssertionError(f"no tool_result for {call_id}")
+
+
+def write_outcome(row: Row, editor: Editor, fake_api: FakeMessagesAPI, call_id: str) -> Outcome:
+    """What the write came to: asked, ran (the file changed, unasked) or refused (with what the
+    model was told)."""
+    asked = [q for q in editor.questions(row.session) if (q.get("rawInput") or {}).get("path") == "notes.txt"]
+    if asked:
+        return Outcome("asked")
+    if (row.workspace / "notes.txt").read_text() == WRITE["content"]:
+        return Outcome("ran")
+    return Outcome("refused", told(fake_api, call_id))
+
+
+def write_question(*, subagent: bool = False) -> PermissionQuestion:
+    return PermissionQuestion("c", "write_file", "Write", "edit", "edit", dict(WRITE), subagent=subagent)
+
+
+async def prompt_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI) -> Outcome:
+    call_id = f"toolu_w_{row.tag}"
+    fake_api.route(
+        routes.first_prompt_has(row.tag),
+        replies.tool_use("write_file", WRITE, id=call_id),
+        otherwise=replies.text("done"),
+    )
+    await agent.prompt(row.session, f"{row.tag}: write the notes")
+    return write_outcome(row, editor, fake_api, call_id)
+
+
+async def child_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI) -> Outcome:
+    call_id = f"toolu_cw_{row.tag}"
+    fake_api.route(
+        routes.first_prompt_has(f"child {row.tag}"),
+        replies.tool_use("write_file", WRITE, id=call_id),
+        otherwise=replies.text("child done"),
+    )
+    fake_api.route(
+        routes.first_prompt_has(f"{row.tag}: have"),
+        replies.tool_use("task", {"description": "write", "prompt": f"child {row.tag}: write the notes"}),
+        otherwise=replies.text("done"),
+    )
+    await agent.prompt(row.session, f"{row.tag}: have a subagent write the notes")
+    return write_outcome(row, editor, fake_api, call_id)
+
+
+def command_file(granted: bool) -> Callable[[Path], None]:
+    """The command `/notes`, in the workspace before its session opens (its commands are read then)."""
+
+    def write(workspace: Path) -> None:
+        command = workspace / ".claude" / "commands" / "notes.md"
+        command.parent.mkdir(parents=True, exist_ok=True)
+        head = "---\nallowed-tools: Write\n---\n" if granted else ""
+        command.write_text(f"{head}Write the notes ($ARGUMENTS).\n")
+
+    return write
+
+
+async def command_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI) -> Outcome:
+    call_id = f"toolu_cmd_{row.tag}"
+    fake_api.route(
+        routes.first_prompt_has(row.tag),
+        replies.tool_use("write_file", WRITE, id=call_id),
+        otherwise=replies.text("done"),
+    )
+    await agent.prompt(row.session, f"/notes {row.tag}")
+    return write_outcome(row, editor, fake_api, call_id)
+
+
+def nothing(workspace: Path) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """A caller: what its workspace holds before the session opens, how it puts the call, the
+    question it should put to the engine, and the grant it carries (`allowed-tools`)."""
+
+    prepare: Callable[[Path], None]
+    run: Callable[[AgentProcess, Row, Editor, FakeMessagesAPI], Awaitable[Outcome]]
+    question: PermissionQuestion
+    grants: str = ""
+
+
+CALLERS = {
+    "a prompt's tool call": Caller(nothing, prompt_write, write_question()),
+    "a subagent's tool call": Caller(nothing, child_write, write_question(subagent=True)),
+    "a command turn's tool call": Caller(command_file(False), command_write, write_question()),
+    "a command turn's granted call": Caller(command_file(True), command_write, write_question(), "Write"),
+}
+
+
+@pytest.mark.parametrize("rules", list(RULE_SETS))
+@pytest.mark.parametrize("caller", list(CALLERS))
+async def test_every_caller_in_every_mode_meets_the_one_engine(
+    caller: str,
+    rules: str,
+    agent_env: dict[str, str],
+    acp_schema: Any,
+    tmp_path: Path,
+    fake_api: FakeMessagesAPI,
+) -> None:
+    called = CALLERS[caller]
+    home = Path(agent_env["HOME"])
+    write_rules(home, RULE_SETS[rules])
+    editor = Editor()
+    seen: dict[str, tuple[Outcome, Outcome]] = {}
+    env = {**agent_env, "ACP_AGENT_SUBAGENT_TOOLS": "all"}
+    async with AgentProcess.start(env=env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        for mode in MODES:
+            workspace = tmp_path / f"ws-{mode}"
+            workspace.mkdir()
+            (workspace / "notes.txt").write_text("old\n")
+            called.prepare(workspace)
+            session = await agent.new_session(workspace)
+            answer = await agent.request("session/set_mode", {"sessionId": session, "modeId": mode})
+            assert "result" in answer, answer
+            row = Row(mode, workspace, session, f"row-{mode}-tag")
+            got = await called.run(agent, row, editor, fake_api)
+            want = expected(
+                workspace,
+                home,
+                mode,
+                called.question,
+                hooked=rules == "a PreToolUse hook's deny",
+                granted=read_allowed_tools(called.grants) if called.grants else None,
+            )
+            seen[mode] = (got, want)
+    wrong = {mode: f"got {got}, the engine says {want}" for mode, (got, want) in seen.items() if got != want}
+    assert not wrong, f"{caller} under {rules}: {wrong}"
