@@ -147,10 +147,9 @@ class TurnRunner:
         Raises:
             LimitReached: a budget stops the turn (the driver catches it, once for the turn).
         """
-        if tools is not None:
-            return await TurnRunner(self.spec.phase(tools), self.memory).run(
-                history, meter, stop_when=stop_when
-            )
+        if tools is not None or read_only is not None:
+            phase = self.spec.phase(tools or self.tools, read_only)
+            return await TurnRunner(phase, self.memory).run(history, meter, stop_when=stop_when)
         try:
             return await self._loop(history, meter, stop_when)
         finally:

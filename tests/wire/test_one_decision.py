@@ -2,7 +2,8 @@
 each set of rules, comes to the one outcome the rule engine gives it.
 
 The callers: a prompt's tool call, a subagent's (`--subagent-tools all`), a command file's turn
-(and one whose `allowed-tools` grants the call). Each row runs in a session of its own, one per
+(and one whose `allowed-tools` grants the call), a phase of the phased loop (a write in its
+read-only plan phase, and plan → act, a "switch_mode" question: no hook sees it). Each row runs in a session of its own, one per
 mode, in one agent per caller and rule set; the rules are the user's own settings (no trust
 question): none, a deny rule, an ask rule, or a PreToolUse hook that denies. The oracle is
 `RuleEngine.decide` on the question the caller should put (`tests/support/decisions.py`), in the
@@ -24,6 +25,7 @@ import pytest
 from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.session.commands.allowed_tools import read_allowed_tools
 from acp_agent.testing import FakeMessagesAPI, replies, routes
+from acp_agent.turn.strategies.phased import PLAN_ONLY
 from tests.support.agent import AgentProcess
 from tests.support.decisions import MODES, RULE_SETS, Editor, Outcome, expected, write_rules
 
@@ -68,7 +70,9 @@ def write_question(*, subagent: bool = False) -> PermissionQuestion:
     return PermissionQuestion("c", "write_file", "Write", "edit", "edit", dict(WRITE), subagent=subagent)
 
 
-async def prompt_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI) -> Outcome:
+async def prompt_write(
+    agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI
+) -> dict[str, Outcome]:
     call_id = f"toolu_w_{row.tag}"
     fake_api.route(
         routes.first_prompt_has(row.tag),
@@ -76,10 +80,12 @@ async def prompt_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: 
         otherwise=replies.text("done"),
     )
     await agent.prompt(row.session, f"{row.tag}: write the notes")
-    return write_outcome(row, editor, fake_api, call_id)
+    return {"write": write_outcome(row, editor, fake_api, call_id)}
 
 
-async def child_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI) -> Outcome:
+async def child_write(
+    agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI
+) -> dict[str, Outcome]:
     call_id = f"toolu_cw_{row.tag}"
     fake_api.route(
         routes.first_prompt_has(f"child {row.tag}"),
@@ -92,7 +98,7 @@ async def child_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: F
         otherwise=replies.text("done"),
     )
     await agent.prompt(row.session, f"{row.tag}: have a subagent write the notes")
-    return write_outcome(row, editor, fake_api, call_id)
+    return {"write": write_outcome(row, editor, fake_api, call_id)}
 
 
 def command_file(granted: bool) -> Callable[[Path], None]:
@@ -107,7 +113,9 @@ def command_file(granted: bool) -> Callable[[Path], None]:
     return write
 
 
-async def command_write(agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI) -> Outcome:
+async def command_write(
+    agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI
+) -> dict[str, Outcome]:
     call_id = f"toolu_cmd_{row.tag}"
     fake_api.route(
         routes.first_prompt_has(row.tag),
@@ -115,7 +123,38 @@ async def command_write(agent: AgentProcess, row: Row, editor: Editor, fake_api:
         otherwise=replies.text("done"),
     )
     await agent.prompt(row.session, f"/notes {row.tag}")
-    return write_outcome(row, editor, fake_api, call_id)
+    return {"write": write_outcome(row, editor, fake_api, call_id)}
+
+
+async def phase_calls(
+    agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI
+) -> dict[str, Outcome]:
+    """The phased loop: a write in the plan phase, then plan → act."""
+    call_id = f"toolu_pw_{row.tag}"
+    fake_api.route(
+        routes.first_prompt_has(row.tag),
+        replies.tool_use("write_file", WRITE, id=call_id),
+        replies.tool_use("finish_phase", {"summary": "write the notes"}),
+        otherwise=replies.text("acted"),
+    )
+    answer = await agent.prompt(row.session, f"{row.tag}: write the notes, phased")
+    [transition, *_] = answer["result"]["_meta"]["acp-agent"]["turn"]["transitions"]
+    switch: Outcome
+    if any(q["kind"] == "switch_mode" for q in editor.questions(row.session)):
+        switch = Outcome("asked")
+    elif transition["reason"] == "approved_once":
+        switch = Outcome("ran")
+    else:
+        assert transition["reason"] == "refused", transition
+        [shown] = [
+            u["update"]["content"][0]["content"]["text"]
+            for u in agent.updates(row.session)
+            if u["update"]["sessionUpdate"] == "tool_call_update"
+            and u["update"]["toolCallId"].startswith("approve_")
+            and u["update"].get("content")
+        ]
+        switch = Outcome("refused", shown)
+    return {"plan-phase write": write_outcome(row, editor, fake_api, call_id), "plan → act": switch}
 
 
 def nothing(workspace: Path) -> None:
@@ -123,21 +162,47 @@ def nothing(workspace: Path) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class Call:
+    """One call a caller puts, as the engine should be asked it: the question, whether a
+    PreToolUse hook sees it (a tool call; plan → act and a rewind are none), the grant it carries
+    (`allowed-tools`) and the phase's read-only refusal."""
+
+    question: PermissionQuestion
+    hooked: bool = True
+    grants: str = ""
+    read_only: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Caller:
-    """A caller: what its workspace holds before the session opens, how it puts the call, the
-    question it should put to the engine, and the grant it carries (`allowed-tools`)."""
+    """A caller: what its workspace holds before the session opens, the session's `_meta`, how it
+    puts its calls, and each call as the engine should be asked it."""
 
     prepare: Callable[[Path], None]
-    run: Callable[[AgentProcess, Row, Editor, FakeMessagesAPI], Awaitable[Outcome]]
-    question: PermissionQuestion
-    grants: str = ""
+    run: Callable[[AgentProcess, Row, Editor, FakeMessagesAPI], Awaitable[dict[str, Outcome]]]
+    calls: dict[str, Call]
+    meta: dict[str, Any] | None = None
 
 
+SWITCH = PermissionQuestion("c", "finish_phase", "Approve", "switch_mode", "switch_mode", {})
 CALLERS = {
-    "a prompt's tool call": Caller(nothing, prompt_write, write_question()),
-    "a subagent's tool call": Caller(nothing, child_write, write_question(subagent=True)),
-    "a command turn's tool call": Caller(command_file(False), command_write, write_question()),
-    "a command turn's granted call": Caller(command_file(True), command_write, write_question(), "Write"),
+    "a prompt's tool call": Caller(nothing, prompt_write, {"write": Call(write_question())}),
+    "a subagent's tool call": Caller(nothing, child_write, {"write": Call(write_question(subagent=True))}),
+    "a command turn's tool call": Caller(
+        command_file(False), command_write, {"write": Call(write_question())}
+    ),
+    "a command turn's granted call": Caller(
+        command_file(True), command_write, {"write": Call(write_question(), grants="Write")}
+    ),
+    "a phase": Caller(
+        nothing,
+        phase_calls,
+        {
+            "plan-phase write": Call(write_question(), read_only=PLAN_ONLY),
+            "plan → act": Call(SWITCH, hooked=False),
+        },
+        {"acp-agent": {"loop": "phased"}},
+    ),
 }
 
 
@@ -155,7 +220,7 @@ async def test_every_caller_in_every_mode_meets_the_one_engine(
     home = Path(agent_env["HOME"])
     write_rules(home, RULE_SETS[rules])
     editor = Editor()
-    seen: dict[str, tuple[Outcome, Outcome]] = {}
+    wrong: dict[str, str] = {}
     env = {**agent_env, "ACP_AGENT_SUBAGENT_TOOLS": "all"}
     async with AgentProcess.start(env=env, schema=acp_schema, on_request=editor) as agent:
         await agent.initialize()
@@ -164,19 +229,20 @@ async def test_every_caller_in_every_mode_meets_the_one_engine(
             workspace.mkdir()
             (workspace / "notes.txt").write_text("old\n")
             called.prepare(workspace)
-            session = await agent.new_session(workspace)
+            session = await agent.new_session(workspace, called.meta)
             answer = await agent.request("session/set_mode", {"sessionId": session, "modeId": mode})
             assert "result" in answer, answer
-            row = Row(mode, workspace, session, f"row-{mode}-tag")
-            got = await called.run(agent, row, editor, fake_api)
-            want = expected(
-                workspace,
-                home,
-                mode,
-                called.question,
-                hooked=rules == "a PreToolUse hook's deny",
-                granted=read_allowed_tools(called.grants) if called.grants else None,
-            )
-            seen[mode] = (got, want)
-    wrong = {mode: f"got {got}, the engine says {want}" for mode, (got, want) in seen.items() if got != want}
+            seen = await called.run(agent, Row(mode, workspace, session, f"row-{mode}-tag"), editor, fake_api)
+            for label, call in called.calls.items():
+                want = expected(
+                    workspace,
+                    home,
+                    mode,
+                    call.question,
+                    hooked=call.hooked and rules == "a PreToolUse hook's deny",
+                    granted=read_allowed_tools(call.grants) if call.grants else None,
+                    read_only=call.read_only,
+                )
+                if seen[label] != want:
+                    wrong[f"{mode}, {label}"] = f"got {seen[label]}, the engine says {want}"
     assert not wrong, f"{caller} under {rules}: {wrong}"
