@@ -5,12 +5,12 @@ The callers: a prompt's tool call, a subagent's (`--subagent-tools all`), a comm
 (and one whose `allowed-tools` grants the call), a phase of the phased loop (a write in its
 read-only plan phase, and plan → act, a "switch_mode" question: no hook sees it). Each row runs
 in a session of its own, one per mode, in one agent per caller and rule set; the rules are the
-user's own settings (no trust question): none, a deny rule, an ask rule, or a PreToolUse hook that denies. The oracle is
-`RuleEngine.decide` on the question the caller should put (`tests/support/decisions.py`), in the
-engine's order (`permissions/engine.py`): deny rules and a hook's deny, confinement, plan mode (and
-a subagent's change outside acceptEdits and bypassPermissions), ask rules, the guarded files,
-bypassPermissions, allow rules and grants, acceptEdits, then "looks only" or asked; dontAsk refuses
-what would be asked.
+user's own settings (no trust question): none, a deny rule, an ask rule, or a PreToolUse hook
+that denies. The oracle is `RuleEngine.decide` on the question the caller should put
+(`tests/support/decisions.py`), in the engine's order (`permissions/engine.py`): deny rules and
+a hook's deny, confinement, plan mode (and a read-only phase, and a subagent's change outside
+acceptEdits and bypassPermissions), ask rules, the guarded files, bypassPermissions, allow rules
+and grants, acceptEdits, then "looks only" or asked; dontAsk refuses what would be asked.
 """
 
 from __future__ import annotations
