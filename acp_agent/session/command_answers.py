@@ -48,7 +48,7 @@ async def command_answer(
         notes = session.claude.permission_notes() if session.claude is not None else []
         return "\n".join([session.permissions.engine.describe(session.mode), *notes])
     if name == "rewind":
-        return await rewinds.command(session, arguments)
+        return await rewinds.command(session, arguments, runner.gate)
     if name == "hooks":
         return _hooks_listing(session)
     if name == "mcp":

@@ -4,6 +4,13 @@ The journal room does the work (`journal/checkpoints.py` keeps what turns change
 `journal/rewind.py` plans and applies a rewind, `journal/timeline.py` says where prompt N starts);
 this module ties it to a live session: its journal, its roots, its permission question, and the
 refusals a client hears (-32602 for a prompt that does not exist, "cancel first" during a turn).
+
+`/rewind N` puts the files it would restore to the turn's gate (`permissions/gate.py`) as an edit
+(the strictest the files are: a restored `.git/config` is "sensitive", a settings file
+"governance"), so the session's mode applies as to any edit: acceptEdits and bypassPermissions
+restore unasked, plan and dontAsk refuse, default asks (with the diffs). A rewind that restores no
+file (`--chat`) changes nothing the engine weighs. `_session/rewind` asks nothing: the client
+asked its user.
 Imported by the engine only (after the handshake, D4).
 """
 
@@ -18,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from acp_agent.errors import JournalFailed, RpcError
+from acp_agent.permissions.gate import PermissionGate, decision_of
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.session.journal.checkpoints import Checkpoints
 from acp_agent.session.journal.rewind import (
     RewindOutcome,
@@ -55,6 +64,8 @@ class RewoundSession:
     plan: RewindPlan
     outcome: RewindOutcome | None
     running: tuple[Task, ...] = ()
+    refused: str = ""
+    """Why the engine refused it (the mode, a rule), when it did."""
 
     def answer(self) -> dict[str, Any]:
         """`_session/rewind`'s result."""
@@ -107,9 +118,9 @@ class Rewinds:
         assert self.store is not None
         return await anyio.to_thread.run_sync(self.store.read, session.id)
 
-    async def command(self, session: Session, arguments: str) -> str:
-        """`/rewind [N [--chat | --files]]`: the list, or the rewind done (asked first, with the
-        diffs), said as the notice's text."""
+    async def command(self, session: Session, arguments: str, gate: PermissionGate) -> str:
+        """`/rewind [N [--chat | --files]]`: the list, or the rewind done (put to `gate` first, the
+        user asked with the diffs where it says so), said as the notice's text."""
         if self.store is None or session.journal is None:
             return "/rewind needs the session journal (the agent runs with --no-journal)."
         try:
@@ -120,9 +131,11 @@ class Rewinds:
         if asked is None:
             return prompt_list(entries, session.cwd)
         try:
-            done = await self.rewind(session, asked[0], asked[1], confirm=True)
+            done = await self.rewind(session, asked[0], asked[1], gate=gate)
         except RpcError as exc:
             return exc.message
+        if done.refused:
+            return f"Not rewound: {done.refused}"
         if done.outcome is None:
             return f"Not rewound: the rewind to before prompt {asked[0]} was declined."
         return done.said(session.cwd)
@@ -158,10 +171,13 @@ class Rewinds:
                 number = find_prompt(await self._entries(session), str(message_id))
             except PromptNotFound as exc:
                 raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": "messageId"}) from None
-        return (await self.rewind(session, number, scope, confirm=False)).answer()
+        return (await self.rewind(session, number, scope)).answer()
 
-    async def rewind(self, session: Session, number: int, scope: Scope, *, confirm: bool) -> RewoundSession:
-        """Rewind `session` to before prompt `number`; with `confirm`, ask the user first.
+    async def rewind(
+        self, session: Session, number: int, scope: Scope, *, gate: PermissionGate | None = None
+    ) -> RewoundSession:
+        """Rewind `session` to before prompt `number`; with `gate`, the files it restores are put
+        to it first (asked, refused or allowed, `_decided`).
 
         Raises:
             RpcError: -32602 for a prompt the session does not have; -32010 when the journal
@@ -176,16 +192,10 @@ class Rewinds:
         except PromptNotFound as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": "promptIndex"}) from None
         running = _running(session) if plan.scope != "chat" else ()
-        if confirm and plan.restore:
-            notes = [n for n in (_conflicts_note(plan, session.cwd), running and _running_note(running)) if n]
-            answer = await session.permissions.confirm(
-                f"rewind_{uuid.uuid4().hex[:12]}",
-                f"Rewind to before prompt {number}: restore {len(plan.restore)} file(s)",
-                "edit",
-                ToolCallShown(diffs=await plan_diffs(plan), text="\n".join(notes) or None),
-            )
-            if answer != "once":
-                return RewoundSession(plan, None)
+        if gate is not None and plan.restore:
+            refused = await self._decided(session, gate, plan, number, running)
+            if refused is not None:
+                return RewoundSession(plan, None, refused=refused)
         try:
             with anyio.CancelScope(shield=True):  # journaled, then all the files: never half of them
                 outcome = await apply_rewind(
@@ -197,6 +207,27 @@ class Rewinds:
         except JournalFailed as exc:
             raise RpcError.journal_error(f"Cannot rewind: {exc}", {"sessionId": session.id}) from None
         return RewoundSession(plan, outcome, _running(session) if plan.scope != "chat" else ())
+
+    async def _decided(
+        self, session: Session, gate: PermissionGate, plan: RewindPlan, number: int, running: Sequence[Task]
+    ) -> str | None:
+        """Put the restore to `gate` as an edit of its files; None when it may go ahead, else why
+        not ("" when the user declined)."""
+        diffs = await plan_diffs(plan)
+        texts = {d.path: d.new_text for d in diffs}
+        permission = await gate.strictest([(c.path, texts.get(c.path)) for c in plan.restore])
+        title = f"Rewind to before prompt {number}: restore {len(plan.restore)} file(s)"
+        call_id = f"rewind_{uuid.uuid4().hex[:12]}"
+        question, verdict = await gate.verdict(
+            PermissionQuestion(call_id, "rewind", title, "edit", permission, {})
+        )
+        decided = decision_of(verdict, question)
+        if decided is not None:
+            return None if decided.allowed else decided.message
+        notes = [n for n in (_conflicts_note(plan, session.cwd), running and _running_note(running)) if n]
+        shown = ToolCallShown(diffs=diffs, text="\n".join(notes) or None)
+        answer = await session.permissions.confirm(call_id, title, "edit", shown)
+        return None if answer == "once" else ""
 
     async def finish(self, session: Session) -> None:
         """A rewind a crash stopped mid-restore, finished (at session/load)."""

@@ -47,7 +47,7 @@ RULE_SETS: dict[str, dict[str, Any]] = {
                         {
                             "type": "command",
                             "command": f"{shlex.quote(sys.executable)} {shlex.quote(str(HOOK_SCRIPT))} "
-                            "deny-all /dev/null",
+                            "deny-notes /dev/null",
                         }
                     ],
                 }

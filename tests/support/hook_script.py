@@ -48,7 +48,8 @@ def main() -> None:
     if behaviour == "block-rm" and command.startswith("rm "):
         sys.stderr.write("rm is not allowed here: use the trash script\n")
         sys.exit(2)
-    if behaviour == "deny-all":  # every call it is asked about (the decision table's hook)
+    file_path = str((data.get("tool_input") or {}).get("file_path", ""))
+    if behaviour == "deny-notes" and file_path.endswith("notes.txt"):  # the decision table's hook
         _answer(
             data["hook_event_name"],
             {"permissionDecision": "deny", "permissionDecisionReason": "the policy says no"},

@@ -157,6 +157,37 @@ async def phase_calls(
     return {"plan-phase write": write_outcome(row, editor, fake_api, call_id), "plan → act": switch}
 
 
+async def rewind_restore(
+    agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI
+) -> dict[str, Outcome]:
+    """`/rewind 1` after a first prompt wrote a draft (in bypassPermissions, and no rule names the
+    draft, so it did): the restore is an edit, put to the gate in the row's mode."""
+    draft = row.workspace / "draft.txt"
+    draft.write_text("old\n")
+    await agent.request("session/set_mode", {"sessionId": row.session, "modeId": "bypassPermissions"})
+    fake_api.route(
+        routes.first_prompt_has(row.tag),
+        replies.tool_use("write_file", {"path": "draft.txt", "content": "new\n"}),
+        otherwise=replies.text("written"),
+    )
+    await agent.prompt(row.session, f"{row.tag}: write the draft")
+    assert draft.read_text() == "new\n"
+    await agent.request("session/set_mode", {"sessionId": row.session, "modeId": row.mode})
+    said = len(agent.updates(row.session))
+    await agent.prompt(row.session, "/rewind 1")
+    if any(q["title"].startswith("Rewind") for q in editor.questions(row.session)):
+        return {"restore": Outcome("asked")}
+    if draft.read_text() == "old\n":
+        return {"restore": Outcome("ran")}
+    text = "".join(
+        u["update"]["content"]["text"]
+        for u in agent.updates(row.session)[said:]
+        if u["update"]["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert text.startswith("Not rewound: "), text
+    return {"restore": Outcome("refused", text.removeprefix("Not rewound: "))}
+
+
 def nothing(workspace: Path) -> None:
     return None
 
@@ -185,6 +216,7 @@ class Caller:
 
 
 SWITCH = PermissionQuestion("c", "finish_phase", "Approve", "switch_mode", "switch_mode", {})
+REWIND = PermissionQuestion("c", "rewind", "Rewind", "edit", "edit", {})
 CALLERS = {
     "a prompt's tool call": Caller(nothing, prompt_write, {"write": Call(write_question())}),
     "a subagent's tool call": Caller(nothing, child_write, {"write": Call(write_question(subagent=True))}),
@@ -194,6 +226,7 @@ CALLERS = {
     "a command turn's granted call": Caller(
         command_file(True), command_write, {"write": Call(write_question(), grants="Write")}
     ),
+    "/rewind": Caller(nothing, rewind_restore, {"restore": Call(REWIND, hooked=False)}),
     "a phase": Caller(
         nothing,
         phase_calls,

@@ -122,9 +122,7 @@ class SessionPermissions:
 
     async def confirm(self, call_id: str, title: str, kind: str, shown: ToolCallShown) -> str:
         """A yes/no question about something the user asked for (`/rewind N`, with what it will
-        change); answers once | reject | cancelled. Bypass mode asks nothing."""
-        if self.mode == "bypassPermissions":
-            return "once"
+        change), once the engine left it to the user; answers once | reject | cancelled."""
         tool_call = permission_tool_call(call_id, title, kind, {}, shown)
         options = [
             ("allow_once", "Go ahead", "allow_once", "once"),
