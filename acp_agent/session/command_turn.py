@@ -12,9 +12,10 @@ In a command file or a skill:
   bypass runs it), it runs in the session's sandbox and counts against the tool-call budget; its
   output (or why it did not run) takes its place in the prompt; it is journaled, and session/load
   shows it again. Nothing runs unseen.
-- `@path` adds the file's content, read by `read_file`: the session's roots and the same
-  confinement, so a path outside them is refused with a note; a name that is no file is left as
-  written (`@someone`).
+- `@path` adds the file's content, read by a `read_file` tool call of the turn, as a `!` line runs:
+  shown to the editor, put to the rule engine (a `Read` rule, a hook, the roots' confinement),
+  counted; a path it refuses gets a note with the engine's words; a name that is no file is left
+  as written (`@someone`).
 
 The frontmatter's `allowed-tools` (a command's, or a skill's run as a command) lets the calls it
 names skip the permission question for this turn only (`commands/allowed_tools.py`): the turn's
@@ -36,7 +37,7 @@ from acp_agent.session.commands.builtins import BUILT_IN_NAMES, slash_of
 from acp_agent.session.commands.conventions import CustomCommand
 from acp_agent.session.commands.expansion import MAX_FILE_REFS, expand, file_refs, text_of
 from acp_agent.session.commands.prompt_commands import PROMPT_COMMANDS
-from acp_agent.session.commands.shell_lines import run_shell_lines
+from acp_agent.session.commands.shell_lines import prompt_calls, run_shell_lines
 from acp_agent.tools.mcp.prompts import McpPrompt
 from acp_agent.tools.skill import Skill, skill_text
 from acp_agent.turn.context.history import History, JournalWriter
@@ -142,33 +143,34 @@ class CommandPrompt:
         if isinstance(target, Skill):
             text = await skill_text(replace(target, body=text))
             text = f"The user ran the skill /{target.name}. Follow its instructions:\n\n{text}"
-        return await _add_files(text, refs, runner)
+        return await _add_files(text, refs, runner, meter, journal)
 
 
-async def _add_files(text: str, refs: list[str], runner: TurnRunner) -> str:
-    """The content of each `@path` that names a file, appended (read by read_file)."""
-    if not refs:
+async def _add_files(
+    text: str, refs: list[str], runner: TurnRunner, meter: TurnMeter, journal: JournalWriter | None
+) -> str:
+    """The content of each `@path` that names a file, appended: read by read_file tool calls of
+    the turn (`commands/shell_lines.py:prompt_calls`), so the engine decides each as any read."""
+    files = [ref for ref in refs if await _names_a_file(ref, runner)]
+    if not files:
         return text
-    read_file = runner.tools.get("read_file")
+    if "read_file" not in runner.tools:
+        notes = [f"[@{ref} was not read: read_file is not offered in this session]" for ref in files]
+        return "\n\n".join([text.rstrip(), *notes])
+    read = await prompt_calls("read_file", [{"path": ref} for ref in files], runner, meter, journal)
     parts = [text.rstrip()]
-    for ref in refs:
-        try:
-            path = runner.ctx.resolve(ref)
-        except ToolError as exc:
-            parts.append(f"[@{ref} was not read: {exc}]")
-            continue
-        if not await anyio.Path(path).is_file():
-            continue  # not a file reference (`@someone`), or a directory: left as written
-        if read_file is None:
-            parts.append(f"[@{ref} was not read: read_file is not offered in this session]")
-            continue
-        try:
-            result = await read_file.run({"path": ref}, runner.ctx)
-        except ToolError as exc:
-            parts.append(f"[@{ref} was not read: {exc}]")
-            continue
-        if result.is_error:
-            parts.append(f"[@{ref} was not read: {result.text}]")
-        else:
-            parts.append(f'<file path="{ref}">\n{result.text.rstrip()}\n</file>')
+    for ref, (output, failed) in zip(files, read, strict=True):
+        parts.append(
+            f"[@{ref} was not read: {output}]" if failed else f'<file path="{ref}">\n{output}\n</file>'
+        )
     return "\n\n".join(parts)
+
+
+async def _names_a_file(ref: str, runner: TurnRunner) -> bool:
+    """Whether `@ref` is a file reference: a file inside the roots, or a path they do not reach
+    (the engine refuses that read, with the tool's own words); a name that is no file is not."""
+    try:
+        path = runner.ctx.resolve(ref)
+    except ToolError:
+        return True
+    return await anyio.Path(path).is_file()

@@ -3,7 +3,9 @@ each set of rules, comes to the one outcome the rule engine gives it.
 
 The callers: a prompt's tool call, a subagent's (`--subagent-tools all`), a command file's turn
 (and one whose `allowed-tools` grants the call), a phase of the phased loop (a write in its
-read-only plan phase, and plan → act, a "switch_mode" question: no hook sees it). Each row runs
+read-only plan phase, and plan → act, a "switch_mode" question: no hook sees it), a command
+file's `@notes.txt` (a read_file call of its turn) and `/rewind 1` (the files it restores, an
+edit; no hook sees it: it is no tool call). Each row runs
 in a session of its own, one per mode, in one agent per caller and rule set; the rules are the
 user's own settings (no trust question): none, a deny rule, an ask rule, or a PreToolUse hook
 that denies. The oracle is `RuleEngine.decide` on the question the caller should put
@@ -188,6 +190,29 @@ async def rewind_restore(
     return {"restore": Outcome("refused", text.removeprefix("Not rewound: "))}
 
 
+def file_command(workspace: Path) -> None:
+    """The command `/read`, whose text reads the notes with `@notes.txt`."""
+    command = workspace / ".claude" / "commands" / "read.md"
+    command.parent.mkdir(parents=True, exist_ok=True)
+    command.write_text("Read the notes ($ARGUMENTS): @notes.txt\n")
+
+
+async def file_read(
+    agent: AgentProcess, row: Row, editor: Editor, fake_api: FakeMessagesAPI
+) -> dict[str, Outcome]:
+    """`@notes.txt` in a command file: a read_file call of the command's turn."""
+    fake_api.route(routes.first_prompt_has(row.tag), otherwise=replies.text("read"))
+    await agent.prompt(row.session, f"/read {row.tag}")
+    if any((q.get("rawInput") or {}).get("path") == "notes.txt" for q in editor.questions(row.session)):
+        return {"read": Outcome("asked")}
+    [sent] = [r.body for r in fake_api.requests if row.tag in str(r.body["messages"][0]["content"])]
+    prompt = sent["messages"][0]["content"][0]["text"]
+    if '<file path="notes.txt">\nold\n</file>' in prompt:
+        return {"read": Outcome("ran")}
+    note = prompt.split("[@notes.txt was not read: ", 1)[1].rsplit("]", 1)[0]
+    return {"read": Outcome("refused", note)}
+
+
 def nothing(workspace: Path) -> None:
     return None
 
@@ -217,6 +242,7 @@ class Caller:
 
 SWITCH = PermissionQuestion("c", "finish_phase", "Approve", "switch_mode", "switch_mode", {})
 REWIND = PermissionQuestion("c", "rewind", "Rewind", "edit", "edit", {})
+READ = PermissionQuestion("c", "read_file", "Read", "read", "none", {"path": "notes.txt"})
 CALLERS = {
     "a prompt's tool call": Caller(nothing, prompt_write, {"write": Call(write_question())}),
     "a subagent's tool call": Caller(nothing, child_write, {"write": Call(write_question(subagent=True))}),
@@ -226,6 +252,7 @@ CALLERS = {
     "a command turn's granted call": Caller(
         command_file(True), command_write, {"write": Call(write_question(), grants="Write")}
     ),
+    "@file": Caller(file_command, file_read, {"read": Call(READ)}),
     "/rewind": Caller(nothing, rewind_restore, {"restore": Call(REWIND, hooked=False)}),
     "a phase": Caller(
         nothing,
