@@ -10,17 +10,19 @@ told there: the engine's plan step refuses what changes something).
 
 `verdict` classifies an edit first (a file that makes tools run code is "sensitive", one that
 decides what the agent itself may run is "governance": `tools/files/sensitive.py`), then asks the
-engine once; `check` also asks the asker when the engine says "ask". So the order is the engine's
-for every caller, and nothing decides elsewhere: an asker only asks.
+engine; `check` also asks the asker when the engine says "ask" (one question at a time, the engine
+asked again once it is that question's turn). So the order is the engine's for every caller, and
+nothing decides elsewhere: an asker only asks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import anyio
 import structlog
 
 from acp_agent.permissions.engine import Grants, RuleEngine, Verdict
@@ -87,6 +89,9 @@ class PermissionGate:
     subagent: bool = False
     read_only: str | None = None
     """A read-only phase: what a call that changes something is told (None: not read-only)."""
+    asking: anyio.Lock = field(default_factory=anyio.Lock, compare=False)
+    """One question at a time, across the calls a reply runs at once and the session's subagents
+    (every gate bound from this one shares it)."""
 
     @classmethod
     def without_rules(
@@ -148,14 +153,23 @@ class PermissionGate:
         question = await self.classified(question)
         if self.subagent and not question.subagent:
             question = replace(question, subagent=True)
-        mode = self.mode.current
-        return question, self.engine.decide(question, mode, self.grants, read_only=self.read_only)
+        return question, self._decide(question)
+
+    def _decide(self, question: PermissionQuestion) -> Verdict:
+        return self.engine.decide(question, self.mode.current, self.grants, read_only=self.read_only)
 
     async def ask(self, question: PermissionQuestion, verdict: Verdict) -> PermissionDecision:
-        """Ask the user what the engine left to them (`verdict` is an "ask")."""
-        if isinstance(self.asker, ExplainedAsker):
-            return await self.asker.ask_about(question, verdict)
-        return await self.asker.ask(question)
+        """Ask the user what the engine left to them (`verdict` is an "ask", from `verdict`): one
+        question at a time; once it is this one's turn the engine is asked again, since an
+        "always" answered meanwhile (or a mode switched) may settle it with no question."""
+        async with self.asking:
+            verdict = self._decide(question)
+            decided = decision_of(verdict, question)
+            if decided is not None:
+                return decided
+            if isinstance(self.asker, ExplainedAsker):
+                return await self.asker.ask_about(question, verdict)
+            return await self.asker.ask(question)
 
     async def check(self, question: PermissionQuestion) -> PermissionDecision:
         """Decide, and ask the asker when the engine says "ask"."""

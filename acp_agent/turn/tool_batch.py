@@ -138,8 +138,6 @@ class ToolBatch:
     """Calls the editor was shown (a skipped call never is)."""
     _cancel_notes: dict[str, str] = field(default_factory=dict)
     """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
-    _asking: anyio.Lock = field(default_factory=anyio.Lock)
-    """One permission question at a time, even from calls that run at once."""
     _read: dict[str, tuple[Path, ...]] = field(default_factory=dict)
     """The files each call read (`ToolResult.read`), by call id."""
     _hook_notes: dict[str, list[str]] = field(default_factory=dict)
@@ -351,9 +349,8 @@ class ToolBatch:
         decision = decision_of(verdict, question)
         if decision is None:
             meter.asking_permission()
-            try:
-                async with self._asking:  # one question at a time, even from calls run at once
-                    decision = await gate.ask(question, verdict)
+            try:  # one question at a time, even from calls run at once (the gate's)
+                decision = await gate.ask(question, verdict)
             except _CannotSucceed as exc:  # found while preparing the question: nobody is asked
                 meter.tool_started()
                 return ToolResult(str(exc), is_error=True)

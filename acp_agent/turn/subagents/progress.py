@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
-
 from acp_agent.permissions.engine import Verdict
 from acp_agent.permissions.gate import ExplainedAsker
 from acp_agent.permissions.question import PermissionAsker, PermissionDecision, PermissionQuestion
@@ -122,30 +120,24 @@ class Both:
 
 @dataclass(slots=True)
 class ChildAsker:
-    """A subagent's asker: the session's own, asked the questions the user would see, one at a
-    time across the turn's subagents, each titled with the subagent's description and shown as a
-    call of its own first. It only asks: what the subagent may do is the engine's, through the
-    turn's gate bound to its questions (`PermissionGate.bound(subagent=True)`), so a rule, a
-    hook's deny and the mode hold for a subagent as for the session."""
+    """A subagent's asker: the session's own, asked the questions the user would see, each titled
+    with the subagent's description and shown as a call of its own first (one at a time across
+    the turn's subagents: the gate's). It only asks: what the subagent may do is the engine's,
+    through the turn's gate bound to its questions (`PermissionGate.bound(subagent=True)`), so a
+    rule, a hook's deny and the mode hold for a subagent as for the session."""
 
     asker: PermissionAsker
     progress: ChildProgress
     description: str
-    asking: anyio.Lock
-    """Shared by the session's subagents: one question at a time."""
 
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
-        question = await self._shown(question)
-        async with self.asking:
-            return await self.asker.ask(question)
+        return await self.asker.ask(await self._shown(question))
 
     async def ask_about(self, question: PermissionQuestion, verdict: Verdict) -> PermissionDecision:
         """As `ask`, telling the session's asker why the engine asks (`ExplainedAsker`)."""
         if not isinstance(self.asker, ExplainedAsker):
             return await self.ask(question)
-        question = await self._shown(question)
-        async with self.asking:
-            return await self.asker.ask_about(question, verdict)
+        return await self.asker.ask_about(await self._shown(question), verdict)
 
     async def _shown(self, question: PermissionQuestion) -> PermissionQuestion:
         question = replace(question, title=f"{self.description}: {question.title}", subagent=True)

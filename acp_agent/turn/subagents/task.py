@@ -142,8 +142,6 @@ class TaskTool:
         if self.types:  # the schema is decided here, once: the tool list is a cached prefix
             self.description = TaskTool.description + types_text(self.types, self.left_out)
             self.input_schema = types_schema(TaskTool.input_schema, self.types)
-        self._asking: anyio.Lock | None = None
-        """One permission question of its subagents at a time; made by the first call."""
 
     @property
     def system(self) -> str:
@@ -181,8 +179,6 @@ class TaskTool:
         parent_settings = parent.request_settings()
         description = one_line(str(args["description"]))  # its name wherever the editor shows it
         kind = self.types.get(str(args.get("subagent_type") or GENERAL))
-        if self._asking is None:
-            self._asking = anyio.Lock()
         if kind is None:
             settings = replace(parent_settings, system=self.system)
         else:  # its own model, thinking, effort and web tools, and its own prompt
@@ -200,9 +196,7 @@ class TaskTool:
             subagent.ended(TurnStop.LIMIT, Limit.REQUESTS)
             return ToolResult(NOT_RUN, is_error=True)
         progress = ChildProgress(turn.sink, ctx.call_id)
-        gate = parent.gate.bound(
-            subagent=True, asker=ChildAsker(parent.gate.asker, progress, description, self._asking)
-        )
+        gate = parent.gate.bound(subagent=True, asker=ChildAsker(parent.gate.asker, progress, description))
         shown: ChildSession | None = None
         sink: EventSink = progress
         alone = anyio.CancelScope()  # cancelled when the client cancels this subagent alone
