@@ -25,6 +25,7 @@ from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.claude.local_owner import LocalOwners
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
+from acp_agent.session.client_options import ClientOptions
 from acp_agent.session.commands.convention_files import session_conventions
 from acp_agent.session.commands.conventions import ConventionsSlot
 from acp_agent.session.commands.output_styles import chosen_style, read_output_styles
@@ -33,7 +34,9 @@ from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import DEFAULT_MODE, SessionOptions
 from acp_agent.session.requester import Requester
 from acp_agent.session.roots import settings_roots
-from acp_agent.session.state import Session
+from acp_agent.session.runtime import Choices, RuntimeSlot, SessionBasis
+from acp_agent.session.state import Session, Title
+from acp_agent.session.usage import Spend
 from acp_agent.tools.hidden import HiddenPaths
 from acp_agent.turn.context import clearing
 from acp_agent.turn.context.history import History
@@ -81,9 +84,15 @@ class SessionBuilder:
         overrides: dict[str, Any],
         capabilities: ClientCapabilities | None,
         history: History,
+        *,
+        client: ClientOptions | None = None,
+        extra_roots: tuple[Path, ...] = (),
+        title: Title | None = None,
+        spend: Spend | None = None,
     ) -> Session:
-        """A session `session_id` at `root` with `history`, its `_meta` `overrides` applied (a bad
-        one raises `LimitsError`), registered among the open sessions."""
+        """A session `session_id` at `root` (and the client's `extra_roots`) with `history`, its
+        `_meta` `overrides` applied (a bad one raises `LimitsError`), the `client`'s options, and
+        the `title` and `spend` its journal holds; registered among the open sessions."""
         limits = self.config.limits.with_overrides(overrides)
         loop = choose_loop(self.config, overrides)
         config = self.config
@@ -105,7 +114,11 @@ class SessionBuilder:
             hidden=self.hidden,
             home=user_home(),
         )
-        settings = replace(settings, web=engine.web(settings.web))  # decided once: a cached prefix
+        client = client or ClientOptions()
+        web = engine.web(settings.web)  # decided once, with the client's tool set: a cached prefix
+        if client.allowed_tools is not None:  # acpx --allowed-tools: its web tools too
+            web = replace(web, names=frozenset(filter(client.offers, web.names)))
+        settings = replace(settings, web=web)
         modes = tuple(m for m in PERMISSION_MODES if m != "bypassPermissions" or not setup.bypass_disabled)
         permissions = SessionPermissions(
             session_id,
@@ -116,26 +129,30 @@ class SessionBuilder:
             modes=modes,
             setup=setup,
         )
+        styles = read_output_styles(root, home=user_home(), denials=engine.path_denials())
+        styles, style = chosen_style(setup, styles)
         session = Session(
             session_id,
-            root,
-            limits,
+            SessionBasis(
+                root,
+                limits,
+                capabilities or ClientCapabilities(),
+                setup,
+                styles,
+                client=client,
+                extra_roots=extra_roots,
+                subagent_tools=subagent_tools,
+            ),
             history,
             permissions,
-            settings,
-            loop,
-            capabilities or ClientCapabilities(),
-            overrides=dict(overrides),
-            effort=effort,
+            Choices(settings, loop, effort=effort, style=style, overrides=dict(overrides)),
+            RuntimeSlot(settings_roots(setup, root, self.hidden)),
             conventions=ConventionsSlot(
                 lambda: session_conventions(root, setup.plugins_in_force(), engine.path_denials())
             ),
-            subagent_tools=subagent_tools,
-            claude=setup,
+            spend=spend or Spend(),
+            title=title or Title(),
         )
-        session.settings_roots = settings_roots(setup, root, self.hidden)
-        styles = read_output_styles(root, home=user_home(), denials=engine.path_denials())
-        session.styles, session.output_style = chosen_style(setup, styles)
         if limits.max_turn_cost_usd is not None and config.model not in self.prices:
             log.warning(
                 "session.cost_unknown",

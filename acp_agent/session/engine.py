@@ -41,6 +41,8 @@ from acp_agent.session.journal.store import SessionStore
 from acp_agent.session.mcp_startup import start_trusted_servers
 from acp_agent.session.requester import Requester
 from acp_agent.session.rewinding import Rewinds
+from acp_agent.session.roots import settings_roots
+from acp_agent.session.runtime import SessionRuntime, system_prompt
 from acp_agent.session.sandboxing import hidden_paths, sandbox_policy
 from acp_agent.session.subagents.tool import ModelChoice, task_tool
 from acp_agent.session.system_prompt import PromptParts
@@ -114,22 +116,28 @@ class Engine:
         self.rewinds = Rewinds(store, self.hidden)
         """The sessions' checkpoints (what turns change, kept for a rewind) and their rewinds."""
 
-    async def spec(self, session: Session) -> TurnSpec:
-        """The session's turn spec, built on first use with the tools it has by then (MCP
-        included); the project's trust is settled first (`trust_settling.py`: what it widens may
-        add roots, a mode, tools), and its instruction files are read in a worker thread."""
-        if session.spec is None:
+    async def runtime(self, session: Session) -> SessionRuntime:
+        """The session's runtime (`runtime.py`), built once, on first use, when the project's trust
+        is settled (`trust_settling.py`: what it widens may add roots, a mode, tools), with the
+        tools it has by then (MCP included); its instruction files are read in a worker thread."""
+        slot = session.runtime
+        if slot.current is None:
             # The memory is read for the model: under the settings' Read denies, as the tools read.
             reading = self.hidden.with_denials(session.permissions.engine.path_denials())
             instructions = await read_instructions(session, reading)
-            if await settle_trust(session, self.requester, self.hidden) and instructions.untrusted_imports:
+            if await settle_trust(session, self.requester) and instructions.untrusted_imports:
                 instructions = await read_instructions(session, reading)  # trusted now: the imports join
             await start_trusted_servers(session, self.requester)
             conventions = await session.conventions.current()
             await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
-            if session.spec is None:  # nobody built it while the files were read
-                session.spec = self._build(session, instructions, conventions)
-        return session.spec
+            if slot.current is None:  # nobody built it while the files were read
+                return slot.built(self._build(session, instructions, conventions))
+        assert slot.current is not None
+        return slot.current
+
+    async def spec(self, session: Session) -> TurnSpec:
+        """The spec the session's turns start from (its runtime's, built on first use)."""
+        return (await self.runtime(session)).spec
 
     async def ready(self, session: Session, turn: RunningTurn) -> TurnResult | None:
         """Build the session's spec within `turn`'s cancel scope, before the turn's first request:
@@ -145,9 +153,14 @@ class Engine:
         # its record is journaled the same way, whatever the moment the cancel came.
         return TurnResult(TurnStop.CANCELLED, self.quiet_turn(session, "cancelled", journal=True))
 
-    def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnSpec:
-        """The spec itself: its tools, system prompt (with `instructions` and the skills of
-        `conventions`, as they are now: the prompt is a cached prefix), context and relay."""
+    def _build(
+        self, session: Session, instructions: Instructions, conventions: Conventions
+    ) -> SessionRuntime:
+        """The runtime itself: its tools, system prompt (with `instructions` and the skills of
+        `conventions`, as they are now: the prompt is a cached prefix), the settings' roots in force,
+        the tool context, relay, gate and hooks, and the strategy."""
+        roots = settings_roots(session.claude, session.cwd, self.hidden)  # the trust is settled
+        work_roots = tuple(dict.fromkeys((*session.extra_roots, *roots)))
         registry = self._tools()
         elicitation = editor_elicitation(session.id, self.requester, session.capabilities)
         # The session's own tools, for the whole session (the tool list is a cached prefix):
@@ -155,18 +168,14 @@ class Engine:
             registry.add(AskUser())
         if skills := conventions.model_skills():
             registry.add(SkillTool(skills))  # Agent Skills, levels 2 and 3
-        for tool in session.extra_tools:
+        for tool in session.services.tools:
             registry.add(tool)
         rules = session.permissions.engine
         if removed := rules.removed(registry.names):  # a tool a deny rule names whole (a cached prefix)
             registry = ToolRegistry(t for n in registry.names if n not in removed and (t := registry.get(n)))
         if session.client.allowed_tools is not None:  # the client's tool set (acpx --allowed-tools)
             offered = [registry.get(name) for name in registry.names if session.client.offers(name)]
-            registry = ToolRegistry(t for t in offered if t is not None)
-            web = session.settings.web  # its web tools too (kept through model switches)
-            session.settings = replace(
-                session.settings, web=replace(web, names=frozenset(filter(session.client.offers, web.names)))
-            )
+            registry = ToolRegistry(t for t in offered if t is not None)  # its web tools: `builder.py`
         skills_section = conventions.skills_section()[0]
         task = task_tool(
             session,
@@ -176,10 +185,10 @@ class Engine:
             skills=skills_section,
             agents=conventions.agents,
             models=self.model_choice(),
+            work_roots=work_roots,
         )
         if task is not None:  # subagents (D27), with the session's other tools as they are now
             registry.add(task)
-        session.instructions = instructions
         parts = PromptParts(
             cwd=session.cwd,
             limits=session.limits,
@@ -188,19 +197,19 @@ class Engine:
             instructions=instructions.prompt_section(),
             appended=session.client.system_append,
             skills=skills_section if "skill" in registry else "",
-            extra_roots=session.work_roots,
+            extra_roots=work_roots,
         )
-        session.use_parts(parts)  # the system prompt, in its output style
-        if session.tasks is None and self._tasks_group is not None:
+        services = session.services
+        if services.tasks is None and self._tasks_group is not None:
             spools = SpoolFolder(self._spool_root, session.id) if self._spool_root is not None else None
-            session.tasks = BackgroundTasks(self._tasks_group, spools)
+            services.tasks = BackgroundTasks(self._tasks_group, spools)
         fs = session.capabilities.fs
         relay = Relay(
             session.id, self.requester, journal=session.history.note, capabilities=session.capabilities
         )
         ctx = ToolContext(
             cwd=session.cwd,
-            extra_roots=session.work_roots,
+            extra_roots=work_roots,
             # None means the local disk; tools stream large local files themselves.
             fs=(
                 EditorFileSystem(
@@ -216,8 +225,8 @@ class Engine:
             terminal=(EditorTerminals(session.id, self.requester) if session.capabilities.terminal else None),
             elicitation=elicitation,
             hidden=self.hidden.with_denials(rules.path_denials()),  # and the settings' Read denies
-            background=session.tasks,
-            checkpoint=session.checkpoints or NO_CHECKPOINT,
+            background=services.tasks,
+            checkpoint=services.checkpoints or NO_CHECKPOINT,
             sandbox=(
                 CommandSandbox(
                     self.sandbox, tell=lambda text: relay.emit(Notice.warning(text, str(uuid.uuid4())))
@@ -226,19 +235,30 @@ class Engine:
                 else None
             ),
         )
-        session.hooks = self._hooks(session, relay, ctx.sandbox)
-        session.permissions.notify = session.hooks.notify
-        return TurnSpec(
+        hooks = self._hooks(session, relay, ctx.sandbox)
+        session.permissions.notify = hooks.notify
+        spec = TurnSpec(
             self.model,
             registry,
             relay,
             ctx,
-            session.request_settings(),
+            replace(session.settings, system=system_prompt(parts, session.style)),
             PermissionGate(session.permissions.engine, session.permissions.cell, session.permissions),
             attachments=instructions.on_read,
-            hooks=session.hooks,
+            hooks=hooks,
             steering=session.steering,
-            follow=session.request_settings,  # a model, effort or style change reaches a running turn
+            follow=session.runtime.settings,  # a choice made while a turn runs reaches its next request
+        )
+        return SessionRuntime(
+            spec,
+            hooks,
+            instructions,
+            parts,
+            roots,
+            build_strategy(session.loop),
+            session.choices,
+            session.styles,
+            build_strategy,
         )
 
     def model_choice(self) -> ModelChoice | None:
@@ -261,18 +281,16 @@ class Engine:
             mode=lambda: session.mode,
             sink=relay,
             engine=session.permissions.engine,
-            roots=lambda: (session.cwd, *session.work_roots),
+            roots=lambda: (session.cwd, *session.work_roots),  # once built: the runtime's roots
             journal=session.history.note,
             sandbox=sandbox,
             env=setup.env() if setup is not None else {},
             source="resume" if session.history.messages else "startup",
         )
 
-    def strategy(self, session: Session) -> Strategy:
-        """The session's strategy, rebuilt after its loop changed."""
-        if session.strategy is None:
-            session.strategy = build_strategy(session.loop)
-        return session.strategy
+    async def strategy(self, session: Session) -> Strategy:
+        """The session's strategy (its runtime's: a loop change builds a new one)."""
+        return (await self.runtime(session)).strategy
 
     async def run_turn(
         self,
@@ -283,8 +301,8 @@ class Engine:
         price: Price | None,
         shown: list[dict[str, Any]] | None,
     ) -> TurnResult:
-        spec = await self.spec(session)
-        strategy: Strategy = self.strategy(session)
+        runtime = await self.runtime(session)
+        spec, strategy = runtime.spec, runtime.strategy
         prompt: list[dict[str, Any]] | CommandPrompt = blocks
         invocation = await find_invocation(session, blocks)
         if invocation is None and blocks and session.tasks is not None and (news := session.tasks.news()):

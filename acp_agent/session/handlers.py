@@ -157,11 +157,10 @@ class AcpHandler:
         overrides, client = session_options(request)
         try:
             session = self.manager.create(
-                request.cwd, overrides, self.client_capabilities, request.additional_directories
+                request.cwd, overrides, self.client_capabilities, request.additional_directories, client
             )
         except LimitsError as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
-        session.client = client
         return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
 
     async def _ready(self, session: Session, mcp_servers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -192,41 +191,40 @@ class AcpHandler:
     async def load_session(self, params: Any) -> dict[str, Any]:
         """Rebuild the session from its journal and replay it before answering."""
         request = parse(LoadSessionRequest, params)
-        session = await self._restore(request)
-        return await self._restored(session, request, replay=True)
+        session, updates = await self._restore(request)
+        return await self._restored(session, updates, request)
 
     async def resume_session(self, params: Any) -> dict[str, Any]:
         """Like session/load, without replaying the conversation."""
         request = parse(ResumeSessionRequest, params)
-        session = await self._restore(request)
-        return await self._restored(session, request, replay=False)
+        session, _ = await self._restore(request)
+        return await self._restored(session, [], request)
 
-    async def _restore(self, request: LoadSessionRequest) -> Any:
+    async def _restore(self, request: LoadSessionRequest) -> tuple[Session, list[dict[str, Any]]]:
+        """The session rebuilt from its journal, and the updates that replay its conversation."""
         overrides, client = session_options(request)
         await journal_reload()  # imported off the event loop on first use (the load itself is quick)
         try:
-            session, updates = self.manager.load(
+            loaded = self.manager.load(
                 request.session_id,
                 request.cwd,
                 overrides,
                 self.client_capabilities,
                 request.additional_directories,
+                client,
             )
         except LimitsError as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
-        session.replay = updates
-        session.client = client
-        if session.interrupted_rewind:  # a crash stopped a rewind mid-restore: the new state, whole
-            await (await self.manager.engine()).rewinds.finish(session)
-            session.interrupted_rewind = False
-        return session
+        if loaded.interrupted_rewind:  # a crash stopped a rewind mid-restore: the new state, whole
+            await (await self.manager.engine()).rewinds.finish(loaded.session)
+        return loaded.session, loaded.updates
 
-    async def _restored(self, session: Any, request: Any, *, replay: bool) -> dict[str, Any]:
-        if replay:
-            for update in session.replay:
-                await self.manager.requester.notify(
-                    "session/update", {"sessionId": session.id, "update": update}
-                )
+    async def _restored(
+        self, session: Session, updates: list[dict[str, Any]], request: LoadSessionRequest
+    ) -> dict[str, Any]:
+        """Replay `updates` (none for session/resume), then answer as session/new does."""
+        for update in updates:
+            await self.manager.requester.notify("session/update", {"sessionId": session.id, "update": update})
         return await self._ready(session, request.mcp_servers)
 
     async def fork_session(self, params: Any) -> dict[str, Any]:
@@ -250,10 +248,10 @@ class AcpHandler:
                 self.client_capabilities,
                 request.additional_directories,
                 through=through,
+                client=client,
             )
         except LimitsError as exc:
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"field": exc.field}) from None
-        session.client = client
         return {"sessionId": session.id, **await self._ready(session, request.mcp_servers)}
 
     async def list_sessions(self, params: Any) -> dict[str, Any]:

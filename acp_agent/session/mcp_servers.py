@@ -6,7 +6,7 @@ same name is listed as replaced and never started. The editor's, the user's (`~/
 and the project servers the user's own settings approve start at session/new, before its answer
 (each within `MCP_START_SECONDS`, `mcp_startup.py:connect_mcp`). A project server that waits for
 trust is one of the things the trust question lists, and starts at the first prompt, once the
-question is settled and before the first request (`Engine.runner`): the tool list is a cached
+question is settled and before the first request (`Engine.runtime`): the tool list is a cached
 prefix, so it is fixed before the session's first request and holds for the session. A server
 that fails to start, or never answers within the bound, is named with why, and the session goes
 on without it.

@@ -3,7 +3,7 @@
 `mcp_servers.py` plans which of a session's servers start when (and what `/mcp` says); here they
 start. Those that need no trust start at session/new, load, resume and fork, before the answer
 (`connect_mcp`); a project server that waited for the trust question starts once it is settled,
-before the first request (`start_trusted_servers`, from `Engine.runner`): the tool list is a
+before the first request (`start_trusted_servers`, from `Engine.runtime`): the tool list is a
 cached prefix, fixed for the session from then on. A server's changed prompt list changes the
 session's commands, and the editor's menu when it differs. The `mcp` SDK is imported only for a
 session that starts a server (`mcp_connections`, D4).
@@ -52,7 +52,8 @@ async def connect_mcp(
     `start_trusted_servers`)."""
     setup = session.claude
     claude = read_claude_servers(setup, home=user_home()) if setup is not None else ClaudeServers()
-    session.servers = plan = SessionServers.plan(servers, claude, setup.trust if setup else None)
+    services = session.services
+    services.servers = plan = SessionServers.plan(servers, claude, setup.trust if setup else None)
     if not plan.any_to_start:
         return []
     connections_class = await mcp_connections()  # under the deferred-import lock, off the loop
@@ -60,11 +61,11 @@ async def connect_mcp(
         task_group,
         elicitation=editor_elicitation(session.id, requester, session.capabilities),
     )
-    session.mcp = connections
+    services.mcp = connections
     connections.on_prompts_changed = lambda: _prompts_changed(session, requester)
     starting = plan.starting()
     tools = await plan.start(starting, connections, cwd=session.cwd, timeout=MCP_START_SECONDS)
-    session.extra_tools.extend(tools)  # the runner, built on the first prompt, offers them
+    services.tools.extend(tools)  # the runtime, built on the first prompt, offers them
     session.conventions.set_prompts(connections.prompts)  # and its prompts are commands
     failures = [f"{row.name}: {row.detail}" for row in starting if row.state == "failed"]
     if failures:
@@ -82,7 +83,7 @@ async def start_trusted_servers(session: Session, requester: Requester) -> None:
     rows = servers.trusted(setup.trust if setup is not None else None)
     tools = await servers.start(rows, session.mcp, cwd=session.cwd, timeout=MCP_START_SECONDS)
     if rows:
-        session.extra_tools.extend(tools)
+        session.services.tools.extend(tools)
         session.conventions.set_prompts(session.mcp.prompts)
         await announce_commands(session.id, session.conventions, requester, first=False)
         log.info("session.project_mcp_started", session_id=session.id, tools=len(tools))

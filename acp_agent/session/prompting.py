@@ -188,25 +188,21 @@ class PromptHandler:
                 session.capabilities,
                 [str(root) for root in session.extra_roots],
                 through=through,
+                client=session.client,
             )
         except RpcError as exc:
             return f"Cannot fork this session: {exc.message.removeprefix('Invalid params: ')}"
-        fork.client = session.client
         what = "this session" if through is None else f"this session through prompt {through}"
         return (
             f"Forked {what} as a new session, {fork.id}"
-            + (f' ("{fork.title}")' if fork.title else "")
+            + (f' ("{fork.title.text}")' if fork.title.text else "")
             + ". Open it from the editor's list of sessions (session/load); this one is unchanged."
         )
 
     async def _named(self, session: Session, shown: list[dict[str, Any]]) -> None:
         """The session's first prompt names it (as session/list will): tell the editor at once."""
-        if session.titled:
-            return
-        session.titled = True
-        session.title = prompt_title(shown)
-        if session.title:
-            await self._tell(session, info_update(title=session.title, updated_at=now_iso()))
+        if session.name_from(prompt_title(shown)):
+            await self._tell(session, info_update(title=session.title.text, updated_at=now_iso()))
 
     async def _tell(self, session: Session, update: dict[str, Any]) -> None:
         await self.manager.requester.notify("session/update", {"sessionId": session.id, "update": update})

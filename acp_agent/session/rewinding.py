@@ -95,17 +95,18 @@ class Rewinds:
     def checkpoints(self, session: Session, entries: list[Entry] | None = None) -> Checkpoints | None:
         """The session's checkpoints, made on first use (None without a journal: nothing to
         rewind with)."""
-        if session.checkpoints is None and self.store is not None and session.journal is not None:
+        services = session.services
+        if services.checkpoints is None and self.store is not None and session.journal is not None:
             if entries is None:
                 entries = self.store.read(session.id)
-            session.checkpoints = Checkpoints.of_journal(
+            services.checkpoints = Checkpoints.of_journal(
                 self.store.checkpoints(session.id),
                 lambda: (session.cwd, *session.extra_roots),
                 session.history.note,
                 entries,
                 hidden=self.hidden.covered(),
             )
-        return session.checkpoints
+        return services.checkpoints
 
     def status(self, session: Session) -> str:
         """The /status line."""

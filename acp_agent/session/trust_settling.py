@@ -2,10 +2,11 @@
 
 A repository's settings can widen what the agent does (a `defaultMode`, `additionalDirectories`,
 its `.mcp.json` servers, hooks, memory imports from outside the workspace: `claude/trust.py`).
-Before the session's runner is built (`Engine.runner`), the memory files are read (an import
+Before the session's runtime is built (`Engine.runtime`), the memory files are read (an import
 outside the workspace waits for the trust, and is listed in its question), the question is asked
-unless a remembered answer covers all it lists, and once it is granted the mode, the roots and
-the memory's imports follow, and the project's MCP servers that waited start.
+unless a remembered answer covers all it lists, and once it is granted the mode and the memory's
+imports follow, and the project's MCP servers that waited start; the runtime built then reads the
+roots in force (`engine.py`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from acp_agent.session.commands.memory_files import ImportTrust, may_import_outs
 from acp_agent.session.editor.announce import announce_commands
 from acp_agent.session.editor.trust_question import ask_trust
 from acp_agent.session.options.config_options import DEFAULT_MODE
-from acp_agent.session.roots import settings_roots
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.user_dirs import user_config_dir, user_home
 
@@ -53,7 +53,7 @@ async def read_instructions(session: Session, hidden: HiddenPaths) -> Instructio
     return found
 
 
-async def settle_trust(session: Session, requester: Requester, hidden: HiddenPaths) -> bool:
+async def settle_trust(session: Session, requester: Requester) -> bool:
     """Before the session's first request: ask the project's trust if no answer covers what it
     widens now, and once granted now, apply what it enables (its `defaultMode`, if the session
     is still in the default one, its `additionalDirectories`, and the commands, skills and
@@ -69,7 +69,6 @@ async def settle_trust(session: Session, requester: Requester, hidden: HiddenPat
     found = setup.default_mode
     if found is not None and session.mode == DEFAULT_MODE and found[0] in session.permissions.modes:
         await session.permissions.switch_mode(found[0])
-    session.settings_roots = settings_roots(setup, session.cwd, hidden)
     if any(p.widening is not None for p in setup.plugins):  # now in force: offer what they hold
         session.conventions.forget()
         await announce_commands(session.id, session.conventions, requester, first=False)
@@ -84,7 +83,7 @@ async def session_instructions(
     trust: ImportTrust = may_import_outside,
 ) -> Instructions:
     """The memory (AGENTS.md, CLAUDE.md and Claude Code's other memory files) of a session at
-    `cwd`, read once when its runner is built: never one of the agent's `hidden` paths, nor a file
+    `cwd`, read once when its runtime is built: never one of the agent's `hidden` paths, nor a file
     `excludes` (`claudeMdExcludes`) names; `trust` decides imports outside the workspace."""
     return await load_instructions(
         cwd,

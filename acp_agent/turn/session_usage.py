@@ -23,7 +23,7 @@ __all__ = ["LoopMemory", "SessionUsage"]
 
 @dataclass(slots=True)
 class SessionUsage:
-    """A session's running sums, over every request its runner (and its subagents') finished."""
+    """A session's running sums, over every request its turns (and their subagents) finished."""
 
     cost_usd: float | None = None
     """What the requests cost so far; None until a priced request finished."""

@@ -187,6 +187,6 @@ def test_the_fixture_loads_in_process_with_its_choices_restored(tmp_path: Path) 
     manager = SessionManager(
         Config(model="claude-test-1"), Requester(), no_model, store=SessionStore(tmp_path)
     )
-    session, updates = manager.load(SESSION, str(tmp_path), {})
+    session, updates, _ = manager.load(SESSION, str(tmp_path), {})
     assert (session.mode, session.model, session.loop.loop) == ("acceptEdits", "claude-test-1", "tools")
     assert updates[-1] == {"sessionUpdate": "current_mode_update", "currentModeId": "acceptEdits"}

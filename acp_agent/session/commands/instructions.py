@@ -1,6 +1,6 @@
 """Project instructions for the system prompt: the AGENTS.md files and Claude Code's memory the user wrote.
 
-Read once, when a session's runner is built (a new, loaded or resumed session), so they stay the
+Read once, when a session's runtime is built (a new, loaded or resumed session), so they stay the
 same for every request of the session and keep the cached prompt prefix valid. In one stable
 order, general to specific (a later file wins where they disagree):
 

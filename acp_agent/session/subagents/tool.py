@@ -1,6 +1,6 @@
 """The session's `task` tool: which tools its subagents get, and their system prompt.
 
-Built with the session's runner (`engine.py`), once: every subagent of the session then sends the
+Built with the session's runtime (`engine.py`), once: every subagent of the session then sends the
 same tools and system prompt, one cached prefix across its subagents and turns (D14, D27). The
 prompt's text is made on the first `task` call, from what the session had when the tool was built.
 
@@ -112,13 +112,16 @@ def task_tool(
     agents: Sequence[CustomAgent] = (),
     models: ModelChoice | None = None,
     today: Callable[[], dt.date] = dt.date.today,
+    work_roots: tuple[Path, ...] | None = None,
 ) -> TaskTool | None:
     """The task tool for a session whose tools are `registry`, or None when it offers none
     (`--subagent-tools off`, or a client's tool set without it). Its subagents are shown as
     child sessions too when the client advertises `subagents` (`sessions.py`). `agents` are
     offered by name, on their own model where `models` resolves it (None: every agent runs on
     the session's). `today` is the clock the subagents' prompts take their date from (a test
-    passes its own)."""
+    passes its own); `work_roots`, the session's roots besides the cwd as its runtime has them
+    (None: as the session has them now)."""
+    roots = session.work_roots if work_roots is None else work_roots
     choice = session.subagent_tools
     if choice == "off" or not session.client.offers("task"):
         return None
@@ -132,9 +135,9 @@ def task_tool(
         today=date,
         instructions=instructions,
         skills=skills if "skill" in children else "",
-        extra_roots=session.work_roots,
+        extra_roots=roots,
     )
-    types = [_subagent_type(agent, children, session, models, date, skills) for agent in agents]
+    types = [_subagent_type(agent, children, session, models, date, skills, roots) for agent in agents]
     caps = session.capabilities
     sessions = (
         SubagentSessions(session.id, requester, caps, session.subagents) if caps.subagent_sessions else None
@@ -150,6 +153,7 @@ def _subagent_type(
     models: ModelChoice | None,
     today: dt.date,
     skills: str,
+    roots: tuple[Path, ...],
 ) -> SubagentType:
     """`agent` as a subagent type: its tools among `children`, its model as `models` names it."""
     tools = agent_tools(agent, children)
@@ -167,7 +171,7 @@ def _subagent_type(
         cwd=session.cwd,
         today=today,
         skills=skills if "skill" in tools.registry else "",
-        extra_roots=session.work_roots,
+        extra_roots=roots,
     )
     if model_id is None and tools.web is None:
         return SubagentType(agent.name, agent.description, tools.registry, system)
@@ -190,7 +194,7 @@ def _subagent_prompt(
     skills: str,
     extra_roots: tuple[Path, ...],
 ) -> str:
-    """The subagents' system prompt, from what the session had when its runner was built (the
+    """The subagents' system prompt, from what the session had when its runtime was built (the
     date too): built on the first `task` call only, as most sessions never make one."""
     return build_subagent_prompt(
         cwd=cwd,
