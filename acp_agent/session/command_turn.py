@@ -33,7 +33,7 @@ import anyio
 
 from acp_agent.errors import ToolError
 from acp_agent.session.commands.allowed_tools import read_allowed_tools
-from acp_agent.session.commands.builtins import BUILT_IN_NAMES, slash_of
+from acp_agent.session.commands.builtins import BUILT_IN_NAMES
 from acp_agent.session.commands.conventions import CustomCommand
 from acp_agent.session.commands.expansion import MAX_FILE_REFS, expand, file_refs, text_of
 from acp_agent.session.commands.prompt_commands import PROMPT_COMMANDS
@@ -64,11 +64,13 @@ class Invocation:
     extra: tuple[dict[str, Any], ...] = ()
 
 
-async def find_invocation(session: Session, blocks: list[dict[str, Any]]) -> Invocation | None:
-    """The command, skill or MCP prompt a prompt runs (`/name args`; the session's own first, then
-    the built-in `/init` and `/review`), or None for any other prompt (an unknown `/word` goes to
-    the model as it is)."""
-    invoked = slash_of(blocks)
+async def find_invocation(
+    session: Session, invoked: tuple[str, str] | None, blocks: list[dict[str, Any]]
+) -> Invocation | None:
+    """The command, skill or MCP prompt a prompt runs (`invoked`: its `/name args`, read with the
+    prompt, `prompts.py`; the session's own first, then the built-in `/init` and `/review`), or
+    None for any other prompt (an unknown `/word` goes to the model as it is). Looked up once the
+    session's runtime is built: a plugin the trust answer enables offers its commands then."""
     if invoked is None or invoked[0] in BUILT_IN_NAMES:
         return None
     target = (await session.conventions.current()).find(invoked[0]) or PROMPT_COMMANDS.get(invoked[0])

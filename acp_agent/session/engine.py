@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 import structlog
@@ -55,7 +56,7 @@ from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolic
 from acp_agent.tools.shell.spool import SpoolFolder
 from acp_agent.tools.shell.tasks import BackgroundTasks
 from acp_agent.tools.skill import SkillTool
-from acp_agent.turn.driver import TurnResult, drive_turn, journal_record
+from acp_agent.turn.driver import TurnResult, journal_record
 from acp_agent.turn.events import Notice
 from acp_agent.turn.journal.entries import TurnEntry
 from acp_agent.turn.meter import TurnMeter
@@ -72,12 +73,22 @@ if TYPE_CHECKING:
     from acp_agent.session.options.catalog import ModelCatalog
     from acp_agent.session.state import RunningTurn, Session
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "TurnStart"]
 
 log = structlog.get_logger(__name__)
 
 _QUIET_STOPS = {"end_turn": TurnStop.END_TURN, "cancelled": TurnStop.CANCELLED}
 """The ACP stop reasons of a prompt answered without a model request, as the loop's stops."""
+
+
+class TurnStart(NamedTuple):
+    """What a prompt's turn runs with (`Engine.start`)."""
+
+    strategy: Strategy
+    runner: TurnRunner
+    meter: TurnMeter
+    prompt: list[dict[str, Any]] | CommandPrompt
+    turn_id: str
 
 
 class Engine:
@@ -292,22 +303,24 @@ class Engine:
         """The session's strategy (its runtime's: a loop change builds a new one)."""
         return (await self.runtime(session)).strategy
 
-    async def run_turn(
+    async def start(
         self,
         session: Session,
         blocks: list[dict[str, Any]],
-        *,
-        scope: anyio.CancelScope,
+        slash: tuple[str, str] | None,
         price: Price | None,
-        shown: list[dict[str, Any]] | None,
-    ) -> TurnResult:
+    ) -> TurnStart:
+        """What a prompt's turn runs with (`prompting.py` drives it): the session's strategy, a
+        runner of its spec (a command's own, when the prompt's `/name` runs a command, skill or MCP
+        prompt, whose prompt is then built in the turn), a fresh meter (C2.1) and the prompt (with
+        the news of the background commands after it: the cached prefix holds)."""
         runtime = await self.runtime(session)
         spec, strategy = runtime.spec, runtime.strategy
         prompt: list[dict[str, Any]] | CommandPrompt = blocks
-        invocation = await find_invocation(session, blocks)
+        invocation = await find_invocation(session, slash, blocks)
         if invocation is None and blocks and session.tasks is not None and (news := session.tasks.news()):
-            prompt = [*blocks, {"type": "text", "text": news}]  # after the prompt: the cached prefix holds
-        if invocation is not None:  # a command, skill or MCP prompt: its prompt is built in the turn
+            prompt = [*blocks, {"type": "text", "text": news}]
+        if invocation is not None:
             settings = note = None
             if self.catalog is not None:
                 system = spec.request_settings().system
@@ -316,29 +329,24 @@ class Engine:
                 price = self.prices.get(settings.model)
             spec = command_spec(spec, invocation, settings)
             prompt = CommandPrompt(invocation, (note,) if note else ())
-        runner = TurnRunner(spec, session.memory)
+        meter = TurnMeter(session.limits, price=price)
+        return TurnStart(strategy, TurnRunner(spec, session.memory), meter, prompt, new_turn_id())
+
+    @asynccontextmanager
+    async def around_turn(self, session: Session) -> AsyncIterator[None]:
+        """A turn's checkpoints: a turn begins, the roots' snapshot is taken beside its first
+        request (a turn that changed nothing needs none), and what it changed is journaled when it
+        ends, even cancelled (within `TURN_END_SECONDS`)."""
         checkpoints = session.checkpoints
         try:
             async with anyio.create_task_group() as beside:
                 if checkpoints is not None:
                     await checkpoints.turn_started()
                     beside.start_soon(checkpoints.prepare)  # while the model reads the prompt
-                result = await drive_turn(
-                    strategy=strategy,
-                    runner=runner,
-                    history=session.history,
-                    meter=TurnMeter(session.limits, price=price),
-                    prompt=prompt,
-                    sink=runner.sink,
-                    scope=scope,
-                    turn_id=new_turn_id(),
-                    streaming=runner.model.streaming,
-                    shown=shown,
-                )
-                beside.cancel_scope.cancel()  # a turn that changed nothing needs no snapshot
-            return result
+                yield
+                beside.cancel_scope.cancel()
         finally:
-            if checkpoints is not None:  # what the turn changed, even when it was cancelled
+            if checkpoints is not None:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_END_SECONDS):
                     await _ended(checkpoints)
 

@@ -123,10 +123,12 @@ class FrontHandler:
                 group.cancel_scope.cancel()
 
     async def handle_request(self, method: str, params: Any) -> Any:
+        """`initialize` answered here; any other method goes straight to its handler in the
+        session layer's method table (built once, D4): `session/prompt` to the prompt turns."""
         if method == "initialize":
             return self.initialize(params)
         sessions = await self.sessions()
-        return await sessions.handler.handle_request(method, params)
+        return await sessions.handler.route(method)(params)
 
     async def handle_notification(self, method: str, params: Any) -> None:
         if self._sessions is not None:

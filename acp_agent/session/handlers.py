@@ -1,6 +1,7 @@
-"""ACP methods → the session manager. Params are validated here; a bad one is -32602 naming the field.
+"""ACP methods → the session manager: the method table (`AcpHandler.route`, which the front handler
+calls directly). Params are validated here; a bad one is -32602 naming the field.
 
-`session/prompt` and `_session/steering` go on to the prompt handler (`prompting.py`).
+`session/prompt` and `_session/steering` are the prompt turns' (`prompting.py`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from acp_agent.session.manager import SessionManager, journal_fork, journal_relo
 from acp_agent.session.mcp_startup import connect_mcp
 from acp_agent.session.options.config_options import modes_state
 from acp_agent.session.params import parse
-from acp_agent.session.prompting import PromptHandler
+from acp_agent.session.prompting import PromptTurns
 from acp_agent.session.state import Session
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class AcpHandler:
         self._keys = keys or NoKeyNeeded()
         self._login = Login(self._keys, manager.requester, request_id)
         self._warm_up = warm_up
-        self.prompts = PromptHandler(manager, key_refused=self._login.key_refused)
+        self.prompts = PromptTurns(manager, key_refused=self._login.key_refused)
         """`session/prompt` and `_session/steering` (`prompting.py`)."""
         self._routes: dict[str, Callable[[Any], Awaitable[Any]]] = {
             "initialize": self.initialize,
@@ -106,11 +107,17 @@ class AcpHandler:
     def journaled(self) -> bool:
         return self.manager.store is not None
 
-    async def handle_request(self, method: str, params: Any) -> Any:
+    def route(self, method: str) -> Callable[[Any], Awaitable[Any]]:
+        """The handler of `method` (-32601 for an unknown one, or a journal's method without a
+        journal): the front handler calls it directly (`front.py`)."""
         route = self._routes.get(method)
         if route is None or (method in _JOURNAL_METHODS and not self.journaled):
             raise RpcError.method_not_found(method)
-        return await route(params)
+        return route
+
+    async def handle_request(self, method: str, params: Any) -> Any:
+        """The `Handler` form of `route` (an embedder's, a test's)."""
+        return await self.route(method)(params)
 
     async def handle_notification(self, method: str, params: Any) -> None:
         if method == "session/cancel":

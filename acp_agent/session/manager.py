@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from acp_agent.session.engine import Engine
     from acp_agent.session.journal.reload import Reloaded
     from acp_agent.tools.registry import ToolRegistry
-    from acp_agent.turn.driver import TurnResult
     from acp_agent.turn.steering import Expected
 
 __all__ = ["Loaded", "SessionManager", "engine_class", "journal_fork", "journal_reload"]
@@ -434,18 +433,3 @@ class SessionManager:
                     self._idle = anyio.Event()
                     await self._idle.wait()
                 group.cancel_scope.cancel()
-
-    async def prompt(
-        self,
-        session: Session,
-        turn: RunningTurn,
-        blocks: list[dict[str, Any]],
-        shown: list[dict[str, Any]] | None = None,
-    ) -> TurnResult:
-        """Run one prompt turn in `turn` (from `self.turn(session)`)."""
-        engine = await self.engine()
-        if (cancelled := await engine.ready(session, turn)) is not None:
-            return cancelled
-        return await engine.run_turn(
-            session, blocks, scope=turn.scope, shown=shown, price=self.prices.get(session.model)
-        )

@@ -1,48 +1,60 @@
 """A prompt's way through the session layer: `session/prompt` and `_session/steering`.
 
-A prompt is read for the session's model (`prompts.py`), takes the session's turn slot (queued
-behind a running turn, D3: `SessionManager.turn`), and runs there: on the model
-(`SessionManager.prompt`), or answered without a request (a prompt cancelled while it waited, an
-empty one, a slash command: `Engine.quiet_turn`, `Engine.run_command`, `/fork` answered here since
-the manager forks). Its answer is the `PromptResponse` of the turn's record (`prompt_answer`), or a
-JSON-RPC error carrying the record. A steering message joins the running turn, or the one on its
-way (queued, or starting: a prompt expects messages from the moment it queues, `Steering.expect`),
-and starts a turn of its own, which no request awaits, only when none exists. The handler's method
-table routes both here (`handlers.py`).
+`PromptTurns` owns a prompt from its params to its answer. It is read for the session's model,
+its `/name` once (`prompts.py`), takes the session's turn slot (queued behind a running turn, D3:
+`SessionManager.turn`), and runs there: on the model, driven here (`drive_turn`, with what the
+turn machinery starts it with, `Engine.start`, and the turn's checkpoints around it), once the
+session's runtime is built (the trust question waits there, `Engine.ready`); or answered without
+a request (a prompt cancelled while it waited, an empty one, a slash command: `Engine.quiet_turn`,
+`Engine.run_command`, `/fork` answered here since the manager forks). Its answer is the
+`PromptResponse` of the turn's record (`prompt_answer`), or a JSON-RPC error carrying the record.
+A steering message joins the running turn, or the one on its way (queued, or starting: a prompt
+expects messages from the moment it queues, `Steering.expect`), and starts a turn of its own,
+which no request awaits, only when none exists. The front handler routes both here (`front.py`,
+through the method table of `handlers.py`).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from acp_agent.errors import JournalFailed, RpcError
+from acp_agent.lazy import deferred
 from acp_agent.protocol.session import PromptRequest, SteeringRequest
 from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.methods import AUTH_HELP
-from acp_agent.session.commands.builtins import CLAUDE_CODE_NAMES
 from acp_agent.session.editor.updates import info_update, user_chunks
 from acp_agent.session.journal.store import now_iso
 from acp_agent.session.journal.titles import prompt_title
 from acp_agent.session.manager import SessionManager, journal_fork, journal_reload
 from acp_agent.session.params import parse
 from acp_agent.session.prompts import PreparedPrompt, prepared_prompt
-from acp_agent.session.state import Session
+from acp_agent.session.state import RunningTurn, Session
 from acp_agent.turn.steering import Expected, SteeringMessage
 
 if TYPE_CHECKING:
+    from acp_agent.turn.driver import TurnResult
     from acp_agent.turn.record import TurnRecord
 
-__all__ = ["PromptHandler", "prompt_answer"]
+__all__ = ["PromptTurns", "prompt_answer", "turn_driver"]
 
 log = structlog.get_logger(__name__)
 
 
-class PromptHandler:
+@deferred
+def turn_driver() -> Callable[..., Awaitable[TurnResult]]:
+    """The turn's driver (`turn/driver.py:drive_turn`), imported with the turn machinery (D4)."""
+    from acp_agent.turn.driver import drive_turn
+
+    return drive_turn
+
+
+class PromptTurns:
     """Runs the session's prompts and steering messages in their turns, and answers them."""
 
     def __init__(self, manager: SessionManager, *, key_refused: Callable[[], None]) -> None:
@@ -89,14 +101,11 @@ class PromptHandler:
     async def _prepared(self, session: Session, request: PromptRequest) -> PreparedPrompt:
         """The prompt read for the session's model; a built-in named after Claude Code's everyday
         commands (`/agents`...) gives way to the project's command of that name."""
-        prepared = prepared_prompt(request, session.settings.profile)
-        if (
-            prepared.command is not None
-            and prepared.command[0] in CLAUDE_CODE_NAMES
-            and (await session.conventions.current()).find(prepared.command[0]) is not None
-        ):
-            return prepared_prompt(request, session.settings.profile, built_ins=False)
-        return prepared
+
+        async def taken(name: str) -> bool:
+            return (await session.conventions.current()).find(name) is not None
+
+        return await prepared_prompt(request, session.settings.profile, taken)
 
     async def _steered_turn(self, session: Session, prepared: PreparedPrompt, expected: Expected) -> None:
         """A turn a steering message started (expecting the messages sent after it): no request
@@ -121,7 +130,7 @@ class PromptHandler:
         """Run a prompt in its turn; with `echo` (no session/prompt sent it: a steering message),
         its content is shown to the editor as the user's message when the turn starts. A prompt for
         the model takes the session's steering messages from the moment it queues (`expected`)."""
-        shown, command, empty, blocks = prepared
+        shown, command, empty = prepared.shown, prepared.command, prepared.empty
         if expected is None and not empty and command is None:
             expected = session.steering.expect()  # made as it joins the line: no await in between
         async with self.manager.turn(session, expected) as turn:
@@ -149,7 +158,7 @@ class PromptHandler:
                     await self._tell(session, info_update(updated_at=now_iso()))
                 return prompt_answer(record)
             await self._named(session, shown)
-            result = await self.manager.prompt(session, turn, blocks, shown)
+            result = await self._model_turn(session, turn, prepared)
             session.spend.add(result.record.to_meta())
             if not session.closing:  # its last activity, for the editor's list of threads
                 await self._tell(session, info_update(updated_at=now_iso()))
@@ -169,6 +178,31 @@ class PromptHandler:
                 raise RpcError.journal_error(f"The turn failed: {failure}", data)
             raise RpcError.internal_error(f"The turn failed: {failure}", data)
         return prompt_answer(result.record)
+
+    async def _model_turn(self, session: Session, turn: RunningTurn, prepared: PreparedPrompt) -> TurnResult:
+        """Run a prompt on the model in `turn`: once the session's runtime is built (within the
+        turn's scope: session/cancel ends a trust question), what the turn machinery starts it
+        with, driven with the turn's checkpoints around it."""
+        engine = await self.manager.engine()  # the turn machinery, loaded off the event loop (D4)
+        if (cancelled := await engine.ready(session, turn)) is not None:
+            return cancelled
+        started = await engine.start(
+            session, prepared.blocks, prepared.slash, self.manager.prices.get(session.model)
+        )
+        drive = await turn_driver()
+        async with engine.around_turn(session):
+            return await drive(
+                strategy=started.strategy,
+                runner=started.runner,
+                history=session.history,
+                meter=started.meter,
+                prompt=started.prompt,
+                sink=started.runner.sink,
+                scope=turn.scope,
+                turn_id=started.turn_id,
+                streaming=started.runner.model.streaming,
+                shown=prepared.shown,
+            )
 
     async def _fork_command(self, session: Session, argument: str) -> str:
         """`/fork [N]`: fork `session` as session/fork does (its cwd, roots and options), and say

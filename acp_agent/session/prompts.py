@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from acp_agent.errors import RpcError
@@ -25,7 +26,7 @@ from acp_agent.protocol.session import (
     ResourceLink,
     TextContent,
 )
-from acp_agent.session.commands.builtins import command_of
+from acp_agent.session.commands.builtins import CLAUDE_CODE_NAMES, command_of, slash_of
 from acp_agent.tools.files.image_headers import image_size
 from acp_agent.tools.files.images import MAX_IMAGE_BASE64
 from acp_agent.turn.context.media_budget import MAX_MEDIA_BYTES
@@ -185,29 +186,34 @@ def _document(data: str, where: str) -> dict[str, Any]:
 
 class PreparedPrompt(NamedTuple):
     """A prompt's content as the editor sent it (`shown`), the built-in command it names (with its
-    arguments), whether it is empty, and its blocks for the model (none for a command or an empty
-    prompt)."""
+    arguments), whether it is empty, its blocks for the model (none for a command or an empty
+    prompt), and the `/name` its blocks start with (read once: the command, skill or MCP prompt it
+    runs is looked up by that name once the session's runtime is built, `command_turn.py`)."""
 
     shown: list[dict[str, Any]]
     command: tuple[str, str] | None
     empty: bool
     blocks: list[dict[str, Any]]
+    slash: tuple[str, str] | None = None
 
 
-def prepared_prompt(
-    request: PromptRequest, profile: ModelProfile, *, built_ins: bool = True
+async def prepared_prompt(
+    request: PromptRequest, profile: ModelProfile, taken: Callable[[str], Awaitable[bool]]
 ) -> PreparedPrompt:
-    """Read a prompt's content for the session's model (-32602 for content it cannot take);
-    without `built_ins`, a built-in's name is left to the project's command of that name."""
+    """Read a prompt's content for the session's model (-32602 for content it cannot take), its
+    `/name` once; `taken`: whether the project's command of that name replaces a built-in named
+    after one of Claude Code's everyday commands (`CLAUDE_CODE_NAMES`: asked only for those)."""
     shown = [block.to_wire() for block in request.prompt]
-    command = command_of(shown) if built_ins else None
+    command = command_of(shown)
+    if command is not None and command[0] in CLAUDE_CODE_NAMES and await taken(command[0]):
+        command = None
     empty = is_empty_prompt(shown)
     blocks = (
         []
         if empty or command is not None
         else to_model_blocks(request.prompt, model=profile.id, pdf=profile.pdf_input)
     )
-    return PreparedPrompt(shown, command, empty, blocks)
+    return PreparedPrompt(shown, command, empty, blocks, None if command is not None else slash_of(blocks))
 
 
 def is_empty_prompt(shown: list[dict[str, Any]]) -> bool:

@@ -45,7 +45,7 @@ SIDE_ROUTES = {
         "acp_agent/rpc/outgoing.py:Outgoing.answered",
     ],
     "The second prompt path": [
-        "acp_agent/session/prompting.py:PromptHandler.prompt",
+        "acp_agent/session/prompting.py:PromptTurns.prompt",
         "acp_agent/session/manager.py:SessionManager.engine",
         "acp_agent/session/engine.py:Engine.quiet_turn",
         "acp_agent/session/engine.py:Engine.run_command",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -48,9 +48,12 @@ class FakeHandler:
     def accept(self, request: InitializeRequest) -> None:
         self.accepted.append(request)
 
-    async def handle_request(self, method: str, params: Any) -> Any:
-        self.calls.append((method, params))
-        return {"method": method}
+    def route(self, method: str) -> Callable[[Any], Awaitable[Any]]:
+        async def handle(params: Any) -> Any:
+            self.calls.append((method, params))
+            return {"method": method}
+
+        return handle
 
     async def handle_notification(self, method: str, params: Any) -> None:
         self.calls.append((method, params))
