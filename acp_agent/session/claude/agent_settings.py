@@ -30,11 +30,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_agent.session.claude.managed import ManagedPolicy, read_managed_policy
-from acp_agent.session.claude.model_allowlist import ModelAllowlist, resolve_alias
 from acp_agent.session.claude.settings_json import claude_config_dir, read_json_object
+
+if TYPE_CHECKING:
+    from acp_agent.session.claude.model_allowlist import ModelAllowlist
 
 __all__ = [
     "HELPER_KEYS",
@@ -78,6 +80,8 @@ class AgentSettings:
     @property
     def allowlist(self) -> ModelAllowlist:
         """The managed `availableModels` (`model_allowlist.py`)."""
+        from acp_agent.session.claude.model_allowlist import ModelAllowlist  # not at start-up
+
         data = self.policy.data
         entries = data.get("availableModels")
         return ModelAllowlist(
@@ -175,9 +179,11 @@ def start_model(
                 break
         else:
             if settings.model is not None:
+                from acp_agent.session.claude.model_allowlist import resolve_alias
+
                 model, source = resolve_alias(settings.model[0]), f"model in {settings.model[1]}"
     warnings = list(settings.warnings)
-    if checked:
+    if checked and "availableModels" in settings.policy.data:  # else every model may be named
         model, warning = settings.allowlist.choose(model, default)
         if warning is not None:
             warnings.append(warning)

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp_agent.session.claude.mcp_policy import is_entry
 from acp_agent.session.claude.settings_json import read_json_object
 
 __all__ = [
@@ -213,6 +212,8 @@ def _checked(data: dict[str, Any], warn: Callable[[str], None]) -> dict[str, Any
             kept[key] = True
     if "availableModels" in kept:
         kept["availableModels"] = _list(kept["availableModels"], "availableModels", _is_text, warn, [])
+    if "allowedMcpServers" in kept or "deniedMcpServers" in kept:
+        from acp_agent.session.claude.mcp_policy import is_entry  # only then: start-up stays light
     if "allowedMcpServers" in kept:
         kept["allowedMcpServers"] = _list(kept["allowedMcpServers"], "allowedMcpServers", is_entry, warn, [])
     if "deniedMcpServers" in kept:

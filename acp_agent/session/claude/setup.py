@@ -317,22 +317,23 @@ def _unmanaged_keys(file: SettingsFile, warnings: list[str]) -> None:
         for key in managed_only
         if file.get(key) is not None
     )
-    if not file.project:
-        return
+    if file.scope not in ("local", "project"):
+        return  # the user's own files and acp-agent's: read at start-up (`agent_settings.py`)
+    whose = "a project's" if file.project else "a folder's local file's"
     warnings.extend(
-        f"{file.shown}: {key} not run (a project's credential helper never is: the model client is "
-        "the agent's, set up at start-up from your and the managed settings)"
+        f"{file.shown}: {key} not run ({whose} credential helper never is: the model client is "
+        "the agent's, set up at start-up from your user-level and the managed settings)"
         for key in HELPER_KEYS
         if file.get(key) is not None
     )
-
     env = file.get("env")
     names = sorted(k for k in env or () if agent_variable(k) and not never_from_project(k))
     if names:
+        reach = "once trusted they reach" if file.project else "they reach"
         warnings.append(
             f"{file.shown}: env {', '.join(names)} not applied to the agent's platform, credentials or "
-            "model (settled at start-up from your environment and your and the managed settings); "
-            "once trusted they reach its hooks and MCP servers only"
+            "model (settled at start-up from your environment and your user-level and the managed "
+            f"settings); {reach} its hooks and MCP servers only"
         )
 
 
