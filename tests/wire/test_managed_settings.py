@@ -115,7 +115,7 @@ async def test_managed_disable_bypass_beats_the_users_and_the_projects_default_m
         },
     )
     local = {"permissions": {"defaultMode": "bypassPermissions"}}
-    write_settings(workspace / ".claude" / "settings.local.json", local)  # the user's own, untracked
+    write_settings(workspace / ".claude" / "settings.local.json", local)  # the folder's local file
     async with AgentProcess.start(env=agent_env, schema=acp_schema) as agent:
         await agent.initialize()
         answer = await agent.request("session/new", {"cwd": str(workspace), "mcpServers": []})

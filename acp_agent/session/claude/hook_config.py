@@ -201,6 +201,8 @@ def read_hooks(setup: ClaudeSetup, home: Path | None = None) -> HookSet:
         for handler in _handlers(file, hooks, setup, home, warnings.append):
             if handler.key not in in_force and handler.key not in waiting:
                 into[handler.key] = handler
+    if disabled is not None and disabled[0] and off_by_policy is None and in_force:
+        warnings.append(f"{disabled[1].shown}: disableAllHooks turns off every hook but the managed policy's")
     for warning in warnings:
         log.warning("hooks.config_warning", warning=warning)
     if off_by_policy is not None:
