@@ -188,7 +188,6 @@ class ClaudeSetup:
             values,
             allowed_by,
         )
-
         for warning in warnings:
             log.warning("claude.mcp_policy_warning", warning=warning)
         return policy
@@ -264,13 +263,13 @@ def load_claude_setup(
     overridden_rules: dict[str, int] = {}
     for file in files:
         _unmanaged_keys(file, warnings)
-        if "allowManagedPermissionRulesOnly" in locks and file.scope != "managed":
+        origin = RuleOrigin(file.shown, file.anchor, file.project)
+        locked_out = "allowManagedPermissionRulesOnly" in locks and file.scope != "managed"
+        if locked_out:  # its rules are not read: only the policy's apply
             count = sum(len(file.get("permissions", b) or ()) for b in BEHAVIORS)
             if count:
-                overridden_rules[file.shown] = count
-            continue  # its rules are not read: only the policy's apply
-        origin = RuleOrigin(file.shown, file.anchor, file.project)
-        for behavior in BEHAVIORS:
+                overridden_rules[file.shown] = overridden_rules.get(file.shown, 0) + count
+        for behavior in () if locked_out else BEHAVIORS:
             for text in file.get("permissions", behavior) or ():
                 rule, warning = read_rule(text, behavior, origin, cwd=cwd, home=home)
                 if warning:
