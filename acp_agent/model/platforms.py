@@ -1,7 +1,9 @@
 """Which platform serves Claude, chosen from environment variables as Claude Code chooses it.
 
-`select_platform(env)` reads one mapping: today the process environment (what the editor's `env` for
-the agent gives); a settings file's `env` can be laid over it later without changing anything here.
+`select_platform(env)` reads one mapping: the process environment (what the editor's `env` for the
+agent gives) with the `env` of the managed policy and the user's own settings files laid over it
+(`app.py`, `session/claude/agent_settings.py`; never a project's).
+
 It reads no secret and imports nothing heavy: the client for the chosen platform, and its SDK
 extras (botocore, google-auth), are built and imported late (`platform_clients.py`).
 

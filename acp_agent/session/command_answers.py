@@ -45,7 +45,10 @@ async def command_answer(
     it makes (`/compact`'s) is counted in `meter`. An unknown name answers as `/status`, with
     the `platform`'s lines (`model/platforms.py:Platform.status`) after the model's."""
     if name == "permissions":
-        return session.permissions.engine.describe(session.mode)
+        described = session.permissions.engine.describe(session.mode)
+        policy = session.claude.policy_lines() if session.claude is not None else []
+        return "\n".join([described, *policy])
+
     if name == "rewind":
         return await rewinds.command(session, arguments)
     if name == "hooks":

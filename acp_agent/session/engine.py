@@ -355,7 +355,7 @@ class Engine:
         runner = await self.runner(session)
         meter = TurnMeter(session.limits, price=price)
         if answer is None:
-            platform = self.catalog.platform.status() if self.catalog is not None else None
+            platform = self.catalog.status() if self.catalog is not None else None
             answer = await command_answer(name, arguments, session, runner, meter, self.rewinds, platform)
         await runner.sink.emit(Notice(answer, str(uuid.uuid4())))  # an answer outside the history
         record = TurnRecord.from_meter(

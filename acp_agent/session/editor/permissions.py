@@ -8,6 +8,11 @@ the user what the engine leaves to them, and keeps their "always" answers throug
 says which). A rejection tells the model the user declined; a cancelled question ends the turn
 `cancelled`. Only a `selected` outcome naming an offered option allows anything: every other
 answer is a rejection, and the log says why.
+
+Under the managed policy's `allowManagedPermissionRulesOnly` the policy's rules are the only
+ones: no "always" answer is offered (nor kept), and a command's `allowed-tools` allows nothing
+without a question (Claude Code ignores `--allowedTools` under it: stricter here, a command file
+is a file the policy does not govern).
 """
 
 from __future__ import annotations
@@ -140,12 +145,20 @@ class SessionPermissions:
         self, question: PermissionQuestion, granted: Grants | None = None
     ) -> PermissionDecision | None:
         """The engine's verdict when it needs nobody (`RuledAsker`); None when the user is asked."""
-        return _decision(self.engine.decide(question, self.mode, granted), question)
+        return _decision(self.engine.decide(question, self.mode, self._granted(granted)), question)
+
+    @property
+    def managed_rules_only(self) -> bool:
+        """The managed policy's `allowManagedPermissionRulesOnly`: only its rules apply."""
+        return self.engine.setup.locked("allowManagedPermissionRulesOnly")
+
+    def _granted(self, granted: Grants | None) -> Grants | None:
+        return None if self.managed_rules_only else granted
 
     async def ask(self, question: PermissionQuestion, granted: Grants | None = None) -> PermissionDecision:
         """`granted`: what the command that started the turn allows without asking
         (`session/commands/allowed_tools.py`), weighed by the engine with the allow rules."""
-        verdict = self.engine.decide(question, self.mode, granted)
+        verdict = self.engine.decide(question, self.mode, self._granted(granted))
         decision = _decision(verdict, question)
         if decision is not None:
             return decision
@@ -192,6 +205,9 @@ class SessionPermissions:
         options = []
         for option in OPTIONS:
             if option["kind"] in ("allow_always", "reject_always"):
+                if self.managed_rules_only:
+                    continue  # the policy's rules are the only ones: none is kept
+
                 lasting = self.engine.lasting(question, verdict, allow=option["kind"] == "allow_always")
                 if lasting is None:
                     continue
