@@ -84,6 +84,9 @@ async def command_answer(
     if platform is None:
         return report
     first, _, rest = report.partition("\n")
+    # A file read at start-up and again by the session warns twice with the same words: once here.
+    said = set(rest.splitlines())
+    platform = "\n".join(line for line in platform.splitlines() if "warning:" not in line or line not in said)
     return f"{first}\n{platform}\n{rest}"
 
 
