@@ -25,6 +25,7 @@ from acp_agent.model.platform_errors import error_parts, explain, refused_creden
 from acp_agent.model.platforms import Platform, is_set
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
 from acp_agent.model.sdk import anthropic_sdk, taken_secrets
+from acp_agent.phases import REQUEST_PHASE, phase
 from acp_agent.model.stream_events import (
     Attempt,
     MalformedReply,
@@ -149,7 +150,8 @@ class AnthropicModel:
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
-        client = await self._ready_client()
+        with phase("SDK and its client wait"):
+            client = await self._ready_client()
         import anthropic
         import httpx2
 
@@ -266,7 +268,7 @@ class AnthropicModel:
         # A stall is no byte for stall_seconds: the read timeout watches every socket read at no
         # per-event cost (a cancel scope per event would add ~25 µs to each delta).
         timeout = httpx2.Timeout(self.stall_seconds, connect=min(self.stall_seconds, 10.0))
-        with anyio.fail_after(self.stall_seconds + 1):
+        with anyio.fail_after(self.stall_seconds + 1), phase(REQUEST_PHASE):
             stream = await client.messages.create(stream=True, timeout=timeout, **kwargs)
         self._note_answered()
         self._check_stream_type(stream)
@@ -301,7 +303,8 @@ class AnthropicModel:
         import anthropic
 
         try:
-            message = await client.messages.create(timeout=self.request_timeout, **kwargs)
+            with phase(REQUEST_PHASE):
+                message = await client.messages.create(timeout=self.request_timeout, **kwargs)
         except anthropic.APITimeoutError as exc:
             if _is_connect_timeout(exc):
                 raise

@@ -26,6 +26,7 @@ from acp_agent.config import Config
 from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
+from acp_agent.phases import phase
 from acp_agent.session.claude.hook_config import HookSet, read_hooks
 from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.command_answers import command_answer
@@ -116,14 +117,21 @@ class Engine:
         the project's trust is settled first (`trust_settling.py`: what it widens may add roots, a
         mode, tools), and its instruction files are read in a worker thread."""
         if session.runner is None:
-            instructions = await read_instructions(session, self.hidden)
-            if await settle_trust(session, self.requester, self.hidden) and instructions.untrusted_imports:
+            with phase("memory files"):
+                instructions = await read_instructions(session, self.hidden)
+            with phase("trust settling"):
+                settled = await settle_trust(session, self.requester, self.hidden)
+            if settled and instructions.untrusted_imports:
                 instructions = await read_instructions(session, self.hidden)  # trusted now: the imports join
-            await start_trusted_servers(session, self.requester)
-            conventions = await session.conventions.current()
-            await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
+            with phase("MCP servers"):
+                await start_trusted_servers(session, self.requester)
+            with phase("commands, skills, agents"):
+                conventions = await session.conventions.current()
+            with phase("checkpoint store"):
+                await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
             if session.runner is None:  # nobody built it while the files were read
-                session.runner = self._build(session, instructions, conventions)
+                with phase("runner: tools, system prompt, hooks"):
+                    session.runner = self._build(session, instructions, conventions)
         return session.runner
 
     def _build(self, session: Session, instructions: Instructions, conventions: Conventions) -> TurnRunner:
@@ -236,7 +244,8 @@ class Engine:
         """The session's hooks, read from its settings once the trust question is settled (a
         project's run only once trusted), run in its sandbox, shown through its relay."""
         setup = session.claude
-        hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
+        with phase("hooks"):
+            hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
         return SessionHooks(
             hooks,
             session.id,
@@ -269,7 +278,8 @@ class Engine:
         runner = await self.runner(session)
         strategy: Strategy = self.strategy(session)
         settings = None
-        invocation = await find_invocation(session, blocks)
+        with phase("command lookup"):
+            invocation = await find_invocation(session, blocks)
         if invocation is None and blocks and session.tasks is not None and (news := session.tasks.news()):
             blocks = [*blocks, {"type": "text", "text": news}]  # after the prompt: the cached prefix holds
         if invocation is not None:  # a command, skill or MCP prompt: its prompt is built in the turn
@@ -284,7 +294,8 @@ class Engine:
         try:
             async with anyio.create_task_group() as beside:
                 if checkpoints is not None:
-                    await checkpoints.turn_started()
+                    with phase("checkpoint turn start"):
+                        await checkpoints.turn_started()
                     beside.start_soon(checkpoints.prepare)  # while the model reads the prompt
                 result = await drive_turn(
                     strategy=strategy,
