@@ -25,7 +25,6 @@ from acp_agent.model.platform_errors import error_parts, explain, refused_creden
 from acp_agent.model.platforms import Platform, is_set
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
 from acp_agent.model.sdk import anthropic_sdk, taken_secrets
-from acp_agent.phases import REQUEST_PHASE, phase
 from acp_agent.model.stream_events import (
     Attempt,
     MalformedReply,
@@ -35,6 +34,7 @@ from acp_agent.model.stream_events import (
     usage_of,
     web_search_bound,
 )
+from acp_agent.phases import REQUEST_PHASE, phase
 
 if TYPE_CHECKING:
     import anthropic
@@ -145,7 +145,9 @@ class AnthropicModel:
         without the Models API (it is never asked there)."""
         if not self.platform.features.models_api:
             return {}
-        return await read_models(await self._ready_client())
+        client = await self._ready_client()
+        await anyio.to_thread.run_sync(lambda: client.models)  # its resource's import: not on the loop
+        return await read_models(client)
 
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
