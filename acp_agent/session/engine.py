@@ -26,6 +26,7 @@ from acp_agent.config import Config
 from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
+from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.phases import phase
 from acp_agent.session.claude.hook_config import HookSet, read_hooks
 from acp_agent.session.claude.hooks import SessionHooks
@@ -296,7 +297,7 @@ class Engine:
                 if checkpoints is not None:
                     with phase("checkpoint turn start"):
                         await checkpoints.turn_started()
-                    beside.start_soon(checkpoints.prepare)  # while the model reads the prompt
+                    beside.start_soon(self._prepare, checkpoints)  # while the model reads the prompt
                 result = await drive_turn(
                     strategy=strategy,
                     runner=runner,
@@ -317,6 +318,15 @@ class Engine:
             if checkpoints is not None:  # what the turn changed, even when it was cancelled
                 with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_END_SECONDS):
                     await _ended(checkpoints)
+
+    async def _prepare(self, checkpoints: Checkpoints) -> None:
+        """The snapshot a turn's first change would wait for, taken beside its first request once
+        the API has begun to answer one: a large repository's first snapshot is seconds of git,
+        which must not compete with the agent's first request for a 2-core box's CPU. (Cancelled
+        with the turn: a change that comes first takes its snapshot itself.)"""
+        if isinstance(self.model, SaysWhenAnswered):
+            await self.model.answered_once()
+        await checkpoints.prepare()
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
         """The record of a prompt answered without a model request: an empty prompt (journaled,
