@@ -33,8 +33,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from acp_agent.model.sdk_late_names import LateNamesLoader
-
 __all__ = ["LazyReexports", "reexports"]
 
 Reexports = dict[str, tuple[str, str | None]]
@@ -136,6 +134,8 @@ class LazyReexports(importlib.abc.MetaPathFinder):
             return spec
         if origin.name != "__init__.py":
             if self.late_names and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+                from acp_agent.model.sdk_late_names import LateNamesLoader  # not at the handshake
+
                 spec.loader = LateNamesLoader(fullname, str(origin))
             return spec
         try:

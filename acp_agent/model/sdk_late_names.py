@@ -39,7 +39,6 @@ import marshal
 import os
 import struct
 import sys
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from types import CodeType
@@ -387,6 +386,8 @@ def _code(value: object) -> CodeType:
 
 
 def _write(path: str, data: bytes) -> None:
+    import tempfile  # a cache miss only
+
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=directory, prefix=".acp-late-")
