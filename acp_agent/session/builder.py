@@ -20,6 +20,7 @@ from acp_agent.config import SUBAGENT_TOOLS, Config
 from acp_agent.errors import LimitsError
 from acp_agent.model.pricing import Price
 from acp_agent.model.profiles import ProfileError
+from acp_agent.phases import phase
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.claude.rule_engine import RuleEngine
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
@@ -142,6 +143,7 @@ class SessionBuilder:
 
     def claude_setup(self, root: Path) -> ClaudeSetup:
         """The Claude Code settings of a session at `root`, read now (once per session)."""
-        return load_claude_setup(
-            root, home=user_home(), config_dir=user_config_dir(), trust_store=self.trust_store
-        )
+        with phase("settings reads (session/new)"):
+            return load_claude_setup(
+                root, home=user_home(), config_dir=user_config_dir(), trust_store=self.trust_store
+            )

@@ -180,7 +180,8 @@ class Engine:
             skills=skills_section if "skill" in registry else "",
             extra_roots=session.work_roots,
         )
-        settings = replace(session.settings, system=session.system_prompt(parts))  # in its output style
+        with phase("system prompt"):
+            settings = replace(session.settings, system=session.system_prompt(parts))  # in its output style
         if session.tasks is None and self._tasks_group is not None:
             spools = SpoolFolder(self._spool_root, session.id) if self._spool_root is not None else None
             session.tasks = BackgroundTasks(self._tasks_group, spools)
