@@ -244,7 +244,8 @@ def test_without_bytecode_writing_modules_load_as_they_are(
 
 
 def run_fresh(code: str, stdin: str = "") -> dict[str, object]:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONHASHSEED": "0"}  # sets print alike
+    # bytecode written (the rewrite is kept where it is), and sets printed in one order in both
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONHASHSEED": "0"}
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
@@ -280,6 +281,8 @@ DESCRIBE = """
 """
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # every SDK module, twice: ~20 s at load 8 on a fresh venv's first run
 def test_every_late_name_of_the_installed_sdk_is_what_a_plain_import_binds() -> None:
     """Every module of the SDK, imported with late names, then every late name read: each must be
     what the same module's name is after a plain import (this fails when an SDK release has a
