@@ -20,6 +20,7 @@ from acp_agent.config import DEFAULT_MODEL, SUBAGENT_TOOLS, Config
 from acp_agent.errors import LimitsError
 from acp_agent.model.pricing import Price
 from acp_agent.model.profiles import ProfileError
+from acp_agent.phases import phase
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.claude.agent_settings import AgentSettings
 from acp_agent.session.claude.local_owner import LocalOwners
@@ -154,14 +155,15 @@ class SessionBuilder:
     def claude_setup(self, root: Path) -> ClaudeSetup:
         """The Claude Code settings of a session at `root`, read now (once per session), under
         the managed policy read at start-up."""
-        return load_claude_setup(
-            root,
-            home=user_home(),
-            config_dir=user_config_dir(),
-            trust_store=self.trust_store,
-            owners=LocalOwners(self.trust_store.path.parent / "local-settings.json"),
-            policy=self.agent_settings.policy if self.agent_settings is not None else None,
-        )
+        with phase("settings reads (session/new)"):
+            return load_claude_setup(
+                root,
+                home=user_home(),
+                config_dir=user_config_dir(),
+                trust_store=self.trust_store,
+                owners=LocalOwners(self.trust_store.path.parent / "local-settings.json"),
+                policy=self.agent_settings.policy if self.agent_settings is not None else None,
+            )
 
     def session_model(self, setup: ClaudeSetup) -> str:
         """A new session's model, Claude Code's order: `--model` (or `ACP_AGENT_MODEL`), then

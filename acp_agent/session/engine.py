@@ -26,6 +26,8 @@ from acp_agent.config import Config
 from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
+from acp_agent.model.provider import SaysWhenAnswered
+from acp_agent.phases import phase
 from acp_agent.session.claude.hook_config import HookSet, read_hooks
 from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.command_answers import command_answer
@@ -118,14 +120,21 @@ class Engine:
         if session.runner is None:
             # The memory is read for the model: under the settings' Read denies, as the tools read.
             reading = self.hidden.with_denials(session.permissions.engine.path_denials())
-            instructions = await read_instructions(session, reading)
-            if await settle_trust(session, self.requester, self.hidden) and instructions.untrusted_imports:
+            with phase("memory files"):
+                instructions = await read_instructions(session, reading)
+            with phase("trust settling"):
+                settled = await settle_trust(session, self.requester, self.hidden)
+            if settled and instructions.untrusted_imports:
                 instructions = await read_instructions(session, reading)  # trusted now: the imports join
-            await start_trusted_servers(session, self.requester)
-            conventions = await session.conventions.current()
-            await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
+            with phase("MCP servers"):
+                await start_trusted_servers(session, self.requester)
+            with phase("commands, skills, agents"):
+                conventions = await session.conventions.current()
+            with phase("checkpoint store"):
+                await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
             if session.runner is None:  # nobody built it while the files were read
-                session.runner = self._build(session, instructions, conventions)
+                with phase("runner: tools, system prompt, hooks"):
+                    session.runner = self._build(session, instructions, conventions)
         return session.runner
 
     async def ready(self, session: Session, turn: RunningTurn) -> TurnResult | None:
@@ -187,7 +196,8 @@ class Engine:
             skills=skills_section if "skill" in registry else "",
             extra_roots=session.work_roots,
         )
-        settings = replace(session.settings, system=session.system_prompt(parts))  # in its output style
+        with phase("system prompt"):
+            settings = replace(session.settings, system=session.system_prompt(parts))  # in its output style
         if session.tasks is None and self._tasks_group is not None:
             spools = SpoolFolder(self._spool_root, session.id) if self._spool_root is not None else None
             session.tasks = BackgroundTasks(self._tasks_group, spools)
@@ -252,7 +262,8 @@ class Engine:
         """The session's hooks, read from its settings once the trust question is settled (a
         project's run only once trusted), run in its sandbox, shown through its relay."""
         setup = session.claude
-        hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
+        with phase("hooks"):
+            hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
         return SessionHooks(
             hooks,
             session.id,
@@ -285,7 +296,8 @@ class Engine:
         runner = await self.runner(session)
         strategy: Strategy = self.strategy(session)
         settings = None
-        invocation = await find_invocation(session, blocks)
+        with phase("command lookup"):
+            invocation = await find_invocation(session, blocks)
         if invocation is None and blocks and session.tasks is not None and (news := session.tasks.news()):
             blocks = [*blocks, {"type": "text", "text": news}]  # after the prompt: the cached prefix holds
         if invocation is not None:  # a command, skill or MCP prompt: its prompt is built in the turn
@@ -300,8 +312,9 @@ class Engine:
         try:
             async with anyio.create_task_group() as beside:
                 if checkpoints is not None:
-                    await checkpoints.turn_started()
-                    beside.start_soon(checkpoints.prepare)  # while the model reads the prompt
+                    with phase("checkpoint turn start"):
+                        await checkpoints.turn_started()
+                    beside.start_soon(self._prepare, checkpoints)  # while the model reads the prompt
                 result = await drive_turn(
                     strategy=strategy,
                     runner=runner,
@@ -322,6 +335,15 @@ class Engine:
             if checkpoints is not None:  # what the turn changed, even when it was cancelled
                 with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_END_SECONDS):
                     await _ended(checkpoints)
+
+    async def _prepare(self, checkpoints: Checkpoints) -> None:
+        """The snapshot a turn's first change would wait for, taken beside its first request once
+        the API has begun to answer one: a large repository's first snapshot is seconds of git,
+        which must not compete with the agent's first request for a 2-core box's CPU. (Cancelled
+        with the turn: a change that comes first takes its snapshot itself.)"""
+        if isinstance(self.model, SaysWhenAnswered):
+            await self.model.answered_once()
+        await checkpoints.prepare()
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
         """The record of a prompt answered without a model request: an empty prompt or one cancelled

@@ -28,6 +28,7 @@ from acp_agent.lazy import deferred
 from acp_agent.model.platforms import Platform
 from acp_agent.model.profiles import load_prices
 from acp_agent.model.provider import SaysWhenAnswered
+from acp_agent.phases import phase
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.builder import SessionBuilder
 from acp_agent.session.claude.agent_settings import AgentSettings
@@ -436,7 +437,8 @@ class SessionManager:
         shown: list[dict[str, Any]] | None = None,
     ) -> TurnResult:
         """Run one prompt turn in `turn` (from `self.turn(session)`)."""
-        engine = await self.engine()
+        with phase("turn machinery and model client wait"):
+            engine = await self.engine()
         if (cancelled := await engine.ready(session, turn)) is not None:
             return cancelled
         return await engine.run_turn(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from acp_agent.errors import JournalFailed, RpcError
+from acp_agent.phases import mark
 from acp_agent.protocol.session import PromptRequest, SteeringRequest
 from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.methods import AUTH_HELP
@@ -52,6 +53,7 @@ class PromptHandler:
 
     async def prompt(self, params: Any) -> dict[str, Any]:
         """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
+        mark("prompt received")
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
         return await self.run(session, await self._prepared(session, request))

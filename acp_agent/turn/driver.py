@@ -17,6 +17,7 @@ import structlog
 from acp_agent.config import how_to_set
 from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.limits import Limits, fields_by_name
+from acp_agent.phases import phase
 from acp_agent.turn.context.history import History, Mark
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.hooks import TurnHalted
@@ -99,9 +100,11 @@ async def drive_turn(
     try:
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
             try:
-                blocks = await _hooked_prompt(runner, prompt, meter)  # UserPromptSubmit
+                with phase("UserPromptSubmit hooks"):
+                    blocks = await _hooked_prompt(runner, prompt, meter)
                 if blocks is not None:
-                    history.add_prompt(blocks, shown)  # a journal that refuses it fails the turn
+                    with phase("prompt journaled"):
+                        history.add_prompt(blocks, shown)  # a journal that refuses it fails the turn
                     stop = (await strategy.run(runner, history, meter)).stop
             except LimitReached as reached:  # the one place a budget's stop is caught
                 stop, limit = reached.limit.stop, reached.limit

@@ -41,6 +41,7 @@ LEAVES = {
     "lazy",
     "limits",
     "logs",
+    "phases",
     "settings",
     "startup_gc",
     "user_dirs",
