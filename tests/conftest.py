@@ -13,7 +13,7 @@ from tests.support import base_env
 from tests.support.examples import load_profile
 from tests.support.model_paths import check_classification, parametrize_model_paths, validate_markers
 from tests.support.module_size import report_long_modules
-from tests.support.schema import AcpSchema, SchemaNotFoundError
+from tests.support.schema import AcpSchema
 
 if TYPE_CHECKING:
     from acp_agent.testing.messages_api import FakeMessagesAPI
@@ -57,21 +57,16 @@ def _no_proxy_for_local_servers() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def acp_schema() -> AcpSchema:
-    """The ACP v1 schema from ../shared/acp/schema/v1 (or $ACP_SCHEMA_DIR); skips when absent."""
-    try:
-        return AcpSchema.load()
-    except SchemaNotFoundError as exc:
-        pytest.skip(str(exc))
+    """The ACP v1 schema the agent speaks (stable), from the SDK the test extra installs
+    (`support/schema_sdk.py`)."""
+    return AcpSchema.load()
 
 
 @pytest.fixture(scope="session")
 def acp_unstable_schema() -> AcpSchema:
-    """The ACP v1 unstable schema (`schema.unstable.json`), for tests of what the agent sends only
-    to a client that advertised an unstable capability (`subagents`); skips when absent."""
-    try:
-        return AcpSchema.load(unstable=True)
-    except SchemaNotFoundError as exc:
-        pytest.skip(str(exc))
+    """The ACP v1 schema with its unstable parts, for tests of what the agent sends only to a client
+    that advertised an unstable capability (`subagents`)."""
+    return AcpSchema.load(unstable=True)
 
 
 @pytest.fixture
