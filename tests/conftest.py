@@ -14,6 +14,7 @@ from tests.support.examples import load_profile
 from tests.support.model_paths import check_classification, parametrize_model_paths, validate_markers
 from tests.support.module_size import report_long_modules
 from tests.support.schema import AcpSchema
+from tests.support.skips import register as register_skip_check
 
 if TYPE_CHECKING:
     from acp_agent.testing.messages_api import FakeMessagesAPI
@@ -21,6 +22,20 @@ if TYPE_CHECKING:
 _LOCAL = "127.0.0.1,localhost"
 
 load_profile()  # Hypothesis's `ci` or `fast` profile (support/examples.py), before test modules import
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--max-skips",
+        type=int,
+        default=None,
+        help="fail the run when more tests skip than this (CI: 0); any skip must give a reason "
+        "listed in tests/support/skips.py",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    register_skip_check(config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
