@@ -22,7 +22,7 @@ from tests.support.agent import AgentProcess
 from tests.support.client import allow
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="checkpoints snapshot with git")
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 async def test_the_first_snapshot_waits_until_the_api_answers_the_first_request(
     agent_env: dict[str, str],
     acp_schema: Any,
