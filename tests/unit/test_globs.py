@@ -7,14 +7,17 @@ a name never finished on a path 30 directories deep, pinning a core for as long 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_agent.errors import ToolError
-from acp_agent.tools.globs import MAX_SEGMENTS
+from acp_agent.session.commands.memory_paths import PathPatterns
+from acp_agent.tools.globs import MAX_SEGMENTS, few_stars, path_glob
 from acp_agent.tools.paths import name_glob
+from acp_agent.tools.search.ignore import _spec as gitignore_spec
 from tests.support.examples import examples
 from tests.support.reference_glob import glob_source
 
@@ -64,3 +67,34 @@ def test_patterns_that_made_the_expression_backtrack_end_at_once() -> None:
 def test_a_pattern_past_the_segment_bound_is_a_tool_error() -> None:
     with pytest.raises(ToolError, match="invalid glob"):
         name_glob("/".join(["a"] * (MAX_SEGMENTS + 1)))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "read"),
+    [
+        ("*.py", "*.py"),
+        ("src/**/*.min.*.js", "src/**/*.min.*.js"),  # three stars in one segment: as written
+        ("*a*a*a*a*ab", "*ab"),
+        ("logs/x*a*a*a*a*z.log/**", "logs/x*z.log/**"),
+    ],
+)
+def test_a_pathspec_pattern_keeps_at_most_three_stars_per_segment(pattern: str, read: str) -> None:
+    assert few_stars(pattern) == read
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.text(alphabet="ab*", min_size=1, max_size=14), st.text(alphabet="ab", max_size=10))
+def test_fewer_stars_match_every_name_the_pattern_did(pattern: str, name: str) -> None:
+    if path_glob(pattern).matches(name):
+        assert path_glob(few_stars(pattern)).matches(name), (pattern, name)
+
+
+@pytest.mark.timeout(30)  # a hang guard: pathspec never finished these with the pattern as written
+def test_a_hostile_gitignore_or_memory_rule_ends_at_once(tmp_path: Path) -> None:
+    hostile = "*a" * 12 + "b"
+    name = "a" * 255
+    (tmp_path / ".gitignore").write_text(hostile + "\n")
+    (tmp_path / name).write_text("x")
+    spec = gitignore_spec(tmp_path / ".gitignore")
+    assert spec is not None and not spec.match_file(name)
+    assert not PathPatterns.of([hostile]).matches(name)
