@@ -30,8 +30,11 @@ TEST_WORKERS ?= 3
 # compiles and assert-rewrites each test module again on every run (~5 s of CPU per worker).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
+# Extra pytest arguments: `make test TEST_ARGS=--max-skips=0` (CI) fails a run in which any test skips.
+TEST_ARGS ?=
+
 test: $(STAMP)  ## the whole test suite (both model paths, every Hypothesis example)
-	$(PYTEST) -n $(TEST_WORKERS)
+	$(PYTEST) -n $(TEST_WORKERS) $(TEST_ARGS)
 
 test-fast: $(STAMP)  ## the edit-test loop: one model path (streaming), a tenth of the Hypothesis examples
 	$(PYTEST) -n $(TEST_WORKERS) -k "not no-stream" --hypothesis-profile=fast

@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
@@ -44,6 +44,7 @@ from acp_agent.session.journal.state_dir import StateDirError, prepare_state_dir
 
 if TYPE_CHECKING:
     from acp_agent.model.credential_helpers import Helpers
+    from acp_agent.session.claude.agent_settings import AgentSettings
 
 __all__ = ["run", "serve"]
 
@@ -61,17 +62,30 @@ THREAD_GRACE = 0.25
 """Seconds, in all, that worker threads get to end once the event loop is closed (`leave`)."""
 
 
-async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
-    """Serve ACP until stdin closes or a termination signal arrives; returns the exit code."""
+async def serve(
+    config: Config, stdin_fd: int = 0, stdout_fd: int = 1, agent_settings: AgentSettings | None = None
+) -> int:
+    """Serve ACP until stdin closes or a termination signal arrives; returns the exit code.
+
+    `agent_settings`: the managed policy and what the configuration took from the user's and the
+    managed settings at start-up (`cli.py` reads them first; read here when not given)."""
     writer = LineWriter(stdout_fd)
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
     to_client = Outgoing(writer)  # the session layer's Requester; the endpoint delivers the answers
+    if agent_settings is None:
+        from acp_agent.session.claude.agent_settings import read_start_settings
+
+        agent_settings = read_start_settings()
+    _log_settings(agent_settings)
     spec = config.model
     if spec == DEMO_MODEL:
         spec = f"replay:{cassette_path()}"
     replaying = replay_path(spec) is not None
-    # The platform, from the environment (`model/platforms.py`); a replay is the Anthropic API's.
-    platform = Platform("anthropic", "Anthropic API") if replaying else select_platform(os.environ)
+    # The platform, from the environment with the user's and the managed settings' `env` over it
+    # (`model/platforms.py`, `session/claude/agent_settings.py`); a replay is the Anthropic API's.
+    environment = agent_settings.environment(os.environ)
+    platform = Platform("anthropic", "Anthropic API") if replaying else select_platform(environment)
+    _lay_settings_secrets(agent_settings.env, platform.secrets)
     taken = take_env_keys(platform.secrets)  # before any tool runs: no command can read a credential
     if taken:
         erase_initial_environ(taken)
@@ -79,7 +93,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     if platform.problem:
         log.warning("agent.platform_problem", platform=platform.name, problem=platform.problem)
     spec = platform.models.session_model(spec)
-    helpers = functools.cache(_user_helpers)
+    helpers = functools.cache(functools.partial(_settings_helpers, agent_settings))
     stored_key = None
     if not replaying and platform.first_party and not key_in_env():
         stored_key = load_key()
@@ -125,6 +139,7 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
             store=store,
             ask_models_api=not replaying and config.record is None and platform.features.models_api,
             platform=platform,
+            agent_settings=agent_settings,
         )
         return Sessions(manager, layer.handler(manager, keys=keys, request_id=current_request_id))
 
@@ -162,25 +177,42 @@ async def serve(config: Config, stdin_fd: int = 0, stdout_fd: int = 1) -> int:
     return 0
 
 
-def _user_helpers() -> Helpers:
-    """`apiKeyHelper`, `awsAuthRefresh` and `awsCredentialExport` from the user's Claude Code
-    settings file (read when the model client is first built). The project's files may name them
-    too in Claude Code, once trusted: that waits for the trust work, and is not read here."""
+def _settings_helpers(agent_settings: AgentSettings) -> Helpers:
+    """`apiKeyHelper`, `awsAuthRefresh` and `awsCredentialExport`, each from the highest of the
+    managed policy, acp-agent's settings file and the user's that names it (read at start-up;
+    imported when the model client is first built). A project's are never run
+    (`session/claude/agent_settings.py` says why)."""
     from acp_agent.model.credential_helpers import helpers_from_settings
-    from acp_agent.session.claude.settings_files import claude_config_dir, read_json_object
 
-    try:
-        home: Path | None = Path.home()
-    except RuntimeError:
-        home = None
-    directory = claude_config_dir(home)
-    if directory is None:
-        return helpers_from_settings(None, "")
-    path = directory / "settings.json"
-    data = read_json_object(
-        path, str(path), lambda warning: log.warning("model.helpers_file", warning=warning)
-    )
-    return helpers_from_settings(data, str(path))
+    return helpers_from_settings(*agent_settings.helper_settings())
+
+
+def _lay_settings_secrets(env: Mapping[str, str], secrets: Sequence[str]) -> None:
+    """Put the credentials a settings file's `env` gives the platform into the environment, so
+    `take_env_keys` takes them with the others (the model client then has them, and no process
+    ever sees them); an empty value unsets the variable, as Claude Code has it."""
+    for name in secrets:
+        if name in env:
+            if env[name]:
+                os.environ[name] = env[name]
+            else:
+                os.environ.pop(name, None)
+
+
+def _log_settings(agent_settings: AgentSettings) -> None:
+    """Say at start-up which policy holds and what the settings files gave the configuration."""
+    policy = agent_settings.policy
+    if policy.present:
+        log.info(
+            "agent.managed_policy",
+            directory=str(policy.directory),
+            files=[str(f) for f in policy.files],
+            broken=list(policy.broken),
+        )
+    for warning in (*policy.warnings, *agent_settings.warnings):
+        log.warning("agent.settings_warning", warning=warning)
+    if agent_settings.env:
+        log.info("agent.settings_env", variables=sorted(agent_settings.env))  # names only: values may be keys
 
 
 class Termination:
@@ -328,9 +360,9 @@ def _threads_left(grace: float) -> list[threading.Thread]:
     return [t for t in others if t.is_alive()]
 
 
-def run(config: Config) -> NoReturn:
+def run(config: Config, agent_settings: AgentSettings | None = None) -> NoReturn:
     """Run the server on the asyncio backend, then leave at once (`leave`)."""
-    leave(anyio.run(serve, config))
+    leave(anyio.run(functools.partial(serve, config, agent_settings=agent_settings)))
 
 
 def leave(code: int) -> NoReturn:

@@ -1,18 +1,25 @@
 """Command line: `governed-acp-agent` (or `acp-agent`) serves ACP on stdin/stdout until stdin closes.
 
-Flags win over environment variables, which win over the defaults (see `config.py`).
+Flags win over environment variables, which win over the defaults (see `config.py`). The
+environment is the process's with the `env` of the managed policy and of the user's own settings
+files laid over it, as Claude Code lays them over the shell's; the model's choice and the
+managed `availableModels` are `session/claude/agent_settings.py:start_model`'s.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from acp_agent import __version__, startup_gc
-from acp_agent.config import Config, settings
+from acp_agent.config import DEFAULT_MODEL, Config, settings
+from acp_agent.demo import DEMO_MODEL
+from acp_agent.model.spec import replay_path
 from acp_agent.process.hardening import make_undumpable
+from acp_agent.session.claude.agent_settings import read_start_settings, start_model
 from acp_agent.settings import GROUPS, Setting
 
 __all__ = ["DISTRIBUTION", "build_parser", "flag_values", "main", "settings_table"]
@@ -100,6 +107,7 @@ def settings_table() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+
     make_undumpable()  # first: no other process of this user may read our memory or our stdin
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("smoke", "login", "harness"):
@@ -117,11 +125,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return harness_main(argv[1:])
     args = build_parser().parse_args(argv)
+    flags = flag_values(args)
+    agent_settings = read_start_settings()  # before the configuration: their `env` reaches it
+    env = agent_settings.environment(os.environ)  # the user's and the managed settings' env over it
     try:
-        config = Config.from_sources(flag_values(args))
+        config = Config.from_sources(flags, env)
     except ValueError as exc:
         sys.stderr.write(f"acp-agent: invalid configuration: {exc}\n")
         return 2
+    replaying = config.model == DEMO_MODEL or replay_path(config.model) is not None
+    model, agent_settings = start_model(
+        agent_settings, flag=flags.get("model"), env=env, default=DEFAULT_MODEL, checked=not replaying
+    )
+    config = config.model_copy(update={"model": model})
     from acp_agent import logs
 
     logs.configure(config.log_level)
@@ -148,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     try:
-        return run(config)
+        return run(config, agent_settings)
     except CassetteError as exc:
         sys.stderr.write(f"acp-agent: {exc}\n")
         return 2

@@ -75,10 +75,10 @@ Defined outside this module (their rooms import only this leaf): LimitReached (t
 carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model/stream_events.py),
 EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/journal/store.py),
 StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py),
-PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py), OffRoot
-(session/journal/file_images.py), UnclassifiedKey (session/claude/settings_keys.py), and the HarnessError family (harness/). Private classes (`_Name`)
-are raised and caught inside one module and are not listed.
-"""
+PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py),
+OffRoot (session/journal/file_images.py), UnclassifiedKey (session/claude/settings_keys.py), and the
+HarnessError family (harness/). Private classes (`_Name`) are raised and caught inside one module
+and are not listed."""
 
 from __future__ import annotations
 

@@ -28,6 +28,8 @@ from typing import Any, Generic, TypeVar
 import anyio.to_thread
 import structlog
 
+from acp_agent.phases import phase
+
 __all__ = ["Deferred", "deferred", "warm_up"]
 
 log = structlog.get_logger(__name__)
@@ -94,10 +96,11 @@ def warm_up(steps: Sequence[Deferred[Any] | Callable[[], object]]) -> threading.
         sys.setswitchinterval(min(interval, WARM_UP_SWITCH_INTERVAL))
         try:
             for step in steps:
+                name = step.name if isinstance(step, Deferred) else getattr(step, "__qualname__", "?")
                 try:
-                    step.now() if isinstance(step, Deferred) else step()
+                    with phase(f"warm-up {name}"):
+                        step.now() if isinstance(step, Deferred) else step()
                 except Exception as exc:  # surfaces again, with its traceback, on first use
-                    name = step.name if isinstance(step, Deferred) else getattr(step, "__qualname__", "?")
                     log.warning("lazy.warm_up_failed", step=name, error=repr(exc))
         finally:
             sys.setswitchinterval(interval)

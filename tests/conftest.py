@@ -13,7 +13,8 @@ from tests.support import base_env
 from tests.support.examples import load_profile
 from tests.support.model_paths import check_classification, parametrize_model_paths, validate_markers
 from tests.support.module_size import report_long_modules
-from tests.support.schema import AcpSchema, SchemaNotFoundError
+from tests.support.schema import AcpSchema
+from tests.support.skips import register as register_skip_check
 
 if TYPE_CHECKING:
     from acp_agent.testing.messages_api import FakeMessagesAPI
@@ -21,6 +22,20 @@ if TYPE_CHECKING:
 _LOCAL = "127.0.0.1,localhost"
 
 load_profile()  # Hypothesis's `ci` or `fast` profile (support/examples.py), before test modules import
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--max-skips",
+        type=int,
+        default=None,
+        help="fail the run when more tests skip than this (CI: 0); any skip must give a reason "
+        "listed in tests/support/skips.py",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    register_skip_check(config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -57,21 +72,16 @@ def _no_proxy_for_local_servers() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def acp_schema() -> AcpSchema:
-    """The ACP v1 schema from ../shared/acp/schema/v1 (or $ACP_SCHEMA_DIR); skips when absent."""
-    try:
-        return AcpSchema.load()
-    except SchemaNotFoundError as exc:
-        pytest.skip(str(exc))
+    """The ACP v1 schema the agent speaks (stable), from the SDK the test extra installs
+    (`support/schema_sdk.py`)."""
+    return AcpSchema.load()
 
 
 @pytest.fixture(scope="session")
 def acp_unstable_schema() -> AcpSchema:
-    """The ACP v1 unstable schema (`schema.unstable.json`), for tests of what the agent sends only
-    to a client that advertised an unstable capability (`subagents`); skips when absent."""
-    try:
-        return AcpSchema.load(unstable=True)
-    except SchemaNotFoundError as exc:
-        pytest.skip(str(exc))
+    """The ACP v1 schema with its unstable parts, for tests of what the agent sends only to a client
+    that advertised an unstable capability (`subagents`)."""
+    return AcpSchema.load(unstable=True)
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ from acp_agent.model.stream_events import (
     usage_of,
     web_search_bound,
 )
+from acp_agent.phases import REQUEST_PHASE, phase
 
 if TYPE_CHECKING:
     import anthropic
@@ -145,12 +146,15 @@ class AnthropicModel:
         without the Models API (it is never asked there)."""
         if not self.platform.features.models_api:
             return {}
-        return await read_models(await self._ready_client())
+        client = await self._ready_client()
+        await anyio.to_thread.run_sync(lambda: client.models)  # its resource's import: not on the loop
+        return await read_models(client)
 
     # ── the retry loop ─────────────────────────────────────────────────────────────────────
     async def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Send `request` (retrying per the policy) and yield its events; see `ModelClient`."""
-        client = await self._ready_client()
+        with phase("SDK and its client wait"):
+            client = await self._ready_client()
         import anthropic
         import httpx2
 
@@ -267,7 +271,7 @@ class AnthropicModel:
         # A stall is no byte for stall_seconds: the read timeout watches every socket read at no
         # per-event cost (a cancel scope per event would add ~25 µs to each delta).
         timeout = httpx2.Timeout(self.stall_seconds, connect=min(self.stall_seconds, 10.0))
-        with anyio.fail_after(self.stall_seconds + 1):
+        with anyio.fail_after(self.stall_seconds + 1), phase(REQUEST_PHASE):
             stream = await client.messages.create(stream=True, timeout=timeout, **kwargs)
         self._note_answered()
         self._check_stream_type(stream)
@@ -303,7 +307,8 @@ class AnthropicModel:
         import anthropic
 
         try:
-            message = await client.messages.create(timeout=self.request_timeout, **kwargs)
+            with phase(REQUEST_PHASE):
+                message = await client.messages.create(timeout=self.request_timeout, **kwargs)
         except anthropic.APITimeoutError as exc:
             if _is_connect_timeout(exc):
                 raise

@@ -33,11 +33,7 @@ class DiagnosticsField:
         if self.accepted is False:
             return False
         if DiagnosticsField._sdk_has_it is None:
-            from anthropic.types import message_create_params
-
-            DiagnosticsField._sdk_has_it = "diagnostics" in getattr(
-                message_create_params.MessageCreateParamsBase, "__annotations__", {}
-            )
+            DiagnosticsField._sdk_has_it = _sdk_takes_diagnostics()
         return DiagnosticsField._sdk_has_it
 
     def answered(self, carried: bool, probe: Failure | None) -> None:
@@ -51,3 +47,13 @@ class DiagnosticsField:
                 reason=probe.reason,
                 hint="requests go on without diagnostics.previous_message_id",
             )
+
+
+def _sdk_takes_diagnostics() -> bool:
+    """Whether the installed SDK's `messages.create` takes `diagnostics`: read from its signature,
+    which the request loads anyway (its parameter types are ~100 modules a request never needs)."""
+    import inspect
+
+    from anthropic.resources.messages import AsyncMessages
+
+    return "diagnostics" in inspect.signature(AsyncMessages.create).parameters

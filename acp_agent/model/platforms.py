@@ -1,7 +1,9 @@
 """Which platform serves Claude, chosen from environment variables as Claude Code chooses it.
 
-`select_platform(env)` reads one mapping: today the process environment (what the editor's `env` for
-the agent gives); a settings file's `env` can be laid over it later without changing anything here.
+`select_platform(env)` reads one mapping: the process environment (what the editor's `env` for the
+agent gives) with the `env` of the managed policy and the user's own settings files laid over it
+(`app.py`, `session/claude/agent_settings.py`; never a project's).
+
 It reads no secret and imports nothing heavy: the client for the chosen platform, and its SDK
 extras (botocore, google-auth), are built and imported late (`platform_clients.py`).
 
@@ -22,6 +24,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from acp_agent.model.cloud_config import (
+    aws_profile_region,
+    credentials_file_project,
+    gcloud_project,
+    plausible_region,
+)
 from acp_agent.model.platform_ids import ModelIds, model_ids
 
 __all__ = [
@@ -261,43 +269,10 @@ def _aws_region(env: Mapping[str, str], profile: str | None) -> Sourced:
     counts as unset."""
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         value = env.get(name, "").strip()
-        if value and _plausible_region(value):
+        if value and plausible_region(value):
             return Sourced(value, name)
-    home = env.get("HOME", "")
-    wanted = profile or "default"
-    files = (
-        (env.get("AWS_SHARED_CREDENTIALS_FILE") or (home and f"{home}/.aws/credentials"), wanted),
-        (env.get("AWS_CONFIG_FILE") or (home and f"{home}/.aws/config"), _config_section(wanted)),
-    )
-    for path, section in files:
-        if not path:
-            continue
-        found = _ini_value(Path(path), section, "region")
-        if found and _plausible_region(found):
-            return Sourced(found, f"profile {wanted} in {path}")
-    return Sourced("us-east-1", "default")
-
-
-def _config_section(profile: str) -> str:
-    return profile if profile == "default" else f"profile {profile}"
-
-
-def _plausible_region(value: str) -> bool:
-    return not any(c in value for c in "/. ")
-
-
-def _ini_value(path: Path, section: str, key: str) -> str | None:
-    import configparser  # only on the AWS and Google paths: start-up never pays for it
-
-    parser = configparser.RawConfigParser()
-    try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
-        return None
-    try:
-        return parser.get(section, key).strip() or None
-    except (configparser.Error, KeyError):
-        return None
+    found = aws_profile_region(env, profile)
+    return Sourced(*found) if found else Sourced("us-east-1", "default")
 
 
 def _aws_credential(
@@ -441,35 +416,13 @@ def _vertex_project(env: Mapping[str, str], credentials_file: str) -> Sourced | 
     found = _value(env, "GCLOUD_PROJECT", "GOOGLE_CLOUD_PROJECT")
     if found is not None:
         return found
-    if credentials_file:
-        project = _json_field(Path(credentials_file), "project_id") or _json_field(
-            Path(credentials_file), "quota_project_id"
-        )
-        if project:
-            return Sourced(project, "GOOGLE_APPLICATION_CREDENTIALS's file")
+    if credentials_file and (project := credentials_file_project(Path(credentials_file))):
+        return Sourced(project, "GOOGLE_APPLICATION_CREDENTIALS's file")
     found = _value(env, "ANTHROPIC_VERTEX_PROJECT_ID")
     if found is not None:
         return found
-    config_dir = env.get("CLOUDSDK_CONFIG") or (env.get("HOME") and f"{env['HOME']}/.config/gcloud")
-    if config_dir:
-        path = Path(config_dir) / "configurations" / "config_default"
-        project = _ini_value(path, "core", "project")
-        if project:
-            return Sourced(project, "gcloud's configuration")
-    return None
-
-
-def _json_field(path: Path, name: str) -> str | None:
-    import json
-
-    try:
-        if path.stat().st_size > 1_000_000:
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = data.get(name) if isinstance(data, dict) else None
-    return value if isinstance(value, str) and value else None
+    project = gcloud_project(env)
+    return Sourced(project, "gcloud's configuration") if project else None
 
 
 # ── Microsoft Foundry ─────────────────────────────────────────────────────────────────────────

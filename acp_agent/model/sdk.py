@@ -55,22 +55,27 @@ SDK_NAMES = (
 )
 """What the model client takes from the SDK's top level: loaded by the warm-up, not by a request."""
 
+REQUEST_NAMES = ("Message", "RawMessageStreamEvent")
+"""The types a Messages request reads its reply into (`anthropic.types`): loaded by the warm-up."""
+
 
 @deferred
 def anthropic_sdk() -> ModuleType:
-    """The SDK, loaded for what the agent uses (`model/sdk_import.py`), with what its client loads
-    on the first request; a plain import when the SDK is imported already or the lean one fails."""
+    """The SDK, loaded for what the agent uses (`model/sdk_import.py`), with what a first Messages
+    request loads (its resource, the reply's and the stream's types); a plain import when the SDK
+    is imported already or the lean one fails. What only a later step uses (the Models API's
+    resource, token counting, batches) is left for its first use."""
     hook = sdk_import.install("anthropic")
     try:
         import anthropic
-        import anthropic.lib.streaming
         import anthropic.resources.messages
-        import anthropic.resources.models
         import anthropic.types
 
         for name in SDK_NAMES:
             getattr(anthropic, name)
-        anthropic.types.Message  # noqa: B018 (resolves the lazy name: the import is the point)
+        for name in REQUEST_NAMES:
+            getattr(anthropic.types, name)
+        anthropic.resources.messages.AsyncMessages  # noqa: B018 (resolves a lazy name: the import)
     except Exception as exc:
         if hook is None:
             raise

@@ -10,6 +10,11 @@ Name`). A name is then imported from its submodule when first asked for (`anthro
 name bound another way, `__all__`, a star import) runs the package's real `__init__` once, so every
 name means what it means after a plain import, only later.
 
+The same hook loads the tree's plain modules with late names (`sdk_late_names.py`): what a module
+imports only for its functions is imported when one of them first reads it. The client's core no
+longer brings in the beta API's types, every error class or the batches: a first request loads
+~200 SDK modules instead of ~1,000.
+
 What differs from a plain import: the SDK's top-level `__init__` renames the `__module__` of what it
 exports to "anthropic" (for shorter reprs), and it sets up the SDK's logger from `ANTHROPIC_LOG`.
 The first happens only if the real `__init__` runs; `import_sdk` does the second itself.
@@ -108,8 +113,10 @@ class LazyReexports(importlib.abc.MetaPathFinder):
     something; plain modules load as usual.
     """
 
-    def __init__(self, package: str) -> None:
+    def __init__(self, package: str, *, late_names: bool = True) -> None:
         self.package = package
+        self.late_names = late_names
+        """Load its plain modules with their late names (`sdk_late_names.py`)."""
         self.full_inits: list[str] = []
         """The packages whose real `__init__` ran, in order (each once)."""
 
@@ -123,7 +130,13 @@ class LazyReexports(importlib.abc.MetaPathFinder):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         origin = Path(spec.origin) if spec is not None and spec.origin else None
-        if spec is None or spec.loader is None or origin is None or origin.name != "__init__.py":
+        if spec is None or spec.loader is None or origin is None:
+            return spec
+        if origin.name != "__init__.py":
+            if self.late_names and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+                from acp_agent.model.sdk_late_names import LateNamesLoader  # not at the handshake
+
+                spec.loader = LateNamesLoader(fullname, str(origin))
             return spec
         try:
             table = reexports(origin)

@@ -131,6 +131,12 @@ class RuleSource(Protocol):
 
     def rules_key(self) -> Hashable: ...
 
+    @property
+    def only_policy_rules(self) -> bool:
+        """The managed policy's `allowManagedPermissionRulesOnly`: its rules are the only ones, so
+        no "always" answer is offered or kept and a command's grants allow nothing unasked."""
+        ...
+
     async def keep_rules(self, behavior: Behavior, texts: Sequence[str]) -> Path:
         """Write `texts` as `behavior` rules where Claude Code keeps answers; returns the file.
 
@@ -151,6 +157,10 @@ class NoRules:
 
     def rules_key(self) -> Hashable:
         return None
+
+    @property
+    def only_policy_rules(self) -> bool:
+        return False
 
     async def keep_rules(self, behavior: Behavior, texts: Sequence[str]) -> Path:
         raise ToolError("no settings file to keep rules in")
@@ -228,6 +238,8 @@ class RuleEngine:
         """The verdict on `q` in `mode` (see the module's docstring for the order); `read_only`:
         the turn is in a read-only phase (the phased strategy's plan), and this is what a call that
         changes something is told, at the plan mode's step."""
+        if self.setup.only_policy_rules:
+            granted = None  # a command file is not the policy's: its allowed-tools allow nothing
         call = self._call(q)
         rules = self.rules()
         if (rule := self._match(rules, "deny", call)) is not None:
@@ -296,8 +308,9 @@ class RuleEngine:
     ) -> tuple[str, tuple[str, ...]] | None:
         """Where an "always" answer to `q` would be kept (the local settings file or "this
         session") and the rules it would keep (none: this exact command line, which no rule can
-        name), or None when none can be (an "always allow" on a question an ask rule forced)."""
-        if allow and verdict.asked_by_rule:
+        name), or None when none can be (an "always allow" on a question an ask rule forced, or
+        any under a policy whose rules are the only ones)."""
+        if self.setup.only_policy_rules or (allow and verdict.asked_by_rule):
             return None
         texts, persist = self._lasting_rules(q, allow)
         where = LOCAL_SETTINGS if persist and texts and self.save else SESSION

@@ -16,13 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from acp_agent.config import SUBAGENT_TOOLS, Config
+from acp_agent.config import DEFAULT_MODEL, SUBAGENT_TOOLS, Config
 from acp_agent.errors import LimitsError
 from acp_agent.model.pricing import Price
 from acp_agent.model.profiles import ProfileError
 from acp_agent.permissions.engine import RuleEngine
+from acp_agent.phases import phase
 from acp_agent.protocol.lifecycle import ClientCapabilities
+from acp_agent.session.claude.agent_settings import AgentSettings
 from acp_agent.session.claude.local_owner import LocalOwners
+from acp_agent.session.claude.model_allowlist import resolve_alias
 from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup, load_claude_setup
 from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.client_options import ClientOptions
@@ -65,8 +68,12 @@ class SessionBuilder:
         hidden: HiddenPaths,
         prices: Mapping[str, Price],
         trust_store: TrustStore,
+        agent_settings: AgentSettings | None = None,
     ) -> None:
         self.config = config
+        self.agent_settings = agent_settings
+        """The managed policy and what the agent's configuration took from the settings at
+        start-up: the policy holds for every session, and the model's choice says what chose it."""
         self.catalog = catalog
         self.options = options
         self.requester = requester
@@ -102,12 +109,13 @@ class SessionBuilder:
         effort = overrides.get("effort", config.effort)
         if effort is not None and not isinstance(effort, str):
             raise LimitsError("effort", "must be a string (low, medium, high, xhigh, max) or null")
+        setup = self.claude_setup(root)
+        model = self.session_model(setup)
         try:
-            settings = self.catalog.settings_for(config.model, effort, web=self.catalog.web_for(overrides))
+            settings = self.catalog.settings_for(model, effort, web=self.catalog.web_for(overrides))
         except ProfileError as exc:
             raise LimitsError("effort", str(exc).removeprefix("effort: ")) from None
         settings = clearing.with_meta(settings, overrides)
-        setup = self.claude_setup(root)
         engine = RuleEngine(
             setup,
             roots=lambda: (root, *self.sessions[session_id].work_roots),
@@ -153,21 +161,48 @@ class SessionBuilder:
             spend=spend or Spend(),
             title=title or Title(),
         )
-        if limits.max_turn_cost_usd is not None and config.model not in self.prices:
+        if limits.max_turn_cost_usd is not None and model not in self.prices:
             log.warning(
                 "session.cost_unknown",
-                model=config.model,
+                model=model,
                 hint="maxTurnCostUsd is not enforced without a price: pass --prices FILE",
             )
         self.sessions[session_id] = session
         return session
 
     def claude_setup(self, root: Path) -> ClaudeSetup:
-        """The Claude Code settings of a session at `root`, read now (once per session)."""
-        return load_claude_setup(
-            root,
-            home=user_home(),
-            config_dir=user_config_dir(),
-            trust_store=self.trust_store,
-            owners=LocalOwners(self.trust_store.path.parent / "local-settings.json"),
-        )
+        """The Claude Code settings of a session at `root`, read now (once per session), under
+        the managed policy read at start-up."""
+        with phase("settings reads (session/new)"):
+            return load_claude_setup(
+                root,
+                home=user_home(),
+                config_dir=user_config_dir(),
+                trust_store=self.trust_store,
+                owners=LocalOwners(self.trust_store.path.parent / "local-settings.json"),
+                policy=self.agent_settings.policy if self.agent_settings is not None else None,
+            )
+
+    def session_model(self, setup: ClaudeSetup) -> str:
+        """A new session's model, Claude Code's order: `--model` (or `ACP_AGENT_MODEL`), then
+        `ANTHROPIC_MODEL` (the process's, `agent_settings.py:start_model`), then the `model`
+        setting of the session's files (the managed policy's first, then the local, the project's,
+        acp-agent's and the user's), then the default; a model outside the managed
+        `availableModels` is replaced by the default, with a warning (`/status` says which)."""
+        start = self.agent_settings
+        model, source = self.config.model, start.model_source if start is not None else "the configuration"
+        found = setup.value("model")
+        if (start is None or not start.explicit_model) and isinstance(found, tuple) and found[0].strip():
+            wanted = resolve_alias(found[0])
+            if wanted != model and self.catalog.allows(wanted):
+                model, source = wanted, f"model in {found[1].shown}"
+            elif wanted != model:  # the default then, as Claude Code has it
+                model = self.catalog.allowlist.default(DEFAULT_MODEL)
+                warning = (
+                    f"{found[1].shown}: model {wanted} is not in the managed availableModels: {model} is used"
+                )
+
+                setup.notes.append(f"  - warning: {warning}")
+                log.warning("session.model_not_available", model=wanted, used=model)
+        setup.notes.insert(0, f"Session model chosen by: {source}")
+        return model

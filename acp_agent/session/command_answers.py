@@ -45,8 +45,10 @@ async def command_answer(
     it makes (`/compact`'s) is counted in `meter`. An unknown name answers as `/status`, with
     the `platform`'s lines (`model/platforms.py:Platform.status`) after the model's."""
     if name == "permissions":
+        described = session.permissions.engine.describe(session.mode)
+        policy = session.claude.policy_lines() if session.claude is not None else []
         notes = session.claude.permission_notes() if session.claude is not None else []
-        return "\n".join([session.permissions.engine.describe(session.mode), *notes])
+        return "\n".join([described, *notes, *policy])
     if name == "rewind":
         return await rewinds.command(session, arguments, runner.gate)
     if name == "hooks":
@@ -82,6 +84,9 @@ async def command_answer(
     if platform is None:
         return report
     first, _, rest = report.partition("\n")
+    # A file read at start-up and again by the session warns twice with the same words: once here.
+    said = set(rest.splitlines())
+    platform = "\n".join(line for line in platform.splitlines() if "warning:" not in line or line not in said)
     return f"{first}\n{platform}\n{rest}"
 
 

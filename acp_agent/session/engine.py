@@ -27,7 +27,9 @@ from acp_agent.config import Config
 from acp_agent.errors import JournalFailed
 from acp_agent.model.base import ModelClient
 from acp_agent.model.pricing import Price
+from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.permissions.gate import PermissionGate
+from acp_agent.phases import phase
 from acp_agent.session.claude.hook_config import HookSet, read_hooks
 from acp_agent.session.claude.hooks import SessionHooks
 from acp_agent.session.command_answers import command_answer
@@ -135,14 +137,21 @@ class Engine:
         if slot.current is None:
             # The memory is read for the model: under the settings' Read denies, as the tools read.
             reading = self.hidden.with_denials(session.permissions.engine.path_denials())
-            instructions = await read_instructions(session, reading)
-            if await settle_trust(session, self.requester) and instructions.untrusted_imports:
+            with phase("memory files"):
+                instructions = await read_instructions(session, reading)
+            with phase("trust settling"):
+                settled = await settle_trust(session, self.requester)
+            if settled and instructions.untrusted_imports:
                 instructions = await read_instructions(session, reading)  # trusted now: the imports join
-            await start_trusted_servers(session, self.requester)
-            conventions = await session.conventions.current()
-            await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
+            with phase("MCP servers"):
+                await start_trusted_servers(session, self.requester)
+            with phase("commands, skills, agents"):
+                conventions = await session.conventions.current()
+            with phase("checkpoint store"):
+                await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
             if slot.current is None:  # nobody built it while the files were read
-                return slot.built(self._build(session, instructions, conventions))
+                with phase("runtime: tools, system prompt, hooks"):
+                    return slot.built(self._build(session, instructions, conventions))
         assert slot.current is not None
         return slot.current
 
@@ -284,7 +293,8 @@ class Engine:
         """The session's hooks, read from its settings once the trust question is settled (a
         project's run only once trusted), run in its sandbox, shown through its relay."""
         setup = session.claude
-        hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
+        with phase("hooks"):
+            hooks = read_hooks(setup, user_home()) if setup is not None else HookSet()
         return SessionHooks(
             hooks,
             session.id,
@@ -317,7 +327,8 @@ class Engine:
         runtime = await self.runtime(session)
         spec, strategy = runtime.spec, runtime.strategy
         prompt: list[dict[str, Any]] | CommandPrompt = blocks
-        invocation = await find_invocation(session, slash, blocks)
+        with phase("command lookup"):
+            invocation = await find_invocation(session, slash, blocks)
         if invocation is None and blocks and session.tasks is not None and (news := session.tasks.news()):
             prompt = [*blocks, {"type": "text", "text": news}]
         if invocation is not None:
@@ -341,14 +352,24 @@ class Engine:
         try:
             async with anyio.create_task_group() as beside:
                 if checkpoints is not None:
-                    await checkpoints.turn_started()
-                    beside.start_soon(checkpoints.prepare)  # while the model reads the prompt
+                    with phase("checkpoint turn start"):
+                        await checkpoints.turn_started()
+                    beside.start_soon(self._prepare, checkpoints)  # while the model reads the prompt
                 yield
-                beside.cancel_scope.cancel()
+                beside.cancel_scope.cancel()  # a turn that changed nothing needs no snapshot
         finally:
             if checkpoints is not None:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_END_SECONDS):
                     await _ended(checkpoints)
+
+    async def _prepare(self, checkpoints: Checkpoints) -> None:
+        """The snapshot a turn's first change would wait for, taken beside its first request once
+        the API has begun to answer one: a large repository's first snapshot is seconds of git,
+        which must not compete with the agent's first request for a 2-core box's CPU. (Cancelled
+        with the turn: a change that comes first takes its snapshot itself.)"""
+        if isinstance(self.model, SaysWhenAnswered):
+            await self.model.answered_once()
+        await checkpoints.prepare()
 
     def quiet_turn(self, session: Session, stop_reason: str, *, journal: bool) -> TurnRecord:
         """The record of a prompt answered without a model request: an empty prompt or one cancelled
@@ -382,7 +403,7 @@ class Engine:
         runner = TurnRunner(await self.spec(session), session.memory)
         meter = TurnMeter(session.limits, price=price)
         if answer is None:
-            platform = self.catalog.platform.status() if self.catalog is not None else None
+            platform = self.catalog.status() if self.catalog is not None else None
             answer = await command_answer(name, arguments, session, runner, meter, self.rewinds, platform)
         await runner.sink.emit(Notice(answer, str(uuid.uuid4())))  # an answer outside the history
         record = TurnRecord.from_meter(

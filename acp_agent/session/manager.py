@@ -30,6 +30,7 @@ from acp_agent.model.profiles import load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.builder import SessionBuilder
+from acp_agent.session.claude.agent_settings import AgentSettings
 from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.client_options import ClientOptions
 from acp_agent.session.journal.listing import session_roots
@@ -114,6 +115,7 @@ class SessionManager:
         store: SessionStore | None = None,
         ask_models_api: bool = False,
         platform: Platform | None = None,
+        agent_settings: AgentSettings | None = None,
     ) -> None:
         self.config = config
         if platform is not None:  # before any tool runs, with the agent's own (`tools/hidden.py`)
@@ -123,7 +125,13 @@ class SessionManager:
         self.prices = load_prices(config.prices, platform.price_factor if platform else 1.0)
         self.requester = requester
         self.catalog = ModelCatalog(
-            config, model, ask_models_api, before_asking=self.after_first_answer, platform=platform
+            config,
+            model,
+            ask_models_api,
+            before_asking=self.after_first_answer,
+            platform=platform,
+            allowlist=agent_settings.allowlist if agent_settings is not None else None,
+            notes=agent_settings.describe() if agent_settings is not None else (),
         )
         self.options = SessionOptions(config, self.catalog, requester)
         self._model = model
@@ -139,7 +147,9 @@ class SessionManager:
             hidden=self.hidden,
             prices=self.prices,
             trust_store=TrustStore((config.state_dir or user_data_dir()) / "trust.json"),
+            agent_settings=agent_settings,
         )
+
         """What a new or loaded session is built from (`builder.py`)."""
         self._open_turns = 0
         """Turns running or waiting, across the sessions (the Models API question waits for none)."""

@@ -10,6 +10,11 @@ question is settled and before the first request (`Engine.runtime`): the tool li
 prefix, so it is fixed before the session's first request and holds for the session. A server
 that fails to start, or never answers within the bound, is named with why, and the session goes
 on without it.
+
+The managed policy has the last word (`claude/managed.py`, `claude/mcp_policy.py`): with its
+`managed-mcp.json` only the servers it lists start, the editor's too are left out; and every
+server is checked against the settings' `deniedMcpServers` and `allowedMcpServers`. A server
+they keep out is listed as blocked, with the file that says so.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from acp_agent.session.claude.mcp_files import ClaudeServers
+from acp_agent.session.claude.mcp_policy import McpPolicy
 from acp_agent.session.claude.trust import ProjectTrust, Widening
 from acp_agent.tools.printable import printable
 
@@ -32,7 +38,7 @@ MCP_START_SECONDS = 15.0
 """How long session/new (or the first prompt, for a server that waited for trust) waits for a
 server to start (editors give up on session/new at about 20 s)."""
 
-State = Literal["starting", "connected", "failed", "waiting", "declined", "disabled", "replaced"]
+State = Literal["starting", "connected", "failed", "waiting", "declined", "disabled", "replaced", "blocked"]
 
 
 @dataclass(slots=True)
@@ -59,6 +65,7 @@ class ServerRow:
                 "declined": "not started: the project is not trusted",
                 "disabled": "disabled",
                 "replaced": "not started: the editor's server of that name is used",
+                "blocked": "not started (MCP server policy)",
             }[self.state]
         return f"- {self.name} ({self.origin}): {what}{': ' + self.detail if self.detail else ''}"
 
@@ -72,16 +79,32 @@ class SessionServers:
 
     @classmethod
     def plan(
-        cls, editor: list[dict[str, Any]], claude: ClaudeServers, trust: ProjectTrust | None
+        cls,
+        editor: list[dict[str, Any]],
+        claude: ClaudeServers,
+        trust: ProjectTrust | None,
+        policy: McpPolicy | None = None,
+        exclusive: str | None = None,
     ) -> SessionServers:
         """Which server starts now and which waits, before anything starts. What waits for trust
-        is expected by `trust` now, so the first prompt's question lists it."""
+        is expected by `trust` now, so the first prompt's question lists it. `policy` says which
+        servers may start at all; `exclusive` names the managed-mcp.json that leaves the editor's
+        servers out."""
         rows = [ServerRow(str(s.get("name") or "?"), "editor", "starting", spec=s) for s in editor]
-        editors = {row.name for row in rows}
+        for row in rows:
+            blocked = (
+                f"{exclusive} has exclusive control" if exclusive else policy and policy.blocked(row.spec)
+            )
+            if blocked:
+                row.state, row.detail = "blocked", blocked
+        editors = {row.name for row in rows if row.state != "blocked"}
         for server in claude.servers:
             row = ServerRow(server.name, f"{server.scope}: {server.source}", "starting", spec=server.spec)
+            blocked = policy.blocked(server.spec) if policy is not None and not server.problem else None
             if server.name in editors:
                 row.state = "replaced"
+            elif blocked:
+                row.state, row.detail = "blocked", blocked
             elif server.disabled_by:
                 row.state, row.detail = "disabled", f"disabledMcpjsonServers in {server.disabled_by}"
             elif server.problem:

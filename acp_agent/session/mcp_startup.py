@@ -11,6 +11,7 @@ session that starts a server (`mcp_connections`, D4).
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -52,8 +53,15 @@ async def connect_mcp(
     `start_trusted_servers`)."""
     setup = session.claude
     claude = read_claude_servers(setup, home=user_home()) if setup is not None else ClaudeServers()
+    policy = setup.mcp_policy(os.environ) if setup is not None else None
+    managed = setup.policy if setup is not None else None
+    exclusive = (
+        str(managed.directory / "managed-mcp.json") if managed and managed.mcp_servers is not None else None
+    )
     services = session.services
-    services.servers = plan = SessionServers.plan(servers, claude, setup.trust if setup else None)
+    services.servers = plan = SessionServers.plan(
+        servers, claude, setup.trust if setup else None, policy, exclusive
+    )
     if not plan.any_to_start:
         return []
     connections_class = await mcp_connections()  # under the deferred-import lock, off the loop

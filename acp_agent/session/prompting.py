@@ -25,6 +25,7 @@ import structlog
 
 from acp_agent.errors import JournalFailed, RpcError
 from acp_agent.lazy import deferred
+from acp_agent.phases import mark, phase
 from acp_agent.protocol.session import PromptRequest, SteeringRequest
 from acp_agent.protocol.turn import PromptResponse, PromptUsage
 from acp_agent.session.auth.methods import AUTH_HELP
@@ -64,6 +65,7 @@ class PromptTurns:
 
     async def prompt(self, params: Any) -> dict[str, Any]:
         """Validate, queue behind the running turn (D3), then run the prompt in its turn."""
+        mark("prompt received")
         request = parse(PromptRequest, params)
         session = self.manager.get(request.session_id)
         return await self.run(session, await self._prepared(session, request))
@@ -183,7 +185,8 @@ class PromptTurns:
         """Run a prompt on the model in `turn`: once the session's runtime is built (within the
         turn's scope: session/cancel ends a trust question), what the turn machinery starts it
         with, driven with the turn's checkpoints around it."""
-        engine = await self.manager.engine()  # the turn machinery, loaded off the event loop (D4)
+        with phase("turn machinery and model client wait"):
+            engine = await self.manager.engine()  # the turn machinery, loaded off the event loop (D4)
         if (cancelled := await engine.ready(session, turn)) is not None:
             return cancelled
         started = await engine.start(

@@ -97,7 +97,9 @@ class Rewinds:
         rewind with)."""
         services = session.services
         if services.checkpoints is None and self.store is not None and session.journal is not None:
-            if entries is None:
+            if entries is None and session.journal.fresh and not session.history.messages:
+                entries = []  # a session/new's before its first turn: no prompt, no checkpoint yet
+            elif entries is None:
                 entries = self.store.read(session.id)
             services.checkpoints = Checkpoints.of_journal(
                 self.store.checkpoints(session.id),

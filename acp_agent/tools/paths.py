@@ -16,19 +16,18 @@ one line.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from acp_agent.errors import PathDenied, PathOutsideCwd, ToolError
+from acp_agent.tools.globs import PathGlob, path_glob
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 from acp_agent.tools.shown import has_escape, unshown
 
 __all__ = [
     "Roots",
     "display_path",
-    "glob_source",
-    "glob_to_regex",
+    "name_glob",
     "resolve_inside",
 ]
 
@@ -123,48 +122,11 @@ def display_path(roots: Roots, path: Path) -> str:
     return str(path)
 
 
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a glob over '/'-separated relative paths.
-
-    `*` and `?` stay within one path segment, `**/` matches zero or more directories,
-    a trailing `**` matches everything below, and `[...]` is a character class.
-    """
+def name_glob(pattern: str) -> PathGlob:
+    """The model's glob over '/'-separated relative paths (`globs.py`: `*` and `?` within one
+    segment, `**/` zero or more directories, a trailing `**` everything below, `[...]` a class),
+    matched in time linear in the path whatever the pattern says."""
     try:
-        return re.compile("(?s:" + glob_source(pattern) + r")\Z")
-    except re.error as exc:
+        return path_glob(pattern)
+    except ValueError as exc:
         raise ToolError(f"invalid glob {pattern!r}: {exc}") from exc
-
-
-def glob_source(pattern: str) -> str:
-    """The regular expression (uncompiled, unanchored) of a glob, as `glob_to_regex` reads it."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern.startswith("[!", i) else i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            body = pattern[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)

@@ -17,6 +17,7 @@ import structlog
 from acp_agent.config import how_to_set
 from acp_agent.errors import JournalFailed, PermissionCancelled, TurnFailed
 from acp_agent.limits import Limits, fields_by_name
+from acp_agent.phases import phase
 from acp_agent.turn.context.history import History, Mark
 from acp_agent.turn.events import EventSink, Notice
 from acp_agent.turn.hooks import TurnHalted
@@ -112,9 +113,11 @@ async def drive_turn(
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
             try:
                 source, given = (None, prompt) if isinstance(prompt, list) else (prompt, [])
-                blocks = await _hooked_prompt(runner, given, meter)  # UserPromptSubmit
+                with phase("UserPromptSubmit hooks"):
+                    blocks = await _hooked_prompt(runner, given, meter)
                 if blocks is not None:
-                    history.add_prompt(blocks, shown)  # a journal that refuses it fails the turn
+                    with phase("prompt journaled"):
+                        history.add_prompt(blocks, shown)  # a journal that refuses it fails the turn
                     if source is None or await source.build(runner, history, meter):
                         stop = (await strategy.run(runner, history, meter)).stop
             except LimitReached as reached:  # the one place a budget's stop is caught

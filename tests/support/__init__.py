@@ -22,7 +22,9 @@ def base_env(tmp_path: Path, **extra: str | None) -> dict[str, str]:
     """A minimal environment with HOME, the XDG dirs and the SDK's profile dir under `tmp_path`.
 
     `extra` adds variables (None removes one). No `ANTHROPIC_API_KEY` unless given: the
-    developer's own credentials must never reach a test.
+    developer's own credentials must never reach a test, nor the machine's managed policy
+    (`tmp_path/managed` is the policy's directory: a test that wants one writes it there).
+
     """
     home = tmp_path / "home"
     env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home)}
@@ -31,6 +33,7 @@ def base_env(tmp_path: Path, **extra: str | None) -> dict[str, str]:
     for directory in (env["HOME"], *(env[name] for name in _XDG)):
         Path(directory).mkdir(parents=True, exist_ok=True)
     env |= {
+        "ACP_AGENT_MANAGED_SETTINGS_DIR": str(tmp_path / "managed"),  # never the machine's policy
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         "PYTHONPATH": str(REPO_ROOT),

@@ -1,21 +1,19 @@
-"""Check what the agent writes: the stdio framing, the JSON-RPC envelope, and the official ACP v1
-JSON schema, one definition at a time.
+"""Check what the agent writes: the stdio framing, the JSON-RPC envelope, and the ACP v1 schema,
+one definition at a time.
 
 Why per definition: the schema's top level accepts nearly anything (its `Ext*` branches are
 unconstrained), so `{"stopReason": "done"}` or a `null` `session/load` result would pass there.
-We pick the definition for each message from `meta.json` (which side handles which method) and
-the `x-method` keys, and validate only against it. The schema lives beside the repo in
-`../shared/acp/schema/v1` and is never copied into it. The framing and envelope checks are the
-client's own (`acp_agent/harness/wire.py`); this module adds the schema to them.
+We pick the definition for each message from the method it belongs to (`schema_sdk.METHODS`: which
+side handles it, and its definitions) and validate only against it. The definitions come from the
+official Python SDK, a versioned dependency of the test extra, with what ACP added since written
+out by hand (`schema_sdk.py`, `schema_newer.py`). The framing and envelope checks are the client's
+own (`acp_agent/harness/wire.py`); this module adds the schema to them.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import reprlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -24,23 +22,22 @@ from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped
 
 from acp_agent.harness import wire
 from acp_agent.harness.wire import check_envelope, id_key, message_kind, parse_line, shorten
+from tests.support.schema_sdk import METHODS, SDK_SCHEMA_REF, definitions
 
 __all__ = [
-    "SCHEMA_DIR_ENV",
     "AcpSchema",
     "BoundedValidator",
     "SchemaNotFoundError",
     "Transcript",
     "check_envelope",
-    "default_schema_dir",
     "id_key",
     "message_kind",
     "parse_line",
     "shorten",
 ]
 
-SCHEMA_DIR_ENV = "ACP_SCHEMA_DIR"
 _KINDS = ("Request", "Response", "Notification")
+_SIDES = ("agent", "client", "protocol")
 _MAX_ERRORS = 5
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = _SHORT.maxother = 80
@@ -105,51 +102,38 @@ and what fails is the same (`tests/unit/test_schema_support.py` checks both on t
 
 
 class SchemaNotFoundError(FileNotFoundError):
-    """The shared schema directory is missing: tests that need it skip with this message."""
-
-
-def default_schema_dir() -> Path:
-    """`$ACP_SCHEMA_DIR`, else `<repo>/../shared/acp/schema/v1`."""
-    override = os.environ.get(SCHEMA_DIR_ENV)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "acp" / "schema" / "v1"
+    """Never raised any more: the schema comes with the test extra (`schema_sdk.py`). Kept for a
+    while so that code written against the old loader still imports; do not catch it to skip."""
 
 
 class AcpSchema:
-    """The stable ACP v1 schema, with per-definition validators built on first use and cached."""
+    """The ACP v1 schema (stable or unstable view), with per-definition validators built on first
+    use and cached."""
 
-    def __init__(self, schema: dict[str, Any], meta: dict[str, Any], source: Path | None = None):
-        self.source = source
-        self.defs: dict[str, Any] = schema["$defs"]
-        # meta.json groups the methods by the side that handles them.
-        self.agent_methods = frozenset(meta.get("agentMethods", {}).values())
-        self.client_methods = frozenset(meta.get("clientMethods", {}).values())
-        self.protocol_methods = frozenset(meta.get("protocolMethods", {}).values())
+    def __init__(self, defs: dict[str, Any], methods: dict[str, tuple[str, tuple[str, ...]]], *, name: str):
+        self.source = name
+        self.defs: dict[str, Any] = defs
+        sides = {
+            side: frozenset(m for m, (s, _) in methods.items() if s in (side, "both")) for side in _SIDES
+        }
+        self.agent_methods, self.client_methods = sides["agent"], sides["client"]
+        self.protocol_methods = sides["protocol"]
         self._def_for: dict[tuple[str, str], str] = {}
-        for name, definition in self.defs.items():
-            method = definition.get("x-method")
-            kind = next((k for k in _KINDS if name.endswith(k)), None)
-            if isinstance(method, str) and kind:
-                self._def_for[(method, kind)] = name
+        for method, (_, names) in methods.items():
+            for name in names:
+                kind = next((k for k in _KINDS if name.endswith(k)), None)
+                if kind and name in defs:
+                    self._def_for[(method, kind)] = name
         self._validators: dict[str, Any] = {}
 
     @classmethod
-    def load(cls, directory: Path | None = None, *, unstable: bool = False) -> AcpSchema:
-        """Read `schema.json` and `meta.json` (with `unstable`, `schema.unstable.json` and
-        `meta.unstable.json`: for what the agent sends only to a client that advertised an
-        unstable capability); `SchemaNotFoundError` says where it looked."""
-        where = directory if directory is not None else default_schema_dir()
-        suffix = ".unstable" if unstable else ""
-        schema_file, meta_file = where / f"schema{suffix}.json", where / f"meta{suffix}.json"
-        if not (schema_file.is_file() and meta_file.is_file()):
-            raise SchemaNotFoundError(
-                f"ACP schema not found at {where}; it lives in ../shared/acp/schema/v1 "
-                f"(set {SCHEMA_DIR_ENV} to point elsewhere)"
-            )
-        schema = json.loads(schema_file.read_text(encoding="utf-8"))
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
-        return cls(schema, meta, source=where)
+    def load(cls, *, unstable: bool = False) -> AcpSchema:
+        """The schema the agent speaks; `unstable` adds what it sends only to a client that
+        advertised an unstable capability (`subagents`). Built from the installed SDK's models."""
+        view = "unstable" if unstable else "stable"
+        return cls(
+            definitions(unstable=unstable), METHODS, name=f"ACP v1 ({view}; SDK {SDK_SCHEMA_REF} + later)"
+        )
 
     def def_name(self, method: str, kind: str) -> str | None:
         """The definition of `method`'s 'Request', 'Response' or 'Notification', if there is one."""

@@ -102,7 +102,7 @@ def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(place
             "deny": ["Read(./.env)"],
             "ask": ["Bash(git push *)"],
             "defaultMode": "acceptEdits",
-            "additionalDirectories": ["../shared"],
+            "additionalDirectories": ["../common"],
             "disableBypassPermissionsMode": "disable",
         },
         "hooks": {
@@ -130,7 +130,7 @@ def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(place
         "Bash(npm test *)",
     ]
     assert setup.default_mode is not None and setup.default_mode[0] == "acceptEdits"
-    assert [d for d, _ in setup.additional_directories()] == ["../shared"]
+    assert [d for d, _ in setup.additional_directories()] == ["../common"]
 
 
 def test_a_local_file_git_tracks_is_the_projects(places: dict[str, Path]) -> None:

@@ -171,7 +171,7 @@ def test_a_user_level_file_must_resolve_inside_the_config_dir(tmp_path: Path) ->
 
 def test_a_file_another_user_planted_in_a_sticky_world_writable_parent_is_refused(tmp_path: Path) -> None:
     """Outside a repository the walk goes up to `/`: `/tmp/AGENTS.md` from another user is not read."""
-    shared = tmp_path / "shared"
+    shared = tmp_path / "common"
     cwd = shared / "me" / "proj"
     cwd.mkdir(parents=True)
     shared.chmod(0o1777)  # like /tmp

@@ -42,6 +42,7 @@ LEAVES = {
     "lazy",
     "limits",
     "logs",
+    "phases",
     "settings",
     "startup_gc",
     "user_dirs",

@@ -96,8 +96,8 @@ def test_a_loop_is_broken_and_named_and_a_file_read_already_is_not_repeated(tmp_
 
 def test_an_import_outside_the_workspace_waits_for_the_folders_trust(tmp_path: Path) -> None:
     repo = repository(tmp_path)
-    outside = write(tmp_path / "shared" / "team.md", "TEAM RULES\n")
-    write(repo / "CLAUDE.md", "@../shared/team.md\n@link.md\n")
+    outside = write(tmp_path / "team" / "team.md", "TEAM RULES\n")
+    write(repo / "CLAUDE.md", "@../team/team.md\n@link.md\n")
     (repo / "link.md").symlink_to(outside)  # inside by name, outside where it leads
     instructions = read_instructions(repo, home=None, config_dir=None)
     assert "TEAM RULES" not in instructions.prompt_section()

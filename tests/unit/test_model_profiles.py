@@ -1,12 +1,13 @@
-"""The model profiles and the fake's rules, both checked against `../shared/claude-models.md`.
+"""The model profiles and the fake's rules, both checked against the models' published figures.
 
 The agent's table (`model/profiles.py`) and the fake's (`testing/model_rules.py`) are written
-apart on purpose; each is read back against the document's model table here, so neither can drift.
+apart on purpose; each is read back here against a third account of the same figures (`PUBLISHED`:
+Anthropic's model pages and pricing, as of 2026-11), so neither can drift alone. A model added to
+either table is added here too: `test_every_profile_is_checked_against_a_published_row` says so.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,82 +28,74 @@ from acp_agent.model.profiles import (
 )
 from acp_agent.testing.model_rules import RULES
 
-DOC = Path(__file__).resolve().parents[2].parent / "shared" / "claude-models.md"
+ADAPTIVE, DISABLED, ENABLED, BETWEEN_TOOLS = "adaptive", "disabled", "enabled", "between_tools"
+K, M = 1_000, 1_000_000
 
 
 @dataclass(frozen=True)
-class DocRow:
-    id: str
+class Published:
+    """One model's figures. Prices are USD per million tokens: input, output, a 5-minute cache
+    write, a 1-hour cache write, a cache read; `long_prices` the same past a 100K-token prompt."""
+
     window: int
     max_output: int
-    prices: tuple[float, ...]
-    """input, output, 5-min write, 1-h write, read."""
-    long_prices: tuple[float, ...] | None
-    min_cache: int | None
-    thinking: frozenset[str]
+    prices: tuple[float, float, float, float, float]
+    min_cache: int | None  # the shortest prefix cached (None: not published)
+    thinking: frozenset[str]  # the `thinking.type` values the model takes
     thinking_default: str
-    efforts: bool
-    effort_default: str | None
-    forced: bool
+    effort_default: str | None  # None: the model takes no effort
+    forced: bool  # `tool_choice` "any"/"tool" accepted (with the default thinking)
+    long_prices: tuple[float, float, float, float, float] | None = None
 
 
-def _tokens(text: str) -> int:
-    text = text.strip().strip("*")
-    return int(float(text[:-1]) * (1_000_000 if text.endswith("M") else 1_000))
+PUBLISHED: dict[str, Published] = {
+    "claude-sonnet-5-5": Published(
+        M, 128 * K, (2, 10, 2.5, 4, 0.1), 512, frozenset({ADAPTIVE, BETWEEN_TOOLS}), ADAPTIVE, "high", False
+    ),
+    "claude-opus-5-5": Published(
+        M, 128 * K, (4, 20, 5, 8, 0.2), 512, frozenset({ADAPTIVE}), ADAPTIVE, "medium", False
+    ),
+    "claude-haiku-5-5": Published(
+        M,
+        128 * K,
+        (0.1, 0.5, 0.125, 0.2, 0.01),
+        512,
+        frozenset({ADAPTIVE, DISABLED}),
+        ADAPTIVE,
+        "medium",
+        True,
+        long_prices=(0.5, 2.5, 0.625, 1, 0.05),
+    ),
+    "claude-fable-5-2": Published(
+        M, 128 * K, (8, 40, 10, 16, 0.2), None, frozenset({ADAPTIVE}), ADAPTIVE, "high", False
+    ),
+    "claude-fable-5-1": Published(
+        M, 128 * K, (10, 50, 12.5, 20, 0.25), 512, frozenset({ADAPTIVE}), ADAPTIVE, "high", False
+    ),
+    "claude-sonnet-5": Published(
+        M, 128 * K, (2, 10, 2.5, 4, 0.2), 1024, frozenset({ADAPTIVE, DISABLED}), ADAPTIVE, "high", True
+    ),
+    "claude-opus-5": Published(
+        M, 128 * K, (5, 25, 6.25, 10, 0.5), 512, frozenset({ADAPTIVE, DISABLED}), ADAPTIVE, "high", True
+    ),
+    "claude-haiku-4-5": Published(
+        200 * K, 64 * K, (1, 5, 1.25, 2, 0.1), 4096, frozenset({DISABLED, ENABLED}), DISABLED, None, True
+    ),
+}
 
 
-def _prices(text: str) -> tuple[float, ...]:
-    numbers = re.findall(r"\d+(?:\.\d+)?", text.replace("*", ""))
-    return tuple(float(n) for n in numbers[:5])
+def test_every_profile_is_checked_against_a_published_row() -> None:
+    assert set(RULES) <= set(PUBLISHED) and set(BUILTIN_MODELS) <= set(PUBLISHED)
 
 
-def doc_rows() -> dict[str, DocRow]:
-    if not DOC.exists():
-        pytest.skip(f"{DOC} not found (it lives in ../shared)")
-    rows = {}
-    for line in DOC.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("| `claude-"):
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        model = cells[0].split("`")[1]
-        window, max_out = cells[1].replace("*", "").split("/")
-        price_text = cells[2].replace("[3P]", "")
-        long_prices = None
-        if ">100K:" in price_text:
-            low, high = price_text.split(";")
-            price_text, long_prices = low.split(":", 1)[1], _prices(high.split(":", 1)[1])
-        thinking_text = cells[4]
-        thinking = frozenset(
-            k for k in ("adaptive", "between_tools", "disabled", "enabled") if k in thinking_text
-        )
-        default = re.search(r"`?(\w+)`? \(default\)|(\w+) only", thinking_text)
-        assert default, thinking_text
-        effort = re.search(r"\((?:\*\*)?(\w+)(?:\*\*)?\)", cells[5])
-        rows[model] = DocRow(
-            model,
-            _tokens(window),
-            _tokens(max_out),
-            _prices(price_text),
-            long_prices,
-            int(cells[3].replace(",", "")) if cells[3][0].isdigit() else None,
-            thinking,
-            default.group(1) or default.group(2),
-            cells[5] != "none",
-            effort.group(1) if effort else None,
-            cells[6].startswith("OK"),
-        )
-    assert len(rows) >= 8, "the model table of claude-models.md was not found"
-    return rows
-
-
-def test_every_profile_matches_the_document() -> None:
-    for model, row in doc_rows().items():
+def test_every_profile_matches_the_published_figures() -> None:
+    for model, row in PUBLISHED.items():
         profile = builtin_profile(model)
         assert profile.known, model
         assert (profile.context_window, profile.max_output) == (row.window, row.max_output), model
         assert profile.thinking_types == row.thinking, model
         assert profile.thinking_default == row.thinking_default, model
-        assert (profile.efforts == EFFORTS) is row.efforts, model
+        assert (profile.efforts == EFFORTS) is (row.effort_default is not None), model
         assert profile.effort_default == row.effort_default, model
         assert profile.forced_tool_choice is row.forced, model
         if row.min_cache is not None:
@@ -129,15 +122,14 @@ def test_every_profile_matches_the_document() -> None:
             ) == row.long_prices
 
 
-def test_the_fakes_rules_match_the_document() -> None:
-    rows = doc_rows()
+def test_the_fakes_rules_match_the_published_figures() -> None:
     for model, rules in RULES.items():
-        row = rows[model]
+        row = PUBLISHED[model]
         assert (rules.window, rules.max_output) == (row.window, row.max_output), model
         assert rules.thinking == row.thinking, model
         assert rules.thinking_default == row.thinking_default, model
         assert rules.forced_tool_choice is row.forced, model
-        assert bool(rules.efforts) is row.efforts, model
+        assert bool(rules.efforts) is (row.effort_default is not None), model
         if row.min_cache is not None:
             assert rules.min_cache == row.min_cache, model
 

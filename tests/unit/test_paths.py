@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from acp_agent.errors import PathOutsideCwd, ToolError
-from acp_agent.tools.paths import display_path, glob_to_regex, resolve_inside
+from acp_agent.tools.paths import display_path, name_glob, resolve_inside
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ def test_display_path_is_relative_to_the_root(root: Path, outside: Path) -> None
     ],
 )
 def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
-    assert bool(glob_to_regex(pattern).match(path)) is matches
+    assert name_glob(pattern).matches(path) is matches
 
 
 def test_a_shown_name_resolves_back_to_the_non_utf8_file(root: Path) -> None:

@@ -19,10 +19,10 @@ from acp_agent.permissions.engine import RuleEngine
 from acp_agent.permissions.path_rules import read_path_pattern, segment_glob
 from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.session.claude.setup import load_claude_setup
-from acp_agent.tools.paths import glob_source
 from acp_agent.tools.shell.command_analysis import analyse
 from acp_agent.tools.shell.command_patterns import StarGlob, read_pattern
 from tests.support.examples import examples
+from tests.support.reference_glob import glob_source
 
 
 def engine_with(tmp_path: Path, rules: dict[str, list[str]]) -> RuleEngine:

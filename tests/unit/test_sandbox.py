@@ -339,13 +339,13 @@ async def test_an_in_process_turn_runs_its_verify_check_in_the_sandbox_it_is_giv
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user owns needs root")
 def test_a_git_dir_another_user_owns_is_not_opened_for_writing(tmp_path: Path) -> None:
     victim = make_git_dir(tmp_path / "victim" / ".git")
-    (tmp_path / "shared").mkdir()
-    planted = tmp_path / "shared" / ".git"
+    (tmp_path / "common").mkdir()
+    planted = tmp_path / "common" / ".git"
     planted.write_text(f"gitdir: {victim}\n")
     os.chown(planted, 65534, 65534)  # planted by someone else in a shared parent
-    assert find_git_dirs(tmp_path / "shared") is None
+    assert find_git_dirs(tmp_path / "common") is None
     os.chown(planted, os.getuid(), os.getgid())
-    found = find_git_dirs(tmp_path / "shared")
+    found = find_git_dirs(tmp_path / "common")
     assert found is not None and found.writable == (victim,)
 
 

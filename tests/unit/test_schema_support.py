@@ -17,13 +17,7 @@ from acp_agent.harness.client import AgentSpawnError, spawn_agent
 from acp_agent.process.lifetime import OWNER
 from tests.support.agent import AgentExitedError, AgentProcess, RpcError, base_env
 from tests.support.procs import alive
-from tests.support.schema import (
-    AcpSchema,
-    SchemaNotFoundError,
-    check_envelope,
-    default_schema_dir,
-    parse_line,
-)
+from tests.support.schema import AcpSchema, check_envelope, parse_line
 from tests.support.waits import wait_until
 
 # A stand-in agent: answers every request with `{}` (or params._meta.reply); obeys `stand_in/*`.
@@ -139,7 +133,7 @@ def test_tool_call_status_cancelled_is_rejected(acp_schema: AcpSchema) -> None:
 
 
 def test_unknown_session_update_kind_is_rejected(acp_schema: AcpSchema) -> None:
-    assert _ok(acp_schema, _update({"sessionUpdate": "notice", "text": "x"}))
+    assert _ok(acp_schema, _update({"sessionUpdate": "announcement", "text": "x"}))
 
 
 def test_session_load_result_must_be_an_object(acp_schema: AcpSchema) -> None:
@@ -266,17 +260,6 @@ def test_broken_envelopes_are_reported(message: Any, fragment: str) -> None:
 def test_bad_stdout_lines_are_reported(raw: bytes, terminated: bool, fragment: str) -> None:
     _, _, problems = parse_line(raw, terminated=terminated)
     assert any(fragment in p for p in problems), problems
-
-
-def test_missing_schema_names_the_shared_location(tmp_path: Path) -> None:
-    with pytest.raises(SchemaNotFoundError, match=r"not found at .*; it lives in \.\./shared/acp/schema/v1"):
-        AcpSchema.load(tmp_path / "nowhere")
-
-
-def test_schema_dir_can_be_overridden_by_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    assert default_schema_dir().parts[-4:] == ("shared", "acp", "schema", "v1")
-    monkeypatch.setenv("ACP_SCHEMA_DIR", str(tmp_path))
-    assert default_schema_dir() == tmp_path
 
 
 # ---- the driver, against the stand-in agent -------------------------------------------------

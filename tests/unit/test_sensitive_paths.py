@@ -162,12 +162,12 @@ def test_a_worktree_sees_the_common_dir_of_its_main_repository(tmp_path: Path) -
     wt = tmp_path / "wt"
     wt.mkdir()
     (wt / ".git").write_text(f"gitdir: {worktree_git}\n")
-    (main / "config").write_text("[core]\n\thooksPath = ../shared-hooks\n")
+    (main / "config").write_text("[core]\n\thooksPath = ../common-hooks\n")
     # The session's cwd is the worktree; the main repository's files are extra roots.
     roots = (wt, tmp_path)
     assert sensitive_reason(roots, str(main / "config"))
     assert sensitive_reason(roots, str(worktree_git / "HEAD"))
-    assert "core.hooksPath" in (sensitive_reason(roots, "../shared-hooks/pre-commit") or "")
+    assert "core.hooksPath" in (sensitive_reason(roots, "../common-hooks/pre-commit") or "")
 
 
 def test_a_hard_link_to_git_config_or_a_hook_counts_whatever_its_name(tmp_path: Path) -> None:
@@ -205,20 +205,20 @@ def test_the_grants_are_found_where_their_links_lead(tmp_path: Path) -> None:
     under another name, and the commands reader reads it all the same."""
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
-    for directory in ("conf/commands", "shared/skills/x", "docs", "pkg/conf", "pkg/src"):
+    for directory in ("conf/commands", "common/skills/x", "docs", "pkg/conf", "pkg/src"):
         (repo / directory).mkdir(parents=True)
     (repo / ".claude").symlink_to("conf")
     (repo / "docs" / "review.md").write_text("Review.\n")
     (repo / "conf" / "commands" / "review.md").symlink_to("../../docs/review.md")
     (repo / "conf" / "commands" / "ghost.md").symlink_to("../../docs/ghost.md")  # to nothing yet
     (repo / ".agents").mkdir()
-    (repo / ".agents" / "skills").symlink_to("../shared/skills")
+    (repo / ".agents" / "skills").symlink_to("../common/skills")
     assert "allowed-tools" in (sensitive_reason(repo, "conf/commands/new.md") or "")
     assert sensitive_reason(repo, "CONF/../conf/commands/new.md")
     assert sensitive_reason(repo, "docs/review.md")  # the target of a command file's link
     assert sensitive_reason(repo, "docs/ghost.md")  # writing it would create the command
     assert sensitive_reason(repo, "docs/other.md") is None
-    assert sensitive_reason(repo, "shared/skills/x/SKILL.md")
+    assert sensitive_reason(repo, "common/skills/x/SKILL.md")
     # A session in a sub-directory: the repository root's `.claude` is read too, wherever it leads.
     (repo / ".claude").unlink()
     (repo / ".claude").symlink_to("pkg/conf")

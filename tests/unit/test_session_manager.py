@@ -87,3 +87,29 @@ async def test_a_session_whose_journal_cannot_be_created_is_not_kept(tmp_path: P
     state.mkdir()
     session = manager.create(str(tmp_path), {})
     assert list(manager.sessions) == [session.id]
+
+
+@pytest.mark.anyio
+async def test_a_new_sessions_first_checkpoints_do_not_read_its_journal_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made in this process, the journal holds no prompt and no checkpoint yet: reading it back
+    (with the journal's reader, imported behind the SDK by the warm-up) held up the first prompt
+    for as long as the SDK took to import (issue 46). A loaded session's journal is read."""
+    from acp_agent.session.rewinding import Rewinds
+    from acp_agent.tools.hidden import HiddenPaths
+
+    store = SessionStore.open(tmp_path / "state", keep_days=None)
+    manager = SessionManager(
+        Config(), Requester(), model=ModelProvider("claude-x", streaming=True), store=store
+    )
+    session = manager.create(str(tmp_path), {})
+    read: list[str] = []
+    real_read = store.read
+    monkeypatch.setattr(store, "read", lambda session_id: read.append(session_id) or real_read(session_id))
+    rewinds = Rewinds(store, HiddenPaths())
+    assert rewinds.checkpoints(session) is not None
+    assert read == []
+    loaded, _ = manager.load(session.id, str(tmp_path), {})
+    assert rewinds.checkpoints(loaded) is not None
+    assert read[-1:] == [session.id]

@@ -53,6 +53,16 @@ SAMPLES: dict[str, list[tuple[Any, list[str]]]] = {
     "outputStyle": [("Explanatory", [])],
     "claudeMdExcludes": [(["**/other/CLAUDE.md"], [])],
     "model": [("opus", [])],
+    "allowedMcpServers": [([{"serverName": "github"}], ['MCP allowlist entry: {"serverName": "github"}'])],
+    "deniedMcpServers": [([{"serverName": "github"}], [])],
+    "allowManagedPermissionRulesOnly": [(True, [])],  # managed only: a project's does nothing
+    "allowManagedHooksOnly": [(False, [])],
+    "allowManagedMcpServersOnly": [(False, [])],
+    "availableModels": [(["opus"], [])],
+    "enforceAvailableModels": [(False, [])],
+    "apiKeyHelper": [("sh ./get-key.sh", [])],  # never run from a project: named in /status
+    "awsAuthRefresh": [("aws sso login", [])],
+    "awsCredentialExport": [("sh ./creds.sh", [])],
 }
 """Per key: (a value, the trust question's lines for it: none when it does not widen)."""
 
@@ -91,9 +101,9 @@ def test_a_projects_file_widens_exactly_what_the_trust_question_lists(
 
 
 def test_an_unclassified_key_is_never_read() -> None:
-    file = SettingsFile("project", Path("/x/.claude/settings.json"), "x", Path("/x"), {"apiKeyHelper": "sh"})
-    with pytest.raises(UnclassifiedKey, match="apiKeyHelper"):
-        file.get("apiKeyHelper")
+    file = SettingsFile("project", Path("/x/.claude/settings.json"), "x", Path("/x"), {"statusLine": {}})
+    with pytest.raises(UnclassifiedKey, match="statusLine"):
+        file.get("statusLine")
 
 
 READERS = ("get", "value", "listed")

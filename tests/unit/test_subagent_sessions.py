@@ -19,18 +19,15 @@ from acp_agent.turn.events import TextChunk, ToolCallStarted
 from acp_agent.turn.meter import Limit, Subagent, TurnMeter
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.stop import TurnStop
-from tests.support.schema import AcpSchema, SchemaNotFoundError
+from tests.support.schema import AcpSchema
 from tests.support.sessions import make_session
 
 PARENT = f"sess_{'a' * 32}"
 
 
 @pytest.fixture(scope="module")
-def unstable() -> AcpSchema:
-    try:
-        return AcpSchema.load(unstable=True)
-    except SchemaNotFoundError as exc:
-        pytest.skip(str(exc))
+def unstable(acp_unstable_schema: AcpSchema) -> AcpSchema:
+    return acp_unstable_schema
 
 
 class Requests:

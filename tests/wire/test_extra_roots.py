@@ -17,7 +17,7 @@ from tests.support.zed import zed_initialize
 @pytest.fixture
 def extra(tmp_path: Path) -> Path:
     """Another root of the workspace (a library checked out beside it), with two ways out."""
-    root = tmp_path / "shared-lib"
+    root = tmp_path / "common-lib"
     (root / "src").mkdir(parents=True)
     (root / "src" / "lib.txt").write_text("from the other root\n")
     outside = tmp_path / "outside"

@@ -4,7 +4,9 @@
 …]}`; the files add up (never replace each other), and a handler written the same way in several
 files runs once (the highest file's). A project file's hooks (or a local file git tracks) wait for
 the folder's trust, as everything a repository widens does (`trust.py`); `disableAllHooks: true`
-turns them all off.
+turns them all off, but the managed policy's (unless the policy's own says so), and under the
+policy's `allowManagedHooksOnly` only its hooks run.
+
 
 A matcher is `*`, empty or absent (everything), a name or a `|`/`,` list of names (exact), or else a
 regular expression, unanchored as JavaScript's are: compiled with the `regex` package within the
@@ -164,9 +166,24 @@ class HookSet:
 
 
 def read_hooks(setup: ClaudeSetup, home: Path | None = None) -> HookSet:
-    """The hooks of `setup`'s files (highest first), each identical handler once."""
+    """The hooks of `setup`'s files (highest first), each identical handler once.
+
+    The managed policy's hooks hold against the other files: a `disableAllHooks: true` of theirs
+    turns off their own hooks only (the policy's turns off every one), and under the policy's
+    `allowManagedHooksOnly` only its hooks are read at all."""
     warnings: list[str] = []
-    disabled = setup.value("disableAllHooks", widening=True)  # a project's would turn off the user's
+    managed_only = setup.locked("allowManagedHooksOnly")
+    off_by_policy = next(
+        (f for f in setup.files if f.scope == "managed" and f.get("disableAllHooks") is True), None
+    )
+    disabled = next(  # a project's would turn off the user's: it waits for trust
+        (
+            (v, f)
+            for f in setup.files
+            if f.scope != "managed" and (v := f.get("disableAllHooks")) is not None and setup.in_force(f)
+        ),
+        None,
+    )
     if disabled is not None and not isinstance(disabled[0], bool):
         warnings.append(f"{disabled[1].shown}: disableAllHooks skipped (must be true or false)")
         disabled = None
@@ -176,13 +193,22 @@ def read_hooks(setup: ClaudeSetup, home: Path | None = None) -> HookSet:
         hooks = file.get("hooks")
         if not isinstance(hooks, dict):
             continue
+        if file.scope != "managed" and (managed_only or (disabled is not None and disabled[0])):
+            if managed_only:
+                warnings.append(f"{file.shown}: hooks not run (allowManagedHooksOnly in the managed policy)")
+            continue
+
         into = in_force if setup.in_force(file) else waiting
         for handler in _handlers(file, hooks, setup, home, warnings.append):
             if handler.key not in in_force and handler.key not in waiting:
                 into[handler.key] = handler
+    if disabled is not None and disabled[0] and off_by_policy is None and in_force:
+        warnings.append(f"{disabled[1].shown}: disableAllHooks turns off every hook but the managed policy's")
     for warning in warnings:
         log.warning("hooks.config_warning", warning=warning)
-    if disabled is not None and disabled[0]:
+    if off_by_policy is not None:
+        return HookSet((), (), tuple(warnings), off_by_policy.shown)
+    if disabled is not None and disabled[0] and not in_force and not waiting:
         return HookSet((), (), tuple(warnings), disabled[1].shown)
     return HookSet(tuple(in_force.values()), tuple(waiting.values()), tuple(warnings))
 

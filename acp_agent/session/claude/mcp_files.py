@@ -26,6 +26,11 @@ What may start, and when (`ClaudeServer.disabled_by`, `ClaudeServer.trust_item`)
   and then every server of its `.mcp.json` starts anyway;
 - the user's servers (user and local scope) are the user's own: they start at once.
 A malformed file, or entry, is skipped with a warning; the session goes on.
+
+With the managed policy's `managed-mcp.json` (`managed.py`), none of these files is read: its
+servers (scope managed, started at once) are the only ones, as in Claude Code, where it has
+exclusive control. Every server, the editor's included, is then checked against the
+`allowedMcpServers` and `deniedMcpServers` of the settings (`mcp_policy.py`, in `mcp_servers.py`).
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ USER_SCOPES = frozenset({"user", "acp-agent"})
 """The settings files whose MCP approvals are the user's own word (no trust needed)."""
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
-Scope = Literal["local", "project", "user"]
+Scope = Literal["managed", "local", "project", "user"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +102,15 @@ def read_claude_servers(
         f.scope in USER_SCOPES and f.get("enableAllProjectMcpServers") is True for f in setup.files
     )
     found: dict[str, ClaudeServer] = {}
-    for scope, source, name, entry in _entries(setup, home, warnings.append):
+    policy = setup.policy
+    if policy is not None and policy.mcp_servers is not None:
+        source = str(policy.directory / "managed-mcp.json")
+        listed: Iterator[tuple[Scope, str, str, Any]] = (
+            ("managed", source, name, entry) for name, entry in policy.mcp_servers.items()
+        )
+    else:
+        listed = _entries(setup, home, warnings.append)
+    for scope, source, name, entry in listed:
         if name in found:
             continue
         missing: list[str] = []

@@ -3,6 +3,8 @@
 From the highest precedence (for a single value such as `defaultMode`: the first that sets it wins;
 lists such as the permission rules are pooled from all of them):
 
+0. the managed policy, read once at start-up (`managed.py`: its files merged into one, which
+   nothing below overrides; its managed-only locks say what of the others still applies);
 1. `.claude/settings.local.json` at the repository root (the main checkout's for a worktree; the
    starting directory outside a repository), and a copy an older Claude Code left in the starting
    directory: the user's where the user's own hand made it (`local_owner.py`), the rest of it
@@ -21,14 +23,19 @@ a warning (the log and `/status`), and the session goes on.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp_agent.session.claude import json_text
 from acp_agent.session.claude.local_owner import LocalOwners, split_owned
+from acp_agent.session.claude.managed import ManagedPolicy
+from acp_agent.session.claude.settings_json import (
+    MAX_SETTINGS_BYTES,
+    claude_config_dir,
+    parse_json_object,
+    read_json_object,
+)
 from acp_agent.session.claude.settings_keys import classified
 from acp_agent.tools.files.gitdir import find_repository, index_tracks
 
@@ -44,7 +51,6 @@ __all__ = [
     "shown_path",
 ]
 
-MAX_SETTINGS_BYTES = 1 << 20
 _RULE_LISTS = ("allow", "ask", "deny")
 _STRING_LISTS = (
     ("permissions", "additionalDirectories"),
@@ -60,13 +66,14 @@ _STRINGS = (
 )
 _OBJECTS = (("hooks",), ("env",), ("enabledPlugins",))
 _BOOLS = (("enableAllProjectMcpServers",),)
+_LISTS = (("allowedMcpServers",), ("deniedMcpServers",))
 
 
 @dataclass(frozen=True, slots=True)
 class SettingsFile:
     """One settings file, read and checked.
 
-    `scope` is local, project, acp-agent or user; `shown` names it as `/permissions` and a
+    `scope` is managed, local, project, acp-agent or user; `shown` names it as `/permissions` and a
     refusal do; `anchor` is what a rule's leading `/` means there (`permissions/path_rules.py`); `project`:
     the repository wrote it (the project file, or a local file git tracks or a linked `.claude`),
     so what it widens waits for trust."""
@@ -110,14 +117,21 @@ def find_settings(
     warn: Callable[[str], None],
     tracked: Callable[[Path, Path], bool] | None = None,
     owners: LocalOwners | None = None,
+    policy: ManagedPolicy | None = None,
 ) -> tuple[SettingsFile, ...]:
     """The settings files for a session at `cwd` (absolute, resolved) in the repository whose local
-    settings live at `root` (`repository_root`), highest precedence first.
+    settings live at `root` (`repository_root`), highest precedence first: `policy`'s first.
 
     `tracked(root, path)` says whether git tracks a file (default: its index says, `_git_tracks`);
     `owners` whose hand made the local files (`local_owner.py`; None: an untracked one is the
     user's, as Claude Code has it)."""
-    found = _local_files(cwd, root, home, warn, tracked or _git_tracks, owners)
+    found: list[SettingsFile] = []
+    if policy is not None and (policy.data or policy.broken):
+        where = policy.files[0] if len(policy.files) == 1 else policy.directory / "managed-settings.json"
+        checked = _checked(policy.data, policy.shown, warn)
+        found.append(SettingsFile("managed", where, policy.shown, policy.directory, checked))
+
+    found += _local_files(cwd, root, home, warn, tracked or _git_tracks, owners)
     shared = cwd / ".claude" / "settings.json"
     data = _read(shared, shown_path(shared, root, home), warn)
     if data is not None:
@@ -201,62 +215,10 @@ def _home() -> Path | None:
         return None
 
 
-def claude_config_dir(home: Path | None) -> Path | None:
-    """The user's Claude Code directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    if configured:
-        return Path(os.path.expanduser(configured))
-    return home / ".claude" if home is not None else None
-
-
 def _read(path: Path, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
     """The checked content of one settings file; None when it is absent or skipped."""
     data = read_json_object(path, shown, warn)
     return None if data is None else _checked(data, shown, warn)
-
-
-def read_json_object(
-    path: Path, shown: str, warn: Callable[[str], None], max_bytes: int = MAX_SETTINGS_BYTES
-) -> dict[str, Any] | None:
-    """A JSON object file of Claude Code's (strict JSON, at most `max_bytes`, a regular file opened
-    without waiting on a FIFO); None when it is absent or skipped (with a warning saying why)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        if not isinstance(exc, NotADirectoryError):
-            warn(f"{shown}: not read ({exc.strerror or exc})")
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a directory
-            warn(f"{shown}: skipped (not a regular file)")
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            raw = f.read(max_bytes + 1)
-    except OSError as exc:
-        warn(f"{shown}: not read ({exc.strerror or exc})")
-        return None
-    finally:
-        os.close(fd)
-    if len(raw) > max_bytes:
-        warn(f"{shown}: skipped (larger than {max_bytes // 1024} KiB)")
-        return None
-    return parse_json_object(raw, shown, warn)
-
-
-def parse_json_object(raw: bytes, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
-    """`raw` as a strict JSON object, nested at most `json_text.MAX_DEPTH` levels; None when it is
-    not one (with a warning saying why)."""
-    try:
-        data = json_text.loads(raw.decode("utf-8"))
-    except ValueError as exc:  # UnicodeDecodeError included
-        warn(f"{shown}: skipped (not valid JSON: {str(exc)[:120]})")
-        return None
-    if not isinstance(data, dict):
-        warn(f"{shown}: skipped (not a JSON object)")
-        return None
-    return data
 
 
 def checked_settings(raw: bytes, shown: str, warn: Callable[[str], None]) -> dict[str, Any] | None:
@@ -281,6 +243,7 @@ def _checked(data: dict[str, Any], shown: str, warn: Callable[[str], None]) -> d
         *((keys, lambda v: isinstance(v, str), "a string") for keys in _STRINGS),
         *((keys, lambda v: isinstance(v, dict), "an object") for keys in _OBJECTS),
         *((keys, lambda v: isinstance(v, bool), "true or false") for keys in _BOOLS),
+        *((keys, lambda v: isinstance(v, list), "a list") for keys in _LISTS),
     ]
     for keys, good, wanted in checks:
         _keep_if(kept, keys, good, wanted, shown, warn)

@@ -8,8 +8,9 @@ classification fails at its first read (and `tests/unit/test_settings_keys.py` c
 classification against what `load_claude_setup` lists for the trust question).
 
 - `widens`: "always" (waits for trust whatever its value), "by value" (some values widen: a
-  `defaultMode` that asks less, a plugin enabled with `true`), or "never" (it only restricts, or
-  is text the model reads, as the project's CLAUDE.md is).
+  `defaultMode` that asks less, a plugin enabled with `true`), or "never" (it only restricts, is
+  text the model reads, as the project's CLAUDE.md is, or is never taken from a project at all:
+  the managed-only keys and the credential helpers).
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ class SettingsKey:
     why: str
 
 
+_HELPER = (
+    "runs a command for the model's credentials: read at start-up from the user's and the managed "
+    "files only; a project's is never run (named in /status)"
+)
+_MANAGED_HERE = "read from the managed policy only: ignored in any other file"
+
 SETTINGS_KEYS: dict[str, SettingsKey] = {
     "permissions.allow": SettingsKey("always", "lets the calls it names run without asking"),
     "permissions.ask": SettingsKey("never", "asks before the calls it names: only restricts"),
@@ -43,7 +50,11 @@ SETTINGS_KEYS: dict[str, SettingsKey] = {
     "disableAllHooks": SettingsKey(
         "by value", "`true` turns off the user's own hooks too, some of which may guard tool calls"
     ),
-    "env": SettingsKey("always", "reaches the environment of every hook and MCP server expansion"),
+    "env": SettingsKey(
+        "always",
+        "reaches the environment of every hook and MCP server expansion (the user's and the managed "
+        "file's also the agent's own configuration, at start-up: never a project's)",
+    ),
     "enabledMcpjsonServers": SettingsKey("always", "starts the `.mcp.json` servers it names"),
     "enableAllProjectMcpServers": SettingsKey("by value", "`true` starts every server of `.mcp.json`"),
     "disabledMcpjsonServers": SettingsKey("never", "keeps the servers it names from starting"),
@@ -52,7 +63,19 @@ SETTINGS_KEYS: dict[str, SettingsKey] = {
     ),
     "outputStyle": SettingsKey("never", "chooses the style text at the end of the system prompt"),
     "claudeMdExcludes": SettingsKey("never", "leaves memory files out of the system prompt"),
-    "model": SettingsKey("never", "checked for its type only: the editor and --model choose the model"),
+    "model": SettingsKey("never", "a session's first model (within availableModels): runs nothing"),
+    "allowedMcpServers": SettingsKey(
+        "always", "an MCP allowlist: a project's entries join the other files', so they can let servers in"
+    ),
+    "deniedMcpServers": SettingsKey("never", "keeps the MCP servers it names from starting: only restricts"),
+    "allowManagedPermissionRulesOnly": SettingsKey("never", "managed only: ignored in any other file"),
+    "allowManagedHooksOnly": SettingsKey("never", "managed only: ignored in any other file"),
+    "allowManagedMcpServersOnly": SettingsKey("never", "managed only: ignored in any other file"),
+    "availableModels": SettingsKey("never", _MANAGED_HERE),
+    "enforceAvailableModels": SettingsKey("never", _MANAGED_HERE),
+    "apiKeyHelper": SettingsKey("never", _HELPER),
+    "awsAuthRefresh": SettingsKey("never", _HELPER),
+    "awsCredentialExport": SettingsKey("never", _HELPER),
 }
 """Each key the agent reads from a settings file (dotted: `permissions.allow`)."""
 

@@ -78,6 +78,8 @@ def file_widenings(file: SettingsFile, rules: Iterable[Rule], cwd: Path, root: P
         yield Widening("MCP servers", where, "every server of .mcp.json")
     for name in file.get("enabledMcpjsonServers") or ():
         yield Widening("MCP server", where, shown(name))
+    for entry in file.get("allowedMcpServers") or ():
+        yield Widening("MCP allowlist entry", where, shown(json.dumps(entry, ensure_ascii=False)))
 
 
 def _hooks(where: str, hooks: dict[str, Any], cwd: Path, root: Path) -> Iterator[Widening]:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from acp_agent.tools.globs import few_stars
+
 __all__ = ["MAX_EXPANDED", "PathPatterns", "expand_braces", "split_paths"]
 
 MAX_EXPANDED = 1000
@@ -111,6 +113,7 @@ class PathPatterns:
 def _spec(patterns: list[str]) -> GitIgnoreSpec | None:
     if not patterns:
         return None
+    patterns = [few_stars(p) for p in patterns]  # pathspec backtracks on many `*`s in one name
     try:
         return GitIgnoreSpec.from_lines(patterns)
     except Exception:  # one unreadable pattern: keep the others

@@ -9,6 +9,11 @@ keeps their "always" answers through the engine (in
 says which). A rejection tells the model the user declined; a cancelled question ends the turn
 `cancelled`. Only a `selected` outcome naming an offered option allows anything: every other
 answer is a rejection, and the log says why.
+
+Under the managed policy's `allowManagedPermissionRulesOnly` the policy's rules are the only
+ones (the engine's to weigh, `RuleSource.only_policy_rules`): no "always" answer is offered (nor
+kept), and a command's `allowed-tools` allows nothing without a question (Claude Code ignores
+`--allowedTools` under it: stricter here, a command file is a file the policy does not govern).
 """
 
 from __future__ import annotations

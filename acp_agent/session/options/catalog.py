@@ -32,6 +32,7 @@ from acp_agent.model.profiles import (
 )
 from acp_agent.model.provider import ModelLister
 from acp_agent.model.server_tools import WebTools, web_tools
+from acp_agent.session.claude.model_allowlist import FAMILY_WORDS, ModelAllowlist
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:
@@ -80,8 +81,14 @@ class ModelCatalog:
         ask_models_api: bool = False,
         before_asking: Callable[[ModelClient], Awaitable[None]] | None = None,
         platform: Platform | None = None,
+        allowlist: ModelAllowlist | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         self.config = config
+        self.allowlist = allowlist or ModelAllowlist()
+        """The managed `availableModels`: a model outside it is never offered nor taken."""
+        self.notes = tuple(notes)
+        """`/status`'s lines of where the agent's own configuration came from."""
         self.platform = platform or Platform("anthropic", "Anthropic API")
         """Where requests go: without its Models API, the choices come from the configuration."""
         self._model = model
@@ -122,11 +129,27 @@ class ModelCatalog:
 
     def available_models(self) -> list[str]:
         """The model config option's choices: the Models API's active models, else the built-in
-        list; the configured model always among them (see `available_models`)."""
+        list; the configured model always among them (see `available_models`). Under the managed
+        `availableModels`, only the models it allows (the ids it names among them), and the
+        configured one (the default, which stays usable as in Claude Code)."""
         listed = [m for m, info in self.model_info.items() if info.get("lifecycle", "active") == "active"]
         if not listed and (not self.platform.features.models_api or self.platform.models.configured):
             listed = self.platform.models.choices()
-        return available_models(self.config.model, listed)
+        allowlist = self.allowlist
+        if not allowlist.active:
+            return available_models(self.config.model, listed)
+        named = [e for e in allowlist.entries or () if e.lower() not in FAMILY_WORDS]
+        models = available_models(self.config.model, [*(listed or BUILTIN_MODELS), *named])
+        return [m for m in models if m == self.config.model or allowlist.allows(m)]
+
+    def allows(self, model_id: str) -> bool:
+        """Whether `model_id` may be chosen (the managed `availableModels`; the configured model,
+        the default, always may)."""
+        return model_id == self.config.model or self.allowlist.allows(model_id)
+
+    def status(self) -> str:
+        """`/status`'s platform lines and where the agent's own configuration came from."""
+        return "\n".join([self.platform.status(), *self.notes])
 
     def named_model(self, wanted: str) -> str | None:
         """The model `wanted` names here (a command's or an agent's `model`): a family word
@@ -143,7 +166,7 @@ class ModelCatalog:
         family = wanted.removesuffix("[1m]")  # Claude Code's 1M-context alias; 1M is the default here
         if family.isalpha():
             return next((m for m in offered if f"-{family.lower()}-" in m), None)
-        return wanted if _MODEL_ID.fullmatch(wanted) else None
+        return wanted if _MODEL_ID.fullmatch(wanted) and self.allows(wanted) else None
 
     def configured_web(self) -> WebTools:
         """The web choice of `--web` and the domain settings (checked when the config was built)."""

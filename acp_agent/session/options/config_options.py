@@ -365,7 +365,10 @@ class SessionOptions:
                     mode_changed = True
                     session.permissions.mode = self._restorable_mode(session, entry.mode_id)
                 elif isinstance(entry, ModelEntry):
+                    if not self.catalog.allows(entry.model_id):
+                        raise LimitsError("model", f"{entry.model_id} is not in the managed availableModels")
                     self._use_model(session, entry.model_id)
+
                 elif isinstance(entry, EffortEntry):
                     settings = self.catalog.settings_for(session.model, entry.effort, session.settings)
                     session.choose(replace(session.choices, settings=settings, effort=entry.effort))

@@ -23,6 +23,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from acp_agent.errors import Stopped
+from acp_agent.tools.globs import few_stars
 from acp_agent.tools.hidden import HiddenUnder
 
 __all__ = ["global_excludes_file", "names_hidden", "tree_key", "walk_files"]
@@ -45,7 +46,7 @@ def _spec(path: Path) -> GitIgnoreSpec | None:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    spec = GitIgnoreSpec.from_lines(text.splitlines())
+    spec = GitIgnoreSpec.from_lines(few_stars(line) for line in text.splitlines())
     return spec if len(spec) else None
 
 

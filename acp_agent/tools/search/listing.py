@@ -19,7 +19,7 @@ from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolContext, ToolResult
 from acp_agent.tools.files.disk import in_thread, prefix_for
 from acp_agent.tools.hidden import HiddenUnder
-from acp_agent.tools.paths import glob_to_regex
+from acp_agent.tools.paths import name_glob
 from acp_agent.tools.search.ignore import names_hidden, tree_key, walk_files
 from acp_agent.tools.search.ripgrep import COMMON_ARGS, find_rg, run_rg
 from acp_agent.tools.shown import shown_path
@@ -180,7 +180,7 @@ class ListFiles:
                 if top.exists()
                 else f"no such directory: {shown!r}"
             )
-        matcher = glob_to_regex(pattern)
+        matcher = name_glob(pattern)
         seen = Visibility(
             include_ignored=bool(args.get("include_ignored")),
             include_hidden=names_hidden(pattern),
@@ -188,9 +188,7 @@ class ListFiles:
         )
         rg = find_rg() if self.ripgrep is not False else None
         last = pattern.rsplit("/", 1)[-1]
-        found = await list_files(
-            top, seen, lambda rel: matcher.match(rel) is not None, self.max_entries, rg, name_glob=last
-        )
+        found = await list_files(top, seen, matcher.matches, self.max_entries, rg, name_glob=last)
         if not found.total:
             return ToolResult(text=f"No entries match {pattern!r} under {shown!r}.")
         prefix = prefix_for(ctx.cwd, top)

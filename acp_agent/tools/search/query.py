@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from acp_agent.errors import ToolTimeout
+from acp_agent.tools.globs import PathGlob
 from acp_agent.tools.search.listing import Visibility
 from acp_agent.tools.truncate import clip_line
 
@@ -67,7 +68,7 @@ class Query:
     after: int
     seen: Visibility
     glob: str
-    matcher: re.Pattern[str] | None
+    matcher: PathGlob | None
 
     def keeps(self, relative: str) -> bool:
         """The file at `relative` passes the glob and is none of the agent's hidden paths."""
@@ -75,7 +76,7 @@ class Query:
             return False
         if self.matcher is None:
             return True
-        return self.matcher.match(relative if "/" in self.glob else relative.rsplit("/", 1)[-1]) is not None
+        return self.matcher.matches(relative if "/" in self.glob else relative.rsplit("/", 1)[-1])
 
 
 def budget_spent(found: Found, at: str, budget_seconds: float, *, slow_call: bool = False) -> ToolTimeout:

@@ -16,7 +16,7 @@ from typing import Any
 from acp_agent.errors import ToolError
 from acp_agent.tools.base import ToolContext, ToolResult
 from acp_agent.tools.files.disk import in_thread
-from acp_agent.tools.paths import glob_to_regex
+from acp_agent.tools.paths import name_glob
 from acp_agent.tools.search.ignore import names_hidden
 from acp_agent.tools.search.listing import Visibility
 from acp_agent.tools.search.python import search_in_python
@@ -115,10 +115,10 @@ class SearchText:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         shown = str(args.get("path") or ".")
-        name_glob = str(args.get("glob") or "")
+        glob = str(args.get("glob") or "")
         context = int(args.get("context") or 0)
         mode = str(args.get("output_mode") or "content")
-        matcher = glob_to_regex(name_glob) if name_glob else None
+        matcher = name_glob(glob) if glob else None
         target = ctx.resolve(shown)
         if not target.exists():
             raise ToolError(f"no such file or directory: {shown!r}")
@@ -130,10 +130,10 @@ class SearchText:
             after=int(args.get("after", context) or 0) if mode == "content" else 0,
             seen=Visibility(
                 include_ignored=bool(args.get("include_ignored")),
-                include_hidden=names_hidden(name_glob),
+                include_hidden=names_hidden(glob),
                 withheld=ctx.hidden.under(target),
             ),
-            glob=name_glob,
+            glob=glob,
             matcher=matcher,
         )
         found = Found(
