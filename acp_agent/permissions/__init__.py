@@ -8,5 +8,5 @@ rules as Claude Code writes them (`rules.py`, paths in `path_rules.py`, Claude C
 web tools as the rules leave them (`web_rules.py`).
 
 Imports `tools/`, `model/` and the leaves; imported by `turn/`, `session/` and `api.py`. It knows
-nothing of where the rules are written (`session/claude/` reads them, `engine.py:RuleSource`).
+nothing of where the rules are written (`claude_code/` reads them, `engine.py:RuleSource`).
 """

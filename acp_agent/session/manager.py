@@ -22,25 +22,25 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import anyio
 import structlog
 
+from acp_agent.claude_code.settings.agent_settings import AgentSettings
+from acp_agent.claude_code.setup.trust import TrustStore
 from acp_agent.config import Config
 from acp_agent.errors import RpcError
+from acp_agent.journal.listing import session_roots
+from acp_agent.journal.store import SessionStore, creation_error
+from acp_agent.journal.timeline import interrupted_rewind
+from acp_agent.journal.titles import session_title
 from acp_agent.lazy import deferred
-from acp_agent.model.platforms import Platform
+from acp_agent.model.cloud.platforms import Platform
 from acp_agent.model.profiles import load_prices
 from acp_agent.model.provider import SaysWhenAnswered
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.builder import SessionBuilder
-from acp_agent.session.claude.agent_settings import AgentSettings
-from acp_agent.session.claude.trust import TrustStore
 from acp_agent.session.client_options import ClientOptions
-from acp_agent.session.journal.listing import session_roots
-from acp_agent.session.journal.store import SessionStore, creation_error
-from acp_agent.session.journal.timeline import interrupted_rewind
-from acp_agent.session.journal.titles import session_title
+from acp_agent.session.machinery.builder import SessionBuilder
+from acp_agent.session.machinery.roots import checked_roots
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import SessionOptions
 from acp_agent.session.requester import Requester
-from acp_agent.session.roots import checked_roots
 from acp_agent.session.state import RunningTurn, Session, Title, cancel_subagent
 from acp_agent.session.usage import Spend
 from acp_agent.tools.hidden import agent_hidden_paths, hide_credential_files
@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from acp_agent.model.base import ModelClient
-    from acp_agent.session.engine import Engine
-    from acp_agent.session.journal.reload import Reloaded
+    from acp_agent.session.loading.reload import Reloaded
+    from acp_agent.session.machinery.engine import Engine
     from acp_agent.tools.registry import ToolRegistry
     from acp_agent.turn.steering import Expected
 
@@ -82,7 +82,7 @@ def new_session_id() -> str:
 @deferred
 def engine_class() -> type[Engine]:
     """The turn machinery, imported after the handshake (see `acp_agent.lazy`)."""
-    from acp_agent.session.engine import Engine
+    from acp_agent.session.machinery.engine import Engine
 
     return Engine
 
@@ -90,7 +90,7 @@ def engine_class() -> type[Engine]:
 @deferred
 def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None], Reloaded]:
     """session/load's journal reading and replay, imported on first use (session/new needs neither)."""
-    from acp_agent.session.journal.reload import reload_journal
+    from acp_agent.session.loading.reload import reload_journal
 
     return reload_journal
 
@@ -98,7 +98,7 @@ def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None],
 @deferred
 def journal_fork() -> Callable[..., None]:
     """session/fork's journal copy, imported on first use (with session/load's reading)."""
-    from acp_agent.session.journal.fork import fork_journal
+    from acp_agent.session.loading.fork import fork_journal
 
     return fork_journal
 

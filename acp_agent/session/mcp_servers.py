@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from acp_agent.session.claude.mcp_files import ClaudeServers
-from acp_agent.session.claude.mcp_policy import McpPolicy
-from acp_agent.session.claude.trust import ProjectTrust, Widening
+from acp_agent.claude_code.settings.mcp_policy import McpPolicy
+from acp_agent.claude_code.setup.mcp_files import ClaudeServers
+from acp_agent.claude_code.setup.trust import ProjectTrust, Widening
 from acp_agent.tools.printable import printable
 
 if TYPE_CHECKING:

@@ -21,18 +21,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from acp_agent.claude_code.conventions.output_styles import OutputStyle, OutputStyles
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
-from acp_agent.session.commands.output_styles import OutputStyle, OutputStyles
-from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.strategies.loops import LoopChoice
 
 if TYPE_CHECKING:
-    from acp_agent.session.claude.hooks import SessionHooks
-    from acp_agent.session.claude.setup import ClaudeSetup
-    from acp_agent.session.commands.instructions import Instructions
-    from acp_agent.session.journal.checkpoints import Checkpoints
+    from acp_agent.claude_code.hooks.hooks import SessionHooks
+    from acp_agent.claude_code.memory.instructions import Instructions
+    from acp_agent.claude_code.setup.setup import ClaudeSetup
+    from acp_agent.journal.checkpoints import Checkpoints
     from acp_agent.session.mcp_servers import SessionServers
     from acp_agent.session.system_prompt import PromptParts
     from acp_agent.tools.base import Tool

@@ -13,28 +13,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from acp_agent.claude_code.conventions.conventions import ConventionsSlot
+from acp_agent.claude_code.conventions.output_styles import OutputStyle, OutputStyles
+from acp_agent.journal.store import Journal
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
-from acp_agent.session.commands.conventions import ConventionsSlot
-from acp_agent.session.commands.output_styles import OutputStyle, OutputStyles
 from acp_agent.session.editor.permissions import SessionPermissions
-from acp_agent.session.journal.store import Journal
 from acp_agent.session.queue import PromptLine, RunningTurn
 from acp_agent.session.runtime import Choices, RuntimeSlot, SessionBasis, SessionServices
 from acp_agent.session.usage import Spend
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
-from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.session_usage import LoopMemory
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.steering import Steering
+from acp_agent.turn.strategies.loops import LoopChoice
 
 if TYPE_CHECKING:
-    from acp_agent.session.claude.hooks import SessionHooks
-    from acp_agent.session.claude.setup import ClaudeSetup
-    from acp_agent.session.commands.instructions import Instructions
-    from acp_agent.session.journal.checkpoints import Checkpoints
+    from acp_agent.claude_code.hooks.hooks import SessionHooks
+    from acp_agent.claude_code.memory.instructions import Instructions
+    from acp_agent.claude_code.setup.setup import ClaudeSetup
+    from acp_agent.journal.checkpoints import Checkpoints
     from acp_agent.session.mcp_servers import SessionServers
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.shell.tasks import BackgroundTasks

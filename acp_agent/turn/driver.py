@@ -46,7 +46,7 @@ class TurnResult:
 
 class PromptSource(Protocol):
     """A prompt built inside the turn (a command file's, a skill's, an MCP prompt's:
-    `session/command_turn.py`), within its cancel scope, clock and meter, once the turn began."""
+    `session/commands/command_turn.py`), within its cancel scope, clock and meter, once the turn began."""
 
     async def build(self, runner: TurnRunner, history: History, meter: TurnMeter) -> bool:
         """Add the prompt to `history` (as the user's message); False when it could not be built

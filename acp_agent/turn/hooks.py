@@ -10,7 +10,7 @@ before a compaction (`compacting`: a hook may block it). Any answer may also end
 (`halt`: the turn ends `end_turn`, with a notice saying why).
 
 A hook never counts as a model request; its runs are counted in the turn record's `hooks`
-figure (`TurnMeter.hook_ran`). Implemented in `session/claude/hooks.py` (the user's Claude Code
+figure (`TurnMeter.hook_ran`). Implemented in `claude_code/hooks/hooks.py` (the user's Claude Code
 hooks); `NO_HOOKS` is the loop's default.
 """
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from acp_agent.claude_code.setup.setup import load_claude_setup
 from acp_agent.permissions.engine import Grants, RuleEngine, Verdict
 from acp_agent.permissions.question import HookVerdict, PermissionQuestion
-from acp_agent.session.claude.setup import load_claude_setup
 
 __all__ = [
     "MODES",

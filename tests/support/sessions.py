@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from acp_agent.claude_code.conventions.output_styles import OutputStyles
+from acp_agent.claude_code.setup.setup import ClaudeSetup
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.claude.setup import ClaudeSetup
-from acp_agent.session.commands.output_styles import OutputStyles
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.requester import Requester
 from acp_agent.session.runtime import Choices, RuntimeSlot, SessionBasis
 from acp_agent.session.state import Session
 from acp_agent.turn.context.history import History
-from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.strategies.loops import LoopChoice
 
 __all__ = ["make_session"]
 

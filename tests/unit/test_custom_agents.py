@@ -11,14 +11,14 @@ from typing import Any, cast
 
 import pytest
 
+from acp_agent.claude_code.conventions.agents import CustomAgent, read_agent
+from acp_agent.claude_code.conventions.convention_files import MAX_AGENT_FILES, read_conventions
 from acp_agent.config import Config
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
 from acp_agent.model.pricing import Price
 from acp_agent.permissions.gate import PermissionGate, decision_of
 from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
-from acp_agent.session.commands.agents import CustomAgent, read_agent
-from acp_agent.session.commands.convention_files import MAX_AGENT_FILES, read_conventions
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.requester import Requester

@@ -45,10 +45,10 @@ SIDE_ROUTES = {
         "acp_agent/rpc/outgoing.py:Outgoing.answered",
     ],
     "The second prompt path": [
-        "acp_agent/session/prompting.py:PromptTurns.prompt",
+        "acp_agent/session/acp/prompting.py:PromptTurns.prompt",
         "acp_agent/session/manager.py:SessionManager.engine",
-        "acp_agent/session/engine.py:Engine.quiet_turn",
-        "acp_agent/session/engine.py:Engine.run_command",
+        "acp_agent/session/machinery/engine.py:Engine.quiet_turn",
+        "acp_agent/session/machinery/engine.py:Engine.run_command",
     ],
     "A subagent": [
         "acp_agent/turn/tool_batch.py:ToolBatch._execute",

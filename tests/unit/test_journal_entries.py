@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from acp_agent.session.journal.reload import read_journal
-from acp_agent.session.journal.store import JournalCorrupt, SessionStore
+from acp_agent.journal.store import JournalCorrupt, SessionStore
+from acp_agent.session.loading.reload import read_journal
 from acp_agent.turn.context.history import tool_result
 from acp_agent.turn.journal.entries import (
     ENTRY_CLASSES,

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
+from acp_agent.claude_code.setup.setup import load_claude_setup
 from acp_agent.permissions.engine import RuleEngine
 from acp_agent.permissions.gate import PermissionGate, decision_of
 from acp_agent.permissions.path_denials import REJECTED_ALWAYS
 from acp_agent.permissions.question import PermissionDecision, PermissionQuestion
-from acp_agent.session.claude.setup import load_claude_setup
 from acp_agent.session.editor.permissions import OPTION_IDS, SessionPermissions, read_answer
 from tests.support.examples import examples
 
@@ -77,7 +77,7 @@ class Client:
 
 
 def gate_of(permissions: SessionPermissions) -> PermissionGate:
-    """The session's gate over its asker, as the engine builds it (`session/engine.py`)."""
+    """The session's gate over its asker, as the engine builds it (`session/machinery/engine.py`)."""
     return PermissionGate(permissions.engine, permissions.cell, permissions)
 
 

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 import acp_agent
-from acp_agent.session.claude.settings_files import SettingsFile
-from acp_agent.session.claude.settings_keys import SETTINGS_KEYS, UnclassifiedKey
-from acp_agent.session.claude.setup import load_claude_setup
+from acp_agent.claude_code.settings.settings_files import SettingsFile
+from acp_agent.claude_code.settings.settings_keys import SETTINGS_KEYS, UnclassifiedKey
+from acp_agent.claude_code.setup.setup import load_claude_setup
 
 WHERE = "(.claude/settings.json)"
 SAMPLES: dict[str, list[tuple[Any, list[str]]]] = {

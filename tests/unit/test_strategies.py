@@ -32,7 +32,6 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
 from acp_agent.turn.hooks import AfterTool, HookCall, NoHooks
 from acp_agent.turn.inprocess import run_turn
-from acp_agent.turn.loops import LoopChoice, choose_loop
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.settings import RunnerSettings
@@ -48,6 +47,7 @@ from acp_agent.turn.strategies import (
     build_strategy,
 )
 from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, parse_verdict, transcript
+from acp_agent.turn.strategies.loops import LoopChoice, choose_loop
 from tests.support.procs import alive
 
 Reply = tuple[list[dict[str, Any]], str]

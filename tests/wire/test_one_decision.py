@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
+from acp_agent.claude_code.conventions.allowed_tools import read_allowed_tools
 from acp_agent.permissions.question import PermissionQuestion
-from acp_agent.session.commands.allowed_tools import read_allowed_tools
 from acp_agent.testing import FakeMessagesAPI, replies, routes
 from acp_agent.turn.strategies.phased import PLAN_ONLY
 from tests.support.agent import AgentProcess

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from acp_agent.claude_code.setup.setup import PERMISSION_MODES, ClaudeSetup
+from acp_agent.claude_code.setup.write_guard import what_it_enables
 from acp_agent.errors import RpcError
 from acp_agent.permissions.engine import PLAN_REFUSED, RuleEngine, Verdict
 from acp_agent.permissions.gate import SessionMode
 from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
-from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup
-from acp_agent.session.claude.write_guard import what_it_enables
 from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
 from acp_agent.turn.journal.entries import ToolCallShown

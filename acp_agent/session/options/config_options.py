@@ -41,7 +41,7 @@ from acp_agent.turn.journal.entries import (
     StyleEntry,
     WebEntry,
 )
-from acp_agent.turn.loops import LOOPS, choose_loop
+from acp_agent.turn.strategies.loops import LOOPS, choose_loop
 
 if TYPE_CHECKING:
     from acp_agent.turn.events import Notice

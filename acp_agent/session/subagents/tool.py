@@ -4,7 +4,7 @@ Built with the session's runtime (`engine.py`), once: every subagent of the sess
 same tools and system prompt, one cached prefix across its subagents and turns (D14, D27). The
 prompt's text is made on the first `task` call, from what the session had when the tool was built.
 
-The session's custom agents (`.claude/agents/`, `session/commands/agents.py`) are offered by name
+The session's custom agents (`.claude/agents/`, `claude_code/conventions/agents.py`) are offered by name
 as subagent types, decided here once too: each gets its file's body as its prompt, the tools its
 `tools` names among the subagents' own (never more: an agent file only narrows), and its `model`
 (a family word the catalog resolves, or an id, used as written: the API says if it does not exist;
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from acp_agent.claude_code.conventions.agents import INHERIT, CustomAgent
 from acp_agent.model.pricing import Price
 from acp_agent.permissions.tool_names import SERVER_TOOLS
-from acp_agent.session.commands.agents import INHERIT, CustomAgent
 from acp_agent.session.requester import Requester
 from acp_agent.session.subagents.sessions import SubagentSessions
 from acp_agent.session.system_prompt import build_agent_prompt, build_subagent_prompt
