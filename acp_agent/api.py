@@ -64,20 +64,12 @@ from acp_agent.turn.events import (
 from acp_agent.turn.inprocess import Status, TurnOutcome, run_turn
 from acp_agent.turn.journal.entries import ToolCallShown
 from acp_agent.turn.record import TurnRecord
-from acp_agent.turn.strategies import (
-    CommandEvaluator,
-    Evaluation,
-    Evaluator,
-    JudgeEvaluator,
-    PhasedResult,
-    PhasedStrategy,
-    Strategy,
-    ToolsStrategy,
-    Transition,
-    Trial,
-    VerifyResult,
-    VerifyStrategy,
-)
+from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.judge import JudgeEvaluator
+from acp_agent.turn.strategies.phased import PhasedStrategy
+from acp_agent.turn.strategies.results import PhasedResult, Transition, Trial, VerifyResult
+from acp_agent.turn.strategies.tools import ToolsStrategy
+from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, Evaluator, VerifyStrategy
 
 
 def configure_logging(level: str | None = None, stream: TextIO | None = None) -> None:

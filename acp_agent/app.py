@@ -29,7 +29,7 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
-from acp_agent.demo import DEMO_MODEL, cassette_path
+from acp_agent.demo.workspace import DEMO_MODEL, cassette_path
 from acp_agent.journal.state_dir import StateDirError, prepare_state_dir
 from acp_agent.model.cloud.platforms import Platform, select_platform
 from acp_agent.model.provider import ModelProvider, model_factory

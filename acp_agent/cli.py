@@ -17,7 +17,7 @@ from typing import Any
 from acp_agent import __version__, startup_gc
 from acp_agent.claude_code.settings.agent_settings import read_start_settings, start_model
 from acp_agent.config import DEFAULT_MODEL, Config, settings
-from acp_agent.demo import DEMO_MODEL
+from acp_agent.demo.workspace import DEMO_MODEL
 from acp_agent.model.spec import replay_path
 from acp_agent.process.hardening import make_undumpable
 from acp_agent.settings import GROUPS, Setting

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.shell.tasks import BackgroundTasks
     from acp_agent.turn.spec import TurnSpec
-    from acp_agent.turn.strategies import Strategy
+    from acp_agent.turn.strategies.base import Strategy
 
 __all__ = ["Choices", "RuntimeSlot", "SessionBasis", "SessionRuntime", "SessionServices"]
 

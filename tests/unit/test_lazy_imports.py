@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFERRED = (
     "acp_agent.session.machinery.engine",
     "acp_agent.turn.runner",
-    "acp_agent.turn.strategies",
+    "acp_agent.turn.strategies.select",
     "acp_agent.tools.registry",
     "acp_agent.model.anthropic",
     "acp_agent.model.factory",

@@ -36,18 +36,12 @@ from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.spec import TurnSpec
-from acp_agent.turn.strategies import (
-    CommandEvaluator,
-    Evaluation,
-    JudgeEvaluator,
-    PhasedStrategy,
-    PlanQuestion,
-    Strategy,
-    VerifyStrategy,
-    build_strategy,
-)
-from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, parse_verdict, transcript
+from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, JudgeEvaluator, parse_verdict, transcript
 from acp_agent.turn.strategies.loops import LoopChoice, choose_loop
+from acp_agent.turn.strategies.phased import PhasedStrategy, PlanQuestion
+from acp_agent.turn.strategies.select import build_strategy
+from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, VerifyStrategy
 from tests.support.procs import alive
 
 Reply = tuple[list[dict[str, Any]], str]

@@ -71,7 +71,8 @@ from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.stop import TurnStop
-from acp_agent.turn.strategies import Strategy, build_strategy
+from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.select import build_strategy
 from acp_agent.user_dirs import user_home
 
 if TYPE_CHECKING:
