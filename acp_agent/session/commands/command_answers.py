@@ -1,5 +1,5 @@
 """What a built-in slash command answers, from the session's state and runner (the list of them,
-and how a prompt names one, is `commands/builtins.py`).
+and how a prompt names one, is `claude_code/conventions/builtins.py`).
 
 `/status`, `/permissions`, `/hooks`, `/mcp`, `/cost`, `/context`, `/agents` and `/tasks` answer
 without a model request; `/compact` compacts with one counted request; `/rewind` is
