@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from acp_agent.tools.globs import Segment, glob_class, segment
+
 __all__ = ["MAX_SEGMENTS", "PathPattern", "SegmentGlob", "escaped_path", "read_path_pattern", "segment_glob"]
 
 _GLOB = re.compile(r"[*?\[]")
@@ -102,42 +104,13 @@ _DOUBLE = None
 
 
 @dataclass(frozen=True, slots=True)
-class _Segment:
-    """One segment's glob: pieces between its `*`s, each a fixed-length expression (`?` and a
-    class are one character), so each is found with one linear search."""
-
-    literal: str | None
-    pieces: tuple[re.Pattern[str], ...] = ()
-    sizes: tuple[int, ...] = ()
-
-    def matches(self, name: str) -> bool:
-        if self.literal is not None:
-            return name == self.literal
-        pieces, sizes = self.pieces, self.sizes
-        if len(pieces) == 1:
-            return len(name) == sizes[0] and pieces[0].match(name) is not None
-        end = len(name) - sizes[-1]
-        if end < sizes[0] or not pieces[0].match(name) or not pieces[-1].match(name, end):
-            return False
-        position = sizes[0]
-        for piece, size in zip(pieces[1:-1], sizes[1:-1], strict=True):
-            if size == 0:
-                continue
-            found = piece.search(name, position, end)
-            if found is None:
-                return False
-            position = found.start() + size
-        return True
-
-
-@dataclass(frozen=True, slots=True)
 class SegmentGlob:
     """A glob over '/'-separated paths, matched without backtracking (see the module's docstring).
 
     Groups of single segments separated by `**`: the first at the start, each later one at its
     leftmost place after the one before; the pattern always ends in `**` (it names what is below)."""
 
-    groups: tuple[tuple[_Segment, ...], ...]
+    groups: tuple[tuple[Segment, ...], ...]
     anchored: bool
     """The first group must start at the first segment (the pattern does not begin with `**`)."""
 
@@ -173,18 +146,18 @@ def segment_glob(glob: str) -> SegmentGlob:
     parts = glob.split("/")
     if len(parts) > MAX_SEGMENTS:
         parts = [*parts[:MAX_SEGMENTS], "**"]
-    items: list[_Segment | None] = []
+    items: list[Segment | None] = []
     for index, part in enumerate(parts):
         if part == "**":
             if index == len(parts) - 1:
-                items.append(_segment("*"))  # `src/**`: what is inside src, not src itself
+                items.append(segment("*"))  # `src/**`: what is inside src, not src itself
             if not items or items[-1] is not _DOUBLE:
                 items.append(_DOUBLE)
         else:
-            items.append(_segment(part.replace("**", "*")))
+            items.append(segment(part.replace("**", "*")))
     if items[-1] is not _DOUBLE:
         items.append(_DOUBLE)
-    groups: list[tuple[_Segment, ...]] = [()]
+    groups: list[tuple[Segment, ...]] = [()]
     for item in items:
         if item is None:
             groups.append(())
@@ -194,49 +167,10 @@ def segment_glob(glob: str) -> SegmentGlob:
     return SegmentGlob(tuple(g for i, g in enumerate(groups) if g or (i == 0 and anchored)), anchored)
 
 
-def _segment(glob: str) -> _Segment:
-    if not _GLOB.search(glob):
-        return _Segment(glob)
-    pieces: list[list[str]] = [[]]
-    i = 0
-    while i < len(glob):
-        char = glob[i]
-        if char == "*":
-            pieces.append([])
-        elif char == "?":
-            pieces[-1].append("[^/]")
-        elif char == "[" and (klass := _class(glob, i)) is not None:
-            pieces[-1].append(klass[0])
-            i = klass[1]
-            continue
-        else:
-            pieces[-1].append(re.escape(char))
-        i += 1
-    return _Segment(
-        None, tuple(re.compile("".join(p), re.DOTALL) for p in pieces), tuple(len(p) for p in pieces)
-    )
-
-
-def _class(glob: str, i: int) -> tuple[str, int] | None:
-    """The class at `glob[i]` as an expression and where it ends; None (a literal `[`) when it
-    does not close or cannot be read."""
-    end = glob.find("]", i + 2 if glob.startswith("[!", i) else i + 1)
-    if end == -1:
-        return None
-    body = glob[i + 1 : end]
-    if body.startswith("!"):
-        body = "^" + body[1:]
-    source = "[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]"
-    try:
-        re.compile(source)
-    except re.error:
-        return None
-    return source, end + 1
-
-
 def _bad_class(glob: str) -> bool:
     return any(
-        glob[i] == "[" and glob.find("]", i + 1) != -1 and _class(glob, i) is None for i in range(len(glob))
+        glob[i] == "[" and glob.find("]", i + 1) != -1 and glob_class(glob, i) is None
+        for i in range(len(glob))
     )
 
 

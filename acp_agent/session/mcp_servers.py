@@ -1,5 +1,5 @@
-"""A session's MCP servers: the editor's, and Claude Code's (`claude/mcp_files.py`), which start
-when, and what `/mcp` says of each.
+"""A session's MCP servers: the editor's, and Claude Code's (`claude_code/setup/mcp_files.py`),
+which start when, and what `/mcp` says of each.
 
 The editor's servers (session/new's `mcpServers`) win a name clash: a Claude Code server of the
 same name is listed as replaced and never started. The editor's, the user's (`~/.claude.json`)

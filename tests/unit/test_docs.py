@@ -493,3 +493,38 @@ def test_every_path_the_docs_name_exists() -> None:
 
 def test_the_rooms_not_built_yet_are_not_built() -> None:
     assert [room for room in NOT_BUILT_YET if (PACKAGE / room).exists()] == []
+
+
+FACES = {"acp_agent/testing/__init__.py": "the fake's public face (D8): its README usage imports it"}
+"""`__init__.py` files allowed to import (besides `from __future__`), each with the reason."""
+
+
+def init_imports(root: Path) -> dict[str, list[str]]:
+    """Every `__init__.py` under `root` → what it imports (`from __future__` aside), by path from
+    `root`'s parent."""
+    found: dict[str, list[str]] = {}
+    for init in sorted(root.rglob("__init__.py")):
+        names = [
+            node.module if isinstance(node, ast.ImportFrom) else ", ".join(a.name for a in node.names)
+            for node in ast.parse(init.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+        ]
+        if names:
+            found[str(init.relative_to(root.parent))] = [str(n) for n in names]
+    return found
+
+
+def test_every_init_but_the_faces_imports_nothing() -> None:
+    """The map's claim: a folder's `__init__.py` says what lives there and imports nothing, so
+    importing one module of a package loads no other (start-up stays lazy)."""
+    assert {k: v for k, v in init_imports(PACKAGE).items() if k not in FACES} == {}
+    assert set(FACES) <= set(init_imports(PACKAGE)), "a face that imports nothing needs no place here"
+
+
+def test_the_init_check_catches_an_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""Doc."""\n\nfrom __future__ import annotations\n')
+    (package / "sub" / "__init__.py").write_text('"""Doc."""\n\nfrom pkg.sub.x import y\nimport os\n')
+    assert init_imports(package) == {"pkg/sub/__init__.py": ["pkg.sub.x", "os"]}
