@@ -43,6 +43,7 @@ from acp_agent.model.base import (
     ToolUseStarted,
     Usage,
 )
+from acp_agent.permissions.question import PermissionAsker, PermissionDecision, PermissionQuestion
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry, coding_tools, default_registry
 from acp_agent.tools.sandbox.command_sandbox import SandboxPolicy
@@ -62,22 +63,13 @@ from acp_agent.turn.events import (
 )
 from acp_agent.turn.inprocess import Status, TurnOutcome, run_turn
 from acp_agent.turn.journal.entries import ToolCallShown
-from acp_agent.turn.permissions import PermissionAsker, PermissionDecision, PermissionQuestion
 from acp_agent.turn.record import TurnRecord
-from acp_agent.turn.strategies import (
-    CommandEvaluator,
-    Evaluation,
-    Evaluator,
-    JudgeEvaluator,
-    PhasedResult,
-    PhasedStrategy,
-    Strategy,
-    ToolsStrategy,
-    Transition,
-    Trial,
-    VerifyResult,
-    VerifyStrategy,
-)
+from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.judge import JudgeEvaluator
+from acp_agent.turn.strategies.phased import PhasedStrategy
+from acp_agent.turn.strategies.results import PhasedResult, Transition, Trial, VerifyResult
+from acp_agent.turn.strategies.tools import ToolsStrategy
+from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, Evaluator, VerifyStrategy
 
 
 def configure_logging(level: str | None = None, stream: TextIO | None = None) -> None:

@@ -29,8 +29,9 @@ import anyio
 import structlog
 
 from acp_agent.config import Config
-from acp_agent.demo import DEMO_MODEL, cassette_path
-from acp_agent.model.platforms import Platform, select_platform
+from acp_agent.demo.workspace import DEMO_MODEL, cassette_path
+from acp_agent.journal.state_dir import StateDirError, prepare_state_dir
+from acp_agent.model.cloud.platforms import Platform, select_platform
 from acp_agent.model.provider import ModelProvider, model_factory
 from acp_agent.model.sdk import anthropic_sdk, key_in_env, take_env_keys
 from acp_agent.model.spec import replay_path
@@ -38,13 +39,12 @@ from acp_agent.process.lifetime import mark_process
 from acp_agent.rpc.endpoint import Endpoint, current_request_id
 from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing
+from acp_agent.session.acp.front import FrontHandler, SessionLayer, Sessions
 from acp_agent.session.auth.keys import AgentKeys, erase_initial_environ, load_key
-from acp_agent.session.front import FrontHandler, SessionLayer, Sessions
-from acp_agent.session.journal.state_dir import StateDirError, prepare_state_dir
 
 if TYPE_CHECKING:
-    from acp_agent.model.credential_helpers import Helpers
-    from acp_agent.session.claude.agent_settings import AgentSettings
+    from acp_agent.claude_code.settings.agent_settings import AgentSettings
+    from acp_agent.model.cloud.credential_helpers import Helpers
 
 __all__ = ["run", "serve"]
 
@@ -52,7 +52,7 @@ log = structlog.get_logger(__name__)
 
 WARM_UP = (model_factory, anthropic_sdk)
 """Imported in the background once `initialize` is answered, after the session layer and the turn
-machinery (`session/front.py`), in the order a first prompt needs; then the model client is built
+machinery (`session/acp/front.py`), in the order a first prompt needs; then the model client is built
 (`ModelProvider.warm`)."""
 
 SHUTDOWN_GRACE = 1.5
@@ -73,7 +73,7 @@ async def serve(
     reader = LineReader(stdin_fd, max_line_bytes=config.max_line_bytes)
     to_client = Outgoing(writer)  # the session layer's Requester; the endpoint delivers the answers
     if agent_settings is None:
-        from acp_agent.session.claude.agent_settings import read_start_settings
+        from acp_agent.claude_code.settings.agent_settings import read_start_settings
 
         agent_settings = read_start_settings()
     _log_settings(agent_settings)
@@ -82,7 +82,7 @@ async def serve(
         spec = f"replay:{cassette_path()}"
     replaying = replay_path(spec) is not None
     # The platform, from the environment with the user's and the managed settings' `env` over it
-    # (`model/platforms.py`, `session/claude/agent_settings.py`); a replay is the Anthropic API's.
+    # (`model/cloud/platforms.py`, `claude_code/settings/agent_settings.py`); a replay is the Anthropic API's.
     environment = agent_settings.environment(os.environ)
     platform = Platform("anthropic", "Anthropic API") if replaying else select_platform(environment)
     _lay_settings_secrets(agent_settings.env, platform.secrets)
@@ -181,8 +181,8 @@ def _settings_helpers(agent_settings: AgentSettings) -> Helpers:
     """`apiKeyHelper`, `awsAuthRefresh` and `awsCredentialExport`, each from the highest of the
     managed policy, acp-agent's settings file and the user's that names it (read at start-up;
     imported when the model client is first built). A project's are never run
-    (`session/claude/agent_settings.py` says why)."""
-    from acp_agent.model.credential_helpers import helpers_from_settings
+    (`claude_code/settings/agent_settings.py` says why)."""
+    from acp_agent.model.cloud.credential_helpers import helpers_from_settings
 
     return helpers_from_settings(*agent_settings.helper_settings())
 

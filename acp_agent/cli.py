@@ -3,7 +3,7 @@
 Flags win over environment variables, which win over the defaults (see `config.py`). The
 environment is the process's with the `env` of the managed policy and of the user's own settings
 files laid over it, as Claude Code lays them over the shell's; the model's choice and the
-managed `availableModels` are `session/claude/agent_settings.py:start_model`'s.
+managed `availableModels` are `claude_code/settings/agent_settings.py:start_model`'s.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from acp_agent import __version__, startup_gc
+from acp_agent.claude_code.settings.agent_settings import read_start_settings, start_model
 from acp_agent.config import DEFAULT_MODEL, Config, settings
-from acp_agent.demo import DEMO_MODEL
+from acp_agent.demo.workspace import DEMO_MODEL
 from acp_agent.model.spec import replay_path
 from acp_agent.process.hardening import make_undumpable
-from acp_agent.session.claude.agent_settings import read_start_settings, start_model
 from acp_agent.settings import GROUPS, Setting
 
 __all__ = ["DISTRIBUTION", "build_parser", "flag_values", "main", "settings_table"]
@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from acp_agent.app import run
     from acp_agent.errors import CassetteError
-    from acp_agent.turn.loops import LoopChoice
+    from acp_agent.turn.strategies.loops import LoopChoice
 
     try:  # refuse a strategy that cannot work (verify with nothing to check) before serving
         LoopChoice(

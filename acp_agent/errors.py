@@ -14,8 +14,9 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       │    └─ ConnectionClosed   Outgoing.request after stdin EOF → caught with RpcError, as above
       ├─ LineTooLong           rpc/framing.LineReader: a line over --max-line-bytes was skipped
       │                          → Endpoint.serve answers -32600 and reads on
-      ├─ LimitsError (ValueError)  a bad per-session `_meta` value or effort: limits.Limits, turn/loops,
-      │                          session/manager → session/handlers answers -32602 naming the field
+      ├─ LimitsError (ValueError)  a bad per-session `_meta` value or effort: limits.Limits,
+      │                          turn/strategies/loops, session/manager → session/acp/handlers
+      │                          answers -32602 naming the field
       ├─ ToolError             recoverable, raised by tools/* and session/client_io
       │    │                     → turn/runner makes it an is_error tool_result; the turn goes on
       │    ├─ PathOutsideCwd      a path that resolves outside the session's roots
@@ -32,7 +33,7 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ TurnHalted            turn/hooks: a hook answered `continue: false`: turn/runner, turn/driver
       │                          → turn/driver, once: the turn ends `end_turn` with a notice
       ├─ TurnFailed            terminal for the turn: model/anthropic, turn/ (runner, judge, history)
-      │    │                     → turn/driver records it; session/handlers answers with the turn record
+      │    │                     → turn/driver records it; session/acp/handlers answers with the turn record
       │    ├─ ModelUnavailable    the API refused or failed and retrying did not help
       │    ├─ StreamBroken        the reply broke off after output was relayed, or had no stop_reason
       │    ├─ AuthRequired        no credentials, or the API said 401/403 (-32000)
@@ -52,16 +53,16 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
       ├─ StateDirError (OSError)         session/state_dir: the state dir is unusable
       │                          → app (serve unjournaled)
       ├─ CursorError (ValueError)        session/listing: a session/list cursor not ours
-      │                          → session/handlers answers -32602
-      ├─ PromptNotFound (LookupError)    session/journal/timeline, rewind: no prompt of that number or
-      │                          messageId → session/rewinding answers -32602 (/rewind says so)
-      ├─ SnapshotFailed (RuntimeError)   session/journal/shadow_git: a git command of the snapshot
-      │                          store failed → session/journal/checkpoints (the root is given up,
+      │                          → session/acp/handlers answers -32602
+      ├─ PromptNotFound (LookupError)    journal/timeline, rewind: no prompt of that number or
+      │                          messageId → session/commands/rewinding answers -32602 (/rewind says so)
+      ├─ SnapshotFailed (RuntimeError)   journal/shadow_git: a git command of the snapshot
+      │                          store failed → journal/checkpoints (the root is given up,
       │                          /status says so)
-      ├─ UnclassifiedKey (AssertionError)  session/claude/settings_keys: a settings key read with
+      ├─ UnclassifiedKey (AssertionError)  claude_code/settings/settings_keys: a settings key read with
       │                          no line in SETTINGS_KEYS (a mistake in the code, never input) → nobody
-      ├─ OffRoot               session/journal/file_images: a file a rewind would touch is outside
-      │                          its root, or behind a link → session/journal/rewind (a conflict)
+      ├─ OffRoot               journal/file_images: a file a rewind would touch is outside
+      │                          its root, or behind a link → journal/rewind (a conflict)
       └─ HarnessError          client side only (`acp-agent smoke` / `harness`), never in the agent process
            ├─ AgentRpcError        harness/client: the agent answered an error → harness/smoke
            ├─ AgentExitedError     harness/client: the agent's stdout closed → harness/smoke, runner
@@ -73,10 +74,10 @@ catches it. Classes defined elsewhere (where their room needs them) are marked w
 
 Defined outside this module (their rooms import only this leaf): LimitReached (turn/meter.py: it
 carries turn's `Limit`), ProfileError (model/profiles.py), MalformedReply (model/stream_events.py),
-EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (session/journal/store.py),
-StateDirError (session/journal/state_dir.py), CursorError (session/journal/listing.py),
-PromptNotFound (session/journal/timeline.py), SnapshotFailed (session/journal/shadow_git.py),
-OffRoot (session/journal/file_images.py), UnclassifiedKey (session/claude/settings_keys.py), and the
+EntryProblem (turn/journal/lines.py), JournalCorrupt, JournalWriteFailed (journal/store.py),
+StateDirError (journal/state_dir.py), CursorError (journal/listing.py),
+PromptNotFound (journal/timeline.py), SnapshotFailed (journal/shadow_git.py),
+OffRoot (journal/file_images.py), UnclassifiedKey (claude_code/settings/settings_keys.py), and the
 HarnessError family (harness/). Private classes (`_Name`) are raised and caught inside one module
 and are not listed."""
 

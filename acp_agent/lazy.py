@@ -7,7 +7,7 @@ started once `initialize` is answered (`warm_up`), or on first use. Each late im
 
     @deferred
     def engine_class() -> type[Engine]:
-        from acp_agent.session.engine import Engine
+        from acp_agent.session.machinery.engine import Engine
         return Engine
 
     Engine = await engine_class()       # on the event loop: the import runs in a thread

@@ -4,7 +4,7 @@ Start-up is imports: classes, dataclasses, pydantic models, almost none of it ga
 700 allocations the collector walks the young objects and every tenth time the older ones too:
 ~8 % of the CPU from spawn to `session/new` answered (15-20 ms on the 2-core box). So `__main__`
 pauses it before the first import, and the front handler resumes it once the session layer is
-built (`session/front.py`), the sub-commands at once (`cli.py`). Resuming first moves everything
+built (`session/acp/front.py`), the sub-commands at once (`cli.py`). Resuming first moves everything
 start-up made into the permanent generation (`gc.freeze`): the first collection after it would
 otherwise walk the whole heap (~25 ms, on session/new's path), and no later one walks it again.
 The cycles start-up left (~700 objects) stay, as the modules they belong to do.

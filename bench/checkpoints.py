@@ -2,7 +2,7 @@
 large repository (issue 34 item 1), and what a rewind takes.
 
 A repository of `--files` tracked files (40,000 by default) and a tenth as many ignored ones
-(`acp_agent/testing/repo.py`). A session's checkpoints (`session/journal/checkpoints.py`, the
+(`acp_agent/testing/repo.py`). A session's checkpoints (`journal/checkpoints.py`, the
 agent's own code, its journal a list) run `--turns` turns (100); each touches `--touch` files (10),
 one turn in two through the edit tools alone (each file's before-image kept first: no snapshot),
 the other half through the edit tools and half by "a command" (the roots snapshotted before it and
@@ -36,9 +36,9 @@ if __package__ in (None, ""):  # run as a script: make `acp_agent` importable
 
 import anyio
 
-from acp_agent.session.journal.checkpoints import Checkpoints
-from acp_agent.session.journal.rewind import apply_rewind, plan_rewind
-from acp_agent.session.journal.shadow_git import find_git
+from acp_agent.journal.checkpoints import Checkpoints
+from acp_agent.journal.rewind import apply_rewind, plan_rewind
+from acp_agent.journal.shadow_git import find_git
 from acp_agent.testing.repo import RepoShape, make_repo
 from acp_agent.tools.search.ignore import walk_files
 from acp_agent.turn.context.history import History

@@ -29,11 +29,11 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `acp_agent` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.setup import load_claude_setup
+from acp_agent.claude_code.setup.setup import load_claude_setup
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.shell.command_analysis import analyse, exact_commands
 from acp_agent.tools.shell.shell_syntax import bash_parser, read_syntax
-from acp_agent.turn.permissions import PermissionQuestion
 
 LINES = {
     "short (`git status -s`)": "git status -s",

@@ -44,14 +44,15 @@ if __package__ in (None, ""):  # run as a script: make `acp_agent` and `bench` i
 
 import anyio
 
+from acp_agent.claude_code.conventions.convention_files import read_conventions
+from acp_agent.claude_code.conventions.conventions import Conventions
+from acp_agent.claude_code.hooks.hook_config import read_hooks
+from acp_agent.claude_code.hooks.hooks import SessionHooks
+from acp_agent.claude_code.memory.instructions import read_instructions
+from acp_agent.claude_code.setup.setup import load_claude_setup
 from acp_agent.limits import Limits
-from acp_agent.session.claude.hook_config import read_hooks
-from acp_agent.session.claude.hooks import SessionHooks
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.setup import load_claude_setup
-from acp_agent.session.commands.convention_files import read_conventions
-from acp_agent.session.commands.conventions import Conventions
-from acp_agent.session.commands.instructions import read_instructions
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.session.subagents.tool import agent_tools
 from acp_agent.testing import FakeMessagesAPI
 from acp_agent.tools.registry import ToolRegistry, default_registry
@@ -59,7 +60,6 @@ from acp_agent.tools.sandbox.command_sandbox import CommandSandbox, SandboxPolic
 from acp_agent.turn.events import TurnEvent
 from acp_agent.turn.hooks import HookCall
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.subagents.types import SubagentType
 from bench.common import AGENT, BenchError, Peer, Scratch, median

@@ -23,7 +23,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `acp_agent` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.claude_code.conventions.allowed_tools import read_allowed_tools
 from acp_agent.tools.files.sensitive import sensitive_reason
 from acp_agent.tools.shell.command_line import parse_line
 

@@ -42,6 +42,7 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.strategies.tools import ToolsStrategy
 
 MODEL = "claude-sonnet-5-5"
@@ -112,7 +113,7 @@ async def _session(policy: str, streaming: bool) -> dict[str, Any]:
             web=WebTools(search=profile.web_search, fetch=profile.web_fetch),
         )
         model = AnthropicModel(streaming=streaming, api_key="k", base_url=api.base_url, max_retries=0)
-        runner = TurnRunner(model, default_registry(), _Discard(), ToolContext(cwd=root), settings)
+        runner = TurnRunner(TurnSpec(model, default_registry(), _Discard(), ToolContext(cwd=root), settings))
         history = History()
         searched = changes = 0
         previous: Any = None

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from acp_agent.demo import DEMO_PROMPT, cassette_path, make_workspace
+from acp_agent.demo.workspace import DEMO_PROMPT, cassette_path, make_workspace
 from acp_agent.testing import FakeMessagesAPI, replies
 
 MODEL = "claude-sonnet-5-5"

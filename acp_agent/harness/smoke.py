@@ -308,7 +308,7 @@ def _options(args: argparse.Namespace) -> SmokeOptions:
     if demo and args.agent:
         raise ValueError("--demo runs this agent; it cannot be combined with --agent")
     if demo:
-        from acp_agent.demo import DEMO_PROMPT, make_workspace
+        from acp_agent.demo.workspace import DEMO_PROMPT, make_workspace
 
         sys.stderr.write(
             "No ANTHROPIC_API_KEY: running the offline demo (a recorded turn, "

@@ -18,11 +18,11 @@ import structlog
 from acp_agent.errors import AgentError, AuthRequired, ModelUnavailable, StreamBroken
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, RetryScheduled, Usage
 from acp_agent.model.caching import with_breakpoints
+from acp_agent.model.cloud.platform_clients import ClientMaker
+from acp_agent.model.cloud.platform_errors import error_parts, explain, refused_credentials
+from acp_agent.model.cloud.platforms import Platform, is_set
 from acp_agent.model.diagnostics import DiagnosticsField
 from acp_agent.model.models_listing import read_models
-from acp_agent.model.platform_clients import ClientMaker
-from acp_agent.model.platform_errors import error_parts, explain, refused_credentials
-from acp_agent.model.platforms import Platform, is_set
 from acp_agent.model.retry import Failure, GiveUp, RetryPolicy
 from acp_agent.model.sdk import anthropic_sdk, taken_secrets
 from acp_agent.model.stream_events import (
@@ -40,7 +40,7 @@ from acp_agent.phases import REQUEST_PHASE, phase
 if TYPE_CHECKING:
     import anthropic
 
-    from acp_agent.model.credential_helpers import Helpers
+    from acp_agent.model.cloud.credential_helpers import Helpers
 
 __all__ = ["AnthropicModel", "prompt_too_long"]
 
@@ -86,7 +86,7 @@ class AnthropicModel:
         self._answered = False
         self._answered_event: anyio.Event | None = None
         self.platform = platform or Platform("anthropic", "Anthropic API")
-        """Where requests go (`model/platforms.py`): its client, model ids and features."""
+        """Where requests go (`model/cloud/platforms.py`): its client, model ids and features."""
         self._maker = ClientMaker(self.platform, helpers)
 
     def __repr__(self) -> str:

@@ -267,7 +267,7 @@ def is_builtin(model_id: str) -> bool:
 
 def builtin_prices(factor: float = 1.0) -> dict[str, Price]:
     """Model id → price, for every model of the built-in table, times `factor` (a platform's
-    regional premium: `model/platforms.py:Platform.price_factor`)."""
+    regional premium: `model/cloud/platforms.py:Platform.price_factor`)."""
     return {model_id: p.price.times(factor) for model_id, p in _TABLE.items() if p.price is not None}
 
 

@@ -16,7 +16,6 @@ import structlog
 
 from acp_agent.lazy import deferred
 from acp_agent.model import sdk_import
-from acp_agent.model.platforms import ALWAYS_SECRET
 
 if TYPE_CHECKING:
     from anthropic.lib.credentials import CredentialResult
@@ -102,14 +101,14 @@ def _sdk_credentials() -> Callable[[], CredentialResult | None]:
     return default_credentials
 
 
-def take_env_keys(names: Iterable[str] = ALWAYS_SECRET) -> list[str]:
+def take_env_keys(names: Iterable[str]) -> list[str]:
     """Move the credential variables `names` out of `os.environ` (at start-up, before any tool
     runs), so no child process (a tool's command, a hook) and no `/proc/<pid>/environ` reader can
     see them; the model client still gets them through `env_key`. Returns the names taken.
 
     The one list of what is hidden: `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN`, every platform's
     Claude credential, `ANTHROPIC_CUSTOM_HEADERS`, and the chosen platform's cloud credentials
-    (`model/platforms.py:Platform.secrets`: the AWS keys, the Google credentials file's path)."""
+    (`model/cloud/platforms.py:Platform.secrets`: the AWS keys, the Google credentials file's path)."""
     for name in dict.fromkeys([*ENV_KEYS, *names]):
         value = os.environ.pop(name, None)
         if value:

@@ -14,14 +14,16 @@ roots (`roots.py`), the sandbox policy (`sandboxing.py`) and the client's option
 `_meta` (`client_options.py`). By concept below:
 
 - `editor/`     the editor-facing relay: updates, the permission question, fs, terminals, forms;
-- `journal/`    the journal file, session/list, session/load's reading and replay, titles,
-                checkpoints and rewind;
-- `commands/`   what a session offers: built-in and custom commands, skills, AGENTS.md files;
+- `loading/`    a journaled session opened again: session/load's reading and replay, a fork;
 - `options/`    a session's config options (mode, model, effort, loop) and the models' catalogue;
 - `auth/`       the auth methods offered, authenticate and logout, the stored key;
 - `subagents/`  the `task` tool's session side: its tools and prompt, and child sessions.
 
-Imported by `app.py` (and `cli.py` for `acp-agent login`); imports `protocol/`, `turn/`, `model/`,
-`tools/` and the leaves. Inside, `state.py` (what a session is) stands on `editor/`, `journal/` and
-`commands/`; `options/`, `subagents/` and the rest of the core stand on it.
+Claude Code's own files are `claude_code/`'s, the journal file and checkpoints `journal/`'s: both
+ACP-free, below this room.
+
+Imported by `app.py` (and `cli.py` for `acp-agent login`); imports `protocol/`, `claude_code/`,
+`journal/`, `turn/`, `permissions/`, `model/`, `tools/` and the leaves. Inside, `state.py` (what a
+session is) stands on `editor/`; `loading/`, `options/`, `subagents/` and the rest of the core
+stand on it.
 """

@@ -11,7 +11,7 @@ says the same in the protocol's own words. Here they mean:
   claude-agent-acp) is appended too, and ACP's `override` mode is refused.
 - **maxTurns**: the turn's request budget (`maxTurnRequests`; `_meta["acp-agent"]` wins).
 - **allowedTools**: the tools offered to the model (Claude Code's names mapped by the one table,
-  `claude/tool_names.py`).
+  `permissions/tool_names.py`).
 
 A malformed value is -32602 naming the field, before anything of the session is made.
 """
@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 import structlog
 
 from acp_agent.errors import RpcError
-from acp_agent.session.claude.tool_names import CLAUDE_TOOLS, OWN_TOOLS, SERVER_TOOLS, WITH_COMMANDS, own_tool
+from acp_agent.permissions.tool_names import CLAUDE_TOOLS, OWN_TOOLS, SERVER_TOOLS, WITH_COMMANDS, own_tool
 
 __all__ = [
     "CLAUDE_TOOLS",

@@ -17,32 +17,31 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 import structlog
 
+from acp_agent.claude_code.settings.agent_settings import AgentSettings
+from acp_agent.claude_code.setup.trust import TrustStore
 from acp_agent.config import Config
 from acp_agent.errors import RpcError
+from acp_agent.journal.listing import session_roots
+from acp_agent.journal.store import SessionStore, creation_error
+from acp_agent.journal.timeline import interrupted_rewind
+from acp_agent.journal.titles import session_title
 from acp_agent.lazy import deferred
-from acp_agent.model.platforms import Platform
+from acp_agent.model.cloud.platforms import Platform
 from acp_agent.model.profiles import load_prices
 from acp_agent.model.provider import SaysWhenAnswered
-from acp_agent.phases import phase
 from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.builder import SessionBuilder
-from acp_agent.session.claude.agent_settings import AgentSettings
-from acp_agent.session.claude.trust import TrustStore
-from acp_agent.session.journal.listing import session_roots
-from acp_agent.session.journal.store import SessionStore, creation_error
-from acp_agent.session.journal.timeline import interrupted_rewind
-from acp_agent.session.journal.titles import session_title
+from acp_agent.session.client_options import ClientOptions
+from acp_agent.session.machinery.builder import SessionBuilder
+from acp_agent.session.machinery.roots import checked_roots
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.options.config_options import SessionOptions
-from acp_agent.session.queue import PromptLine
 from acp_agent.session.requester import Requester
-from acp_agent.session.roots import checked_roots
-from acp_agent.session.state import RunningTurn, Session, cancel_subagent
+from acp_agent.session.state import RunningTurn, Session, Title, cancel_subagent
 from acp_agent.session.usage import Spend
 from acp_agent.tools.hidden import agent_hidden_paths, hide_credential_files
 from acp_agent.turn.context.history import History
@@ -53,18 +52,26 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from acp_agent.model.base import ModelClient
-    from acp_agent.session.engine import Engine
-    from acp_agent.session.journal.reload import Reloaded
+    from acp_agent.session.loading.reload import Reloaded
+    from acp_agent.session.machinery.engine import Engine
     from acp_agent.tools.registry import ToolRegistry
-    from acp_agent.turn.driver import TurnResult
     from acp_agent.turn.steering import Expected
 
-__all__ = ["SessionManager", "engine_class", "journal_fork", "journal_reload"]
+__all__ = ["Loaded", "SessionManager", "engine_class", "journal_fork", "journal_reload"]
 
 log = structlog.get_logger(__name__)
 
 FIRST_ANSWER_WAIT = 120.0
 """How long the Models API question waits, at most, for a prompt's first answer to begin."""
+
+
+class Loaded(NamedTuple):
+    """A session rebuilt from its journal: the updates that show its conversation (session/load
+    replays them), and whether its journal ends in a rewind a crash stopped mid-restore."""
+
+    session: Session
+    updates: list[dict[str, Any]]
+    interrupted_rewind: bool
 
 
 def new_session_id() -> str:
@@ -75,7 +82,7 @@ def new_session_id() -> str:
 @deferred
 def engine_class() -> type[Engine]:
     """The turn machinery, imported after the handshake (see `acp_agent.lazy`)."""
-    from acp_agent.session.engine import Engine
+    from acp_agent.session.machinery.engine import Engine
 
     return Engine
 
@@ -83,7 +90,7 @@ def engine_class() -> type[Engine]:
 @deferred
 def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None], Reloaded]:
     """session/load's journal reading and replay, imported on first use (session/new needs neither)."""
-    from acp_agent.session.journal.reload import reload_journal
+    from acp_agent.session.loading.reload import reload_journal
 
     return reload_journal
 
@@ -91,7 +98,7 @@ def journal_reload() -> Callable[[SessionStore, str, ClientCapabilities | None],
 @deferred
 def journal_fork() -> Callable[..., None]:
     """session/fork's journal copy, imported on first use (with session/load's reading)."""
-    from acp_agent.session.journal.fork import fork_journal
+    from acp_agent.session.loading.fork import fork_journal
 
     return fork_journal
 
@@ -144,8 +151,8 @@ class SessionManager:
         )
 
         """What a new or loaded session is built from (`builder.py`)."""
-        self._lines: dict[str, PromptLine] = {}
-        """Each busy session's running and waiting prompts."""
+        self._open_turns = 0
+        """Turns running or waiting, across the sessions (the Models API question waits for none)."""
         self._task_group: TaskGroup | None = None
         self._idle: anyio.Event | None = None
         """Set when a session's last prompt ends (see `after_first_answer`)."""
@@ -191,16 +198,18 @@ class SessionManager:
         overrides: dict[str, Any],
         capabilities: ClientCapabilities | None = None,
         directories: list[str] | None = None,
+        client: ClientOptions | None = None,
     ) -> Session:
         """A new session rooted at `cwd` (absolute) and the additional `directories`, with
-        `_meta` limit overrides applied.
+        `_meta` limit overrides applied and the `client`'s options.
 
         The client's capabilities decide whether tools use the editor's files and terminals.
         """
         session_id = new_session_id()
         root, extra = checked_roots(cwd, directories, self.hidden)
-        session = self.builder.build(session_id, root, overrides, capabilities, History())
-        session.extra_roots = extra
+        session = self.builder.build(
+            session_id, root, overrides, capabilities, History(), client=client, extra_roots=extra
+        )
         if self.store is not None:  # only once the session is valid: no journal for a refusal
             try:
                 session.keep_journal(self.store.create(session_id, str(root), tuple(map(str, extra))))
@@ -220,9 +229,11 @@ class SessionManager:
         overrides: dict[str, Any],
         capabilities: ClientCapabilities | None = None,
         directories: list[str] | None = None,
-    ) -> tuple[Session, list[dict[str, Any]]]:
+        client: ClientOptions | None = None,
+    ) -> Loaded:
         """Rebuild a journaled session, with the additional `directories` as its roots now (the
-        request's whole list, `roots.py`); returns it and the updates that show its conversation."""
+        request's whole list, `roots.py`) and the `client`'s options; returns it, the updates that
+        show its conversation, and whether its journal ends in a rewind a crash stopped."""
         if self.store is None or not self.store.exists(session_id):
             raise RpcError.session_not_found(session_id)
         current = self.sessions.get(session_id)
@@ -237,22 +248,28 @@ class SessionManager:
             self._forget(current)
         root, extra = checked_roots(cwd, directories, self.hidden)
         entries, history, updates, journal = journal_reload.now()(self.store, session_id, capabilities)
+        title = Title(session_title(entries), any(isinstance(e, PromptEntry | TitleEntry) for e in entries))
         try:
-            session = self.builder.build(session_id, root, overrides, capabilities, history)
+            session = self.builder.build(
+                session_id,
+                root,
+                overrides,
+                capabilities,
+                history,
+                client=client,
+                extra_roots=extra,
+                title=title,
+                spend=Spend.of(e.record for e in entries if isinstance(e, TurnEntry)),
+            )
         except BaseException:
             journal.close()  # a refused load (bad cwd or _meta) leaves no file handle behind
             raise
         session.keep_journal(journal)
-        session.extra_roots = extra
         if tuple(map(str, extra)) != session_roots(entries):
             session.history.note(RootsEntry(tuple(map(str, extra))))
-        session.title = session_title(entries)
-        session.titled = any(isinstance(e, PromptEntry | TitleEntry) for e in entries)
-        session.interrupted_rewind = interrupted_rewind(entries) is not None
         updates.extend(self.options.restore(session, entries))
-        session.spend = Spend.of(e.record for e in entries if isinstance(e, TurnEntry))
         log.info("session.loaded", session_id=session_id, entries=len(entries))
-        return session, updates
+        return Loaded(session, updates, interrupted_rewind(entries) is not None)
 
     def fork(
         self,
@@ -263,6 +280,7 @@ class SessionManager:
         directories: list[str] | None = None,
         *,
         through: int | None = None,
+        client: ClientOptions | None = None,
     ) -> Session:
         """A new session with a copy of `source_id`'s conversation (whole, or through the end of
         prompt `through`; `journal/fork.py`), rooted at `cwd` and `directories`, open here.
@@ -290,7 +308,7 @@ class SessionManager:
         except LookupError as exc:  # PromptNotFound
             raise RpcError.invalid_params(f"Invalid params: {exc}", {"sessionId": source_id}) from None
         try:
-            session, _ = self.load(fork_id, cwd, overrides, capabilities, directories)
+            session = self.load(fork_id, cwd, overrides, capabilities, directories, client).session
         except BaseException:
             self.store.delete(fork_id)
             raise
@@ -306,10 +324,10 @@ class SessionManager:
         session = self.sessions.get(session_id)
         if session is None:
             raise RpcError.unknown_session(session_id)
-        session.closing = True
+        session.line.close()
         self.cancel(session_id)
-        line = self._lines.get(session_id)
-        if line is not None and line.turns:
+        line = session.line
+        if line.turns:
             with anyio.move_on_after(5):  # every prompt of the line answers `cancelled` first
                 await line.turns[-1].done.wait()
         if session.hooks is not None:  # SessionEnd, within its budget
@@ -322,8 +340,8 @@ class SessionManager:
 
     def busy(self, session_id: str) -> bool:
         """A prompt of the session is running or waiting."""
-        line = self._lines.get(session_id)
-        return line is not None and bool(line.turns)
+        session = self.sessions.get(session_id)
+        return session is not None and bool(session.line.turns)
 
     async def delete(self, session_id: str) -> None:
         """session/delete: close it if open and remove its journal; unknown ids succeed silently."""
@@ -365,8 +383,10 @@ class SessionManager:
     def cancel(self, session_id: str) -> bool:
         """session/cancel: end the running turn and every queued prompt; a running subagent's
         child session (D27): only that subagent; an idle or unknown session is ignored."""
-        line = self._lines.get(session_id)  # its first turn is the session's running one
-        return line.cancel() if line is not None else cancel_subagent(self.sessions.values(), session_id)
+        session = self.sessions.get(session_id)  # its line's first turn is its running one
+        if session is not None and session.line.turns:
+            return session.line.cancel()
+        return session is None and cancel_subagent(self.sessions.values(), session_id)
 
     def cancel_all(self) -> None:
         for session_id in list(self.sessions):
@@ -374,13 +394,11 @@ class SessionManager:
 
     def turns_in_progress(self) -> list[RunningTurn]:
         """Every session's turns, running or queued (a SIGINT's shutdown waits for their answers)."""
-        return [turn for line in self._lines.values() for turn in line.turns]
+        return [turn for session in self.sessions.values() for turn in session.line.turns]
 
     def check_queue(self, session: Session) -> None:
         """Raises -32001 when the session's queue has no room for another prompt now."""
-        line = self._lines.get(session.id)
-        if line is not None:
-            line.check_room(session.id)
+        session.line.check_room(session.id)
 
     @asynccontextmanager
     async def turn(self, session: Session, expected: Expected | None = None) -> AsyncIterator[RunningTurn]:
@@ -391,29 +409,26 @@ class SessionManager:
         Raises -32001 when the queue is full. A turn cancelled while it waited comes out with
         `cancelled` set: answer it without running it.
         """
-        line = self._lines.setdefault(session.id, PromptLine())
+        self._open_turns += 1
         try:
-            async with line.turn(session.id) as turn:
-                session.running = turn
+            async with session.line.turn(session.id) as turn:
                 session.steering.holds(expected)
                 try:
                     yield turn
                 finally:
-                    session.running = None
                     session.steering.stop()  # the driver closed it; this covers any other way out
         finally:
             if expected is not None:
                 session.steering.withdraw(expected)
-            if not line.turns and self._lines.get(session.id) is line:
-                del self._lines[session.id]
-                if self._idle is not None:
-                    self._idle.set()
+            self._open_turns -= 1
+            if not self._open_turns and self._idle is not None:
+                self._idle.set()
 
     async def after_first_answer(self, model: ModelClient) -> None:
         """Returns once no prompt waits for the model's first answer: at once when no prompt runs,
         else when the API begins to answer a request of `model` or every prompt has ended. The
         Models API question waits here, so it never goes out ahead of a prompt's first request."""
-        if not isinstance(model, SaysWhenAnswered) or not self._lines:  # others: no wait
+        if not isinstance(model, SaysWhenAnswered) or not self._open_turns:  # others: no wait
             return
         answered = model.answered_once
         with anyio.move_on_after(FIRST_ANSWER_WAIT):
@@ -424,23 +439,7 @@ class SessionManager:
                     group.cancel_scope.cancel()
 
                 group.start_soon(first_answer)
-                while self._lines:
+                while self._open_turns:
                     self._idle = anyio.Event()
                     await self._idle.wait()
                 group.cancel_scope.cancel()
-
-    async def prompt(
-        self,
-        session: Session,
-        turn: RunningTurn,
-        blocks: list[dict[str, Any]],
-        shown: list[dict[str, Any]] | None = None,
-    ) -> TurnResult:
-        """Run one prompt turn in `turn` (from `self.turn(session)`)."""
-        with phase("turn machinery and model client wait"):
-            engine = await self.engine()
-        if (cancelled := await engine.ready(session, turn)) is not None:
-            return cancelled
-        return await engine.run_turn(
-            session, blocks, scope=turn.scope, shown=shown, price=self.prices.get(session.model)
-        )

@@ -1,12 +1,12 @@
-"""A session's MCP servers: the editor's, and Claude Code's (`claude/mcp_files.py`), which start
-when, and what `/mcp` says of each.
+"""A session's MCP servers: the editor's, and Claude Code's (`claude_code/setup/mcp_files.py`),
+which start when, and what `/mcp` says of each.
 
 The editor's servers (session/new's `mcpServers`) win a name clash: a Claude Code server of the
 same name is listed as replaced and never started. The editor's, the user's (`~/.claude.json`)
 and the project servers the user's own settings approve start at session/new, before its answer
 (each within `MCP_START_SECONDS`, `mcp_startup.py:connect_mcp`). A project server that waits for
 trust is one of the things the trust question lists, and starts at the first prompt, once the
-question is settled and before the first request (`Engine.runner`): the tool list is a cached
+question is settled and before the first request (`Engine.runtime`): the tool list is a cached
 prefix, so it is fixed before the session's first request and holds for the session. A server
 that fails to start, or never answers within the bound, is named with why, and the session goes
 on without it.
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from acp_agent.session.claude.mcp_files import ClaudeServers
-from acp_agent.session.claude.mcp_policy import McpPolicy
-from acp_agent.session.claude.trust import ProjectTrust, Widening
+from acp_agent.claude_code.settings.mcp_policy import McpPolicy
+from acp_agent.claude_code.setup.mcp_files import ClaudeServers
+from acp_agent.claude_code.setup.trust import ProjectTrust, Widening
 from acp_agent.tools.printable import printable
 
 if TYPE_CHECKING:

@@ -3,7 +3,8 @@
 Toad (and any client that lets the user type while the agent works) sends `session/prompt` while a
 turn runs; the prompt is queued, runs when the turns before it have ended, and is answered in
 order (docs/decisions.md D3). At most `limit` prompts wait; a cancel ends the running one and every waiting
-one, each still answered in order.
+one, each still answered in order. Once `close`d (session/close or session/delete began) no new
+prompt runs: a queued one ends `cancelled`.
 """
 
 from __future__ import annotations
@@ -11,14 +12,25 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import anyio
 
 from acp_agent.errors import RpcError
-from acp_agent.session.state import RunningTurn
 
-__all__ = ["MAX_WAITING", "PromptLine"]
+__all__ = ["MAX_WAITING", "PromptLine", "RunningTurn"]
 
 MAX_WAITING = 8
 """Prompts that may wait behind the running one in a session."""
+
+
+@dataclass(slots=True)
+class RunningTurn:
+    """A turn of a session, running or waiting in its line."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    cancelled: bool = False
 
 
 class PromptLine:
@@ -27,6 +39,10 @@ class PromptLine:
     def __init__(self, limit: int = MAX_WAITING) -> None:
         self.limit = limit
         self.turns: deque[RunningTurn] = deque()
+        self.running: RunningTurn | None = None
+        """The turn that holds the session now (None while idle, or while the head still waits
+        for its caller to enter it)."""
+        self.closing = False
 
     @property
     def waiting(self) -> int:
@@ -45,8 +61,11 @@ class PromptLine:
         try:
             while self.turns[0] is not turn:  # the head may leave early (its request cancelled)
                 await self.turns[0].done.wait()
+            self.running = turn
             yield turn
         finally:
+            if self.running is turn:
+                self.running = None
             self.turns.remove(turn)
             turn.done.set()
 
@@ -66,3 +85,7 @@ class PromptLine:
             turn.cancelled = True
             turn.scope.cancel()
         return bool(self.turns)
+
+    def close(self) -> None:
+        """No new prompt runs from now on (a queued one ends `cancelled`)."""
+        self.closing = True

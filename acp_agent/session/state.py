@@ -1,131 +1,140 @@
-"""What a session is: its history, limits, permissions and settings, and the turn it is running.
+"""What a session is: its identity, history, options and runtime, and the turns it runs.
 
-Plain state, shared by the manager (which answers the handshake with it) and the engine (which
-builds the session's runner and strategy on its first prompt).
+Every field is set when the session is built (`builder.py`), and changes only through the
+session's own methods: a choice (`choose`: a new runtime from the old, `runtime.py`), a title
+(`rename`, `name_from`), its journal (`keep_journal`). What it was opened with is its `basis`;
+what its turns run with, once its trust is settled, its `runtime`'s current `SessionRuntime`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import anyio
-
+from acp_agent.claude_code.conventions.conventions import ConventionsSlot
+from acp_agent.claude_code.conventions.output_styles import OutputStyle, OutputStyles
+from acp_agent.journal.store import Journal
 from acp_agent.limits import Limits
 from acp_agent.protocol.lifecycle import ClientCapabilities
 from acp_agent.session.client_options import ClientOptions
-from acp_agent.session.commands.conventions import ConventionsSlot
-from acp_agent.session.commands.instructions import Instructions
-from acp_agent.session.commands.output_styles import OutputStyle, OutputStyles
 from acp_agent.session.editor.permissions import SessionPermissions
-from acp_agent.session.journal.store import Journal
-from acp_agent.session.system_prompt import PromptParts
+from acp_agent.session.queue import PromptLine, RunningTurn
+from acp_agent.session.runtime import Choices, RuntimeSlot, SessionBasis, SessionServices
 from acp_agent.session.usage import Spend
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import TitleEntry
-from acp_agent.turn.loops import LoopChoice
+from acp_agent.turn.session_usage import LoopMemory
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.steering import Steering
+from acp_agent.turn.strategies.loops import LoopChoice
 
 if TYPE_CHECKING:
-    from acp_agent.session.claude.hooks import SessionHooks
-    from acp_agent.session.claude.setup import ClaudeSetup
-    from acp_agent.session.journal.checkpoints import Checkpoints
+    from acp_agent.claude_code.hooks.hooks import SessionHooks
+    from acp_agent.claude_code.memory.instructions import Instructions
+    from acp_agent.claude_code.setup.setup import ClaudeSetup
+    from acp_agent.journal.checkpoints import Checkpoints
     from acp_agent.session.mcp_servers import SessionServers
-    from acp_agent.tools.base import Tool
     from acp_agent.tools.mcp.connections import McpConnections
     from acp_agent.tools.shell.tasks import BackgroundTasks
-    from acp_agent.turn.runner import TurnRunner
-    from acp_agent.turn.strategies import Strategy
 
-__all__ = ["RunningTurn", "Session", "cancel_subagent"]
+__all__ = ["RunningTurn", "Session", "Title", "cancel_subagent"]
 
 
 @dataclass(slots=True)
-class RunningTurn:
-    """The turn a session is running now."""
+class Title:
+    """A session's title (`journal/titles.py`), once its first prompt or a rename gave one;
+    `settled`: later prompts do not change it."""
 
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    cancelled: bool = False
+    text: str | None = None
+    settled: bool = False
 
 
 @dataclass(slots=True)
 class Session:
-    """What a session is. Its runner and strategy are built by `session/engine.py` on first use."""
+    """What a session is. Built whole by `builder.py`; see the module's docstring."""
 
     id: str
-    cwd: Path
-    limits: Limits
+    basis: SessionBasis
     history: History
     permissions: SessionPermissions
-    settings: RunnerSettings
-    """What its requests carry (the system prompt is added when the runner is built)."""
-    loop: LoopChoice
-    capabilities: ClientCapabilities
-    runner: TurnRunner | None = None
-    strategy: Strategy | None = None
-    """None until the first turn, and again after the loop changed."""
-    running: RunningTurn | None = None
+    """Its mode (the cell its gate reads), the rule engine, and its asker (the permission question)."""
+    choices: Choices
+    runtime: RuntimeSlot
+    """Its services and, once its trust is settled, what its turns run with."""
     journal: Journal | None = None
-    replay: list[dict[str, Any]] = field(default_factory=list)
-    overrides: dict[str, Any] = field(default_factory=dict)
-    """The session/new `_meta["acp-agent"]` settings, kept for later strategy changes."""
-    effort: str | None = None
-    """The session's effort level (config option `effort`); None: the configured one."""
-    mcp: McpConnections | None = None
-    """The session's MCP connections, when it has servers."""
-    servers: SessionServers | None = None
-    """Its MCP servers, the editor's and Claude Code's, with their state (`/mcp`)."""
-    extra_tools: list[Tool] = field(default_factory=list)
-    """Tools beyond the built-in ones (its MCP servers'), added to the runner's registry."""
-    instructions: Instructions | None = None
-    """Its memory (AGENTS.md, CLAUDE.md...): the files in its system prompt and those that load
-    when a file is read, read with its runner (named in /status)."""
-    client: ClientOptions = field(default_factory=ClientOptions)
-    """The client's appended system text and tool set (acpx's `_meta`), used when the runner is built."""
     conventions: ConventionsSlot = field(default_factory=ConventionsSlot)
     """Its custom commands, skills and MCP prompts (`commands/conventions.py`), read once per session."""
-    subagent_tools: str = "read"
-    """What the task tool's subagents get: read (the read-only tools), all, or off (no task tool)."""
-    closing: bool = False
-    """session/close or session/delete began: no new prompt runs, a queued one ends `cancelled`."""
-    extra_roots: tuple[Path, ...] = ()
-    """The client's additional roots (`roots.py`): the tools work there too, the prompt names them."""
-    settings_roots: tuple[Path, ...] = ()
-    """The settings' `additionalDirectories` in force (`roots.py:settings_roots`), never journaled:
-    read again from the files at each session/new, load and resume."""
-    claude: ClaudeSetup | None = None
-    hooks: SessionHooks | None = None
-    """Its Claude Code hooks, read when its runner is built (after the trust question)."""
-    """Its Claude Code settings and the project's trust (`claude/setup.py`), read once per session."""
-    styles: OutputStyles = field(default_factory=OutputStyles)
-    """The output styles it may use (`commands/output_styles.py`), read once per session."""
-    output_style: OutputStyle | None = None
-    """Its output style (config option `output_style`); None: Default."""
-    spend: Spend = field(default_factory=Spend)
-    """The sums of its turn records (`/cost`): this process's turns, and those its journal kept."""
-    prompt_parts: PromptParts | None = None
-    """What its system prompt was built from (with the runner): a new style rebuilds it."""
-    title: str | None = None
-    """Its title (`journal/titles.py`), once its first prompt or a rename gave one."""
-    titled: bool = False
-    """Its first prompt or a rename settled the title: later prompts do not change it."""
+    line: PromptLine = field(default_factory=PromptLine)
+    """Its running and waiting prompts."""
     steering: Steering = field(default_factory=Steering)
     """The messages the user sends while a turn runs (`_session/steering`), for that turn."""
-    checkpoints: Checkpoints | None = None
-    """What its turns changed in the workspace, kept for a rewind (made by the engine on first use;
-    None without a journal)."""
-    interrupted_rewind: bool = False
-    """Its journal ends in a rewind a crash stopped mid-restore: session/load finishes it."""
+    memory: LoopMemory = field(default_factory=LoopMemory)
+    """What the loop keeps between its turns (what its requests spent, the last context size)."""
+    spend: Spend = field(default_factory=Spend)
+    """The sums of its turn records (`/cost`): this process's turns, and those its journal kept."""
+    title: Title = field(default_factory=Title)
     subagents: dict[str, Callable[[], None]] = field(default_factory=dict)
     """Its running subagents shown as child sessions (`subagents/sessions.py`), by child session
     id: how to cancel each one alone (a `session/cancel` naming it)."""
-    tasks: BackgroundTasks | None = None
-    """Its background commands (`tools/shell/tasks.py`): None where nothing runs in the
-    background (no task group to watch them in)."""
+
+    # -- what it was opened with -----------------------------------------------------------------
+
+    @property
+    def cwd(self) -> Path:
+        return self.basis.cwd
+
+    @property
+    def limits(self) -> Limits:
+        return self.basis.limits
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        return self.basis.capabilities
+
+    @property
+    def client(self) -> ClientOptions:
+        return self.basis.client
+
+    @property
+    def extra_roots(self) -> tuple[Path, ...]:
+        return self.basis.extra_roots
+
+    @property
+    def subagent_tools(self) -> str:
+        return self.basis.subagent_tools
+
+    @property
+    def claude(self) -> ClaudeSetup:
+        return self.basis.claude
+
+    @property
+    def styles(self) -> OutputStyles:
+        return self.basis.styles
+
+    # -- its choices ------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> RunnerSettings:
+        """What its requests carry, the system prompt aside (the runtime adds it)."""
+        return self.choices.settings
+
+    @property
+    def effort(self) -> str | None:
+        return self.choices.effort
+
+    @property
+    def loop(self) -> LoopChoice:
+        return self.choices.loop
+
+    @property
+    def overrides(self) -> dict[str, object]:
+        return self.choices.overrides
+
+    @property
+    def style(self) -> OutputStyle:
+        return self.choices.style or self.styles.default
 
     @property
     def mode(self) -> str:
@@ -135,10 +144,77 @@ class Session:
     def model(self) -> str:
         return self.settings.model
 
+    def choose(self, choices: Choices) -> None:
+        """New choices (`config_options.py`): its runtime is rebuilt for them, and a running
+        turn's next request carries them."""
+        self.choices = choices
+        self.runtime.rebuild(choices)
+
+    def request_settings(self) -> RunnerSettings:
+        """What its next request carries: its runtime's settings, or its choices' before it has one."""
+        current = self.runtime.current
+        return current.settings if current is not None else self.settings
+
+    # -- its runtime and services ---------------------------------------------------------------
+
     @property
     def work_roots(self) -> tuple[Path, ...]:
         """Where the tools work besides the cwd: the client's roots, then the settings' ones."""
-        return tuple(dict.fromkeys((*self.extra_roots, *self.settings_roots)))
+        return tuple(dict.fromkeys((*self.extra_roots, *self.runtime.roots)))
+
+    @property
+    def services(self) -> SessionServices:
+        return self.runtime.services
+
+    @property
+    def hooks(self) -> SessionHooks | None:
+        """Its Claude Code hooks, read with its runtime (after the trust question)."""
+        current = self.runtime.current
+        return current.hooks if current is not None else None
+
+    @property
+    def instructions(self) -> Instructions | None:
+        """Its memory (AGENTS.md, CLAUDE.md...), read with its runtime (named in /status)."""
+        current = self.runtime.current
+        return current.instructions if current is not None else None
+
+    @property
+    def mcp(self) -> McpConnections | None:
+        return self.services.mcp
+
+    @property
+    def servers(self) -> SessionServers | None:
+        return self.services.servers
+
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        return self.services.checkpoints
+
+    @property
+    def tasks(self) -> BackgroundTasks | None:
+        return self.services.tasks
+
+    # -- its turns ------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> RunningTurn | None:
+        return self.line.running
+
+    @property
+    def closing(self) -> bool:
+        """session/close or session/delete began: no new prompt runs, a queued one ends `cancelled`."""
+        return self.line.closing
+
+    def cancel(self) -> bool:
+        """Cancel the running turn, if any; True when there was one."""
+        turn = self.running
+        if turn is None:
+            return False
+        turn.cancelled = True
+        turn.scope.cancel()
+        return True
+
+    # -- its journal and title ------------------------------------------------------------------
 
     def keep_journal(self, journal: Journal) -> None:
         """From now on every change to the history is also written to `journal` (after the session
@@ -152,44 +228,16 @@ class Session:
         if self.journal is None or self.journal.closed:
             return False
         self.history.note(TitleEntry(title))
-        self.title, self.titled = title, True
+        self.title = Title(title, True)
         return True
 
-    def use_settings(self, settings: RunnerSettings) -> None:
-        """New request settings (another model or effort), for the runner too if it exists."""
-        self.settings = settings
-        if self.runner is not None:
-            self.runner.settings = replace(settings, system=self.runner.settings.system)
-
-    @property
-    def style(self) -> OutputStyle:
-        return self.output_style or self.styles.default
-
-    def system_prompt(self, parts: PromptParts) -> str:
-        """The system prompt from `parts` in the session's output style."""
-        style = self.style
-        return parts.build(style=style.prompt_section(), coding_rules=style.keep_coding_instructions)
-
-    def use_style(self, style: OutputStyle) -> None:
-        """Another output style: the runner's system prompt is rebuilt for the next request (the
-        prompt cache starts over once)."""
-        self.output_style = style
-        if self.runner is not None and self.prompt_parts is not None:
-            self.runner.settings = replace(self.runner.settings, system=self.system_prompt(self.prompt_parts))
-
-    def choose_loop(self, loop: LoopChoice) -> None:
-        """A new loop for the next prompt; the strategy is rebuilt then."""
-        self.loop = loop
-        self.strategy = None
-
-    def cancel(self) -> bool:
-        """Cancel the running turn, if any; True when there was one."""
-        turn = self.running
-        if turn is None:
+    def name_from(self, title: str | None) -> bool:
+        """The first prompt names the session (as session/list will); True when it gave a title
+        now (later prompts never change it)."""
+        if self.title.settled:
             return False
-        turn.cancelled = True
-        turn.scope.cancel()
-        return True
+        self.title = Title(title, True)
+        return bool(title)
 
 
 def cancel_subagent(sessions: Iterable[Session], child_id: str) -> bool:

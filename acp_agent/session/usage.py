@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from acp_agent.turn.context.clearing import CHARS_PER_TOKEN, estimated_tokens
 
 if TYPE_CHECKING:
-    from acp_agent.session.commands.instructions import Instructions
-    from acp_agent.session.commands.output_styles import OutputStyle
+    from acp_agent.claude_code.conventions.output_styles import OutputStyle
+    from acp_agent.claude_code.memory.instructions import Instructions
     from acp_agent.turn.context.history import History
     from acp_agent.turn.runner import TurnRunner
     from acp_agent.turn.session_usage import SessionUsage

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
+from acp_agent.testing.clouds.platform_front import PlatformFront
 from acp_agent.testing.models_listing import ModelsListing
-from acp_agent.testing.platform_front import PlatformFront
 from acp_agent.testing.recorded import MESSAGES_PATH, RecordedRequest, Served
 from acp_agent.testing.replies import Error, Message, error_event, render_events, render_json
 

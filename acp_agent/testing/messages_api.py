@@ -16,12 +16,9 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
-from acp_agent.testing.document_rules import document_error
+from acp_agent.testing.clouds.platform_front import PlatformFront
 from acp_agent.testing.http_server import FakeServer
-from acp_agent.testing.image_rules import image_error
-from acp_agent.testing.model_rules import RULES, check_request, thinking_output, thinking_signature
 from acp_agent.testing.models_listing import ModelsListing
-from acp_agent.testing.platform_front import PlatformFront
 from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
 from acp_agent.testing.recorded import MESSAGES_PATH, RecordedRequest, Served
 from acp_agent.testing.replies import (
@@ -34,7 +31,10 @@ from acp_agent.testing.replies import (
     content_json,
 )
 from acp_agent.testing.routes import RequestMatch, Route
-from acp_agent.testing.server_rules import script_error, server_usage
+from acp_agent.testing.rules.document_rules import document_error
+from acp_agent.testing.rules.image_rules import image_error
+from acp_agent.testing.rules.model_rules import RULES, check_request, thinking_output, thinking_signature
+from acp_agent.testing.rules.server_rules import script_error, server_usage
 
 __all__ = ["FakeMessagesAPI", "ModelsListing", "RecordedRequest", "Served"]
 

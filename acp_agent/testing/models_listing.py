@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
 
-from acp_agent.testing.model_rules import RULES
+from acp_agent.testing.rules.model_rules import RULES
 
 __all__ = ["ENDLESS_PREFIX", "ModelsListing", "model_info"]
 

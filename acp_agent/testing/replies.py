@@ -14,7 +14,7 @@ from typing import Any
 
 from acp_agent.model import sse
 from acp_agent.model.sse import message_to_events, render_sse
-from acp_agent.testing.server_rules import server_usage
+from acp_agent.testing.rules.server_rules import server_usage
 
 __all__ = [
     "Block",

@@ -183,7 +183,7 @@ async def _no_report(progress: Progress) -> None:
 
 class Checkpoint(Protocol):
     """Keeps what a call is about to change, so that a rewind can put it back (the session's
-    checkpoints, `session/journal/checkpoints.py`). Both return once it is kept."""
+    checkpoints, `journal/checkpoints.py`). Both return once it is kept."""
 
     async def before_change(self) -> None:
         """A call that may change anything in the workspace is about to run (a command, an MCP

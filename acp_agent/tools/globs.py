@@ -25,7 +25,16 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["MAX_SEGMENTS", "MAX_SEGMENT_STARS", "PathGlob", "Segment", "few_stars", "path_glob", "segment"]
+__all__ = [
+    "MAX_SEGMENTS",
+    "MAX_SEGMENT_STARS",
+    "PathGlob",
+    "Segment",
+    "few_stars",
+    "glob_class",
+    "path_glob",
+    "segment",
+]
 
 MAX_SEGMENTS = 64
 """Segments a pattern may have (a path deeper than that is still matched)."""
@@ -80,7 +89,7 @@ def segment(glob: str) -> Segment:
             pieces.append([])
         elif char == "?":
             pieces[-1].append("[^/]")
-        elif char == "[" and (klass := _class(glob, i)) is not None:
+        elif char == "[" and (klass := glob_class(glob, i)) is not None:
             pieces[-1].append(klass[0])
             i = klass[1]
             continue
@@ -92,7 +101,7 @@ def segment(glob: str) -> Segment:
     )
 
 
-def _class(glob: str, i: int) -> tuple[str, int] | None:
+def glob_class(glob: str, i: int) -> tuple[str, int] | None:
     """The class at `glob[i]` as an expression and where it ends; None (a literal `[`) when it
     does not close or cannot be read."""
     end = glob.find("]", i + 2 if glob.startswith("[!", i) else i + 1)

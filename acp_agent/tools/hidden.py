@@ -14,7 +14,7 @@ one, a folder differing only by case is hidden as well, which costs nothing real
 file with more than one name (a hard link) by identity, device and inode, with the files under the
 hidden paths.
 
-A settings deny on a path (`Read(./.env)`, `session/claude/`) rides along with the list
+A settings deny on a path (`Read(./.env)`, `claude_code/`) rides along with the list
 (`HiddenPaths.denials`): the same tools refuse it and leave it out of listings and searches, and
 the refusal says which rule of which file denied it. Only the sandbox does not cover it (a glob is
 no mount; Claude Code leaves commands to the sandbox too).

@@ -4,8 +4,8 @@ Here, at the top, the loop's core: one turn (`driver.py`), the request → relay
 (`runner.py`, holding what the session's requests spent, `session_usage.py`), a reply's tool calls
 (`tool_batch.py`), the meter and its limits (`meter.py`, with `repeats.py`), the turn record
 (`record.py`), the events the loop emits (`events.py`), its stop reasons (`stop.py`), what its
-requests carry (`settings.py`), the loops a session may choose (`loops.py`), the seam that asks
-permission (`permissions.py`), the hooks seam (`hooks.py`), the messages the user sends the running
+requests carry (`settings.py`), the loops a session may choose (`loops.py`), the hooks seam
+(`hooks.py`), the messages the user sends the running
 turn (`steering.py`), the server tools' calls as the editor sees them (`server_calls.py`), and a
 turn run from Python (`inprocess.py`). By concept below:
 
@@ -14,7 +14,8 @@ turn run from Python (`inprocess.py`). By concept below:
 - `subagents/`   the `task` tool: a child loop inside the turn's meter, and what the editor sees of it;
 - `strategies/`  the strategies that drive the runner (tools, verify, phased).
 
-Imported by `session/`, `api.py`, `cli.py` and `schemas.py`; imports `model/`, `tools/` and the
-leaves. Inside, `journal/` is the ground, `context/` stands on it and the loop's core on both;
-`subagents/` and `strategies/` stand on the core.
+Imported by `session/`, `api.py`, `cli.py` and `schemas.py`; imports `permissions/` (the seam
+that asks permission, and the engine that decides), `model/`, `tools/` and the leaves. Inside,
+`journal/` is the ground, `context/` stands on it and the loop's core on both; `subagents/` and
+`strategies/` stand on the core.
 """

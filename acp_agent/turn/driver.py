@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import structlog
@@ -28,7 +28,7 @@ from acp_agent.turn.runner import TurnRunner, new_message_id
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy, record_of
 
-__all__ = ["TurnResult", "drive_turn", "journal_record", "limit_event", "limit_notice"]
+__all__ = ["PromptSource", "TurnResult", "drive_turn", "journal_record", "limit_event", "limit_notice"]
 
 log = structlog.get_logger(__name__)
 
@@ -42,6 +42,16 @@ class TurnResult:
     failure: TurnFailed | None = None
     output: str = ""
     """The turn's final text (the partial text when a limit or cancel ended it)."""
+
+
+class PromptSource(Protocol):
+    """A prompt built inside the turn (a command file's, a skill's, an MCP prompt's:
+    `session/commands/command_turn.py`), within its cancel scope, clock and meter, once the turn began."""
+
+    async def build(self, runner: TurnRunner, history: History, meter: TurnMeter) -> bool:
+        """Add the prompt to `history` (as the user's message); False when it could not be built
+        (the user was told why): the turn then ends `end_turn` without a request."""
+        ...
 
 
 def limit_notice(limit: Limit, meter: TurnMeter, record: Mapping[str, Any]) -> str:
@@ -81,14 +91,16 @@ async def drive_turn(
     runner: TurnRunner,
     history: History,
     meter: TurnMeter,
-    prompt: list[dict[str, Any]],
+    prompt: list[dict[str, Any]] | PromptSource,
     sink: EventSink,
     scope: anyio.CancelScope,
     turn_id: str,
     streaming: bool,
     shown: list[dict[str, Any]] | None = None,
 ) -> TurnResult:
-    """Run one prompt turn inside `scope` (cancelled by session/cancel) and build its record."""
+    """Run one prompt turn inside `scope` (cancelled by session/cancel) and build its record.
+    `prompt`: the prompt's blocks, or a source that builds it inside the turn (then the journal's
+    prompt entry holds only what the editor was `shown`)."""
     mark = history.mark()
     stop, failure, aborted = TurnStop.END_TURN, None, None
     limit: Limit | None = None
@@ -100,12 +112,14 @@ async def drive_turn(
     try:
         with scope, anyio.move_on_after(math.inf if left is None else left) as clock:
             try:
+                source, given = (None, prompt) if isinstance(prompt, list) else (prompt, [])
                 with phase("UserPromptSubmit hooks"):
-                    blocks = await _hooked_prompt(runner, prompt, meter)
+                    blocks = await _hooked_prompt(runner, given, meter)
                 if blocks is not None:
                     with phase("prompt journaled"):
                         history.add_prompt(blocks, shown)  # a journal that refuses it fails the turn
-                    stop = (await strategy.run(runner, history, meter)).stop
+                    if source is None or await source.build(runner, history, meter):
+                        stop = (await strategy.run(runner, history, meter)).stop
             except LimitReached as reached:  # the one place a budget's stop is caught
                 stop, limit = reached.limit.stop, reached.limit
             except PermissionCancelled:

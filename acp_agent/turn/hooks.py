@@ -2,7 +2,7 @@
 obeys their answers.
 
 The loop calls a `TurnHooks` at five points: before a tool call runs (`before_tool`: a hook may
-block it, answer allow / deny / ask, which the permission asker weighs with its rules, or rewrite
+block it, answer allow / deny / ask, which the rule engine weighs with the rules, or rewrite
 its input), after it succeeded (`after_tool`: feedback for the model), when a prompt arrives
 (`prompt_submitted`: block it, or add context), when the model ends its reply (`stopping`: a hook
 may keep the turn going, each continuation one more counted request under the same meter), and
@@ -10,7 +10,7 @@ before a compaction (`compacting`: a hook may block it). Any answer may also end
 (`halt`: the turn ends `end_turn`, with a notice saying why).
 
 A hook never counts as a model request; its runs are counted in the turn record's `hooks`
-figure (`TurnMeter.hook_ran`). Implemented in `session/claude/hooks.py` (the user's Claude Code
+figure (`TurnMeter.hook_ran`). Implemented in `claude_code/hooks/hooks.py` (the user's Claude Code
 hooks); `NO_HOOKS` is the loop's default.
 """
 
@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from acp_agent.errors import AgentError
+from acp_agent.permissions.question import HookVerdict
 
-if TYPE_CHECKING:  # session/new loads the permission seam, which names the verdict: nothing more
+if TYPE_CHECKING:
     from acp_agent.tools.base import ToolResult
     from acp_agent.turn.meter import TurnMeter
 
@@ -54,16 +55,6 @@ class HookCall:
     call_id: str
     tool_name: str
     args: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class HookVerdict:
-    """What the PreToolUse hooks decided of a call (deny over ask over allow), for the permission
-    asker to weigh with its rules: a hook's allow never overrides a deny or ask rule, its deny
-    refuses whatever an allow rule says. `reason` is what the model is told of a deny."""
-
-    decision: Literal["allow", "deny", "ask"]
-    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,10 @@
     for trial in result.record.trials:            # VerifyResult: the strategy's own type
         print(trial.trial, trial.passed, trial.score, trial.feedback)
 
-The same driver, runner and meter as a session: every budget holds. With no `permissions`, every
-tool call is allowed (there is nobody to ask), so choose the tools accordingly.
+The same driver, runner, meter and rule engine as a session (without settings rules, in the
+default mode): every budget holds, a file tool's path outside `cwd` is refused unasked, and what a
+session would ask goes to `permissions`. With no `permissions`, every such call is allowed (there
+is nobody to ask), so choose the tools accordingly.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from acp_agent.config import DEFAULT_MODEL
 from acp_agent.limits import Limits
 from acp_agent.model.base import ModelClient
 from acp_agent.model.profiles import builtin_profile, thinking_param
+from acp_agent.permissions.gate import PermissionGate
+from acp_agent.permissions.question import ALLOW_ALL, PermissionAsker, question_asker
 from acp_agent.tools.base import Tool, ToolContext
 from acp_agent.tools.hidden import HiddenPaths, agent_hidden_paths
 from acp_agent.tools.registry import ToolRegistry
@@ -37,9 +41,9 @@ from acp_agent.turn.context.history import History
 from acp_agent.turn.driver import drive_turn
 from acp_agent.turn.events import EventSink, TurnEvent
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionAsker, question_asker
 from acp_agent.turn.record import Step, TurnRecord
 from acp_agent.turn.runner import RunnerSettings, TurnRunner
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy
 from acp_agent.turn.strategies.tools import ToolsStrategy
@@ -131,7 +135,7 @@ async def run_turn(
         context_window=profile.context_window,
         profile=profile,
     )
-    runner = TurnRunner(
+    spec = TurnSpec(
         model,
         registry,
         sink or _Discard(),
@@ -141,9 +145,12 @@ async def run_turn(
             sandbox=CommandSandbox(replace(sandbox, hidden=hidden)) if sandbox is not None else None,
         ),
         settings,
-        permissions=question_asker(permissions) if permissions is not None else None,
+        PermissionGate.without_rules(
+            (root,), question_asker(permissions) if permissions is not None else ALLOW_ALL, hidden
+        ),
         on_step=steps.append,
     )
+    runner = TurnRunner(spec)
     blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
     result = await drive_turn(
         strategy=strategy or ToolsStrategy(),

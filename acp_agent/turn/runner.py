@@ -9,7 +9,6 @@ tool calls run as one `ToolBatch` (`tool_batch.py`).
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,26 +27,27 @@ from acp_agent.model.base import (
     ThinkingDelta,
     Usage,
 )
+from acp_agent.permissions.gate import PermissionGate
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.attachments import ReadAttachments
 from acp_agent.turn.context.clearing import clear_old_results
 from acp_agent.turn.context.compaction import compact
-from acp_agent.turn.context.history import History, Mark, without_thinking
+from acp_agent.turn.context.history import History, without_thinking
 from acp_agent.turn.context.media_budget import fit_media, replace_refused
 from acp_agent.turn.events import EventSink, Notice, SteeringJoined, TextChunk, ThoughtChunk, UsageReported
-from acp_agent.turn.hooks import NO_HOOKS, TurnHalted, TurnHooks
+from acp_agent.turn.hooks import TurnHalted, TurnHooks
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import AllowAll, PermissionAsker
-from acp_agent.turn.record import Step, step_of
+from acp_agent.turn.record import step_of
 from acp_agent.turn.server_calls import ServerCalls
-from acp_agent.turn.session_usage import SessionUsage
+from acp_agent.turn.session_usage import LoopMemory, SessionUsage
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.spec import TurnSpec, new_message_id
 from acp_agent.turn.steering import Steering
 from acp_agent.turn.stop import TurnStop, map_model_stop
 from acp_agent.turn.tool_batch import ToolBatch
 
-__all__ = ["AttemptOutcome", "RunnerSettings", "TurnRunner"]
+__all__ = ["AttemptOutcome", "RunnerSettings", "TurnRunner", "TurnSpec", "new_message_id"]
 
 log = structlog.get_logger(__name__)
 
@@ -70,57 +70,63 @@ class AttemptOutcome:
     final_text: str = ""
 
 
-def new_message_id() -> str:
-    return str(uuid.uuid4())
-
-
 class TurnRunner:
-    """Runs the loop for one session; stateless between runs except for what it is given."""
+    """Runs the loop for one turn, as its spec says, over the session's memory."""
 
-    def __init__(
-        self,
-        model: ModelClient,
-        tools: ToolRegistry,
-        sink: EventSink,
-        ctx: ToolContext,
-        settings: RunnerSettings,
-        *,
-        new_id: Callable[[], str] = new_message_id,
-        permissions: PermissionAsker | None = None,
-        on_step: Callable[[Step], None] | None = None,
-        attachments: ReadAttachments | None = None,
-        hooks: TurnHooks = NO_HOOKS,
-        steering: Steering | None = None,
-    ) -> None:
-        self.model = model
-        self.hooks = hooks
-        """The user's hooks (`turn/hooks.py`): before and after tools, at the reply's end, before
-        a compaction; never a model request."""
-        self.attachments = attachments
-        """Instructions scoped to the files its tools read (`context/attachments.py`)."""
-        self.steering = steering
-        """The session's messages for its running turn (`steering.py`); None: nobody steers."""
-        self.permissions: PermissionAsker = permissions or AllowAll()
-        self.last_context_tokens = 0
-        """The context size of the latest model request (drives compaction)."""
-        self.last_message_id: str | None = None
-        """The session's latest response id (`diagnostics.previous_message_id` of the next)."""
-        self.usage = SessionUsage()
-        """What the session's requests spent so far (`session_usage.py`: /status, `usage_update`)."""
-        self.tools = tools
-        self.sink = sink
-        self.ctx = ctx
-        self.settings = settings
-        self._accepted_media: Mark | None = None
-        """Where the history stood at the latest request the API answered (`context/media_budget.py`)."""
-        self.new_id = new_id
-        self.on_step = on_step
-        """Called once per model request of a turn (in-process callers keep the steps)."""
+    def __init__(self, spec: TurnSpec, memory: LoopMemory | None = None) -> None:
+        self.spec = spec
+        self.memory = memory if memory is not None else LoopMemory()
         self._server_calls = ServerCalls()
         """The web searches and fetches shown and not finished yet (`server_calls.py`)."""
-        self._signed_tools: list[dict[str, Any]] | None = None
-        """The `tools` of the session's latest loop request: its replies' thinking blocks are
-        signed to them, and a 5.5 model refuses one replayed behind other tools (rule 6)."""
+
+    @property
+    def model(self) -> ModelClient:
+        return self.spec.model
+
+    @property
+    def tools(self) -> ToolRegistry:
+        return self.spec.tools
+
+    @property
+    def sink(self) -> EventSink:
+        return self.spec.sink
+
+    @property
+    def ctx(self) -> ToolContext:
+        return self.spec.ctx
+
+    @property
+    def settings(self) -> RunnerSettings:
+        """What the next request carries (`TurnSpec.request_settings`)."""
+        return self.spec.request_settings()
+
+    @property
+    def gate(self) -> PermissionGate:
+        return self.spec.gate
+
+    @property
+    def hooks(self) -> TurnHooks:
+        return self.spec.hooks
+
+    @property
+    def attachments(self) -> ReadAttachments | None:
+        return self.spec.attachments
+
+    @property
+    def steering(self) -> Steering | None:
+        return self.spec.steering
+
+    @property
+    def new_id(self) -> Callable[[], str]:
+        return self.spec.new_id
+
+    @property
+    def usage(self) -> SessionUsage:
+        return self.memory.usage
+
+    @property
+    def last_context_tokens(self) -> int:
+        return self.memory.last_context_tokens
 
     async def run(
         self,
@@ -129,20 +135,24 @@ class TurnRunner:
         *,
         tools: ToolRegistry | None = None,
         stop_when: Callable[[], bool] | None = None,
+        read_only: str | None = None,
     ) -> AttemptOutcome:
         """Loop until the model ends its reply.
 
-        A strategy may offer `tools` instead of the session's for this run (a phase's tools), and
-        end the run after a tool batch once `stop_when()` is true (the reply stays `tool_use`).
+        A strategy may offer `tools` instead of the session's for this run, and make it read-only
+        (`read_only`: what a call that changes something is told): a runner of the phase's spec
+        runs it. It may end the run after a tool batch once `stop_when()` is true (the reply stays
+        `tool_use`).
 
         Raises:
             LimitReached: a budget stops the turn (the driver catches it, once for the turn).
         """
-        session_tools, self.tools = self.tools, tools if tools is not None else self.tools
+        if tools is not None or read_only is not None:
+            phase = self.spec.phase(tools or self.tools, read_only)
+            return await TurnRunner(phase, self.memory).run(history, meter, stop_when=stop_when)
         try:
             return await self._loop(history, meter, stop_when)
         finally:
-            self.tools = session_tools
             with anyio.move_on_after(2, shield=True):  # even from a cancelled scope
                 for closed in self._server_calls.close():
                     await self.sink.emit(closed)
@@ -157,7 +167,10 @@ class TurnRunner:
                 meter.retry_scheduled()
                 resend = False
             else:
-                self.last_context_tokens = clear_old_results(history, self.last_context_tokens, self.settings)
+                memory = self.memory
+                memory.last_context_tokens = clear_old_results(
+                    history, memory.last_context_tokens, self.settings
+                )
                 await self._maybe_compact(history, meter)
                 if history.messages and history.messages[-1]["role"] == "user":  # not a pause_turn's
                     await self.join_steering(history)
@@ -170,11 +183,11 @@ class TurnRunner:
             except ModelUnavailable as exc:
                 # An image the API refused (or a request too large) is taken out, once; the
                 # request is then sent again, so the session never stays stuck on it.
-                if media_refused or not replace_refused(history, exc.detail, self._accepted_media):
+                if media_refused or not replace_refused(history, exc.detail, self.memory.accepted_media):
                     raise
                 media_refused = resend = True
                 continue
-            self._accepted_media = mark  # the media before it were taken
+            self.memory.accepted_media = mark  # the media before it were taken
             meter.model_stopped(done.stop_reason)
             if (
                 done.stop_reason == "context_window_exceeded"
@@ -243,25 +256,14 @@ class TurnRunner:
 
     def tool_batch(self, tool_uses: list[dict[str, Any]], history: History, meter: TurnMeter) -> ToolBatch:
         """A batch of these calls with this runner's tools, sink, context, asker and timeout."""
-        return ToolBatch(
-            tool_uses,
-            tools=self.tools,
-            sink=self.sink,
-            ctx=self.ctx,
-            permissions=self.permissions,
-            tool_timeout=self.settings.tool_timeout,
-            history=history,
-            meter=meter,
-            attachments=self.attachments,
-            hooks=self.hooks,
-        )
+        return ToolBatch(tool_uses, self.spec, history, meter, memory=self.memory)
 
     def _step(
         self, number: int, done: MessageDone, tool_uses: list[dict[str, Any]], history: History
     ) -> None:
         """Tell `on_step` (an in-process caller's log) what this request did."""
-        if self.on_step is not None:
-            self.on_step(step_of(number, done, tool_uses, history.messages))
+        if self.spec.on_step is not None:
+            self.spec.on_step(step_of(number, done, tool_uses, history.messages))
 
     def _wrap_up(self, history: History, meter: TurnMeter) -> dict[str, Any] | None:
         """With --on-limit wrap_up, the last allowed request of a continuing loop: no tools, a note."""
@@ -291,10 +293,10 @@ class TurnRunner:
         shrank, web was switched, another model), the history's thinking blocks go (journaled),
         since the 5.5 models refuse them behind changed tools; the cache is rewritten anyway."""
         tools = self.request_tools(meter)
-        if self._signed_tools is not None and tools != self._signed_tools:
+        if self.memory.signed_tools is not None and tools != self.memory.signed_tools:
             dropped = history.drop_thinking("the tools changed")
             log.info("history.tools_changed", thinking_dropped=dropped)
-        self._signed_tools = tools
+        self.memory.signed_tools = tools
 
     def build_request(self, messages: list[dict[str, Any]], meter: TurnMeter, **fields: Any) -> ModelRequest:
         """The session's request for `messages` in `meter`'s turn: its model, tools, system, thinking
@@ -314,10 +316,11 @@ class TurnRunner:
             "tools": self.request_tools(meter),
             "thinking": settings.thinking,
             "output_config": settings.output_config,
-            "previous_message_id": self.last_message_id,
+            "previous_message_id": self.memory.last_message_id,
         }
         values.update(fields)
-        if self._signed_tools is not None and values["tools"] != self._signed_tools:
+        signed = self.memory.signed_tools
+        if signed is not None and values["tools"] != signed:
             values["messages"] = without_thinking(values["messages"])
         return ModelRequest(**values)
 
@@ -328,7 +331,7 @@ class TurnRunner:
         """
         cost = meter.tokens_used(done.usage)
         if done.message_id is not None:
-            self.last_message_id = done.message_id
+            self.memory.last_message_id = done.message_id
         self.usage.count(done.usage, cost if meter.price is not None else None)
         if done.cache_miss is not None:
             log.info(
@@ -396,7 +399,7 @@ class TurnRunner:
             raise StreamBroken("the model's reply ended without a stop_reason")
         cost = self.finished(done, meter, number)
         history.add_assistant(done.content)
-        self.last_context_tokens = done.usage.context_tokens
+        self.memory.last_context_tokens = done.usage.context_tokens
         await sink.emit(UsageReported(done.usage.context_tokens, settings.context_window, cost))
         return done
 
@@ -407,7 +410,7 @@ class TurnRunner:
         now; a PreCompact hook may block it)."""
         settings = self.settings
         threshold = settings.compact_at * settings.context_window
-        if not force and (not settings.compact_at or self.last_context_tokens < threshold):
+        if not force and (not settings.compact_at or self.memory.last_context_tokens < threshold):
             return 0
         why = await self.hooks.compacting("manual" if force and trigger is None else "auto", meter)
         if why is not None:
@@ -421,13 +424,13 @@ class TurnRunner:
             meter,
             settings=settings,
             tools=self.request_tools(meter),
-            previous_message_id=self.last_message_id,
+            previous_message_id=self.memory.last_message_id,
             sink=self.sink,
         )
         if done is not None:
             self.finished(done, meter, meter.model_requests)
         if replaced:
-            self.last_context_tokens = 0
+            self.memory.last_context_tokens = 0
         return replaced
 
     async def _tell_retry(self, event: RetryScheduled) -> None:

@@ -110,7 +110,7 @@ def _fetched(result: dict[str, Any]) -> ToolCallShown:
 
 
 class ServerCalls:
-    """The server tool calls shown so far and not yet finished: one per session's runner, and one
+    """The server tool calls shown so far and not yet finished: one per turn's runner, and one
     per replay. A call left open when its run ends (a limit, a cancel, a reply cut short) is
     finished `failed`, as a tool call the turn did not run; a result that comes after is not shown."""
 

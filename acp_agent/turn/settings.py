@@ -1,5 +1,5 @@
 """What every model request of a session carries: plain values, so a session holds them before
-its runner exists (the runner is built on the first prompt)."""
+its runtime exists (built on the first prompt)."""
 
 from __future__ import annotations
 

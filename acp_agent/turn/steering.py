@@ -1,7 +1,7 @@
 """Steering: what the user sends while a turn runs, for that turn, not the next one.
 
 A session has one `Steering` inbox. It is open from the moment a turn that takes messages is on its
-way (`expect`: a prompt queued, or starting: its runner built, its trust settled) until that turn's
+way (`expect`: a prompt queued, or starting: its runtime built, its trust settled) until that turn's
 driver ends it (`stop`); the driver opens it too while it runs (`start`). While it is open a
 message put there joins the running turn, or the turn about to run, at its next request boundary
 (`TurnRunner.join_steering`): after the pending tool results, as user text, before the next

@@ -17,6 +17,8 @@ import anyio
 import structlog
 
 from acp_agent.errors import JournalFailed, PermissionCancelled, ToolError, ToolTimeout
+from acp_agent.permissions.gate import PermissionGate, decision_of
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.base import (
     NamedWritesTool,
     Preview,
@@ -29,9 +31,8 @@ from acp_agent.tools.base import (
     TwinTool,
     reads_only,
 )
-from acp_agent.tools.files.sensitive import guarded_write
 from acp_agent.tools.registry import ToolRegistry
-from acp_agent.turn.context.attachments import ReadAttachments, attach_for_reads
+from acp_agent.turn.context.attachments import attach_for_reads
 from acp_agent.turn.context.history import INTERRUPTED_RUNNING, History, add_note, result_text, tool_result
 from acp_agent.turn.events import (
     EventSink,
@@ -41,10 +42,11 @@ from acp_agent.turn.events import (
     ToolCallStarted,
     ToolCallUpdated,
 )
-from acp_agent.turn.hooks import NO_HOOKS, HookCall, TurnHooks
+from acp_agent.turn.hooks import HookCall
 from acp_agent.turn.journal.entries import ToolCallShown, ToolResultEntry, ToolStartedEntry
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import PermissionAsker, PermissionQuestion, settle
+from acp_agent.turn.session_usage import LoopMemory
+from acp_agent.turn.spec import TurnSpec
 
 __all__ = ["InTurn", "InTurnTool", "ToolBatch", "heading"]
 
@@ -76,14 +78,23 @@ def _first_failure(group: BaseExceptionGroup) -> BaseException:
 @dataclass(frozen=True, slots=True)
 class InTurn:
     """What a tool that runs inside the turn's budgets (the `task` tool, `turn/subagents/task.py`) gets
-    beside its context, through its `run_in_turn(args, ctx, turn)`: the batch's meter, sink and
-    permission asker, and how many calls of the same tool the reply runs from this one on (they
-    share what is left of the turn)."""
+    beside its context, through its `run_in_turn(args, ctx, turn)`: the batch's meter, the turn's
+    spec (its model, settings, sink, asker and hooks: a subagent's spec derives from it) and the
+    session's loop memory (what a subagent spent counts there), and how many calls of the same tool
+    the reply runs from this one on (they share what is left of the turn)."""
 
     meter: TurnMeter
-    sink: EventSink
-    permissions: PermissionAsker
+    spec: TurnSpec
+    memory: LoopMemory
     together: int = 1
+
+    @property
+    def sink(self) -> EventSink:
+        return self.spec.sink
+
+    @property
+    def gate(self) -> PermissionGate:
+        return self.spec.gate
 
 
 @runtime_checkable
@@ -110,17 +121,13 @@ class ToolBatch:
     """The tool calls of one reply, run once; what it tracks lives as long as the batch."""
 
     tool_uses: list[dict[str, Any]]
-    tools: ToolRegistry
-    sink: EventSink
-    ctx: ToolContext
-    permissions: PermissionAsker
-    tool_timeout: float
+    spec: TurnSpec
+    """The turn's tools, sink, context, asker, hooks (asked before and after each call) and the
+    instructions scoped to the files the batch read, appended after its results."""
     history: History
     meter: TurnMeter
-    attachments: ReadAttachments | None = None
-    """Instructions scoped to the files the batch read, appended after its results."""
-    hooks: TurnHooks = NO_HOOKS
-    """The user's hooks, asked before and after each call (`turn/hooks.py`)."""
+    memory: LoopMemory = field(default_factory=LoopMemory)
+    """The session's loop memory, lent to a tool that runs inside the turn (`InTurn`)."""
     halt: str | None = None
     """A hook answered `continue: false`: the turn ends once the batch is answered (why)."""
     _journaled: set[str] = field(default_factory=set)
@@ -131,8 +138,6 @@ class ToolBatch:
     """Calls the editor was shown (a skipped call never is)."""
     _cancel_notes: dict[str, str] = field(default_factory=dict)
     """What a cancelled call had done (a tool's `Progress(cancelled=True)`), by call id."""
-    _asking: anyio.Lock = field(default_factory=anyio.Lock)
-    """One permission question at a time, even from calls that run at once."""
     _read: dict[str, tuple[Path, ...]] = field(default_factory=dict)
     """The files each call read (`ToolResult.read`), by call id."""
     _hook_notes: dict[str, list[str]] = field(default_factory=dict)
@@ -186,8 +191,8 @@ class ToolBatch:
     async def _attach(self) -> None:
         """The instructions scoped to the files this batch read, in call order, after its results."""
         read = [path for block in self.tool_uses for path in self._read.get(block["id"], ())]
-        if self.attachments is not None and read:
-            await attach_for_reads(self.history, self.attachments, read)
+        if self.spec.attachments is not None and read:
+            await attach_for_reads(self.history, self.spec.attachments, read)
 
     def _answer_all(self, results: list[dict[str, Any] | None], reason: str) -> None:
         """Every call gets its result, a kept one, or an error saying why it has none."""
@@ -205,7 +210,7 @@ class ToolBatch:
         ]
         for block, result in zip(self.tool_uses, answered, strict=True):
             if block["id"] not in self._journaled and reason is CANCELLED:
-                title, kind = heading(self.tools, block["name"], block.get("input"))
+                title, kind = heading(self.spec.tools, block["name"], block.get("input"))
                 hidden = block["id"] not in self._shown
                 self.history.note(
                     ToolResultEntry(
@@ -216,11 +221,11 @@ class ToolBatch:
 
     def _read_only(self, block: dict[str, Any]) -> bool:
         """Whether the call only looks (a read-only tool), so it may run beside others."""
-        return reads_only(self.tools.get(block["name"]))
+        return reads_only(self.spec.tools.get(block["name"]))
 
     def _beside(self, first: dict[str, Any], block: dict[str, Any]) -> bool:
         """Whether `block` may run beside `first`: both call one tool that runs beside itself."""
-        tool = self.tools.get(first["name"])
+        tool = self.spec.tools.get(first["name"])
         return block["name"] == first["name"] and isinstance(tool, TwinTool) and tool.beside_itself is True
 
     def _still_to_run(self, first: dict[str, Any], position: int, allowed: int) -> int:
@@ -260,10 +265,10 @@ class ToolBatch:
         call_id, name = block["id"], block["name"]
         args = block.get("input")
         args = args if isinstance(args, dict) else {}
-        tool = self.tools.get(name)
-        title, kind = heading(self.tools, name, args)
+        tool = self.spec.tools.get(name)
+        title, kind = heading(self.spec.tools, name, args)
         self._shown.add(call_id)
-        await self.sink.emit(ToolCallStarted(call_id, title, kind, args, name))
+        await self.spec.sink.emit(ToolCallStarted(call_id, title, kind, args, name))
         log.debug("tool.started", tool=name, call_id=call_id)
         meter = self.meter
         try:
@@ -293,18 +298,18 @@ class ToolBatch:
             self.history.note(ToolResultEntry(block_out, shown))
             self._journaled.add(call_id)
             if result.plan is not None:
-                await self.sink.emit(PlanChanged(result.plan))
+                await self.spec.sink.emit(PlanChanged(result.plan))
         except JournalFailed as exc:  # the call ends failed; the turn ends with the journal error
             self._unkept[call_id] = block_out
             await self._fail(call_id, f"{result.text}\n\n{exc}")
             raise
-        await self.sink.emit(ToolCallFinished(call_id, shown, result.terminal_id, result.media))
+        await self.spec.sink.emit(ToolCallFinished(call_id, shown, result.terminal_id, result.media))
         return block_out
 
     async def _fail(self, call_id: str, text: str) -> None:
         """End an open tool call `failed` in the editor, even from a cancelled scope."""
         with anyio.move_on_after(2, shield=True):
-            await self.sink.emit(ToolCallFinished.of(call_id, "failed", text))
+            await self.spec.sink.emit(ToolCallFinished.of(call_id, "failed", text))
 
     async def _execute(
         self, tool: Tool | None, name: str, title: str, args: dict[str, Any], call_id: str, together: int = 1
@@ -313,43 +318,39 @@ class ToolBatch:
         meter = self.meter
         if tool is None:
             meter.tool_started()
-            known = ", ".join(self.tools.names)
+            known = ", ".join(self.spec.tools.names)
             return ToolResult(f"unknown tool {name!r}; available tools: {known}", is_error=True)
         try:
-            args = self.tools.validate(tool, args)
+            args = self.spec.tools.validate(tool, args)
         except ToolError as exc:
             meter.tool_started()
             return ToolResult(str(exc), is_error=True)
-        before = await self.hooks.before_tool(HookCall(call_id, name, args), meter)
+        before = await self.spec.hooks.before_tool(HookCall(call_id, name, args), meter)
         self._hooked(call_id, before.context, before.halt)
         if before.updated_input is not None:  # the whole input replaced, and checked again
             try:
-                args = self.tools.validate(tool, before.updated_input)
+                args = self.spec.tools.validate(tool, before.updated_input)
             except ToolError as exc:
                 meter.tool_started()
                 return ToolResult(f"a PreToolUse hook's updatedInput is not valid: {exc}", is_error=True)
-        permission: str | None = tool.permission
-        if permission == "edit":  # .git/config, .envrc...: "sensitive"; .claude settings...: "governance"
-            new_text = args.get("content", args.get("new_string"))
-            guard = await guarded_write(self.ctx.roots, args.get("path", ""), new_text)
-            permission = guard or permission
         checked = args
         question = PermissionQuestion(
             call_id,
             name,
             title,
             tool.kind,
-            permission or "none",
+            tool.permission or "none",
             args,
             lambda: self._preview(tool, checked),
             hook=before.verdict,
         )
-        decision = settle(self.permissions, question)  # the rules and the mode, nobody asked
+        gate = self.spec.gate  # the one engine decides, for every caller (`permissions/gate.py`)
+        question, verdict = await gate.verdict(question)
+        decision = decision_of(verdict, question)
         if decision is None:
             meter.asking_permission()
-            try:
-                async with self._asking:  # one question at a time, even from calls run at once
-                    decision = await self.permissions.ask(question)
+            try:  # one question at a time, even from calls run at once (the gate's)
+                decision = await gate.ask(question, verdict)
             except _CannotSucceed as exc:  # found while preparing the question: nobody is asked
                 meter.tool_started()
                 return ToolResult(str(exc), is_error=True)
@@ -360,9 +361,13 @@ class ToolBatch:
             return ToolResult(decision.message or "The user declined this tool call.", is_error=True)
         meter.tool_started()
         meter.running_tools()
-        await self.sink.emit(ToolCallUpdated(call_id))
-        seconds = tool.time_allowance(args) if isinstance(tool, SelfTimedTool) else self.tool_timeout
-        ctx = replace(self.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
+        await self.spec.sink.emit(ToolCallUpdated(call_id))
+        seconds = (
+            tool.time_allowance(args)
+            if isinstance(tool, SelfTimedTool)
+            else self.spec.request_settings().tool_timeout
+        )
+        ctx = replace(self.spec.ctx, report=self._reporter(call_id), call_id=call_id, grants=decision.grants)
         if tool.kind not in READ_ONLY_KINDS:  # after a crash, the model hears it may have run
             if not (isinstance(tool, NamedWritesTool) and tool.names_its_writes):
                 await ctx.checkpoint.before_change()  # a rewind can put back what it changes
@@ -371,7 +376,7 @@ class ToolBatch:
         try:
             with anyio.fail_after(seconds):
                 if isinstance(tool, InTurnTool):  # a subagent: it spends the turn's budgets
-                    turn = InTurn(meter, self.sink, self.permissions, together)
+                    turn = InTurn(meter, self.spec, self.memory, together)
                     result: ToolResult = await tool.run_in_turn(args, ctx, turn)
                 else:
                     result = await tool.run(args, ctx)
@@ -389,7 +394,7 @@ class ToolBatch:
         except Exception as exc:
             log.exception("tool.crashed", tool=name, call_id=call_id)
             return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
-        after = await self.hooks.after_tool(HookCall(call_id, name, args), result, meter)
+        after = await self.spec.hooks.after_tool(HookCall(call_id, name, args), result, meter)
         self._hooked(call_id, after.feedback, after.halt)
         self._hooked(call_id, after.context, None)
         return result
@@ -407,7 +412,7 @@ class ToolBatch:
             return None
         try:
             with anyio.fail_after(PREVIEW_SECONDS):
-                preview = await tool.preview(args, self.ctx)
+                preview = await tool.preview(args, self.spec.ctx)
         except Exception as exc:
             log.debug("tool.preview_failed", tool=tool.name, error=str(exc))
             return None
@@ -416,7 +421,7 @@ class ToolBatch:
         return preview
 
     def _reporter(self, call_id: str) -> Callable[[Progress], Awaitable[None]]:
-        sink = self.sink
+        sink = self.spec.sink
 
         async def report(progress: Progress) -> None:
             if progress.cancelled:  # the call's last word, reported when the cancel reaches us

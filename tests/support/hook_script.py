@@ -48,7 +48,13 @@ def main() -> None:
     if behaviour == "block-rm" and command.startswith("rm "):
         sys.stderr.write("rm is not allowed here: use the trash script\n")
         sys.exit(2)
-    if behaviour == "decide":
+    file_path = str((data.get("tool_input") or {}).get("file_path", ""))
+    if behaviour == "deny-notes" and file_path.endswith("notes.txt"):  # the decision table's hook
+        _answer(
+            data["hook_event_name"],
+            {"permissionDecision": "deny", "permissionDecisionReason": "the policy says no"},
+        )
+    elif behaviour == "decide":
         if "allow-me" in command:
             _answer(data["hook_event_name"], {"permissionDecision": "allow"})
         elif "ask-me" in command:

@@ -42,7 +42,7 @@ def allowed_reason(reason: str) -> bool:
     return any(reason.startswith(start) for start in ALLOWED)
 
 
-@dataclass
+@dataclass(eq=False)  # a plugin: pluggy keeps plugins in sets, so it must stay hashable
 class SkipCheck:
     """Collects every skip of the run (in the main process: xdist's workers report to it)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from acp_agent.session.commands.allowed_tools import command_matches, read_allowed_tools
+from acp_agent.claude_code.conventions.allowed_tools import command_matches, read_allowed_tools
 
 
 def test_a_value_maps_claude_codes_names_and_keeps_mcp_and_own_names() -> None:

@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.claude_code.conventions.builtins import command_of
 from acp_agent.errors import ToolError
-from acp_agent.session.commands.builtins import command_of
 from acp_agent.session.editor.updates import tool_call_progress
 from acp_agent.tools.base import Progress, TerminalOutput, ToolContext
 from acp_agent.tools.shell.run_command import RunCommand

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.journal import checkpoints as checkpoints_module
-from acp_agent.session.journal.checkpoints import Checkpoints
-from acp_agent.session.journal.rewind import apply_rewind, plan_rewind
-from acp_agent.session.journal.shadow_git import ShadowGit, find_git
-from acp_agent.session.journal.store import SessionStore
+from acp_agent.journal import checkpoints as checkpoints_module
+from acp_agent.journal.checkpoints import Checkpoints
+from acp_agent.journal.rewind import apply_rewind, plan_rewind
+from acp_agent.journal.shadow_git import ShadowGit, find_git
+from acp_agent.journal.store import SessionStore
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import ChangesEntry, Entry, MetaEntry, PromptEntry
 

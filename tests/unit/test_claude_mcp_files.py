@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acp_agent.session.claude.mcp_files import read_claude_servers
-from acp_agent.session.claude.trust import ProjectTrust
+from acp_agent.claude_code.setup.mcp_files import read_claude_servers
+from acp_agent.claude_code.setup.trust import ProjectTrust
 from acp_agent.session.mcp_servers import SessionServers
 from tests.unit.test_claude_setup import load, places, write
 

@@ -11,12 +11,12 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.session.claude.plugins import MAX_PLUGINS, Plugin, find_plugins
-from acp_agent.session.claude.settings_files import SettingsFile
-from acp_agent.session.claude.setup import ClaudeSetup, load_claude_setup
-from acp_agent.session.claude.trust import TrustStore
-from acp_agent.session.commands.convention_files import read_conventions
-from acp_agent.session.commands.conventions import Conventions, ConventionsSlot
+from acp_agent.claude_code.conventions.convention_files import read_conventions
+from acp_agent.claude_code.conventions.conventions import Conventions, ConventionsSlot
+from acp_agent.claude_code.settings.settings_files import SettingsFile
+from acp_agent.claude_code.setup.plugins import MAX_PLUGINS, Plugin, find_plugins
+from acp_agent.claude_code.setup.setup import ClaudeSetup, load_claude_setup
+from acp_agent.claude_code.setup.trust import TrustStore
 
 
 def write(path: Path, data: Any) -> Path:

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
+from acp_agent.claude_code.settings.saved_rules import save_rules
+from acp_agent.claude_code.settings.settings_files import repository_root
+from acp_agent.claude_code.setup.setup import ClaudeSetup, load_claude_setup
+from acp_agent.claude_code.setup.trust import TrustStore
 from acp_agent.errors import ToolError
 from acp_agent.model.server_tools import WebTools
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.saved_rules import save_rules
-from acp_agent.session.claude.settings_files import repository_root
-from acp_agent.session.claude.setup import ClaudeSetup, load_claude_setup
-from acp_agent.session.claude.trust import TrustStore
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.files.gitdir import find_repository, index_tracks
-from acp_agent.turn.permissions import PermissionQuestion
 
 
 def write(path: Path, data: Any) -> None:

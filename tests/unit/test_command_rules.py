@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.setup import load_claude_setup
-from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.claude_code.conventions.allowed_tools import read_allowed_tools
+from acp_agent.claude_code.setup.setup import load_claude_setup
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.shell.command_analysis import analyse
 from acp_agent.tools.shell.shell_syntax import Word
-from acp_agent.turn.permissions import PermissionQuestion
 from tests.support.examples import examples
 from tests.unit.test_shell_line import BASH, bash_argvs
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from acp_agent.claude_code.conventions.builtins import slash_of
+from acp_agent.claude_code.conventions.expansion import ShellLine, expand, file_refs, shell_commands, text_of
+from acp_agent.claude_code.settings.frontmatter import split_frontmatter
 from acp_agent.errors import ToolError
-from acp_agent.session.commands.builtins import slash_of
-from acp_agent.session.commands.expansion import ShellLine, expand, file_refs, shell_commands, text_of
-from acp_agent.session.commands.frontmatter import split_frontmatter
 from acp_agent.tools.mcp.prompts import McpPrompt, PromptArgument
 
 

@@ -14,7 +14,7 @@ from acp_agent.config import BUILTIN_MODELS, DEFAULT_MODEL, Config, how_to_set, 
 from acp_agent.errors import LimitsError
 from acp_agent.limits import Limits
 from acp_agent.settings import GROUPS, Setting, declared_in, in_help_order
-from acp_agent.turn.loops import LOOPS, LoopChoice
+from acp_agent.turn.strategies.loops import LOOPS, LoopChoice
 from scripts.config_table import PAGE, with_table
 
 

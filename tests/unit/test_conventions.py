@@ -9,12 +9,12 @@ from pathlib import Path
 import anyio
 import pytest
 
+from acp_agent.claude_code.conventions import convention_files
+from acp_agent.claude_code.conventions.builtins import command_of
+from acp_agent.claude_code.conventions.convention_files import read_conventions
+from acp_agent.claude_code.conventions.conventions import Conventions, ConventionsSlot
+from acp_agent.claude_code.setup.plugins import Plugin
 from acp_agent.errors import ToolError
-from acp_agent.session.claude.plugins import Plugin
-from acp_agent.session.commands import convention_files
-from acp_agent.session.commands.builtins import command_of
-from acp_agent.session.commands.convention_files import read_conventions
-from acp_agent.session.commands.conventions import Conventions, ConventionsSlot
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.skill import Skill, SkillTool
 

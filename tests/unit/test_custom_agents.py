@@ -11,12 +11,14 @@ from typing import Any, cast
 
 import pytest
 
+from acp_agent.claude_code.conventions.agents import CustomAgent, read_agent
+from acp_agent.claude_code.conventions.convention_files import MAX_AGENT_FILES, read_conventions
 from acp_agent.config import Config
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
 from acp_agent.model.pricing import Price
-from acp_agent.session.commands.agents import CustomAgent, read_agent
-from acp_agent.session.commands.convention_files import MAX_AGENT_FILES, read_conventions
+from acp_agent.permissions.gate import PermissionGate, decision_of
+from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.options.catalog import ModelCatalog
 from acp_agent.session.requester import Requester
@@ -28,9 +30,9 @@ from acp_agent.tools.search.listing import ListFiles
 from acp_agent.tools.search.text import SearchText
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.subagents.types import LISTED_CHARS, SubagentType
 from tests.unit.test_rule_engine import engine_with
@@ -199,21 +201,29 @@ def task_question(subagent_type: str) -> PermissionQuestion:
     return PermissionQuestion("c", "task", "Subagent", "think", "none", {"subagent_type": subagent_type})
 
 
-def test_a_subagent_starts_unasked_in_every_mode_unless_an_agent_rule_says_otherwise(tmp_path: Path) -> None:
+async def unasked(asker: SessionPermissions, question: PermissionQuestion) -> PermissionDecision | None:
+    """What the session's gate decides on `question` without asking anyone (None: it would ask)."""
+    asked, verdict = await PermissionGate(asker.engine, asker.cell, asker).verdict(question)
+    return decision_of(verdict, asked)
+
+
+async def test_a_subagent_starts_unasked_in_every_mode_unless_an_agent_rule_says_otherwise(
+    tmp_path: Path,
+) -> None:
     modes = ("default", "plan", "acceptEdits", "dontAsk", "bypassPermissions")
     for mode in modes:  # no rule: never asked (no request could be sent), in every mode
-        assert ruled_asker(tmp_path / "none", mode, {}).settle(task_question("reviewer")) is ALLOW
+        assert await unasked(ruled_asker(tmp_path / "none", mode, {}), task_question("reviewer")) is ALLOW
     for mode in modes:  # a deny holds in every mode, bypass included, with the rule's one line
-        decision = ruled_asker(tmp_path / "deny", mode, {"deny": ["Agent(reviewer)"]}).settle(
-            task_question("reviewer")
+        decision = await unasked(
+            ruled_asker(tmp_path / "deny", mode, {"deny": ["Agent(reviewer)"]}), task_question("reviewer")
         )
         assert decision is not None and not decision.allowed
         assert decision.message == "denied by ~/.claude/settings.json: Agent(reviewer)"
     asks = ruled_asker(tmp_path / "ask", "default", {"ask": ["Task(reviewer)"]})  # the old name
-    assert asks.settle(task_question("reviewer")) is None  # left to the user
-    assert asks.settle(task_question("general-purpose")) is ALLOW
+    assert await unasked(asks, task_question("reviewer")) is None  # left to the user
+    assert await unasked(asks, task_question("general-purpose")) is ALLOW
     allowed = ruled_asker(tmp_path / "allow", "default", {"allow": ["Agent(reviewer)"], "ask": ["Agent"]})
-    assert allowed.settle(task_question("reviewer")) is None  # an ask rule outranks an allow rule
+    assert await unasked(allowed, task_question("reviewer")) is None  # an ask rule outranks an allow rule
 
 
 class Refusing:
@@ -270,15 +280,21 @@ async def run_with(
         ([], "end_turn"),
     ]
     model = BySystem(parent, child)
-    runner = TurnRunner(
-        model,
-        ToolRegistry([task]),
-        Events(),
-        ToolContext(cwd=tmp_path),
-        RunnerSettings(model="parent-model", max_tokens=100, system="PARENT"),
-        permissions=asker,
+    gate = (
+        PermissionGate(asker.engine, asker.cell, asker)
+        if isinstance(asker, SessionPermissions)
+        else PermissionGate.without_rules((tmp_path,), asker)
     )
-    task.bind(runner)
+    runner = TurnRunner(
+        TurnSpec(
+            model,
+            ToolRegistry([task]),
+            Events(),
+            ToolContext(cwd=tmp_path),
+            RunnerSettings(model="parent-model", max_tokens=100, system="PARENT"),
+            gate,
+        )
+    )
     history, meter = History(), TurnMeter(Limits(), price=Price(1, 1))
     history.add_prompt([{"type": "text", "text": "go"}])
     await runner.run(history, meter)

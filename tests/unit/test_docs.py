@@ -3,8 +3,12 @@
 - Every decision the code cites (`decisions D4`, `turn-semantics C2.7`, a bare `(C8)`) is defined in
   `docs/decisions.md`, as a heading `## D4.` or `### C2.7.`.
 - Every hop of the prompt's route in `docs/architecture.md` names a file that exists and a function,
-  class or `Class.method` defined in it; the main route has at most 15 hops, and its side routes (the
-  permission round trip, the second prompt path) keep the hops they must name.
+  class or `Class.method` defined in it; the main route has at most 15 hops, of which at most three,
+  between the endpoint and the driver, are marked as hand-offs (numbered 1, 2, 3 in order); its side
+  routes (the permission round trip, the second prompt path, a subagent, a `/rewind`) keep the hops
+  they must name.
+- Every folder of `acp_agent/` holds at most 15 modules besides its `__init__.py`, unless it is
+  listed, with the reason, in `OVER_FULL`.
 - Every package, sub-package and top-level module of `acp_agent/` has its line among the rooms.
 - Every module path, folder and dotted module name the docs in `DOCS` name exists (a bare `name.py`
   in a room's line is that room's; elsewhere it must exist somewhere in the checkout).
@@ -37,16 +41,18 @@ ROUTE_HEADING = "## The route of one prompt"
 SIDE_ROUTES = {
     "The permission round trip": [
         "acp_agent/turn/tool_batch.py:ToolBatch._execute",
-        "acp_agent/session/editor/permissions.py:SessionPermissions.ask",
+        "acp_agent/permissions/gate.py:PermissionGate.verdict",
+        "acp_agent/permissions/engine.py:RuleEngine.decide",
+        "acp_agent/session/editor/permissions.py:SessionPermissions.ask_about",
         "acp_agent/rpc/outgoing.py:Outgoing.request",
         "acp_agent/rpc/endpoint.py:Endpoint._dispatch",
         "acp_agent/rpc/outgoing.py:Outgoing.answered",
     ],
     "The second prompt path": [
-        "acp_agent/session/prompting.py:PromptHandler.prompt",
+        "acp_agent/session/acp/prompting.py:PromptTurns.run",
         "acp_agent/session/manager.py:SessionManager.engine",
-        "acp_agent/session/engine.py:Engine.quiet_turn",
-        "acp_agent/session/engine.py:Engine.run_command",
+        "acp_agent/session/machinery/engine.py:Engine.quiet_turn",
+        "acp_agent/session/machinery/engine.py:Engine.run_command",
     ],
     "A subagent": [
         "acp_agent/turn/tool_batch.py:ToolBatch._execute",
@@ -57,11 +63,36 @@ SIDE_ROUTES = {
         "acp_agent/session/subagents/sessions.py:SubagentSessions.open",
         "acp_agent/session/editor/relay.py:Relay.emit",
     ],
+    "A `/rewind`": [
+        "acp_agent/session/acp/prompting.py:PromptTurns.prompt",
+        "acp_agent/session/acp/prompting.py:PromptTurns.run",
+        "acp_agent/session/machinery/engine.py:Engine.run_command",
+        "acp_agent/session/commands/command_answers.py:command_answer",
+        "acp_agent/session/commands/rewinding.py:Rewinds.command",
+        "acp_agent/session/commands/rewinding.py:Rewinds.rewind",
+        "acp_agent/journal/rewind.py:plan_rewind",
+        "acp_agent/journal/checkpoints.py:Checkpoints.content",
+        "acp_agent/session/commands/rewinding.py:Rewinds._decided",
+        "acp_agent/permissions/gate.py:PermissionGate.verdict",
+        "acp_agent/permissions/engine.py:RuleEngine.decide",
+        "acp_agent/session/editor/permissions.py:SessionPermissions.confirm",
+        "acp_agent/journal/rewind.py:apply_rewind",
+        "acp_agent/journal/rewind.py:_restore",
+        "acp_agent/journal/file_images.py:Reached.put",
+    ],
 }
 """Side route (a `### ` heading inside the route section) → the hops it names, in order."""
+MAX_HAND_OFFS = 3
+HANDED_FROM = "acp_agent/rpc/endpoint.py:Endpoint._dispatch"
+HANDED_TO = "acp_agent/turn/driver.py:drive_turn"
+"""The main route's hand-offs (hops marked `(hand-off N)`) lie after the first, up to the second."""
+MAX_MODULES = 15
+OVER_FULL = {"acp_agent/model": "not split yet"}
+"""Folders of `acp_agent/` allowed more than `MAX_MODULES` modules, each with the reason."""
 
 CITATION = re.compile(r"\b[DC]\d+(?:\.\d+)?\b")
 DEFINITION = re.compile(r"^#{2,4} ([DC]\d+(?:\.\d+)?)\. \S", re.MULTILINE)
+HAND_OFF = re.compile(r"\(hand-off (\d+)\)")
 HOP = re.compile(r"^\d+\. `(?P<path>[\w./-]+\.py):(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)` (?P<text>.*)")
 
 
@@ -217,6 +248,70 @@ def test_the_side_routes_name_their_hops_in_order() -> None:
     assert named == SIDE_ROUTES
 
 
+def main_route_text(text: str) -> str:
+    """The route section up to its first side route."""
+    start = text.index(ROUTE_HEADING)
+    ends = [i for i in (text.find("\n## ", start + 1), text.find("\n### ", start)) if i != -1]
+    return text[start : min(ends)] if ends else text[start:]
+
+
+def hand_off_problems(text: str) -> list[str]:
+    """What is wrong with the main route's hand-off marks: each on a hop's first line, after
+    `HANDED_FROM` and up to `HANDED_TO`, numbered 1, 2, ... in order, at most `MAX_HAND_OFFS`."""
+    hops = route_parts(text)[""]
+    names = [f"{hop['path']}:{hop['name']}" for hop in hops]
+    if HANDED_FROM not in names or HANDED_TO not in names:
+        return [f"the main route must name {HANDED_FROM} and {HANDED_TO}"]
+    start, end = names.index(HANDED_FROM), names.index(HANDED_TO)
+    problems = [] if start < end else [f"{HANDED_TO} comes before {HANDED_FROM}"]
+    marked = [(at, int(number)) for at, hop in enumerate(hops) for number in HAND_OFF.findall(hop["text"])]
+    if len(marked) != len(HAND_OFF.findall(main_route_text(text))):
+        problems.append("a hand-off mark stands elsewhere than on a hop's first line")
+    outside = [(at, n) for at, n in marked if not start < at <= end]
+    problems += [f"{names[at]}: hand-off {n} outside the stretch" for at, n in outside]
+    numbers = [n for _, n in marked]
+    if numbers != list(range(1, len(numbers) + 1)):
+        problems.append(f"hand-offs numbered {numbers}, not 1, 2, ... in order")
+    if len(numbers) > MAX_HAND_OFFS:
+        problems.append(f"{len(numbers)} hand-offs, more than {MAX_HAND_OFFS}")
+    return problems
+
+
+def test_the_route_hands_the_prompt_on_at_most_three_times() -> None:
+    assert hand_off_problems(ARCHITECTURE.read_text(encoding="utf-8")) == []
+
+
+def test_the_hand_off_check_catches_too_many_and_out_of_order() -> None:
+    def route(*marks: str) -> str:
+        hops = [
+            "acp_agent/app.py:serve",
+            HANDED_FROM,
+            "acp_agent/session/acp/front.py:FrontHandler.handle_request",
+            "acp_agent/session/acp/prompting.py:PromptTurns.prompt",
+            "acp_agent/session/machinery/engine.py:Engine.start",
+            HANDED_TO,
+            "acp_agent/turn/runner.py:TurnRunner._loop",
+        ]
+        lines = [
+            f"{i}. `{hop}` {mark}does it." for i, (hop, mark) in enumerate(zip(hops, marks, strict=True), 1)
+        ]
+        return f"{ROUTE_HEADING}\n\n" + "\n".join(lines) + "\n\n## Next\n"
+
+    ok = route("", "", "(hand-off 1) ", "(hand-off 2) ", "", "(hand-off 3) ", "")
+    assert hand_off_problems(ok) == []
+    four = route("", "", "(hand-off 1) ", "(hand-off 2) ", "(hand-off 3) ", "(hand-off 4) ", "")
+    assert hand_off_problems(four) == ["4 hand-offs, more than 3"]
+    swapped = route("", "", "(hand-off 2) ", "(hand-off 1) ", "", "", "")
+    assert hand_off_problems(swapped) == ["hand-offs numbered [2, 1], not 1, 2, ... in order"]
+    outside = route("(hand-off 1) ", "", "", "", "", "", "(hand-off 2) ")
+    assert hand_off_problems(outside) == [
+        "acp_agent/app.py:serve: hand-off 1 outside the stretch",
+        "acp_agent/turn/runner.py:TurnRunner._loop: hand-off 2 outside the stretch",
+    ]
+    wrapped = ok.replace("does it.\n7.", "does it\n   (hand-off 4) too.\n7.")
+    assert hand_off_problems(wrapped) == ["a hand-off mark stands elsewhere than on a hop's first line"]
+
+
 def test_side_routes_are_split_from_the_main_route() -> None:
     text = (
         f"{ROUTE_HEADING}\n\n1. `acp_agent/app.py:serve` main.\n\n### Aside\n\n"
@@ -239,6 +334,61 @@ def test_every_package_and_top_level_module_is_described() -> None:
     modules = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
     missing = [name for name in rooms + modules if not re.search(rf"^\| `{re.escape(name)}`", text, re.M)]
     assert not missing, f"not among the rooms of docs/architecture.md: {missing}"
+
+
+# ── the size of a folder ─────────────────────────────────────────────────────────────────────
+
+
+def modules_by_folder(root: Path) -> dict[str, int]:
+    """Every folder of `root` (itself included) → its modules besides `__init__.py`, by path from
+    `root`'s parent (`acp_agent/model`)."""
+    folders = [root, *(p for p in root.rglob("*") if p.is_dir() and p.name != "__pycache__")]
+    return {
+        folder.relative_to(root.parent).as_posix(): len(
+            [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        )
+        for folder in folders
+    }
+
+
+def over_full(counts: dict[str, int], allowed: dict[str, str]) -> list[str]:
+    """The folders over `MAX_MODULES` not in `allowed`, and those `allowed` without a reason or
+    no longer over (so the list stays true)."""
+    problems = [
+        f"{folder}: {n} modules, more than {MAX_MODULES}"
+        for folder, n in sorted(counts.items())
+        if n > MAX_MODULES and folder not in allowed
+    ]
+    for folder, reason in sorted(allowed.items()):
+        if not reason.strip():
+            problems.append(f"{folder}: listed without a reason")
+        if counts.get(folder, 0) <= MAX_MODULES:
+            problems.append(f"{folder}: listed, but holds {counts.get(folder, 0)} modules")
+    return problems
+
+
+def test_every_folder_holds_at_most_15_modules() -> None:
+    counts = modules_by_folder(PACKAGE)
+    assert counts["acp_agent/turn"] > 0, "the count is broken"
+    assert over_full(counts, OVER_FULL) == []
+
+
+def test_the_folder_check_catches_a_full_folder(tmp_path: Path) -> None:
+    room = tmp_path / "acp_agent" / "room"
+    (room / "inner").mkdir(parents=True)
+    for i in range(MAX_MODULES + 1):
+        (room / f"m{i}.py").touch()
+    (room / "__init__.py").touch()
+    (room / "inner" / "only.py").touch()
+    (tmp_path / "acp_agent" / "__init__.py").touch()
+    counts = modules_by_folder(tmp_path / "acp_agent")
+    assert counts == {"acp_agent": 0, "acp_agent/room": 16, "acp_agent/room/inner": 1}
+    assert over_full(counts, {}) == ["acp_agent/room: 16 modules, more than 15"]
+    assert over_full(counts, {"acp_agent/room": "not split yet"}) == []
+    assert over_full(counts, {"acp_agent/room": " ", "acp_agent/room/inner": "big"}) == [
+        "acp_agent/room: listed without a reason",
+        "acp_agent/room/inner: listed, but holds 1 modules",
+    ]
 
 
 # ── the paths the docs name ──────────────────────────────────────────────────────────────────
@@ -343,3 +493,38 @@ def test_every_path_the_docs_name_exists() -> None:
 
 def test_the_rooms_not_built_yet_are_not_built() -> None:
     assert [room for room in NOT_BUILT_YET if (PACKAGE / room).exists()] == []
+
+
+FACES = {"acp_agent/testing/__init__.py": "the fake's public face (D8): its README usage imports it"}
+"""`__init__.py` files allowed to import (besides `from __future__`), each with the reason."""
+
+
+def init_imports(root: Path) -> dict[str, list[str]]:
+    """Every `__init__.py` under `root` → what it imports (`from __future__` aside), by path from
+    `root`'s parent."""
+    found: dict[str, list[str]] = {}
+    for init in sorted(root.rglob("__init__.py")):
+        names = [
+            node.module if isinstance(node, ast.ImportFrom) else ", ".join(a.name for a in node.names)
+            for node in ast.parse(init.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+        ]
+        if names:
+            found[str(init.relative_to(root.parent))] = [str(n) for n in names]
+    return found
+
+
+def test_every_init_but_the_faces_imports_nothing() -> None:
+    """The map's claim: a folder's `__init__.py` says what lives there and imports nothing, so
+    importing one module of a package loads no other (start-up stays lazy)."""
+    assert {k: v for k, v in init_imports(PACKAGE).items() if k not in FACES} == {}
+    assert set(FACES) <= set(init_imports(PACKAGE)), "a face that imports nothing needs no place here"
+
+
+def test_the_init_check_catches_an_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""Doc."""\n\nfrom __future__ import annotations\n')
+    (package / "sub" / "__init__.py").write_text('"""Doc."""\n\nfrom pkg.sub.x import y\nimport os\n')
+    assert init_imports(package) == {"pkg/sub/__init__.py": ["pkg.sub.x", "os"]}

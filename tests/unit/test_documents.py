@@ -11,9 +11,9 @@ import pytest
 from acp_agent.errors import RpcError
 from acp_agent.model.profiles import builtin_profile, profile_from_api
 from acp_agent.protocol.session import PromptRequest
-from acp_agent.session.prompts import to_model_blocks
-from acp_agent.testing.document_rules import INVALID_PDF, document_error
-from acp_agent.testing.model_rules import RULES
+from acp_agent.session.acp.prompts import to_model_blocks
+from acp_agent.testing.rules.document_rules import INVALID_PDF, document_error
+from acp_agent.testing.rules.model_rules import RULES
 
 PDF = b"%PDF-1.7\n%%EOF\n"
 

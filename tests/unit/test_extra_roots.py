@@ -11,7 +11,7 @@ import pytest
 
 from acp_agent.errors import PathOutsideCwd, RpcError, ToolError
 from acp_agent.limits import Limits
-from acp_agent.session.roots import extra_roots
+from acp_agent.session.machinery.roots import extra_roots
 from acp_agent.session.system_prompt import build_system_prompt
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.edit import WriteFile

@@ -1,4 +1,4 @@
-"""What a fork copies of a journal (`session/journal/fork.py`): the conversation as it stands,
+"""What a fork copies of a journal (`session/loading/fork.py`): the conversation as it stands,
 through a prompt's turn, with the settings journaled since, without the source's header, roots,
 title or a turn still running."""
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.journal.fork import COPIED, NOT_COPIED, fork_entries, fork_title
-from acp_agent.session.journal.timeline import PromptNotFound
+from acp_agent.journal.timeline import PromptNotFound
+from acp_agent.session.loading.fork import COPIED, NOT_COPIED, fork_entries, fork_title
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import (
     ENTRY_CLASSES,

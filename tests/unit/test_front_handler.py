@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -13,8 +13,8 @@ import pytest
 from acp_agent import startup_gc
 from acp_agent.errors import RpcError
 from acp_agent.protocol.lifecycle import InitializeRequest
-from acp_agent.session.front import FrontHandler, SessionLayer, Sessions, session_layer
-from acp_agent.session.handshake import initialize_answer
+from acp_agent.session.acp.front import FrontHandler, SessionLayer, Sessions, session_layer
+from acp_agent.session.acp.handshake import initialize_answer
 
 HELLO = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}
 
@@ -48,9 +48,12 @@ class FakeHandler:
     def accept(self, request: InitializeRequest) -> None:
         self.accepted.append(request)
 
-    async def handle_request(self, method: str, params: Any) -> Any:
-        self.calls.append((method, params))
-        return {"method": method}
+    def route(self, method: str) -> Callable[[Any], Awaitable[Any]]:
+        async def handle(params: Any) -> Any:
+            self.calls.append((method, params))
+            return {"method": method}
+
+        return handle
 
     async def handle_notification(self, method: str, params: Any) -> None:
         self.calls.append((method, params))
@@ -148,7 +151,7 @@ async def test_with_a_warm_up_the_build_waits_for_its_import_of_the_layer(monkey
     def no_thread(steps: Any) -> None:
         started.append(list(steps))
 
-    monkeypatch.setattr("acp_agent.session.front.warm_up", no_thread)
+    monkeypatch.setattr("acp_agent.session.acp.front.warm_up", no_thread)
     imports_on_the_loop: list[str] = []
     real_call = type(session_layer).__call__
 

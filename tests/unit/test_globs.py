@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acp_agent.claude_code.memory.memory_paths import PathPatterns
 from acp_agent.errors import ToolError
-from acp_agent.session.commands.memory_paths import PathPatterns
 from acp_agent.tools.globs import MAX_SEGMENTS, few_stars, path_glob
 from acp_agent.tools.paths import name_glob
 from acp_agent.tools.search.ignore import _spec as gitignore_spec

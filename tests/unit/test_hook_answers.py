@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from acp_agent.claude_code.hooks.hook_config import Matcher, read_hooks
+from acp_agent.claude_code.hooks.hook_payloads import MAX_CONTEXT_CHARS, claude_input, own_input, read_answer
+from acp_agent.claude_code.hooks.hook_process import HookProcess
+from acp_agent.claude_code.settings.settings_files import SettingsFile
+from acp_agent.claude_code.setup.setup import ClaudeSetup
 from acp_agent.errors import ToolError
-from acp_agent.session.claude.hook_config import Matcher, read_hooks
-from acp_agent.session.claude.hook_payloads import MAX_CONTEXT_CHARS, claude_input, own_input, read_answer
-from acp_agent.session.claude.hook_process import HookProcess
-from acp_agent.session.claude.settings_files import SettingsFile
-from acp_agent.session.claude.setup import ClaudeSetup
 
 
 def test_matchers_are_exact_lists_or_unanchored_expressions() -> None:

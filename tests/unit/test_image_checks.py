@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.testing.image_rules import MAX_REQUEST_BYTES, TOO_LARGE, UNPROCESSABLE, image_error
+from acp_agent.testing.rules.image_rules import MAX_REQUEST_BYTES, TOO_LARGE, UNPROCESSABLE, image_error
 from acp_agent.tools.files.image_headers import image_size
 from acp_agent.turn.context.history import History, Mark
 from acp_agent.turn.context.media_budget import (

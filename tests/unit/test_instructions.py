@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from acp_agent.session.commands.instructions import read_instructions
+from acp_agent.claude_code.memory.instructions import read_instructions
 
 
 def test_without_a_repository_the_walk_stops_at_home(tmp_path: Path) -> None:

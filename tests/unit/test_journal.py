@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.session.journal.store import JournalWriteFailed, SessionStore
+from acp_agent.journal.store import JournalWriteFailed, SessionStore
 from acp_agent.turn.context.history import History, tool_result
 from acp_agent.turn.journal.entries import AssistantEntry, ModeEntry, NoticeEntry, ToolResultEntry, TurnEntry
 

@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from acp_agent.session.journal.reload import read_journal
-from acp_agent.session.journal.store import JournalCorrupt, SessionStore
+from acp_agent.journal.store import JournalCorrupt, SessionStore
+from acp_agent.session.loading.reload import read_journal
 from acp_agent.turn.context.history import tool_result
 from acp_agent.turn.journal.entries import (
     ENTRY_CLASSES,
@@ -187,6 +187,6 @@ def test_the_fixture_loads_in_process_with_its_choices_restored(tmp_path: Path) 
     manager = SessionManager(
         Config(model="claude-test-1"), Requester(), no_model, store=SessionStore(tmp_path)
     )
-    session, updates = manager.load(SESSION, str(tmp_path), {})
+    session, updates, _ = manager.load(SESSION, str(tmp_path), {})
     assert (session.mode, session.model, session.loop.loop) == ("acceptEdits", "claude-test-1", "tools")
     assert updates[-1] == {"sessionUpdate": "current_mode_update", "currentModeId": "acceptEdits"}

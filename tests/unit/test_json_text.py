@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from acp_agent.session.claude.json_text import MAX_DEPTH, loads
+from acp_agent.claude_code.settings.json_text import MAX_DEPTH, loads
 
 
 def nested(levels: int, opener: str = "[") -> str:

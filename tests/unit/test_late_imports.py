@@ -49,7 +49,7 @@ def test_the_check_finds_each_way_of_importing_by_name() -> None:
         "m = importlib.import_module('acp_agent.x')\n"
         "n = __import__('json')\n"
         "async def f():\n"
-        "    return await aload('acp_agent.session.engine'), lazy.load('mcp')\n"
+        "    return await aload('acp_agent.session.machinery.engine'), lazy.load('mcp')\n"
         "from importlib.util import find_spec\n"  # finds, does not import: allowed
         "spec = find_spec('mcp')\n"
     )
@@ -57,7 +57,7 @@ def test_the_check_finds_each_way_of_importing_by_name() -> None:
         "2: from importlib import",
         "3: import_module",
         "4: __import__",
-        "6: aload('acp_agent.session.engine')",
+        "6: aload('acp_agent.session.machinery.engine')",
         "6: lazy.load('mcp')",
     ]
 
@@ -74,8 +74,8 @@ def test_nothing_outside_lazy_imports_a_module_by_name() -> None:
 def test_the_layering_test_sees_the_late_imports() -> None:
     """The edges that used to be name strings are now seen by `imports_of` (and so checked)."""
     late = {
-        "session/manager.py": {"acp_agent.session.engine", "acp_agent.session.journal.reload"},
-        "session/mcp_startup.py": {"acp_agent.tools.mcp.connections"},
+        "session/manager.py": {"acp_agent.session.machinery.engine", "acp_agent.session.loading.reload"},
+        "session/machinery/mcp_startup.py": {"acp_agent.tools.mcp.connections"},
         "session/options/config_options.py": {"acp_agent.turn.events"},
         "model/provider.py": {"acp_agent.model.factory"},
         "model/sdk.py": {"anthropic", "anthropic.lib.credentials"},

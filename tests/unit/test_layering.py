@@ -1,6 +1,6 @@
 """Imports point one way: the rooms of the package may only import the rooms below them.
 
-A room is a package directly under `acp_agent/`; its sub-packages (`tools/files/`, `session/journal/`)
+A room is a package directly under `acp_agent/`; its sub-packages (`tools/files/`, `session/loading/`)
 and its top modules are its parts. An edge is an import, or a module string: a room that starts
 `python -m acp_agent.x` (a string constant naming a module of the package, or holding
 `-m acp_agent.x`) depends on `x` as surely as one that imports it, so the check counts both.
@@ -27,8 +27,11 @@ ALLOWED = {
     "protocol": set(),
     "model": set(),
     "tools": set(),
-    "turn": {"model", "tools"},
-    "session": {"protocol", "turn", "model", "tools"},
+    "permissions": {"model", "tools"},
+    "turn": {"permissions", "model", "tools"},
+    "journal": {"turn", "tools"},
+    "claude_code": {"permissions", "turn", "model", "tools"},
+    "session": {"protocol", "claude_code", "journal", "turn", "permissions", "model", "tools"},
     "testing": {"model"},
     "harness": {"testing"},  # by a module string: it starts `python -m acp_agent.testing`
 }
@@ -52,9 +55,9 @@ LEAVES = {
 # top module → the rooms and top modules it may import (besides the leaves); no room imports it.
 TOP = {
     "__main__": {"cli"},
-    "cli": {"app", "harness", "model", "session", "turn"},
-    "app": {"rpc", "protocol", "session", "model"},
-    "api": {"turn", "model", "tools"},  # re-exports only: the public names
+    "cli": {"app", "harness", "model", "claude_code", "session", "turn"},
+    "app": {"rpc", "protocol", "claude_code", "journal", "session", "model"},
+    "api": {"turn", "permissions", "model", "tools"},  # re-exports only: the public names
     "schemas": {"harness", "model", "turn"},  # the generated JSON schemas' sources
 }
 

@@ -26,9 +26,9 @@ from tests.support.waits import wait_until_sync
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 DEFERRED = (
-    "acp_agent.session.engine",
+    "acp_agent.session.machinery.engine",
     "acp_agent.turn.runner",
-    "acp_agent.turn.strategies",
+    "acp_agent.turn.strategies.select",
     "acp_agent.tools.registry",
     "acp_agent.model.anthropic",
     "acp_agent.model.factory",
@@ -38,8 +38,8 @@ DEFERRED = (
 )
 
 LOAD_ONLY = (
-    "acp_agent.session.journal.reload",
-    "acp_agent.session.journal.replay",
+    "acp_agent.session.loading.reload",
+    "acp_agent.session.loading.replay",
     "acp_agent.turn.context.compaction",
     "acp_agent.turn.server_calls",
     "acp_agent.turn.meter",
@@ -53,9 +53,9 @@ HANDSHAKE = textwrap.dedent("""
     import json, sys, anyio
     from acp_agent.config import Config
     from acp_agent.model.provider import ModelProvider
-    from acp_agent.session.handlers import AcpHandler
+    from acp_agent.session.acp.handlers import AcpHandler
     from acp_agent.session.manager import SessionManager
-    from acp_agent.session.journal.store import SessionStore
+    from acp_agent.journal.store import SessionStore
     from pathlib import Path
 
     class Requester:
@@ -115,8 +115,8 @@ def test_session_load_loads_the_journal_reading(tmp_path: Path) -> None:
     assert code != HANDSHAKE
     loaded = handshake_answer(code, tmp_path, LOAD_ONLY)["loaded"]
     assert set(loaded) >= {
-        "acp_agent.session.journal.reload",
-        "acp_agent.session.journal.replay",
+        "acp_agent.session.loading.reload",
+        "acp_agent.session.loading.replay",
         "acp_agent.turn.context.compaction",
         "acp_agent.model.base",
     }
@@ -129,9 +129,12 @@ def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None
     )
     assert code != HANDSHAKE
     loaded = handshake_answer(code, tmp_path, DEFERRED)["loaded"]
-    assert {"acp_agent.session.engine", "acp_agent.turn.runner", "acp_agent.model.anthropic", "regex"} <= set(
-        loaded
-    )
+    assert {
+        "acp_agent.session.machinery.engine",
+        "acp_agent.turn.runner",
+        "acp_agent.model.anthropic",
+        "regex",
+    } <= set(loaded)
 
 
 def _slow_module(tmp_path: Path, monkeypatch, name: str) -> lazy.Deferred[ModuleType]:

@@ -9,8 +9,8 @@ import pytest
 from acp_agent.config import Config
 from acp_agent.limits import Limits
 from acp_agent.turn.driver import limit_notice
-from acp_agent.turn.loops import choose_loop
 from acp_agent.turn.meter import Limit, TurnMeter
+from acp_agent.turn.strategies.loops import choose_loop
 
 LIMITS = Limits(
     max_turn_requests=3,

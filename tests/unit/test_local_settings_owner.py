@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.session.claude.local_owner import LocalOwners, split_owned
+from acp_agent.claude_code.settings.local_owner import LocalOwners, split_owned
 from acp_agent.tools.files.gitdir import find_repository, index_tracks
 
 GIT = shutil.which("git")

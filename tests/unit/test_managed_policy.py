@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.claude.agent_settings import read_agent_settings, start_model
-from acp_agent.session.claude.hook_config import read_hooks
-from acp_agent.session.claude.managed import (
+from acp_agent.claude_code.hooks.hook_config import read_hooks
+from acp_agent.claude_code.settings.agent_settings import read_agent_settings, start_model
+from acp_agent.claude_code.settings.managed import (
     MANAGED_DIR_ENV,
     STRICTEST,
     managed_dir,
     merge_settings,
     read_managed_policy,
 )
-from acp_agent.session.claude.setup import load_claude_setup
+from acp_agent.claude_code.setup.setup import load_claude_setup
 
 
 def write(path: Path, data: Any) -> Path:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.claude.mcp_policy import McpPolicy, url_matches
-from acp_agent.session.claude.model_allowlist import ModelAllowlist, resolve_alias
+from acp_agent.claude_code.settings.mcp_policy import McpPolicy, url_matches
+from acp_agent.claude_code.settings.model_allowlist import ModelAllowlist, resolve_alias
 
 
 @pytest.mark.parametrize(

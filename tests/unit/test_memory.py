@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.session.commands.instructions import read_instructions
-from acp_agent.session.commands.memory_files import MAX_HOPS, import_targets
-from acp_agent.session.commands.memory_paths import PathPatterns, expand_braces, split_paths
+from acp_agent.claude_code.memory.instructions import read_instructions
+from acp_agent.claude_code.memory.memory_files import MAX_HOPS, import_targets
+from acp_agent.claude_code.memory.memory_paths import PathPatterns, expand_braces, split_paths
 from acp_agent.tools.hidden import HiddenPaths
 from acp_agent.turn.context.attachments import Attachment, attached, new_blocks
 

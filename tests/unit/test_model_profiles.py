@@ -1,6 +1,6 @@
 """The model profiles and the fake's rules, both checked against the models' published figures.
 
-The agent's table (`model/profiles.py`) and the fake's (`testing/model_rules.py`) are written
+The agent's table (`model/profiles.py`) and the fake's (`testing/rules/model_rules.py`) are written
 apart on purpose; each is read back here against a third account of the same figures (`PUBLISHED`:
 Anthropic's model pages and pricing, as of 2026-11), so neither can drift alone. A model added to
 either table is added here too: `test_every_profile_is_checked_against_a_published_row` says so.
@@ -26,7 +26,7 @@ from acp_agent.model.profiles import (
     profile_from_api,
     thinking_param,
 )
-from acp_agent.testing.model_rules import RULES
+from acp_agent.testing.rules.model_rules import RULES
 
 ADAPTIVE, DISABLED, ENABLED, BETWEEN_TOOLS = "adaptive", "disabled", "enabled", "between_tools"
 K, M = 1_000, 1_000_000

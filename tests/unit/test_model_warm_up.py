@@ -85,7 +85,7 @@ async def test_answered_once_returns_when_the_api_begins_to_answer(
 async def test_initialize_starts_the_warm_up_before_answering() -> None:
     """The warm-up starts when `initialize` is handled (not at spawn: measured, docs/decisions.md D4)."""
     from acp_agent.config import Config
-    from acp_agent.session.handlers import AcpHandler
+    from acp_agent.session.acp.handlers import AcpHandler
     from acp_agent.session.manager import SessionManager
 
     class Requester:

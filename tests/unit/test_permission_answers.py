@@ -11,11 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
-from acp_agent.session.claude.path_denials import REJECTED_ALWAYS
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.setup import load_claude_setup
+from acp_agent.claude_code.setup.setup import load_claude_setup
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.gate import PermissionGate, decision_of
+from acp_agent.permissions.path_denials import REJECTED_ALWAYS
+from acp_agent.permissions.question import PermissionDecision, PermissionQuestion
 from acp_agent.session.editor.permissions import OPTION_IDS, SessionPermissions, read_answer
-from acp_agent.turn.permissions import PermissionDecision, PermissionQuestion
 from tests.support.examples import examples
 
 JSON = st.recursive(
@@ -75,19 +76,25 @@ class Client:
         return {"outcome": {"outcome": "selected", "optionId": self.option}}
 
 
+def gate_of(permissions: SessionPermissions) -> PermissionGate:
+    """The session's gate over its asker, as the engine builds it (`session/machinery/engine.py`)."""
+    return PermissionGate(permissions.engine, permissions.cell, permissions)
+
+
 @pytest.mark.anyio
 async def test_always_allow_never_covers_a_sensitive_write() -> None:
     client = Client("allow_always")
     permissions = SessionPermissions("sess_x", client)  # type: ignore[arg-type]
+    gate = gate_of(permissions)
     edit = PermissionQuestion("t", "write_file", "Write", "edit", "edit", {"path": "x"})
     sensitive = replace(edit, permission="sensitive")
-    assert (await permissions.ask(edit)).allowed
-    assert (await permissions.ask(edit)).allowed and client.asked == 1
+    assert (await gate.check(edit)).allowed
+    assert (await gate.check(edit)).allowed and client.asked == 1
     client.option = "reject_once"
-    assert not (await permissions.ask(sensitive)).allowed
+    assert not (await gate.check(sensitive)).allowed
     assert client.asked == 2
     permissions.mode = "acceptEdits"
-    assert not (await permissions.ask(sensitive)).allowed and client.asked == 3
+    assert not (await gate.check(sensitive)).allowed and client.asked == 3
 
 
 @pytest.mark.anyio
@@ -105,11 +112,13 @@ async def test_a_question_an_ask_rule_forced_offers_no_lasting_allow(tmp_path: P
         client,
         engine=RuleEngine(setup, roots=lambda: (tmp_path,), save=False),  # type: ignore[arg-type]
     )
+    gate = gate_of(permissions)
     read = PermissionQuestion("t", "read_file", "Read", "read", "none", {"path": "notes.md"})
-    assert not (await permissions.ask(read)).allowed
+    assert not (await gate.check(read)).allowed
     assert [o["optionId"] for o in client.options] == ["allow_once", "reject_once", "reject_always"]
     assert client.options[-1]["name"] == f"Always reject Read(/{tmp_path}/notes.md) (this session)"
-    assert permissions.settle(read) == PermissionDecision(False, message=REJECTED_ALWAYS)  # no question
+    asked, verdict = await gate.verdict(read)
+    assert decision_of(verdict, asked) == PermissionDecision(False, message=REJECTED_ALWAYS)  # no question
 
 
 class Options(Client):

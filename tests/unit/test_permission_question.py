@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from acp_agent.api import PermissionDecision, PermissionQuestion, ToolRegistry, run_turn
+from acp_agent.permissions.question import question_asker
 from acp_agent.tools.files.edit import WriteFile
-from acp_agent.turn.permissions import question_asker
 from tests.unit.test_strategies import ScriptedModel, text, tool
 
 

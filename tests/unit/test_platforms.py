@@ -1,6 +1,6 @@
-"""Provider selection as Claude Code does it (`model/platforms.py`), the model ids each platform
-sends (`model/platform_ids.py`), the helpers' outputs (`model/credential_helpers.py`) and what a
-cloud's errors mean (`model/platform_errors.py`). Pure logic: one mapping in, a `Platform` out."""
+"""Provider selection as Claude Code does it (`model/cloud/platforms.py`), the model ids each platform
+sends (`model/cloud/platform_ids.py`), the helpers' outputs (`model/cloud/credential_helpers.py`) and what a
+cloud's errors mean (`model/cloud/platform_errors.py`). Pure logic: one mapping in, a `Platform` out."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import pytest
 
 from acp_agent.config import BUILTIN_MODELS, Config
 from acp_agent.errors import AuthRequired
-from acp_agent.model.credential_helpers import (
+from acp_agent.model.cloud.credential_helpers import (
     CachedOutput,
     api_key_ttl,
     aws_keys_from_export,
     helpers_from_settings,
 )
-from acp_agent.model.platform_errors import explain
-from acp_agent.model.platform_ids import _BUILTIN_BY_FAMILY, anthropic_id, bedrock_prefix
-from acp_agent.model.platforms import (
+from acp_agent.model.cloud.platform_errors import explain
+from acp_agent.model.cloud.platform_ids import _BUILTIN_BY_FAMILY, anthropic_id, bedrock_prefix
+from acp_agent.model.cloud.platforms import (
     ALWAYS_SECRET,
     AWS_SECRETS,
     GOOGLE_SECRETS,

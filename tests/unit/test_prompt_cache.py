@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from acp_agent.model.caching import with_breakpoints
-from acp_agent.testing.model_rules import FORCED, PREFILL, check_request, thinking_signature
 from acp_agent.testing.prompt_cache import PromptCache, breakpoint_errors, miss_reason
+from acp_agent.testing.rules.model_rules import FORCED, PREFILL, check_request, thinking_signature
 
 TOOLS = [
     {"name": f"tool_{i}", "description": "d" * 400, "input_schema": {"type": "object"}} for i in range(3)

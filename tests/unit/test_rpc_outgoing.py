@@ -10,12 +10,12 @@ import anyio
 import pytest
 
 from acp_agent.errors import ConnectionClosed, RpcError, ToolError
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.rpc.messages import ErrorObject, Response
 from acp_agent.rpc.outgoing import Outgoing
 from acp_agent.session.editor.client_io import EditorFileSystem
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.requester import Requester
-from acp_agent.turn.permissions import PermissionQuestion
 
 TIMEOUT = 5
 

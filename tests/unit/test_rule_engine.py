@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.claude.rule_engine import RuleEngine, Verdict
-from acp_agent.session.claude.setup import PERMISSION_MODES, load_claude_setup
-from acp_agent.session.commands.allowed_tools import read_allowed_tools
+from acp_agent.claude_code.conventions.allowed_tools import read_allowed_tools
+from acp_agent.claude_code.setup.setup import PERMISSION_MODES, load_claude_setup
+from acp_agent.permissions.engine import RuleEngine, Verdict
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.session.options.config_options import MODES
-from acp_agent.turn.permissions import PermissionQuestion
 
 MODES_IN_ORDER = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 

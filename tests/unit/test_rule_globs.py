@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.session.claude.path_rules import read_path_pattern, segment_glob
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.setup import load_claude_setup
+from acp_agent.claude_code.setup.setup import load_claude_setup
+from acp_agent.permissions.engine import RuleEngine
+from acp_agent.permissions.path_rules import read_path_pattern, segment_glob
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.shell.command_analysis import analyse
 from acp_agent.tools.shell.command_patterns import StarGlob, read_pattern
-from acp_agent.turn.permissions import PermissionQuestion
 from tests.support.examples import examples
 from tests.support.reference_glob import glob_source
 

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.tools.base import Preview, ToolContext
 from acp_agent.tools.grant import Grant
@@ -21,8 +22,7 @@ from acp_agent.tools.sandbox.command_sandbox import GIT_GRANT, CommandSandbox, S
 from acp_agent.tools.sandbox.git_dirs import find_git_dirs, hooks_path_setting
 from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.inprocess import run_turn
-from acp_agent.turn.permissions import PermissionQuestion
-from acp_agent.turn.strategies import CommandEvaluator, VerifyStrategy
+from acp_agent.turn.strategies.verify import CommandEvaluator, VerifyStrategy
 from tests.support.procs import marked_sleep, running
 from tests.support.sandbox import require_bwrap, require_git
 from tests.support.waits import wait_until

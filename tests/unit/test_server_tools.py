@@ -21,7 +21,7 @@ from acp_agent.model.server_tools import (
     web_tools,
 )
 from acp_agent.testing import FakeMessagesAPI, web_replies
-from acp_agent.testing.model_rules import check_request
+from acp_agent.testing.rules.model_rules import check_request
 
 SEARCH = web_replies.web_search(
     "acp spec", [("ACP", "https://agentclientprotocol.com"), ("Repo", "https://g.it/acp")]

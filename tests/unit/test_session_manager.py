@@ -11,8 +11,8 @@ import pytest
 
 from acp_agent.config import Config
 from acp_agent.errors import JOURNAL_ERROR, RpcError
+from acp_agent.journal.store import SessionStore
 from acp_agent.model.provider import ModelProvider
-from acp_agent.session.journal.store import SessionStore
 from acp_agent.session.manager import SessionManager
 
 
@@ -96,7 +96,7 @@ async def test_a_new_sessions_first_checkpoints_do_not_read_its_journal_back(
     """Made in this process, the journal holds no prompt and no checkpoint yet: reading it back
     (with the journal's reader, imported behind the SDK by the warm-up) held up the first prompt
     for as long as the SDK took to import (issue 46). A loaded session's journal is read."""
-    from acp_agent.session.rewinding import Rewinds
+    from acp_agent.session.commands.rewinding import Rewinds
     from acp_agent.tools.hidden import HiddenPaths
 
     store = SessionStore.open(tmp_path / "state", keep_days=None)
@@ -110,6 +110,6 @@ async def test_a_new_sessions_first_checkpoints_do_not_read_its_journal_back(
     rewinds = Rewinds(store, HiddenPaths())
     assert rewinds.checkpoints(session) is not None
     assert read == []
-    loaded, _ = manager.load(session.id, str(tmp_path), {})
+    loaded = manager.load(session.id, str(tmp_path), {}).session
     assert rewinds.checkpoints(loaded) is not None
     assert read[-1:] == [session.id]

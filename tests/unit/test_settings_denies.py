@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from acp_agent.claude_code.setup.setup import load_claude_setup
 from acp_agent.errors import PathDenied
-from acp_agent.session.claude.rule_engine import RuleEngine
-from acp_agent.session.claude.setup import load_claude_setup
+from acp_agent.permissions.engine import RuleEngine
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.confined import pin_dir
 from acp_agent.tools.files.edit import WriteFile

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 import acp_agent
-from acp_agent.session.claude.settings_files import SettingsFile
-from acp_agent.session.claude.settings_keys import SETTINGS_KEYS, UnclassifiedKey
-from acp_agent.session.claude.setup import load_claude_setup
+from acp_agent.claude_code.settings.settings_files import SettingsFile
+from acp_agent.claude_code.settings.settings_keys import SETTINGS_KEYS, UnclassifiedKey
+from acp_agent.claude_code.setup.setup import load_claude_setup
 
 WHERE = "(.claude/settings.json)"
 SAMPLES: dict[str, list[tuple[Any, list[str]]]] = {
@@ -127,7 +127,9 @@ def _literal_reads(tree: ast.AST, receivers: frozenset[str]) -> list[str]:
 def test_every_key_read_in_the_source_is_classified() -> None:
     package = Path(acp_agent.__file__).parent
     read: dict[str, list[str]] = {}
-    for path in (package / "session").rglob("*.py"):  # the settings are read in session/ alone
+    # the settings are read in claude_code/ and session/ alone
+    paths = [*(package / "claude_code").rglob("*.py"), *(package / "session").rglob("*.py")]
+    for path in paths:
         receivers = RECEIVERS | {"self"} if path.name == "setup.py" else RECEIVERS  # ClaudeSetup's own
         for key in _literal_reads(ast.parse(path.read_text(encoding="utf-8")), receivers):
             read.setdefault(key, []).append(str(path.relative_to(package)))

@@ -20,6 +20,9 @@ from acp_agent.config import Config
 from acp_agent.errors import LimitsError, ModelUnavailable
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
+from acp_agent.permissions.gate import PermissionGate
+from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
+from acp_agent.tools.base import ToolContext, ToolResult
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
 from acp_agent.tools.plan import UpdatePlan
@@ -27,22 +30,18 @@ from acp_agent.tools.registry import ToolRegistry
 from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.context.history import History
 from acp_agent.turn.events import ToolCallProgress, ToolCallStarted, TurnEvent
+from acp_agent.turn.hooks import AfterTool, HookCall, NoHooks
 from acp_agent.turn.inprocess import run_turn
-from acp_agent.turn.loops import LoopChoice, choose_loop
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
-from acp_agent.turn.strategies import (
-    CommandEvaluator,
-    Evaluation,
-    JudgeEvaluator,
-    PhasedStrategy,
-    PlanQuestion,
-    Strategy,
-    VerifyStrategy,
-    build_strategy,
-)
-from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, parse_verdict, transcript
+from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.spec import TurnSpec
+from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, JudgeEvaluator, parse_verdict, transcript
+from acp_agent.turn.strategies.loops import LoopChoice, choose_loop
+from acp_agent.turn.strategies.phased import PhasedStrategy, PlanQuestion
+from acp_agent.turn.strategies.select import build_strategy
+from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, VerifyStrategy
 from tests.support.procs import alive
 
 Reply = tuple[list[dict[str, Any]], str]
@@ -416,6 +415,46 @@ async def test_phased_plans_read_only_asks_then_acts_and_accepts_edits(tmp_path:
     assert record.transitions[0].at_request == 3
     assert record.final_state == "done" and record.trials is None
     assert result.stop_reason == "end_turn"
+
+
+class Discard:
+    async def emit(self, event: TurnEvent) -> None:
+        return None
+
+
+class AfterTools(NoHooks):
+    """Hooks that keep the tools their PostToolUse saw."""
+
+    def __init__(self) -> None:
+        self.after: list[str] = []
+
+    async def after_tool(self, call: HookCall, result: ToolResult, meter: TurnMeter) -> AfterTool:
+        self.after.append(call.tool_name)
+        return AfterTool()
+
+
+async def test_a_write_the_plan_phase_refuses_is_refused_before_it_runs(tmp_path: Path) -> None:
+    """The bug: the plan phase offered a wrapper that refused when run, after the PreToolUse hooks
+    and with a PostToolUse for the refusal, counted as a call that ran and failed. Now the engine
+    refuses it (the phase is read-only at its plan step): never run, no PostToolUse, denied."""
+    model = ScriptedModel(tool("write_file", {"path": "a.txt", "content": "too early"}), text("planned"))
+    hooks = AfterTools()
+    spec = TurnSpec(
+        model,
+        coding_tools(),
+        Discard(),
+        ToolContext(cwd=tmp_path),
+        RunnerSettings(model="claude-sonnet-5-5", max_tokens=100),
+        PermissionGate.without_rules((tmp_path,), Approver()),
+        hooks=hooks,
+    )
+    history, meter = History(), TurnMeter(Limits())
+    history.add_prompt([{"type": "text", "text": "plan it"}])
+    await PhasedStrategy().run(TurnRunner(spec), history, meter)
+    assert not (tmp_path / "a.txt").exists()
+    assert "plan phase (read-only)" in model.sent_text(1)
+    assert hooks.after == []
+    assert (meter.tool_calls, meter.tool_calls_denied) == (0, 1)
 
 
 async def test_phased_reject_writes_nothing_and_the_next_prompt_plans_again(tmp_path: Path) -> None:

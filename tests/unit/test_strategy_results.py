@@ -13,20 +13,20 @@ from acp_agent.limits import Limits
 from acp_agent.turn.meter import TurnMeter
 from acp_agent.turn.record import TurnRecord
 from acp_agent.turn.stop import TurnStop
-from acp_agent.turn.strategies import (
+from acp_agent.turn.strategies.base import record_of
+from acp_agent.turn.strategies.phased import PhasedStrategy
+from acp_agent.turn.strategies.results import (
     LoopResult,
     PhasedResult,
-    PhasedStrategy,
     ToolsResult,
-    ToolsStrategy,
     Transition,
     Trial,
     VerifyResult,
-    VerifyStrategy,
-    record_of,
+    best_trial,
+    clip_feedback,
 )
-from acp_agent.turn.strategies.results import best_trial, clip_feedback
-from acp_agent.turn.strategies.verify import CommandEvaluator
+from acp_agent.turn.strategies.tools import ToolsStrategy
+from acp_agent.turn.strategies.verify import CommandEvaluator, VerifyStrategy
 
 
 def trial(n: int, passed: bool, score: float, feedback: str = "f") -> Trial:

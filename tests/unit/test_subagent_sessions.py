@@ -13,16 +13,14 @@ import pytest
 from acp_agent.limits import Limits
 from acp_agent.model.base import Usage
 from acp_agent.protocol.lifecycle import ClientCapabilities, InitializeRequest
-from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.state import Session, cancel_subagent
 from acp_agent.session.subagents.sessions import UNEXPECTED, SubagentSessions
-from acp_agent.turn.context.history import History
 from acp_agent.turn.events import TextChunk, ToolCallStarted
-from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.meter import Limit, Subagent, TurnMeter
 from acp_agent.turn.settings import RunnerSettings
 from acp_agent.turn.stop import TurnStop
 from tests.support.schema import AcpSchema
+from tests.support.sessions import make_session
 
 PARENT = f"sess_{'a' * 32}"
 
@@ -201,15 +199,11 @@ def _no() -> None:
 
 
 def _session(session_id: str) -> Session:
-    return Session(
+    return make_session(
         session_id,
         Path("/tmp"),
-        Limits(),
-        History(),
-        SessionPermissions(session_id, Requests()),  # type: ignore[arg-type]
-        RunnerSettings(model="claude-sonnet-4-5", max_tokens=1024),
-        LoopChoice(),
-        ClientCapabilities(),
+        Requests(),  # type: ignore[arg-type]
+        settings=RunnerSettings(model="claude-sonnet-4-5", max_tokens=1024),
     )
 
 

@@ -4,38 +4,24 @@ from what the session had when the tool was built."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
-from acp_agent.limits import Limits
-from acp_agent.protocol.lifecycle import ClientCapabilities
-from acp_agent.session.editor.permissions import SessionPermissions
 from acp_agent.session.requester import Requester
 from acp_agent.session.state import Session
 from acp_agent.session.subagents import tool as subagent_tool
 from acp_agent.session.system_prompt import build_subagent_prompt
 from acp_agent.tools.registry import default_registry
-from acp_agent.turn.context.history import History
-from acp_agent.turn.loops import LoopChoice
-from acp_agent.turn.settings import RunnerSettings
+from tests.support.sessions import make_session
 
 NO_CLIENT = cast(Requester, object())  # never asked: the client has no subagent sessions
 
 
 def a_session(cwd: Path, extra_root: Path) -> Session:
-    return Session(
-        id="sess_1",
-        cwd=cwd,
-        limits=Limits(),
-        history=History(),
-        permissions=SessionPermissions("sess_1", NO_CLIENT),
-        settings=RunnerSettings(model="m", max_tokens=100, system=""),
-        loop=LoopChoice(),
-        capabilities=ClientCapabilities(),
-        extra_roots=(extra_root,),
-    )
+    return make_session("sess_1", cwd, NO_CLIENT, extra_roots=(extra_root,))
 
 
 def test_the_subagents_prompt_is_built_on_the_first_call_once_with_what_the_session_had(
@@ -57,7 +43,8 @@ def test_the_subagents_prompt_is_built_on_the_first_call_once_with_what_the_sess
     assert task is not None
     assert built == []  # a session that never calls `task` never makes the text
     today[0] = dt.date(2026, 11, 26)  # midnight passed, the roots changed: the runner's prompt
-    session.extra_roots = ()  # has what the session had when it was built, so the subagents' too
+    session.basis = replace(session.basis, extra_roots=())  # has what the session had when it was
+    # built, so the subagents' too
     first = task.system
     assert task.system is first and len(built) == 1
     read_only = [

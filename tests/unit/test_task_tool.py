@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ import pytest
 from acp_agent.errors import ModelUnavailable, ToolError
 from acp_agent.limits import Limits
 from acp_agent.model.base import MessageDone, ModelEvent, ModelRequest, TextDelta, Usage
+from acp_agent.permissions.gate import PermissionGate, SessionMode
+from acp_agent.permissions.question import HookVerdict
 from acp_agent.tools.base import Tool, ToolContext, ToolResult
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
@@ -22,10 +25,12 @@ from acp_agent.tools.search.listing import ListFiles
 from acp_agent.tools.shell.run_command import RunCommand
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import TurnEvent
+from acp_agent.turn.hooks import NO_HOOKS, BeforeTool, HookCall, NoHooks, TurnHooks
 from acp_agent.turn.meter import TurnMeter
-from acp_agent.turn.permissions import AllowAll
 from acp_agent.turn.runner import TurnRunner
+from acp_agent.turn.session_usage import LoopMemory
 from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.subagents.task import TaskTool
 from acp_agent.turn.tool_batch import InTurn, ToolBatch
 from tests.support.waits import wait_until
@@ -33,6 +38,18 @@ from tests.support.waits import wait_until
 Reply = tuple[list[dict[str, Any]], str]
 _ids = itertools.count(1)
 CHILD = "CHILD PROMPT"
+
+
+SETTINGS = RunnerSettings(model="m", max_tokens=100, tool_timeout=30)
+
+
+class Unused:
+    """The batch's turn model: never asked (the tool runs no child here)."""
+
+    streaming = False
+
+    def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        raise AssertionError("no model request in this test")
 
 
 class Events:
@@ -82,16 +99,15 @@ async def test_calls_of_a_tool_that_runs_beside_itself_run_together_and_know_how
     calls = [call("beside"), call("beside"), call("write_file", path="w.txt", content="w"), call("beside")]
     history = History()
     history.add_assistant(calls)
-    batch = ToolBatch(
-        calls,
-        tools=ToolRegistry([tool, WriteFile()]),
-        sink=Events(),
-        ctx=ToolContext(cwd=tmp_path),
-        permissions=AllowAll(),
-        tool_timeout=30,
-        history=history,
-        meter=TurnMeter(Limits()),
+    spec = TurnSpec(
+        Unused(),
+        ToolRegistry([tool, WriteFile()]),
+        Events(),
+        ToolContext(cwd=tmp_path),
+        SETTINGS,
+        PermissionGate.without_rules((tmp_path,)),
     )
+    batch = ToolBatch(calls, spec, history, TurnMeter(Limits()))
     async with anyio.create_task_group() as group:
         group.start_soon(batch.run)
         # Held until both are in: one at a time, the second never comes and this fails.
@@ -127,21 +143,28 @@ async def run_parent(
     *,
     child_tools: list[Tool] | None = None,
     ctx: ToolContext | None = None,
+    hooks: TurnHooks = NO_HOOKS,
 ) -> tuple[TurnMeter, History]:
     task = TaskTool(
         ToolRegistry(child_tools or [ReadFile(), ListFiles()]),
         system,
-        may_change=(lambda: True) if child_tools else None,  # what `--subagent-tools all` allows
+        changes=bool(child_tools),  # what `--subagent-tools all` gives
     )
+    gate = PermissionGate.without_rules((tmp_path,))
+    if child_tools:  # a subagent may change something only in acceptEdits and bypassPermissions
+        gate = replace(gate, mode=SessionMode("acceptEdits"))
     parent = [([call("task", description="look", prompt="look around")], "tool_use"), ([], "end_turn")]
     runner = TurnRunner(
-        ByConversation(parent, child),
-        ToolRegistry([task]),
-        Events(),
-        ctx or ToolContext(cwd=tmp_path),
-        RunnerSettings(model="m", max_tokens=100, system="PARENT"),
+        TurnSpec(
+            ByConversation(parent, child),
+            ToolRegistry([task]),
+            Events(),
+            ctx or ToolContext(cwd=tmp_path),
+            RunnerSettings(model="m", max_tokens=100, system="PARENT"),
+            gate,
+            hooks=hooks,
+        )
     )
-    task.bind(runner)
     history, meter = History(), TurnMeter(limits)
     history.add_prompt([{"type": "text", "text": "go"}])
     await runner.run(history, meter)
@@ -190,15 +213,21 @@ async def test_a_subagent_stuck_in_a_loop_ends_at_the_repeat_limit_with_its_part
     assert meter.subagents[0].meter.model_requests == 3 and meter.last_repeat == 1
 
 
-async def test_the_task_tool_outside_a_turn_or_unbound_refuses(tmp_path: Path) -> None:
+async def test_the_task_tool_outside_a_turn_or_a_call_refuses(tmp_path: Path) -> None:
     task = TaskTool(ToolRegistry([ReadFile()]), CHILD)
     with pytest.raises(ToolError):
         await task.run({"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path))
-    turn = InTurn(TurnMeter(Limits()), Events(), AllowAll())
-    with pytest.raises(ToolError, match="not bound"):
-        await task.run_in_turn(
-            {"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path, call_id="c"), turn
-        )
+    spec = TurnSpec(
+        Unused(),
+        ToolRegistry([task]),
+        Events(),
+        ToolContext(cwd=tmp_path),
+        SETTINGS,
+        PermissionGate.without_rules((tmp_path,)),
+    )
+    turn = InTurn(TurnMeter(Limits()), spec, LoopMemory())
+    with pytest.raises(ToolError, match="only as a call of a turn"):
+        await task.run_in_turn({"description": "d", "prompt": "p"}, ToolContext(cwd=tmp_path), turn)
 
 
 class SessionTasks:
@@ -236,3 +265,27 @@ async def test_a_subagents_commands_never_run_in_the_background(tmp_path: Path) 
     _, history = await run_parent(tmp_path, starts_a_server, Limits(), child_tools=[RunCommand()], ctx=ctx)
     assert result_text(history.messages[2]["content"][0]["content"]) == "could not"
     assert session.started == []
+
+
+class DeniesWrites(NoHooks):
+    """A PreToolUse hook that denies every write_file call, the subagents' included."""
+
+    async def before_tool(self, call: HookCall, meter: TurnMeter) -> BeforeTool:
+        if call.tool_name == "write_file":
+            return BeforeTool(HookVerdict("deny", "Blocked by a PreToolUse hook: no writes"))
+        return BeforeTool()
+
+
+async def test_a_hooks_deny_holds_for_a_subagent_whatever_the_asker(tmp_path: Path) -> None:
+    """The bug: under an asker without rules, a subagent's call was settled by the subagents' own
+    shorter order, which never read the hook's verdict: the write ran. Now the one engine decides
+    it, through the turn's gate: a hook's deny is its step 1, for a subagent too."""
+
+    def writes(request: ModelRequest) -> Reply:
+        if request.messages[-1]["content"][0].get("type") == "tool_result":
+            return [{"type": "text", "text": "tried"}], "end_turn"
+        return [call("write_file", path="out.txt", content="x")], "tool_use"
+
+    _, history = await run_parent(tmp_path, writes, Limits(), child_tools=[WriteFile()], hooks=DeniesWrites())
+    assert result_text(history.messages[2]["content"][0]["content"]) == "tried"
+    assert not (tmp_path / "out.txt").exists()

@@ -1,4 +1,4 @@
-"""Where prompt N starts in a journal, with its rewinds applied (`session/journal/timeline.py`)."""
+"""Where prompt N starts in a journal, with its rewinds applied (`journal/timeline.py`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.journal.reload import read_journal
-from acp_agent.session.journal.store import SessionStore
-from acp_agent.session.journal.timeline import PromptNotFound, Timeline
+from acp_agent.journal.store import SessionStore
+from acp_agent.journal.timeline import PromptNotFound, Timeline
+from acp_agent.session.loading.reload import read_journal
 from acp_agent.turn.context.history import History
 from acp_agent.turn.journal.entries import (
     AssistantEntry,

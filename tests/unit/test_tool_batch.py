@@ -3,12 +3,16 @@ model order, and the meter hears each call through its methods."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from acp_agent.limits import Limits
+from acp_agent.model.base import ModelEvent, ModelRequest
+from acp_agent.permissions.gate import PermissionGate
+from acp_agent.permissions.question import PermissionDecision, PermissionQuestion
 from acp_agent.tools.base import ToolContext
 from acp_agent.tools.files.edit import WriteFile
 from acp_agent.tools.files.read import ReadFile
@@ -16,8 +20,18 @@ from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History, result_text
 from acp_agent.turn.events import ToolCallStarted, TurnEvent
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import PermissionDecision, PermissionQuestion
+from acp_agent.turn.settings import RunnerSettings
+from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.tool_batch import ToolBatch
+
+
+class NoModel:
+    """A batch sends no request: its turn's model is never asked."""
+
+    streaming = False
+
+    def respond(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        raise AssertionError("a tool batch sends no model request")
 
 
 class Events:
@@ -44,16 +58,15 @@ async def run_batch(
     history = History()
     history.add_assistant(calls)
     meter, events = TurnMeter(limits), Events()
-    await ToolBatch(
-        calls,
-        tools=ToolRegistry([ReadFile(), WriteFile()]),
-        sink=events,
-        ctx=ToolContext(cwd=tmp_path),
-        permissions=asker or Declines(),
-        tool_timeout=5,
-        history=history,
-        meter=meter,
-    ).run()
+    spec = TurnSpec(
+        NoModel(),
+        ToolRegistry([ReadFile(), WriteFile()]),
+        events,
+        ToolContext(cwd=tmp_path),
+        RunnerSettings(model="m", max_tokens=100, tool_timeout=5),
+        PermissionGate.without_rules((tmp_path,), asker or Declines()),
+    )
+    await ToolBatch(calls, spec, history, meter).run()
     return meter, history.messages[-1]["content"], events
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from acp_agent.session.claude.widenings import named_files, shown
+from acp_agent.claude_code.setup.widenings import named_files, shown
 from acp_agent.session.editor.trust_question import folded
 
 

@@ -19,9 +19,9 @@ from tests.support.waits import wait_until
 pytestmark = pytest.mark.model_free  # none of these reaches the model: each runs once
 
 SESSION_LAYER = (
-    "acp_agent.session.handlers",
+    "acp_agent.session.acp.handlers",
     "acp_agent.session.manager",
-    "acp_agent.session.journal.store",
+    "acp_agent.journal.store",
     "acp_agent.session.state",
     "acp_agent.turn.journal.entries",
     "acp_agent.turn.events",
@@ -30,7 +30,7 @@ SESSION_LAYER = (
 
 RECORDING_AGENT = textwrap.dedent("""
     import json, sys
-    from acp_agent.session import front
+    from acp_agent.session.acp import front
 
     started = front.warm_up
 
@@ -57,7 +57,7 @@ async def test_initialize_is_answered_before_the_session_layer_is_imported(
         loaded = json.loads(record.read_text())
         session = await agent.new_session(workspace)  # then the layer is built, and serves
         listed = await agent.call("session/list", {})
-    assert "acp_agent.session.front" in loaded  # the record was taken in the real handshake
+    assert "acp_agent.session.acp.front" in loaded  # the record was taken in the real handshake
     assert [m for m in SESSION_LAYER if m in loaded] == []
     # The state dir was checked without the journal machinery: the journal methods are offered.
     assert result["agentCapabilities"]["loadSession"] is True

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.demo import DEMO_PROMPT, make_workspace
+from acp_agent.demo.workspace import DEMO_PROMPT, make_workspace
 from tests.support import REPO_ROOT
 from tests.support.agent import AgentProcess, RpcError, base_env
 from tests.wire.conftest import chunks, turn_record

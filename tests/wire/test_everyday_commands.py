@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from acp_agent.session.journal.replay import replay_updates
-from acp_agent.session.journal.store import SessionStore
+from acp_agent.journal.store import SessionStore
+from acp_agent.session.loading.replay import replay_updates
 from acp_agent.testing import FakeMessagesAPI, replies
 from acp_agent.turn.journal.entries import TurnEntry
 from tests.support import base_env

@@ -2,7 +2,7 @@
 before the request goes out.
 
 The snapshot that a turn's first change would wait for is prepared beside the turn's first model
-request (`session/engine.py`). A large repository's first one is seconds of git on a 2-core box
+request (`session/machinery/engine.py`). A large repository's first one is seconds of git on a 2-core box
 (issue 46 item 3), which competed with the agent's own start-up for the CPU while the first
 prompt waited for the SDK. Here the fake looks, as the first Messages request arrives, whether the
 session's shadow git store has been started: it must not have been.

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from acp_agent.testing.image_rules import MAX_REQUEST_BYTES, TOO_LARGE
+from acp_agent.testing.rules.image_rules import MAX_REQUEST_BYTES, TOO_LARGE
 from acp_agent.turn.context.media_budget import OVER_BUDGET, REFUSED
 from tests.support.agent import AgentProcess
 from tests.support.images import png

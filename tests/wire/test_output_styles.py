@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from acp_agent.session.commands.output_styles import BUILT_IN_STYLES
+from acp_agent.claude_code.conventions.output_styles import BUILT_IN_STYLES
 from acp_agent.session.system_prompt import SUBAGENT_MARKER
 from acp_agent.testing import FakeMessagesAPI, replies, routes
 from tests.support.agent import AgentProcess

@@ -1,6 +1,6 @@
 """Claude on Bedrock, Vertex AI, Foundry and behind a gateway with an `apiKeyHelper` (issue 45): the
 real agent, the real SDK platform clients, and the loopback fake behind each platform's front
-(`acp_agent/testing/bedrock.py`, `vertex.py`, `platform_front.py`), which checks what the service
+(`acp_agent/testing/clouds/bedrock.py`, `vertex.py`, `platform_front.py`), which checks what the service
 checks: Bedrock's SigV4 signature recomputed with botocore and its event-stream framing, Vertex's
 path and a token its token endpoint issued for a service account's signed JWT, Foundry's key
 headers, the gateway's key. Each runs a tool loop with `maxTurnRequests` exact, on both paths."""
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from acp_agent.testing.bedrock import AwsCredentials, BedrockFront
-from acp_agent.testing.platform_front import FoundryFront, GatewayFront, PlatformFront
+from acp_agent.testing.clouds.bedrock import AwsCredentials, BedrockFront
+from acp_agent.testing.clouds.platform_front import FoundryFront, GatewayFront, PlatformFront
+from acp_agent.testing.clouds.vertex import VertexFront
 from acp_agent.testing.recorded import RecordedRequest
-from acp_agent.testing.vertex import VertexFront
 from tests.support import base_env
 from tests.support.agent import AgentProcess
 from tests.support.client import allow

@@ -361,3 +361,24 @@ async def test_without_git_the_edit_tools_changes_still_rewind_and_status_says_s
         said = notices(agent, session)
     assert "Checkpoints (/rewind): the edit tools' changes only (git was not found" in said
     assert (files / "a.txt").read_text() == "one\n"
+
+
+async def test_the_mode_decides_a_rewind_that_restores_files_as_it_decides_an_edit(
+    agent: AgentProcess, session: str, files: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """Plan mode refuses `/rewind N` that would restore files, unasked, with the engine's words,
+    and lets a chat-only one (`--chat`) go: it changes no file. acceptEdits restores unasked."""
+    agent.on_request = allow
+    await two_prompts(agent, session, files, fake_api)
+    asked = [m for m in agent.messages if m.get("method") == "session/request_permission"]
+    await agent.request("session/set_mode", {"sessionId": session, "modeId": "plan"})
+    await agent.prompt(session, "/rewind 1")
+    assert (files / "a.txt").read_text() == "three\n"
+    assert "Not rewound: Refused: the session is in plan mode" in notices(agent, session)
+    await agent.prompt(session, "/rewind 2 --chat")
+    assert (files / "a.txt").read_text() == "three\n"
+    assert "Not rewound" not in notices(agent, session).split("plan mode")[-1]
+    await agent.request("session/set_mode", {"sessionId": session, "modeId": "acceptEdits"})
+    await agent.prompt(session, "/rewind 1 --files")
+    assert (files / "a.txt").read_text() == "one\n"
+    assert [m for m in agent.messages if m.get("method") == "session/request_permission"] == asked

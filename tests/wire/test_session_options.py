@@ -154,3 +154,37 @@ async def test_effort_is_offered_as_the_thought_level_as_zed_places_it(
     categories = {o["id"]: o.get("category") for o in answer["result"]["configOptions"]}
     assert categories["effort"] == "thought_level"
     assert categories["model"] == "model" and categories["mode"] == "mode"
+
+
+async def test_a_model_and_a_style_chosen_while_a_turn_runs_reach_its_next_request(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """A turn follows the session's options: a model switch and an output style chosen while its
+    permission question waits are what its next request carries (each turn runs a spec of its
+    own, and a prompt's spec reads the session's settings at each request)."""
+    env = {**agent_env, "ACP_AGENT_MODEL": SONNET}
+    fake_api.script(replies.tool_use("write_file", {"path": "a.txt", "content": "x"}), replies.text("done"))
+    async with AgentProcess.start(env=env, schema=acp_schema) as agent:
+
+        async def editor(method: str, params: Any) -> Any:
+            assert method == "session/request_permission", method
+            for option, value in (("model", "claude-opus-5-5"), ("output_style", "Explanatory")):
+                changed = await agent.request(
+                    "session/set_config_option",
+                    {"sessionId": params["sessionId"], "configId": option, "value": value},
+                )
+                assert options_of(changed)[option] == value, changed
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+        agent.on_request = editor
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        answer = await agent.prompt(session, "write it")
+    assert answer["result"]["stopReason"] == "end_turn", answer
+    first, second = (r.body for r in fake_api.requests)
+    assert (first["model"], second["model"]) == (SONNET, "claude-opus-5-5")
+    system = (
+        [b["text"] for b in second["system"]] if isinstance(second["system"], list) else [second["system"]]
+    )
+    assert "Explanatory" in "".join(system) and first["system"] != second["system"]
+    assert (workspace / "a.txt").read_text() == "x"

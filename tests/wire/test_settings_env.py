@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.testing import FakeMessagesAPI, replies
-from acp_agent.testing.platform_front import FoundryFront, GatewayFront
+from acp_agent.testing.clouds.platform_front import FoundryFront, GatewayFront
 from tests.support import base_env
 from tests.support.agent import AgentProcess
 from tests.support.conventions import claude_repo

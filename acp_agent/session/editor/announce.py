@@ -2,7 +2,7 @@
 the answer that names the session) and again whenever they change (an MCP server's prompt list).
 
 What it lists and when it is sent again is the session's `ConventionsSlot`'s
-(`session/commands/conventions.py`); this is the sending, through the one update builder
+(`claude_code/conventions/conventions.py`); this is the sending, through the one update builder
 (`updates.py`).
 """
 
@@ -14,7 +14,7 @@ from acp_agent.session.editor.updates import commands_update
 from acp_agent.session.requester import Requester
 
 if TYPE_CHECKING:
-    from acp_agent.session.commands.conventions import ConventionsSlot
+    from acp_agent.claude_code.conventions.conventions import ConventionsSlot
 
 __all__ = ["announce_commands"]
 

@@ -1,18 +1,19 @@
-"""Asking the user before a tool runs: the session's asker, a thin caller of the rule engine.
+"""Asking the user: the session's asker, which only asks.
 
-What may run without a question, what is refused and what is asked is the rule engine's
-(`session/claude/rule_engine.py`: the settings' rules, the mode, the "always" answers, a
-command's `allowed-tools`, the sensitive-path guard, in one documented order); this module asks
-the user what the engine leaves to them, and keeps their "always" answers through the engine (in
+What may run without a question, what is refused and what is asked is the rule engine's, through
+the turn's gate (`permissions/gate.py`, `permissions/engine.py`: the settings' rules, the mode,
+the "always" answers, a command's `allowed-tools`, the sensitive-path guard, in one documented
+order); this module asks the user what the engine leaves to them (`ask_about`, told why), and
+keeps their "always" answers through the engine (in
 `.claude/settings.local.json` where Claude Code keeps them, or for the session: the option's name
 says which). A rejection tells the model the user declined; a cancelled question ends the turn
 `cancelled`. Only a `selected` outcome naming an offered option allows anything: every other
 answer is a rejection, and the log says why.
 
 Under the managed policy's `allowManagedPermissionRulesOnly` the policy's rules are the only
-ones: no "always" answer is offered (nor kept), and a command's `allowed-tools` allows nothing
-without a question (Claude Code ignores `--allowedTools` under it: stricter here, a command file
-is a file the policy does not govern).
+ones (the engine's to weigh, `RuleSource.only_policy_rules`): no "always" answer is offered (nor
+kept), and a command's `allowed-tools` allows nothing without a question (Claude Code ignores
+`--allowedTools` under it: stricter here, a command file is a file the policy does not govern).
 """
 
 from __future__ import annotations
@@ -24,19 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from acp_agent.claude_code.setup.setup import PERMISSION_MODES, ClaudeSetup
+from acp_agent.claude_code.setup.write_guard import what_it_enables
 from acp_agent.errors import RpcError
-from acp_agent.session.claude.rule_engine import PLAN_REFUSED, Grants, RuleEngine, Verdict
-from acp_agent.session.claude.setup import PERMISSION_MODES, ClaudeSetup
-from acp_agent.session.claude.write_guard import what_it_enables
+from acp_agent.permissions.engine import PLAN_REFUSED, RuleEngine, Verdict
+from acp_agent.permissions.gate import SessionMode
+from acp_agent.permissions.question import ALLOW, PermissionDecision, PermissionQuestion
 from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester
 from acp_agent.turn.journal.entries import ToolCallShown
-from acp_agent.turn.permissions import ALLOW, PermissionDecision, PermissionQuestion
 
 if TYPE_CHECKING:
     from acp_agent.turn.strategies.phased import PlanQuestion
 
-__all__ = ["PLAN_REFUSED", "GrantedPermissions", "SessionPermissions", "read_answer"]
+__all__ = ["PLAN_REFUSED", "SessionPermissions", "read_answer"]
 
 log = structlog.get_logger(__name__)
 
@@ -65,11 +67,12 @@ UNREADABLE = (
 def default_engine() -> RuleEngine:
     """An engine with no settings and nothing saved (an asker built without a session's)."""
     root = Path("/")
-    return RuleEngine(ClaudeSetup(root, root), roots=lambda: (root,), save=False)
+    return RuleEngine.without_rules(lambda: (root,))
 
 
 class SessionPermissions:
-    """The session's PermissionAsker: the rule engine decides, the user answers what it asks."""
+    """The session's PermissionAsker: the user answers what the rule engine asks; with its mode
+    (`SessionMode`, the cell the session's gate reads) and its way to switch it."""
 
     def __init__(
         self,
@@ -80,24 +83,36 @@ class SessionPermissions:
         on_switch: Callable[[str], Awaitable[None]] | None = None,
         engine: RuleEngine | None = None,
         modes: tuple[str, ...] = PERMISSION_MODES,
+        setup: ClaudeSetup | None = None,
     ) -> None:
         self.session_id = session_id
         self.requester = requester
-        self.mode = mode
-        self.modes = modes
-        """The modes the session offers (no bypassPermissions where a settings file disables it)."""
+        self.cell = SessionMode(mode, modes, on_switch)
+        """The session's mode and the modes it offers (no bypassPermissions where a settings file
+        disables it); its gate reads the mode at each decision."""
         self.engine = engine or default_engine()
-        self._on_switch = on_switch
+        """The session's rule engine: what an "always" option would keep, and keeping it."""
+        self.setup = setup
+        """The session's Claude Code setup (a governance write's question says what it enables)."""
         self.notify: Callable[[str, str], Awaitable[None]] | None = None
         """The session's Notification hooks (`claude/hooks.py`), told before a question is sent."""
-        """The session manager's: change the mode and tell the editor (None: just change it)."""
+
+    @property
+    def mode(self) -> str:
+        return self.cell.current
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self.cell.current = mode
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return self.cell.offered
 
     async def switch_mode(self, mode_id: str) -> None:
-        """For a strategy (phased: "allow always" switches to acceptEdits)."""
-        if self._on_switch is not None:
-            await self._on_switch(mode_id)
-        else:
-            self.mode = mode_id
+        """For a strategy (phased: "allow always" switches to acceptEdits): the session's switch
+        (journaled, the editor told), or here alone without one."""
+        await self.cell.switch(mode_id)
 
     async def approve_plan(self, question: PlanQuestion) -> str:
         """The plan → act question; answers always | once | reject | cancelled."""
@@ -112,9 +127,7 @@ class SessionPermissions:
 
     async def confirm(self, call_id: str, title: str, kind: str, shown: ToolCallShown) -> str:
         """A yes/no question about something the user asked for (`/rewind N`, with what it will
-        change); answers once | reject | cancelled. Bypass mode asks nothing."""
-        if self.mode == "bypassPermissions":
-            return "once"
+        change), once the engine left it to the user; answers once | reject | cancelled."""
         tool_call = permission_tool_call(call_id, title, kind, {}, shown)
         options = [
             ("allow_once", "Go ahead", "allow_once", "once"),
@@ -141,33 +154,20 @@ class SessionPermissions:
             return "cancelled"
         return answers[option] if kind == "selected" and option else "reject"
 
-    def settle(
-        self, question: PermissionQuestion, granted: Grants | None = None
-    ) -> PermissionDecision | None:
-        """The engine's verdict when it needs nobody (`RuledAsker`); None when the user is asked."""
-        return _decision(self.engine.decide(question, self.mode, self._granted(granted)), question)
+    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
+        """Ask the user about `question` (an asker's plain form: as the mode would ask)."""
+        return await self.ask_about(question, Verdict("ask", step="default"))
 
-    @property
-    def managed_rules_only(self) -> bool:
-        """The managed policy's `allowManagedPermissionRulesOnly`: only its rules apply."""
-        return self.engine.setup.locked("allowManagedPermissionRulesOnly")
-
-    def _granted(self, granted: Grants | None) -> Grants | None:
-        return None if self.managed_rules_only else granted
-
-    async def ask(self, question: PermissionQuestion, granted: Grants | None = None) -> PermissionDecision:
-        """`granted`: what the command that started the turn allows without asking
-        (`session/commands/allowed_tools.py`), weighed by the engine with the allow rules."""
-        verdict = self.engine.decide(question, self.mode, self._granted(granted))
-        decision = _decision(verdict, question)
-        if decision is not None:
-            return decision
+    async def ask_about(self, question: PermissionQuestion, verdict: Verdict) -> PermissionDecision:
+        """Ask the user what the engine left to them (`verdict`, an "ask": why it asks decides
+        which "always" options are offered), and keep an "always" answer through the engine."""
         options = self._options(question, verdict)
         grants: dict[str, str] = {}
         shown = await question.preview() if question.preview is not None else None
         if question.permission == "governance" and shown is not None and shown.diffs:
             diff = shown.diffs[0]  # the agent's own settings, hooks, servers or imports: say what
-            enables = what_it_enables(diff.path, diff.old_text, diff.new_text, self.engine.setup)
+            setup = self.setup or ClaudeSetup(self.engine.setup.cwd, self.engine.setup.cwd)
+            enables = what_it_enables(diff.path, diff.old_text, diff.new_text, setup)
             shown = replace(shown, text=f"{shown.text}\n\n{enables}" if shown.text else enables)
         # Shown before approval: the diff, or the command and its cwd, as the final update shows it.
         tool_call = permission_tool_call(
@@ -205,9 +205,6 @@ class SessionPermissions:
         options = []
         for option in OPTIONS:
             if option["kind"] in ("allow_always", "reject_always"):
-                if self.managed_rules_only:
-                    continue  # the policy's rules are the only ones: none is kept
-
                 lasting = self.engine.lasting(question, verdict, allow=option["kind"] == "allow_always")
                 if lasting is None:
                     continue
@@ -243,17 +240,6 @@ class SessionPermissions:
         return PermissionDecision(False, message=DECLINED)
 
 
-def _decision(verdict: Verdict, question: PermissionQuestion) -> PermissionDecision | None:
-    if verdict.action == "allow":
-        if verdict.step not in ("looks only", "bypass"):
-            log.info("permission.allowed", tool=question.tool_name, call_id=question.call_id, by=verdict.step)
-        return ALLOW
-    if verdict.action == "deny":
-        log.info("permission.refused", tool=question.tool_name, call_id=question.call_id, by=verdict.step)
-        return PermissionDecision(False, message=verdict.message)
-    return None
-
-
 def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]:
     """("selected", optionId), ("cancelled", None) or ("invalid", None) for a permission answer.
 
@@ -282,27 +268,3 @@ def read_answer(answer: Any, offered: Collection[str]) -> tuple[str, str | None]
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= LOGGED_ANSWER_CHARS else text[:LOGGED_ANSWER_CHARS] + "…"
-
-
-class GrantedPermissions:
-    """The session's permission asker for the turn a command starts, with the command's grants."""
-
-    def __init__(self, inner: SessionPermissions, grants: Grants) -> None:
-        self.inner = inner
-        self.grants = grants
-
-    @property
-    def mode(self) -> str:
-        return self.inner.mode
-
-    def settle(self, question: PermissionQuestion) -> PermissionDecision | None:
-        return self.inner.settle(question, granted=self.grants)
-
-    async def ask(self, question: PermissionQuestion) -> PermissionDecision:
-        return await self.inner.ask(question, granted=self.grants)
-
-    async def switch_mode(self, mode_id: str) -> None:
-        await self.inner.switch_mode(mode_id)
-
-    async def approve_plan(self, question: Any) -> str:
-        return await self.inner.approve_plan(question)

@@ -17,8 +17,8 @@ from typing import Any
 
 import structlog
 
+from acp_agent.claude_code.setup.trust import ProjectTrust, TrustAnswer
 from acp_agent.errors import RpcError
-from acp_agent.session.claude.trust import ProjectTrust, TrustAnswer
 from acp_agent.session.editor.permissions import read_answer
 from acp_agent.session.editor.updates import permission_tool_call
 from acp_agent.session.requester import Requester

@@ -1,6 +1,6 @@
 """What the editor is shown, as ACP payloads: the one builder of tool calls, chunks and plans.
 
-The live relay (`relay.py`), the replay of session/load (`session/journal/replay.py`) and the
+The live relay (`relay.py`), the replay of session/load (`session/loading/replay.py`) and the
 permission question (`permissions.py`) build a tool call here, from the same typed value
 (`turn/journal/shown_calls.py:ToolCallShown`, which the tool batch both journals and emits), so what
 the editor shows live, after a reload and before an approval cannot drift apart. A new kind of

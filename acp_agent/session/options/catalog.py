@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
+from acp_agent.claude_code.settings.model_allowlist import FAMILY_WORDS, ModelAllowlist
 from acp_agent.config import BUILTIN_MODELS, Config
 from acp_agent.errors import LimitsError
-from acp_agent.model.platform_ids import anthropic_id
-from acp_agent.model.platforms import Platform
+from acp_agent.model.cloud.platform_ids import anthropic_id
+from acp_agent.model.cloud.platforms import Platform
 from acp_agent.model.profiles import (
     ModelProfile,
     ProfileError,
@@ -32,7 +33,6 @@ from acp_agent.model.profiles import (
 )
 from acp_agent.model.provider import ModelLister
 from acp_agent.model.server_tools import WebTools, web_tools
-from acp_agent.session.claude.model_allowlist import FAMILY_WORDS, ModelAllowlist
 from acp_agent.turn.settings import RunnerSettings
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ from acp_agent.turn.journal.entries import (
     StyleEntry,
     WebEntry,
 )
-from acp_agent.turn.loops import LOOPS, choose_loop
+from acp_agent.turn.strategies.loops import LOOPS, choose_loop
 
 if TYPE_CHECKING:
     from acp_agent.turn.events import Notice
@@ -250,7 +250,8 @@ class SessionOptions:
             raise RpcError.invalid_params(f"Invalid params: {field}: must be a boolean", {field: value})
         if value == session.settings.web.enabled:
             return
-        session.use_settings(replace(session.settings, web=replace(session.settings.web, enabled=value)))
+        web = replace(session.settings.web, enabled=value)
+        session.choose(replace(session.choices, settings=replace(session.settings, web=web)))
         session.history.note(WebEntry(value))
         await self._announce(session)
 
@@ -258,7 +259,7 @@ class SessionOptions:
         """Change the permission mode (a known one), journal it, and tell the editor both ways."""
         if session.permissions.mode == mode_id:
             return
-        session.permissions.mode = mode_id
+        session.permissions.mode = mode_id  # the cell the session's gate reads at each decision
         session.history.note(ModeEntry(mode_id))
         await self._notify(session, mode_update(mode_id))
         await self._announce(session)
@@ -268,8 +269,8 @@ class SessionOptions:
         effort = None if value == DEFAULT_EFFORT else value
         if effort == session.effort:
             return
-        session.use_settings(self.catalog.settings_for(session.model, effort, session.settings))
-        session.effort = effort
+        settings = self.catalog.settings_for(session.model, effort, session.settings)
+        session.choose(replace(session.choices, settings=settings, effort=effort))
         session.history.note(EffortEntry(effort))
         await self._announce(session)
 
@@ -279,7 +280,7 @@ class SessionOptions:
         style = session.styles.find(name)
         if style is None or style is session.style:
             return
-        session.use_style(style)
+        session.choose(replace(session.choices, style=style))
         session.history.note(StyleEntry(style.name))
         log.info("session.output_style", session_id=session.id, style=style.name)
         await self._announce(session)
@@ -290,8 +291,9 @@ class SessionOptions:
         if value == session.loop.loop:
             return
         overrides = {**session.overrides, "loop": value}
-        session.choose_loop(choose_loop(self.config, overrides))
-        session.overrides = overrides
+        session.choose(
+            replace(session.choices, loop=choose_loop(self.config, overrides), overrides=overrides)
+        )
         session.history.note(LoopEntry(value))
         await self._announce(session)
 
@@ -340,12 +342,13 @@ class SessionOptions:
 
     def _use_model(self, session: Session, model_id: str) -> None:
         """Settings for `model_id`, keeping the effort if the new model takes it (else its default)."""
+        effort = session.effort
         try:
-            settings = self.catalog.settings_for(model_id, session.effort, session.settings)
+            settings = self.catalog.settings_for(model_id, effort, session.settings)
         except ProfileError:  # the new model does not take the session's effort level
-            session.effort = None
+            effort = None
             settings = self.catalog.settings_for(model_id, None, session.settings)
-        session.use_settings(settings)
+        session.choose(replace(session.choices, settings=settings, effort=effort))
 
     def restore(self, session: Session, entries: Iterable[Entry]) -> list[dict[str, Any]]:
         """Apply the journaled choices, in order; returns the update that shows the restored mode
@@ -367,22 +370,20 @@ class SessionOptions:
                     self._use_model(session, entry.model_id)
 
                 elif isinstance(entry, EffortEntry):
-                    session.use_settings(
-                        self.catalog.settings_for(session.model, entry.effort, session.settings)
-                    )
-                    session.effort = entry.effort
+                    settings = self.catalog.settings_for(session.model, entry.effort, session.settings)
+                    session.choose(replace(session.choices, settings=settings, effort=entry.effort))
                 elif isinstance(entry, LoopEntry):
                     overrides = {**session.overrides, "loop": entry.loop}
-                    session.choose_loop(choose_loop(self.config, overrides))
-                    session.overrides = overrides
+                    loop = choose_loop(self.config, overrides)
+                    session.choose(replace(session.choices, loop=loop, overrides=overrides))
                 elif isinstance(entry, WebEntry):
                     web = replace(session.settings.web, enabled=entry.enabled)
-                    session.use_settings(replace(session.settings, web=web))
+                    session.choose(replace(session.choices, settings=replace(session.settings, web=web)))
                 elif isinstance(entry, StyleEntry):
                     style = session.styles.find(entry.style)
                     if style is None:
                         raise LimitsError("output_style", f"no output style {entry.style!r} here now")
-                    session.use_style(style)
+                    session.choose(replace(session.choices, style=style))
             except (ProfileError, LimitsError) as exc:
                 log.warning(
                     "session.setting_dropped", session_id=session.id, entry=entry.type, reason=str(exc)

@@ -8,8 +8,8 @@ is what a `task` call runs.
 
 from __future__ import annotations
 
-from acp_agent.session.commands.agents import INHERIT, CustomAgent
-from acp_agent.session.commands.conventions import Conventions
+from acp_agent.claude_code.conventions.agents import INHERIT, CustomAgent
+from acp_agent.claude_code.conventions.conventions import Conventions
 from acp_agent.session.subagents.tool import agent_tools
 from acp_agent.tools.printable import one_line, printable
 from acp_agent.turn.subagents.task import TaskTool

@@ -1,10 +1,10 @@
 """The session's `task` tool: which tools its subagents get, and their system prompt.
 
-Built with the session's runner (`engine.py`), once: every subagent of the session then sends the
+Built with the session's runtime (`engine.py`), once: every subagent of the session then sends the
 same tools and system prompt, one cached prefix across its subagents and turns (D14, D27). The
 prompt's text is made on the first `task` call, from what the session had when the tool was built.
 
-The session's custom agents (`.claude/agents/`, `session/commands/agents.py`) are offered by name
+The session's custom agents (`.claude/agents/`, `claude_code/conventions/agents.py`) are offered by name
 as subagent types, decided here once too: each gets its file's body as its prompt, the tools its
 `tools` names among the subagents' own (never more: an agent file only narrows), and its `model`
 (a family word the catalog resolves, or an id, used as written: the API says if it does not exist;
@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from acp_agent.claude_code.conventions.agents import INHERIT, CustomAgent
 from acp_agent.model.pricing import Price
-from acp_agent.session.claude.rule_engine import SUBAGENT_MODES
-from acp_agent.session.claude.tool_names import SERVER_TOOLS
-from acp_agent.session.commands.agents import INHERIT, CustomAgent
+from acp_agent.permissions.tool_names import SERVER_TOOLS
 from acp_agent.session.requester import Requester
 from acp_agent.session.subagents.sessions import SubagentSessions
 from acp_agent.session.system_prompt import build_agent_prompt, build_subagent_prompt
@@ -38,16 +37,13 @@ from acp_agent.turn.subagents.types import SubagentType
 if TYPE_CHECKING:
     from acp_agent.session.state import Session
 
-__all__ = ["CHANGING_MODES", "NOT_FOR_SUBAGENTS", "AgentTools", "ModelChoice", "agent_tools", "task_tool"]
+__all__ = ["NOT_FOR_SUBAGENTS", "AgentTools", "ModelChoice", "agent_tools", "task_tool"]
 
 log = structlog.get_logger(__name__)
 
 NOT_FOR_SUBAGENTS = frozenset({"task", "ask_user", "update_plan", "command_output", "stop_command"})
 """Never a subagent's: no recursion, no user to ask, and the plan and the background commands
 are the session's."""
-CHANGING_MODES = SUBAGENT_MODES
-"""The modes in which a subagent with `--subagent-tools all` may edit and run commands (the rule
-engine's, which decides the session's questions; `may_change` serves an asker without rules)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +112,16 @@ def task_tool(
     agents: Sequence[CustomAgent] = (),
     models: ModelChoice | None = None,
     today: Callable[[], dt.date] = dt.date.today,
+    work_roots: tuple[Path, ...] | None = None,
 ) -> TaskTool | None:
     """The task tool for a session whose tools are `registry`, or None when it offers none
     (`--subagent-tools off`, or a client's tool set without it). Its subagents are shown as
     child sessions too when the client advertises `subagents` (`sessions.py`). `agents` are
     offered by name, on their own model where `models` resolves it (None: every agent runs on
     the session's). `today` is the clock the subagents' prompts take their date from (a test
-    passes its own)."""
+    passes its own); `work_roots`, the session's roots besides the cwd as its runtime has them
+    (None: as the session has them now)."""
+    roots = session.work_roots if work_roots is None else work_roots
     choice = session.subagent_tools
     if choice == "off" or not session.client.offers("task"):
         return None
@@ -136,25 +135,15 @@ def task_tool(
         today=date,
         instructions=instructions,
         skills=skills if "skill" in children else "",
-        extra_roots=session.work_roots,
+        extra_roots=roots,
     )
-    types = [_subagent_type(agent, children, session, models, date, skills) for agent in agents]
+    types = [_subagent_type(agent, children, session, models, date, skills, roots) for agent in agents]
     caps = session.capabilities
     sessions = (
         SubagentSessions(session.id, requester, caps, session.subagents) if caps.subagent_sessions else None
     )
     prices = models.prices if models is not None else None
-    if choice == "read":
-        return TaskTool(children, system, sessions=sessions, types=types, prices=prices)
-    permissions = session.permissions
-    return TaskTool(
-        children,
-        system,
-        may_change=lambda: permissions.mode in CHANGING_MODES,
-        sessions=sessions,
-        types=types,
-        prices=prices,
-    )
+    return TaskTool(children, system, changes=choice == "all", sessions=sessions, types=types, prices=prices)
 
 
 def _subagent_type(
@@ -164,6 +153,7 @@ def _subagent_type(
     models: ModelChoice | None,
     today: dt.date,
     skills: str,
+    roots: tuple[Path, ...],
 ) -> SubagentType:
     """`agent` as a subagent type: its tools among `children`, its model as `models` names it."""
     tools = agent_tools(agent, children)
@@ -181,7 +171,7 @@ def _subagent_type(
         cwd=session.cwd,
         today=today,
         skills=skills if "skill" in tools.registry else "",
-        extra_roots=session.work_roots,
+        extra_roots=roots,
     )
     if model_id is None and tools.web is None:
         return SubagentType(agent.name, agent.description, tools.registry, system)
@@ -204,7 +194,7 @@ def _subagent_prompt(
     skills: str,
     extra_roots: tuple[Path, ...],
 ) -> str:
-    """The subagents' system prompt, from what the session had when its runner was built (the
+    """The subagents' system prompt, from what the session had when its runtime was built (the
     date too): built on the first `task` call only, as most sessions never make one."""
     return build_subagent_prompt(
         cwd=cwd,

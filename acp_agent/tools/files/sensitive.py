@@ -21,7 +21,7 @@ Some of them decide what the agent itself may do (issue 41): `.claude/settings.j
 run), `.mcp.json` (the servers started), and a memory file (`CLAUDE.md`, `CLAUDE.local.md`,
 `.claude/rules/*.md`) given an `@import`. A write there (`governance_reason`) is asked in every
 mode, bypassPermissions included, and the question says what the file would enable
-(`session/claude/write_guard.py`); the sandbox keeps the existing ones read-only for commands
+(`claude_code/setup/write_guard.py`); the sandbox keeps the existing ones read-only for commands
 (`tools/sandbox/command_sandbox.py`).
 """
 

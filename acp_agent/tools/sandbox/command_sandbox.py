@@ -94,7 +94,7 @@ GIT_WRITE = Grant(GIT_GRANT, "Allow once, and let it change .git hooks and confi
 GOVERNING = (".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".mcp.json")
 """What decides the agent's own rules, hooks and servers, in each root: read-only for commands
 (issue 41). One that does not exist yet can be made, and is then read as the project's: it waits
-for the trust question (`session/claude/local_owner.py`, `trust.py`)."""
+for the trust question (`claude_code/settings/local_owner.py`, `trust.py`)."""
 
 
 def governing_files(roots: Sequence[Path]) -> tuple[Path, ...]:

@@ -11,7 +11,7 @@ does all of `$XDG_RUNTIME_DIR`.
 
 A named path the sandbox hides (the agent's state and key, `tools/hidden.py`) or keeps private
 that way is reported, so that a hook that cannot start for a reason of ours says which path and
-why (`session/claude/hook_process.py`).
+why (`claude_code/hooks/hook_process.py`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Claude Code loads some memory only when it is needed: a rule whose `paths:` match the file read,
 a CLAUDE.md in a directory below the cwd once a file there is read. `session/` knows those files
-(`session/commands/scoped_instructions.py`) and fills the `ReadAttachments` seam; the tool batch
+(`claude_code/memory/scoped_instructions.py`) and fills the `ReadAttachments` seam; the tool batch
 asks it once per batch, with the files its calls read (`ToolResult.read`), and appends what is new
 as text blocks after the batch's tool results, in the same user message.
 

@@ -1,6 +1,6 @@
 """The journal's vocabulary: every kind of entry a session journal holds, one typed value each.
 
-The journal (`session/journal/store.py`) is the one durable format: `turn/` writes entries through
+The journal (`journal/store.py`) is the one durable format: `turn/` writes entries through
 `History.note`, `session/` writes its own (the header, notices, plans, option changes) and reads
 them all back for session/load. Each kind is a frozen dataclass (`journaled.py`), built directly by
 its writer (no validation: the agent's own values) and validated once when a line is read (a

@@ -3,7 +3,7 @@ rewinds that put it back.
 
 A turn journals a `CheckpointEntry` before it first changes anything (the roots' snapshots, the
 files' before-images) and a `ChangesEntry` when it ends; a rewind journals a `RewindEntry` before it
-touches a file and a `RewoundEntry` once its files are back. `session/journal/checkpoints.py` and
+touches a file and a `RewoundEntry` once its files are back. `journal/checkpoints.py` and
 `rewind.py` write and read them.
 """
 
@@ -61,7 +61,7 @@ class RootTree(NamedTuple):
 @journaled
 class CheckpointEntry:
     """What a turn's changes are measured from, journaled before the turn first changes anything:
-    the snapshot of each root (`trees`, `session/journal/shadow_git.py`) before its first change,
+    the snapshot of each root (`trees`, `journal/shadow_git.py`) before its first change,
     and the before-image of each file an edit tool is about to write (`images`), kept in the
     session's checkpoint store. A turn may journal several: the trees once, an image per file."""
 
@@ -91,7 +91,7 @@ class RewindEntry:
     `prompt` names the prompt by its place among every `prompt` entry of the journal (0 for the
     first one ever written, rewound or not), so it still names the same one after earlier rewinds.
     With `scope` "all" or "chat", every entry from that prompt on is left out of the conversation
-    (`session/journal/timeline.py`); with "all" or "files", `restore` lists the files put back,
+    (`journal/timeline.py`); with "all" or "files", `restore` lists the files put back,
     each `before` what the turns left there and `after` what it held before the prompt. The entry is
     written before any file is touched: a crash mid-restore is finished by the next load.
     `conflicts` are files someone else changed since, left as they are.

@@ -193,8 +193,8 @@ class JudgeEvaluator:
         )
         await sink.emit(ToolCallUpdated(call_id))
         done = await self._ask(runner, meter, call_id, number, self.build_request(runner, history, meter))
-        if runner.on_step is not None:
-            runner.on_step(step_of(number, done, [], [], kind="judge"))
+        if runner.spec.on_step is not None:
+            runner.spec.on_step(step_of(number, done, [], [], kind="judge"))
         score, said_passed, feedback = parse_verdict(done.content)
         passed = said_passed and score >= self.threshold
         shown = f"score {score:.2f} (needs {self.threshold:.2f}), {'passed' if passed else 'failed'}"

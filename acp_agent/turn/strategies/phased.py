@@ -1,12 +1,16 @@
 """The `phased` strategy (a state machine): plan → act → verify → done, each phase with its tools.
 
 - plan: read-only; tools that change things are offered (one tool list for every phase keeps the
-  prompt cache) but refused when called; `update_plan` and `finish_phase`. A reply without
-  `finish_phase` ends the turn (the model is asking the user something); the next prompt goes on
-  planning.
-- plan → act asks the user (`PlanApprover`): allow always (act, and the session mode becomes
-  `acceptEdits` through `ModeSwitcher`), allow once (act under the session's mode), or reject (the
-  turn ends; the next prompt plans again).
+  prompt cache) but refused when called: the phase runs read-only, so the rule engine refuses
+  them at its plan step (`TurnRunner.run(read_only=PLAN_ONLY)`); `update_plan` and
+  `finish_phase`. A reply without `finish_phase` ends the turn (the model is asking the user
+  something); the next prompt goes on planning.
+- plan → act is a question to the rule engine like any call that changes something (permission
+  "switch_mode", through the turn's gate), so the session's mode applies: bypassPermissions
+  approves it unasked, plan and dontAsk refuse it, and otherwise the user is asked
+  (`PlanApprover`): allow always (act, and the session mode becomes `acceptEdits` through
+  `ModeSwitcher`), allow once (act under the session's mode), or reject (the turn ends; the next
+  prompt plans again). A refusal ends the turn as a rejection does, the model told why.
 - act: every tool, under the session's permission mode, until `finish_phase` or the reply ends.
 - verify: with an evaluator, as in `verify` (a fail goes back to act, bounded by `max_trials`);
   without one, act goes straight to done.
@@ -22,19 +26,22 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import structlog
 
 from acp_agent.errors import PermissionCancelled
+from acp_agent.permissions.gate import decision_of
+from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.base import Permission, PlanEntry, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History
 from acp_agent.turn.events import ToolCallFinished, ToolCallStarted
 from acp_agent.turn.meter import Limit, LimitReached, TurnMeter
-from acp_agent.turn.permissions import PermissionQuestion
 from acp_agent.turn.runner import AttemptOutcome, TurnRunner
 from acp_agent.turn.stop import TurnStop
-from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition, Trial
-from acp_agent.turn.strategies.verify import Evaluator, evaluate_attempt
+from acp_agent.turn.strategies.results import Phase, PhasedResult, Transition
+from acp_agent.turn.strategies.verify import Evaluator, Trials
 
 __all__ = [
+    "PLAN_ONLY",
     "Answer",
+    "Approval",
     "FinishPhase",
     "ModeSwitcher",
     "PhasedStrategy",
@@ -46,6 +53,8 @@ __all__ = [
 log = structlog.get_logger(__name__)
 
 Answer = Literal["always", "once", "reject", "cancelled"]
+Approval = Literal["always", "once", "reject", "cancelled", "refused"]
+"""An `Answer`, or the engine's refusal (the mode, a rule: nobody was asked)."""
 
 NOTES: dict[str, str] = {
     "plan": (
@@ -66,6 +75,10 @@ _LOOKS_ONLY: Permission | None = None  # typed, to match the Tool protocol's att
 REJECTED = (
     "[acp-agent] The user rejected the plan: nothing was changed. Stay in the plan phase "
     "and wait for their next message."
+)
+REFUSED = (
+    "[acp-agent] The plan cannot be approved now: {why} Nothing was changed. Stay in the plan "
+    "phase and wait for the user's next message."
 )
 
 
@@ -115,17 +128,23 @@ class ModeSwitcher(Protocol):
     async def switch_mode(self, mode_id: str) -> None: ...
 
 
-async def ask_approval(runner: TurnRunner, question: PlanQuestion) -> Answer:
-    """Ask through the session's approver; a plain PermissionAsker can only say once or reject."""
-    asker = runner.permissions
-    if isinstance(asker, PlanApprover):
-        return await asker.approve_plan(question)
-    decision = await asker.ask(
+async def ask_approval(runner: TurnRunner, question: PlanQuestion, meter: TurnMeter) -> tuple[Approval, str]:
+    """Put plan → act to the turn's gate: approved once unasked, refused (with the engine's words),
+    or asked through the session's approver (a plain PermissionAsker can only say once or reject)."""
+    gate = runner.gate
+    asked, verdict = await gate.verdict(
         PermissionQuestion(
             question.call_id, "finish_phase", question.title, "switch_mode", "switch_mode", question.raw_input
         )
     )
-    return "cancelled" if decision.cancelled else "once" if decision.allowed else "reject"
+    decided = decision_of(verdict, asked)
+    if decided is not None:
+        return ("once", "") if decided.allowed else ("refused", decided.message)
+    meter.asking_permission()
+    if isinstance(gate.asker, PlanApprover):
+        return await gate.asker.approve_plan(question), ""
+    decision = await gate.ask(asked, verdict)
+    return ("cancelled" if decision.cancelled else "once" if decision.allowed else "reject"), ""
 
 
 @dataclass(slots=True)
@@ -177,19 +196,20 @@ class PhasedStrategy:
             raise ValueError("maxTrials must be at least 1")
         self.evaluator = evaluator
         self.max_trials = max_trials
+        self.trials = Trials(evaluator, max_trials) if evaluator is not None else None
+        """The verify phase's trials (None: act goes straight to done)."""
         self.state: Phase = "plan"
         """Where the next prompt starts."""
         self._transitions: list[Transition] = []
-        self._trials: list[Trial] = []
         self._phase: Phase = "plan"
 
     def record_fields(self) -> dict[str, Any]:
-        verifying = self.evaluator is not None
+        trials = self.trials
         return {
             "transitions": tuple(self._transitions),
             "final_state": self._phase,
-            "trials": tuple(self._trials) if verifying and self._trials else None,
-            "max_trials": self.max_trials if verifying else None,
+            "trials": tuple(trials.done) if trials is not None and trials.done else None,
+            "max_trials": self.max_trials if trials is not None else None,
         }
 
     def _move(self, to: Phase, reason: str, meter: TurnMeter) -> None:
@@ -200,7 +220,9 @@ class PhasedStrategy:
         self._phase = to
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
-        self._transitions, self._trials, self._phase = [], [], self.state
+        self._transitions, self._phase = [], self.state
+        if self.trials is not None:
+            self.trials.done = []
         try:
             return await self._run(runner, history, meter)
         except LimitReached:
@@ -211,28 +233,31 @@ class PhasedStrategy:
 
     async def _run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
         finish = FinishPhase()
-        plan_tools, act_tools = _phase_tools(runner.tools, finish)
+        tools = _phase_tools(runner.tools, finish)
         history.add_user([{"type": "text", "text": NOTES["act" if self.state == "act" else "plan"]}])
         last = AttemptOutcome(TurnStop.END_TURN)
         since_requests, since = meter.model_requests, meter.clock()
         while self._phase != "done":
             if self._phase == "plan":
-                last = await runner.run(history, meter, tools=plan_tools, stop_when=finish.called)
+                last = await runner.run(
+                    history, meter, tools=tools, stop_when=finish.called, read_only=PLAN_ONLY
+                )
                 if finish.summary is None:
                     self.state = "plan"
                     return last
-                answer = await self._approve(runner, meter, finish.summary)
+                answer, why = await self._approve(runner, meter, finish.summary)
                 finish.summary = None
-                if answer == "reject":
-                    self._move("plan", "rejected", meter)
-                    history.add_user([{"type": "text", "text": REJECTED}])
+                if answer in ("reject", "refused"):
+                    self._move("plan", "rejected" if answer == "reject" else "refused", meter)
+                    text = REJECTED if answer == "reject" else REFUSED.format(why=why)
+                    history.add_user([{"type": "text", "text": text}])
                     self.state = "plan"
                     return AttemptOutcome(TurnStop.END_TURN, last.model_stop_reason)
                 self._move("act", f"approved_{answer}", meter)
                 history.add_user([{"type": "text", "text": APPROVED[answer] + NOTES["act"]}])
                 since_requests, since = meter.model_requests, meter.clock()
             elif self._phase == "act":
-                last = await runner.run(history, meter, tools=act_tools, stop_when=finish.called)
+                last = await runner.run(history, meter, tools=tools, stop_when=finish.called)
                 if last.stop is not TurnStop.END_TURN:
                     self.state = "act"
                     return last
@@ -253,28 +278,14 @@ class PhasedStrategy:
         Raises:
             LimitReached: the judge's request is past a budget, or the trials are used up.
         """
-        assert self.evaluator is not None
-        trial = await evaluate_attempt(
-            self.evaluator,
-            runner,
-            history,
-            meter,
-            trial=len(self._trials) + 1,
-            max_trials=self.max_trials,
-            since_requests=since_requests,
-            since=since,
-        )
-        self._trials.append(trial)
-        if trial.passed:
-            self._move("done", "passed", meter)
-            return
-        self._move("act", "failed", meter)
-        if len(self._trials) >= self.max_trials:
+        assert self.trials is not None
+        trial = await self.trials.evaluate(runner, history, meter, since_requests=since_requests, since=since)
+        self._move("done" if trial.passed else "act", "passed" if trial.passed else "failed", meter)
+        if not trial.passed and self.trials.used_up():
             raise LimitReached(Limit.TRIALS)
 
-    async def _approve(self, runner: TurnRunner, meter: TurnMeter, summary: str) -> Answer:
-        """Ask plan → act; allow always also switches the session to acceptEdits."""
-        meter.asking_permission()
+    async def _approve(self, runner: TurnRunner, meter: TurnMeter, summary: str) -> tuple[Approval, str]:
+        """Put plan → act to the gate; allow always also switches the session to acceptEdits."""
         plan = runner.tools.get("update_plan")
         question = PlanQuestion(
             f"approve_{runner.new_id()}",
@@ -285,12 +296,13 @@ class PhasedStrategy:
         await runner.sink.emit(
             ToolCallStarted(question.call_id, question.title, "switch_mode", question.raw_input)
         )
-        answer = await ask_approval(runner, question)
+        answer, why = await ask_approval(runner, question, meter)
         shown = {
             "always": "Approved: edits accepted without asking.",
             "once": "Approved.",
             "reject": "Rejected: keep planning.",
             "cancelled": "Cancelled.",
+            "refused": why,
         }[answer]
         await runner.sink.emit(
             ToolCallFinished.of(
@@ -299,42 +311,20 @@ class PhasedStrategy:
         )
         if answer == "cancelled":
             raise PermissionCancelled
-        if answer == "always" and isinstance(runner.permissions, ModeSwitcher):
-            await runner.permissions.switch_mode("acceptEdits")
-        return answer
+        if answer == "always" and isinstance(runner.gate.asker, ModeSwitcher):
+            await runner.gate.asker.switch_mode("acceptEdits")
+        return answer, why
 
 
 PLAN_ONLY = (
     "Refused: this is the plan phase (read-only). Describe the change in the plan with "
     "update_plan and call finish_phase; the user approves the plan before anything changes."
 )
+"""What a call that changes something is told in the plan phase (the engine's plan step)."""
 
 
-class PlannedOnly:
-    """A tool that changes things, offered in the plan phase but refused when called.
-
-    Both phases send the same tool list, so a phase switch keeps the prompt cache (a changed tool
-    list invalidates all of it); the plan phase stays read-only because the call is refused here,
-    before any permission is asked.
-    """
-
-    permission: Permission | None = _LOOKS_ONLY
-
-    def __init__(self, tool: Any) -> None:
-        self.tool = tool
-        self.name, self.description = tool.name, tool.description
-        self.input_schema, self.kind = tool.input_schema, tool.kind
-
-    def title(self, args: dict[str, Any]) -> str:
-        return str(self.tool.title(args))
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return ToolResult(PLAN_ONLY, is_error=True)
-
-
-def _phase_tools(tools: ToolRegistry, finish: FinishPhase) -> tuple[ToolRegistry, ToolRegistry]:
-    """The plan phase's tools (the same list, with those that change things refused) and the act
-    phase's (all), each with finish_phase last."""
+def _phase_tools(tools: ToolRegistry, finish: FinishPhase) -> ToolRegistry:
+    """Every phase's tools: the session's, with finish_phase last (one list for every phase keeps
+    the prompt cache; the plan phase is read-only by the engine, not by its list)."""
     every = [t for name in tools.names if (t := tools.get(name)) is not None and name != finish.name]
-    planning = [t if t.permission is None else PlannedOnly(t) for t in every]
-    return ToolRegistry([*planning, finish]), ToolRegistry([*every, finish])
+    return ToolRegistry([*every, finish])

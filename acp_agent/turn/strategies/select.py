@@ -1,14 +1,15 @@
 """Which strategy a session runs: built from a `LoopChoice` on the session's first prompt.
 
-The choice is made and checked by `turn/loops.py` (light, at `session/new`: a bad `_meta` value is a
-`LimitsError` naming the field, answered -32602); the strategy and its evaluator are built here.
+The choice is made and checked by `turn/strategies/loops.py` (light, at `session/new`: a bad
+`_meta` value is a `LimitsError` naming the field, answered -32602); the strategy and its evaluator
+are built here.
 """
 
 from __future__ import annotations
 
-from acp_agent.turn.loops import LoopChoice
 from acp_agent.turn.strategies.base import Strategy
 from acp_agent.turn.strategies.judge import JudgeEvaluator
+from acp_agent.turn.strategies.loops import LoopChoice
 from acp_agent.turn.strategies.phased import PhasedStrategy
 from acp_agent.turn.strategies.tools import ToolsStrategy
 from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluator, VerifyStrategy

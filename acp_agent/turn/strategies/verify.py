@@ -30,6 +30,7 @@ __all__ = [
     "CommandEvaluator",
     "Evaluation",
     "Evaluator",
+    "Trials",
     "VerifyStrategy",
     "evaluate_attempt",
     "failure_message",
@@ -149,6 +150,46 @@ class CommandEvaluator:
             return ToolResult(f"could not run: {exc}", is_error=True)
 
 
+@dataclass(slots=True)
+class Trials:
+    """The evaluated attempts of one turn, for a strategy that verifies (verify, phased): the
+    evaluator, how many fails the turn allows, and the trials so far."""
+
+    evaluator: Evaluator
+    max_trials: int
+    done: list[Trial] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.max_trials < 1:
+            raise ValueError("maxTrials must be at least 1")
+
+    async def evaluate(
+        self, runner: TurnRunner, history: History, meter: TurnMeter, *, since_requests: int, since: float
+    ) -> Trial:
+        """Evaluate the attempt that began at `since_requests` / `since`, and keep it as the next
+        trial (a fail's feedback goes into the history).
+
+        Raises:
+            LimitReached: the evaluation is past a budget.
+        """
+        trial = await evaluate_attempt(
+            self.evaluator,
+            runner,
+            history,
+            meter,
+            trial=len(self.done) + 1,
+            max_trials=self.max_trials,
+            since_requests=since_requests,
+            since=since,
+        )
+        self.done.append(trial)
+        return trial
+
+    def used_up(self) -> bool:
+        """No fail is left to the turn: the `TRIALS` limit ends it."""
+        return len(self.done) >= self.max_trials
+
+
 class VerifyStrategy:
     """Attempt, evaluate, feed back, repeat: until a pass, a budget, or `max_trials` fails."""
 
@@ -156,40 +197,36 @@ class VerifyStrategy:
     record_type = VerifyResult
 
     def __init__(self, evaluator: Evaluator, max_trials: int = 3) -> None:
-        if max_trials < 1:
-            raise ValueError("maxTrials must be at least 1")
-        self.evaluator = evaluator
-        self.max_trials = max_trials
-        self._trials: list[Trial] = []
+        self.trials = Trials(evaluator, max_trials)
+
+    @property
+    def evaluator(self) -> Evaluator:
+        return self.trials.evaluator
+
+    @property
+    def max_trials(self) -> int:
+        return self.trials.max_trials
 
     def record_fields(self) -> dict[str, Any]:
-        best, score = best_trial(self._trials)
+        best, score = best_trial(self.trials.done)
         return {
-            "trials": tuple(self._trials),
+            "trials": tuple(self.trials.done),
             "best_trial": best,
             "best_score": score,
             "max_trials": self.max_trials,
         }
 
     async def run(self, runner: TurnRunner, history: History, meter: TurnMeter) -> AttemptOutcome:
-        self._trials = []
+        self.trials.done = []
         while True:
             since_requests, since = meter.model_requests, meter.clock()
             outcome = await runner.run(history, meter)
             if outcome.stop is not TurnStop.END_TURN:
                 return outcome  # max_tokens, refusal: unevaluated (a budget raised past us)
-            trial = await evaluate_attempt(
-                self.evaluator,
-                runner,
-                history,
-                meter,
-                trial=len(self._trials) + 1,
-                max_trials=self.max_trials,
-                since_requests=since_requests,
-                since=since,
+            trial = await self.trials.evaluate(
+                runner, history, meter, since_requests=since_requests, since=since
             )
-            self._trials.append(trial)
             if trial.passed:
                 return outcome
-            if len(self._trials) >= self.max_trials:
+            if self.trials.used_up():
                 raise LimitReached(Limit.TRIALS)

@@ -6,7 +6,7 @@ tool call the subagent makes ("Read src/app.py", "Search 'retry'"), replaced as 
 `tool_call_update` replaces content). Its text, thoughts and usage are not shown: only its final
 answer is, as the call's result. A call that asks permission (a subagent allowed to edit) is also
 shown as a call of its own, announced before its question, so the editor can show the question,
-the diff and the outcome where it expects them (`ChildPermissions`).
+the diff and the outcome where it expects them (`ChildAsker`).
 
 A client that advertises ACP's unstable `subagents` may also be shown each subagent as a child
 session of its own (`ChildSessions`, implemented by the session layer): its whole live traffic,
@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-import anyio
-
+from acp_agent.permissions.engine import Verdict
+from acp_agent.permissions.gate import ExplainedAsker
+from acp_agent.permissions.question import PermissionAsker, PermissionDecision, PermissionQuestion
 from acp_agent.turn.events import (
     EventSink,
     ToolCallFinished,
@@ -30,26 +31,15 @@ from acp_agent.turn.events import (
     ToolCallUpdated,
     TurnEvent,
 )
-from acp_agent.turn.permissions import (
-    ALLOW,
-    PermissionAsker,
-    PermissionDecision,
-    PermissionQuestion,
-    RuledAsker,
-)
 
 if TYPE_CHECKING:
     from acp_agent.turn.meter import Subagent
 
-__all__ = ["MAX_LINES", "Both", "ChildPermissions", "ChildProgress", "ChildSession", "ChildSessions"]
+__all__ = ["MAX_LINES", "Both", "ChildAsker", "ChildProgress", "ChildSession", "ChildSessions"]
 
 MAX_LINES = 40
 """The most lines shown while a subagent runs (the earlier ones are counted), so the bytes sent
 for one subagent grow with its tool calls, never with their square."""
-CHANGES_REFUSED = (
-    "Refused: a subagent may edit files or run commands only when the session's mode is "
-    "acceptEdits or bypassPermissions. Report what should change instead."
-)
 
 
 @dataclass(slots=True)
@@ -129,39 +119,27 @@ class Both:
 
 
 @dataclass(slots=True)
-class ChildPermissions:
-    """A subagent's PermissionAsker: the session's own, asked the questions the user would see,
-    one at a time across the turn's subagents, each titled with the subagent's description.
-
-    Its questions are marked as a subagent's (`PermissionQuestion.subagent`): an asker that weighs
-    rules (`RuledAsker`, the session's) decides on them, and lets a subagent change something only
-    in the modes that allow it. For any other asker, `may_change()` says whether the mode lets a
-    subagent edit or execute now; when it does not, the call is refused without a question.
-    """
+class ChildAsker:
+    """A subagent's asker: the session's own, asked the questions the user would see, each titled
+    with the subagent's description and shown as a call of its own first (one at a time across
+    the turn's subagents: the gate's). It only asks: what the subagent may do is the engine's,
+    through the turn's gate bound to its questions (`PermissionGate.bound(subagent=True)`), so a
+    rule, a hook's deny and the mode hold for a subagent as for the session."""
 
     asker: PermissionAsker
     progress: ChildProgress
     description: str
-    may_change: Callable[[], bool]
-    asking: anyio.Lock
-    """Shared by the session's subagents: one question at a time."""
-
-    def settle(self, question: PermissionQuestion) -> PermissionDecision | None:
-        """What is decided without a question (`RuledAsker`)."""
-        if isinstance(self.asker, RuledAsker):
-            return self.asker.settle(self._marked(question))
-        if question.permission == "none":
-            return ALLOW
-        return None if self.may_change() else PermissionDecision(False, message=CHANGES_REFUSED)
 
     async def ask(self, question: PermissionQuestion) -> PermissionDecision:
-        decision = self.settle(question)
-        if decision is not None:
-            return decision
-        question = self._marked(question)
-        async with self.asking:
-            await self.progress.show_own(question.call_id, question.title, question.kind, question.raw_input)
-            return await self.asker.ask(question)
+        return await self.asker.ask(await self._shown(question))
 
-    def _marked(self, question: PermissionQuestion) -> PermissionQuestion:
-        return replace(question, title=f"{self.description}: {question.title}", subagent=True)
+    async def ask_about(self, question: PermissionQuestion, verdict: Verdict) -> PermissionDecision:
+        """As `ask`, telling the session's asker why the engine asks (`ExplainedAsker`)."""
+        if not isinstance(self.asker, ExplainedAsker):
+            return await self.ask(question)
+        return await self.asker.ask_about(await self._shown(question), verdict)
+
+    async def _shown(self, question: PermissionQuestion) -> PermissionQuestion:
+        question = replace(question, title=f"{self.description}: {question.title}", subagent=True)
+        await self.progress.show_own(question.call_id, question.title, question.kind, question.raw_input)
+        return question

@@ -15,15 +15,17 @@ answer goes back with the limit named; the turn's next request then meets the sa
 them all, and the tool batch answers the parent's calls as for any tool.
 
 The tool lives here, in `turn/`, because it runs the loop: the tool batch hands it the turn's meter,
-sink and permission asker (`InTurn`), which a tool in `tools/` never sees.
+spec (its model, settings, sink, asker, hooks) and the session's loop memory (`InTurn`), which a
+tool in `tools/` never sees; the child's spec derives from the turn's (`TurnSpec.child`).
 
 Besides the general-purpose subagent, the session may offer subagent types by name (custom agents,
 `SubagentType`): the call's `subagent_type` picks one, and its child runs with that type's own
 system prompt, tools (a subset of the subagents') and model, under the same meter; a child on
 another model is priced at its model's price. Whether a child may start at all is decided before
 the call runs, as for any tool: the tool batch puts the `task` call, its `subagent_type` with it,
-to the turn's permission asker, where the session's rule engine weighs `Agent(name)` rules (no
-rule: it runs, unasked).
+to the turn's gate, where the rule engine weighs `Agent(name)` rules (no rule: it runs, unasked);
+what a subagent's own calls may do is the engine's too, through the turn's gate bound to its
+questions (a subagent may change something only in acceptEdits and bypassPermissions).
 
 Where the client shows subagents as sessions of their own (`sessions`, ACP's unstable
 `subagents` capability), each run is announced first and its live traffic goes to its own
@@ -55,7 +57,7 @@ from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.subagents.progress import (
     Both,
-    ChildPermissions,
+    ChildAsker,
     ChildProgress,
     ChildSession,
     ChildSessions,
@@ -115,25 +117,24 @@ class TaskTool:
         tools: ToolRegistry,
         system: str | Callable[[], str],
         *,
-        may_change: Callable[[], bool] | None = None,
+        changes: bool = False,
         sessions: ChildSessions | None = None,
         types: Sequence[SubagentType] = (),
         prices: Mapping[str, Price] | None = None,
     ) -> None:
         """`tools` are the subagents' tools and `system` their system prompt, the same for every
         subagent of the session (a cached prefix), or the function that builds it on the first call
-        (most sessions never call `task`). `may_change` is given when those tools edit or
-        run commands: whether the session's mode lets a subagent use them now (None: they only
-        look, so the call is read-only and runs beside other read-only calls). `sessions` is
+        (most sessions never call `task`). `changes`: those tools edit or run commands (whether
+        a subagent may use them is the engine's, in the session's mode); without, they only look,
+        so the call is read-only and runs beside other read-only calls. `sessions` is
         given when the client shows each subagent as a child session too. `types` are the
         subagents offered by name (each with tools among `tools`), listed in the tool's
         description as far as `LISTED_CHARS` allows; `prices` price a type's other model."""
         self.tools = tools
         self._system = system
-        self.may_change = may_change
         self.sessions = sessions
-        self.read_only = may_change is None
-        self.kind = "think" if may_change is None else "other"
+        self.read_only = not changes
+        self.kind = "other" if changes else "think"
         self.prices = prices or {}
         self.types, self.left_out = listed_types(types)
         """The types offered, by name, and the names left out (the list's cap)."""
@@ -141,9 +142,6 @@ class TaskTool:
         if self.types:  # the schema is decided here, once: the tool list is a cached prefix
             self.description = TaskTool.description + types_text(self.types, self.left_out)
             self.input_schema = types_schema(TaskTool.input_schema, self.types)
-        self._runner: TurnRunner | None = None
-        self._asking: anyio.Lock | None = None
-        """One permission question of its subagents at a time; made by the first call."""
 
     @property
     def system(self) -> str:
@@ -159,10 +157,6 @@ class TaskTool:
             prompt = self._prompts[kind.name] = kind.system()
         return prompt
 
-    def bind(self, runner: TurnRunner) -> None:
-        """The session's runner: its model, settings and identity are the subagents' too."""
-        self._runner = runner
-
     def title(self, args: dict[str, Any]) -> str:
         description = args.get("description")
         kind = args.get("subagent_type")
@@ -177,20 +171,20 @@ class TaskTool:
         raise ToolError("the task tool runs only inside a turn")
 
     async def run_in_turn(self, args: dict[str, Any], ctx: ToolContext, turn: InTurn) -> ToolResult:
-        """Run one subagent under the turn's meter; its answer (or partial answer) is the result."""
-        parent = self._runner
-        if parent is None or ctx.call_id is None:
-            raise ToolError("the task tool is not bound to a session")
+        """Run one subagent under the turn's meter, on the turn's model and settings (and its hooks
+        and identity); its answer (or partial answer) is the result."""
+        if ctx.call_id is None:
+            raise ToolError("the task tool runs only as a call of a turn")
+        parent = turn.spec
+        parent_settings = parent.request_settings()
         description = one_line(str(args["description"]))  # its name wherever the editor shows it
         kind = self.types.get(str(args.get("subagent_type") or GENERAL))
-        if self._asking is None:
-            self._asking = anyio.Lock()
         if kind is None:
-            settings = replace(parent.settings, system=self.system)
+            settings = replace(parent_settings, system=self.system)
         else:  # its own model, thinking, effort and web tools, and its own prompt
-            own = kind.settings(parent.settings) if kind.settings is not None else parent.settings
+            own = kind.settings(parent_settings) if kind.settings is not None else parent_settings
             settings = replace(own, system=self._prompt_of(kind))
-        other = settings.model if settings.model != parent.settings.model else None  # its own price
+        other = settings.model if settings.model != parent_settings.model else None  # its own price
         subagent = turn.meter.child(
             description,
             turn.together,
@@ -202,9 +196,7 @@ class TaskTool:
             subagent.ended(TurnStop.LIMIT, Limit.REQUESTS)
             return ToolResult(NOT_RUN, is_error=True)
         progress = ChildProgress(turn.sink, ctx.call_id)
-        permissions = ChildPermissions(
-            turn.permissions, progress, description, self.may_change or _never, self._asking
-        )
+        gate = parent.gate.bound(subagent=True, asker=ChildAsker(parent.gate.asker, progress, description))
         shown: ChildSession | None = None
         sink: EventSink = progress
         alone = anyio.CancelScope()  # cancelled when the client cancels this subagent alone
@@ -212,15 +204,14 @@ class TaskTool:
             shown = await self.sessions.open(description, str(args["prompt"]), alone.cancel)
             sink = Both(progress, shown.sink)
         child = TurnRunner(
-            parent.model,
-            self.tools if kind is None else kind.tools,
-            sink,
-            replace(ctx, background=None),  # its commands end with it: none in the background
-            settings,
-            new_id=parent.new_id,
-            permissions=permissions,
-            attachments=parent.attachments,
-            hooks=parent.hooks.for_subagent(str(args.get("subagent_type") or "general-purpose")),
+            parent.child(
+                self.tools if kind is None else kind.tools,
+                sink,
+                replace(ctx, background=None),  # its commands end with it: none in the background
+                settings,
+                gate,
+                parent.hooks.for_subagent(str(args.get("subagent_type") or "general-purpose")),
+            )
         )
         history = History()
         history.add_prompt([{"type": "text", "text": str(args["prompt"])}])
@@ -242,7 +233,7 @@ class TaskTool:
             await ctx.report(Progress(text=_cancelled(progress), cancelled=True))
             raise
         finally:
-            parent.usage.absorb(child.usage)
+            turn.memory.usage.absorb(child.usage)
             if shown is not None:
                 with anyio.move_on_after(ENDED_SECONDS, shield=True):
                     await shown.ended(subagent)
@@ -276,10 +267,6 @@ class TaskTool:
         elif outcome.stop is TurnStop.REFUSAL:
             text = "[the model refused this task]"
         return ToolResult(text, steps=tuple(progress.lines))
-
-
-def _never() -> bool:
-    return False
 
 
 def _last_text(history: History) -> str:
