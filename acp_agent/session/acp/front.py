@@ -27,7 +27,6 @@ from acp_agent.lazy import Deferred, deferred, warm_up
 from acp_agent.protocol.lifecycle import InitializeRequest
 from acp_agent.session.acp.handshake import initialize_answer
 from acp_agent.session.params import parse
-from acp_agent.tools.shell.shell_syntax import bash_parser
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
@@ -79,6 +78,8 @@ def turn_machinery() -> None:
     tree-sitter's bash grammar, which the rules on commands read (`tools/shell/shell_syntax.py`),
     so the first command a rule weighs does not load it on the event loop."""
     session_layer.now().engine.now()
+    from acp_agent.tools.shell.shell_syntax import bash_parser  # loaded by the machinery by now
+
     bash_parser.now()
 
 
