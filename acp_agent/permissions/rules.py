@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -104,6 +104,9 @@ class RuleOrigin:
     shown: str
     anchor: Path
     project: bool = False
+    file: Path | None = field(default=None, compare=False)
+    """The settings file it was read from (None: a rule the agent or the session made): what ties
+    a project's allow rule to its file's trust (`ClaudeSetup.rules_in_force`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,7 +133,7 @@ class SessionServers:
             if trust is not None and trust.allows(row.trust_item):
                 row.state = "starting"
                 allowed.append(row)
-            elif trust is not None and trust.state != "unasked":
+            elif trust is not None and trust.settled:
                 row.state = "declined"
         return allowed
 

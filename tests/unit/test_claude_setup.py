@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 from acp_agent.claude_code.settings.saved_rules import save_rules
 from acp_agent.claude_code.settings.settings_files import repository_root
 from acp_agent.claude_code.setup.setup import ClaudeSetup, load_claude_setup
-from acp_agent.claude_code.setup.trust import TrustStore
+from acp_agent.claude_code.setup.trust import ProjectTrust, TrustAnswer, TrustQuestion, TrustStore, Widening
+from acp_agent.claude_code.setup.widenings import file_widenings
 from acp_agent.errors import ToolError
 from acp_agent.model.server_tools import WebTools
 from acp_agent.permissions.engine import RuleEngine
@@ -95,7 +97,9 @@ def test_a_worktree_keeps_its_local_file_in_the_main_checkout(tmp_path: Path) ->
     assert repository_root(tmp_path / "w") != tmp_path
 
 
-def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(places: dict[str, Path]) -> None:
+async def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(
+    places: dict[str, Path],
+) -> None:
     project = {
         "permissions": {
             "allow": ["Bash(npm test *)"],
@@ -112,7 +116,7 @@ def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(place
     }
     write(places["cwd"] / ".claude" / "settings.json", project)
     setup = load(places)
-    assert setup.trust is not None and not setup.trust.trusted
+    assert setup.trust is not None and not setup.trust.settled
     assert [i.kind for i in setup.trust.items] == [
         "allow rule",
         "defaultMode",
@@ -123,7 +127,7 @@ def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(place
     assert [r.text for r in setup.rules_in_force()] == ["Read(./.env)", "Bash(git push *)"]
     assert setup.default_mode is None and setup.additional_directories() == [] and setup.hooks() == []
     assert setup.bypass_disabled  # it only restricts
-    setup.trust.state = "trusted"
+    await setup.trust.answer("trusted", remember=False)
     assert [r.text for r in setup.rules_in_force()] == [
         "Read(./.env)",
         "Bash(git push *)",
@@ -131,6 +135,65 @@ def test_what_a_project_widens_waits_for_trust_and_what_restricts_does_not(place
     ]
     assert setup.default_mode is not None and setup.default_mode[0] == "acceptEdits"
     assert [d for d, _ in setup.additional_directories()] == ["../common"]
+
+
+async def test_an_item_of_a_file_expected_after_the_answer_keeps_that_file_out_until_answered(
+    places: dict[str, Path],
+) -> None:
+    """The answer covers what the question listed: once a loader expects one more item of a trusted
+    file (here what the file would enable with a hook added), that file's allow rules and mode stay
+    out until an answer covers it; another file's items do not hold it back (issue 44)."""
+    project = {"permissions": {"allow": ["Bash(npm test *)"], "defaultMode": "acceptEdits"}}
+    write(places["cwd"] / ".claude" / "settings.json", project)
+    setup = load(places)
+    assert setup.trust is not None
+    await setup.trust.answer("trusted", remember=False)
+    file = next(f for f in setup.files if f.project)
+    assert setup.in_force(file) and setup.default_mode is not None
+    assert [r.text for r in setup.rules_in_force()] == ["Bash(npm test *)"]
+
+    setup.trust.expect(Widening("import outside the workspace", "memory files", "/elsewhere/notes.md"))
+    assert setup.in_force(file)  # an item of no settings file holds back only itself
+
+    hook = {"PreToolUse": [{"hooks": [{"type": "command", "command": "./later.sh"}]}]}
+    later = replace(file, data={**file.data, "hooks": hook})
+    for item in file_widenings(later, setup.rules, places["cwd"], places["root"]):
+        setup.trust.expect(item)  # the file's hook, expected after the answer: not in the question
+    assert not setup.in_force(file)
+    assert setup.default_mode is None
+    assert list(setup.rules_in_force()) == []
+    assert setup.additional_directories() == [] and setup.env() == {}
+
+    await setup.trust.answer("trusted", remember=False)  # the next answer covers it
+    assert setup.in_force(file) and setup.default_mode is not None
+    assert [r.text for r in setup.rules_in_force()] == ["Bash(npm test *)"]
+
+
+async def test_settle_asks_only_what_no_answer_covers_and_records_the_answer(
+    places: dict[str, Path], tmp_path: Path
+) -> None:
+    store = TrustStore(tmp_path / "state" / "trust.json")
+    write(places["cwd"] / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(make)"]}})
+    asked: list[list[str]] = []
+
+    def answering(answer: TrustAnswer, remember: bool) -> TrustQuestion:
+        async def ask(trust: ProjectTrust) -> tuple[TrustAnswer, bool]:
+            asked.append([i.text for i in trust.items])
+            return answer, remember
+
+        return ask
+
+    first = load(places, store=store).trust
+    assert first is not None and await first.settle(answering("trusted", True))
+    assert asked == [["Bash(make)"]] and first.settled and not first.declined
+    assert not await first.settle(answering("declined", False)) and len(asked) == 1  # covered: not asked
+    again = load(places, store=store).trust
+    assert again is not None and not await again.settle(answering("declined", False))  # remembered
+    assert len(asked) == 1 and all(again.allows(i) for i in again.items)
+    again.expect(Widening("import outside the workspace", "memory files", "/elsewhere/notes.md"))
+    assert not again.settled
+    assert not await again.settle(answering("declined", False))
+    assert len(asked) == 2 and again.declined and again.settled and again.left_off() == tuple(again.items)
 
 
 def test_a_local_file_git_tracks_is_the_projects(places: dict[str, Path]) -> None:
@@ -150,16 +213,17 @@ async def test_the_answer_is_remembered_per_folder_and_content(
     }
     write(places["cwd"] / ".claude" / "settings.json", {"hooks": hook})
     first = load(places, store=store)
-    assert first.trust is not None and first.trust.state == "unasked"
+    assert first.trust is not None and not first.trust.settled
     await first.trust.answer("trusted", remember=True)
     again = load(places, store=store)
-    assert again.trust is not None and again.trust.state == "trusted" and again.trust.remembered
+    assert again.trust is not None and again.trust.remembered
+    assert again.trust.settled and all(again.trust.allows(i) for i in again.trust.items)
     hook["PostToolUse"][0]["hooks"][0]["command"] += "y"  # past what the question shows
     write(places["cwd"] / ".claude" / "settings.json", {"hooks": hook})
     changed = load(places, store=store)
-    assert changed.trust is not None and changed.trust.state == "unasked"
+    assert changed.trust is not None and not changed.trust.settled
     await changed.trust.answer("declined", remember=True)
-    assert load(places, store=store).trust.state == "declined"  # type: ignore[union-attr]
+    assert load(places, store=store).trust.declined  # type: ignore[union-attr]
     assert oct(os.stat(store.path).st_mode & 0o777) in ("0o600", "0o644", "0o640")
 
 

@@ -143,7 +143,7 @@ def _enabled(
         if own is not None and own[0]:
             yield key, own[1], None  # the user's own files enable it too: no trust needed
         else:
-            yield key, file, Widening("plugin", file.shown, key)
+            yield key, file, Widening("plugin", file.shown, key, file=file.path)
 
 
 def _index(

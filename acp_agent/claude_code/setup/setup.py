@@ -92,8 +92,9 @@ class ClaudeSetup:
         return self.policy is not None and self.policy.locked(lock)
 
     def in_force(self, file: SettingsFile) -> bool:
-        """Whether what `file` widens takes effect: the user's, or a project's once trusted."""
-        return not file.project or self.trust is None or self.trust.trusted
+        """Whether what `file` widens takes effect: the user's, or a project's once every item it
+        registered for the trust question is allowed (`ProjectTrust.allows_file`)."""
+        return not file.project or self.trust is None or self.trust.allows_file(file.path)
 
     def value(self, *keys: str, widening: bool = False) -> tuple[Any, SettingsFile] | None:
         """The highest file's value at `keys` (a project file's only once trusted, if `widening`)."""
@@ -195,13 +196,20 @@ class ClaudeSetup:
 
     def rules_in_force(self) -> Iterator[Rule]:
         """The rules that apply now: every deny and ask rule, and the allow rules of the files in
-        force (a project's wait for trust)."""
-        trusted = self.trust is None or self.trust.trusted
-        return (r for r in self.rules if r.behavior != "allow" or not r.origin.project or trusted)
+        force (a project's wait for its file's trust, `in_force`)."""
+        trust = self.trust
+        return (
+            r
+            for r in self.rules
+            if r.behavior != "allow"
+            or not r.origin.project
+            or trust is None
+            or (r.origin.file is not None and trust.allows_file(r.origin.file))
+        )
 
     def rules_key(self) -> Hashable:
-        """Changes when `rules_in_force` does: the project's trust answered."""
-        return self.trust.state if self.trust is not None else ""
+        """Changes when `rules_in_force` does: the project's trust answered, or an item expected."""
+        return self.trust.key() if self.trust is not None else ""
 
     @property
     def only_policy_rules(self) -> bool:
@@ -230,11 +238,7 @@ class ClaudeSetup:
         declined), and the rules skipped or kept with a warning."""
         lines: list[str] = []
         if waiting := self.waiting():
-            state = (
-                "declined"
-                if self.trust is not None and self.trust.state == "declined"
-                else "waiting for trust"
-            )
+            state = "declined" if self.trust is not None and self.trust.declined else "waiting for trust"
             lines.append(f"Not in force ({state}):")
             lines += [f"  - {w.line()}" for w in waiting]
         if self.warnings:
@@ -295,7 +299,7 @@ def load_claude_setup(
     overridden_rules: dict[str, int] = {}
     for file in files:
         _unmanaged_keys(file, warnings)
-        origin = RuleOrigin(file.shown, file.anchor, file.project)
+        origin = RuleOrigin(file.shown, file.anchor, file.project, file.path)
         locked_out = "allowManagedPermissionRulesOnly" in locks and file.scope != "managed"
         if locked_out:  # its rules are not read: only the policy's apply
             count = sum(len(file.get("permissions", b) or ()) for b in BEHAVIORS)

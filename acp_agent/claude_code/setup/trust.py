@@ -13,8 +13,16 @@ a digest of the items (with the content of the files their hooks and servers run
 `.claude` resolves), so a changed hook or hook script or a new allow rule asks again, and an
 unchanged repository is never asked twice.
 
-The seams, one function each way: a loader calls `expect(item)` for what its content would
-enable, and later `allows(item)` (or `trusted`) to know whether it may use it.
+Trust is settled here, and everything else asks this module, one predicate per question (no
+other module reads the answer itself):
+- a loader calls `expect(item)` for what its content would enable, and later `allows(item)` to
+  know whether it may use it;
+- a settings file's widening keys (its mode, directories, env, hooks, allow rules) are read once
+  `allows_file(path)`: every item registered from that file (`Widening.file`) is allowed, so one
+  expected after the answer keeps the file out until an answer covers it;
+- `settle(ask)` takes a covering answer (this session's or a remembered one) or asks `ask` the
+  question (`session/editor/trust_question.py`); `settled` says no question is pending, and
+  `declined` that the answer was no (`/hooks`, `/permissions`, the MCP servers that waited).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,11 +41,13 @@ from acp_agent.claude_code.settings import json_text
 from acp_agent.errors import ToolError
 from acp_agent.tools.files.localfs import LocalFileSystem
 
-__all__ = ["ProjectTrust", "TrustAnswer", "TrustStore", "Widening"]
+__all__ = ["ProjectTrust", "TrustAnswer", "TrustQuestion", "TrustStore", "Widening"]
 
 log = structlog.get_logger(__name__)
 
 TrustAnswer = Literal["trusted", "declined"]
+TrustQuestion = Callable[["ProjectTrust"], Awaitable[tuple[TrustAnswer, bool]]]
+"""Asks the user about `ProjectTrust.items`: the answer, and whether to remember it."""
 KEPT_PER_FOLDER = 8
 """Answers kept per folder (the newest): an old digest is asked again if it ever comes back."""
 MAX_STORE_BYTES = 4 << 20
@@ -55,6 +66,9 @@ class Widening:
     text: str
     content: str = ""
     details: tuple[str, ...] = ()
+    file: Path | None = field(default=None, compare=False)
+    """The settings file that registered it (`ProjectTrust.allows_file`); None for an item of no
+    settings file (a `.mcp.json` server, a memory import). Not part of what is remembered."""
 
     def line(self) -> str:
         return f"{self.kind}: {self.text} ({self.source})"
@@ -117,13 +131,13 @@ class ProjectTrust:
     """Where the project's `.claude` resolves (a link swapped in asks again): part of the digest."""
     answered: tuple[Widening, ...] | None = None
     """The items the answer covered (None: no answer yet)."""
-    state: Literal["unasked", "trusted", "declined"] = "unasked"
+    _state: Literal["unasked", "trusted", "declined"] = field(default="unasked", init=False)
     remembered: bool = False
     """The answer came from, or went to, the store (not for this session only)."""
 
     def expect(self, item: Widening) -> None:
         """A loader's: `item` is what its content would enable once the folder is trusted (before
-        the first prompt, so the question lists it; one expected later waits for the next session)."""
+        the first prompt, so the question lists it; one expected later waits for the next answer)."""
         if item not in self.items:
             self.items.append(item)
 
@@ -132,14 +146,31 @@ class ProjectTrust:
         """Something waits for trust."""
         return bool(self.items)
 
-    @property
-    def trusted(self) -> bool:
-        """The folder is trusted for what was asked about (or nothing needed trust)."""
-        return not self.items or self.state == "trusted"
-
     def allows(self, item: Widening) -> bool:
-        """A loader's: whether `item` may take effect now."""
-        return self.state == "trusted" and self.answered is not None and item in self.answered
+        """A loader's: whether `item` may take effect now (the answer that covered it was yes)."""
+        return self._state == "trusted" and self.answered is not None and item in self.answered
+
+    def allows_file(self, file: Path) -> bool:
+        """Whether what the settings file at `file` widens takes effect: nothing here needs trust,
+        or the folder was trusted and every item registered from `file` is allowed (an item of it
+        expected after the answer keeps the whole file out until an answer covers it)."""
+        if not self.items:
+            return True
+        return self._state == "trusted" and all(self.allows(i) for i in self.items if i.file == file)
+
+    @property
+    def settled(self) -> bool:
+        """No question is pending: nothing needs trust, or an answer covers every item."""
+        return not self.items or (self.answered is not None and set(self.items) <= set(self.answered))
+
+    @property
+    def declined(self) -> bool:
+        """The answer was no (what waits is then "declined", not "waiting for trust")."""
+        return self._state == "declined"
+
+    def key(self) -> Hashable:
+        """Changes whenever what this allows may have: an answer, or an item expected."""
+        return self._state, len(self.items), len(self.answered or ())
 
     def digest(self) -> str:
         """What the answer is remembered by: the items, in a stable order."""
@@ -150,16 +181,26 @@ class ProjectTrust:
     def recall(self) -> bool:
         """Whether an answer covers the items as they are now: this session's (given before more
         items were expected), or a remembered one, which is then taken."""
-        if not self.items or (self.answered is not None and set(self.items) <= set(self.answered)):
+        if self.settled:
             return True
         answer = self.store.answer(self.folder, self.digest()) if self.store is not None else None
         if answer is not None:
-            self.state, self.answered, self.remembered = answer, tuple(self.items), True
+            self._state, self.answered, self.remembered = answer, tuple(self.items), True
         return answer is not None
+
+    async def settle(self, ask: TrustQuestion) -> bool:
+        """Before the session's first request: take an answer that covers the items as they are
+        now, else `ask` the question and record its answer. True when the folder was trusted by a
+        new answer (what it enables is then applied by the caller: `trust_settling.py`)."""
+        if self.recall():
+            return False
+        answer, remember = await ask(self)
+        await self.answer(answer, remember=remember)
+        return answer == "trusted"
 
     async def answer(self, answer: TrustAnswer, *, remember: bool) -> None:
         """The user's answer to the question, kept in the store when `remember`."""
-        self.state, self.answered, self.remembered = answer, tuple(self.items), remember
+        self._state, self.answered, self.remembered = answer, tuple(self.items), remember
         if remember and self.store is not None:
             await self.store.remember(self.folder, self.digest(), answer)
 
@@ -175,7 +216,7 @@ class ProjectTrust:
             "trusted": "trusted" + (" (remembered)" if self.remembered else " for this session"),
             "declined": "not trusted" + (" (remembered)" if self.remembered else ""),
             "unasked": "not asked yet (asked at the first prompt)",
-        }[self.state]
+        }[self._state]
         left = self.left_off()
         text = f"{self.folder}: {how}"
         return text + "".join(f"\n  - left off: {i.line()}" for i in left) if left else text

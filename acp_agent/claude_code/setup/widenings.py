@@ -15,6 +15,7 @@ import re
 import shlex
 import stat
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +56,16 @@ def shown(text: str) -> str:
 
 
 def file_widenings(file: SettingsFile, rules: Iterable[Rule], cwd: Path, root: Path) -> Iterator[Widening]:
-    """What `file` (a project's) would let run once trusted, one item per thing enabled."""
+    """What `file` (a project's) would let run once trusted, one item per thing enabled, each tied
+    to `file` (`Widening.file`: the file is read only once all of its items are allowed)."""
+    for item in _file_items(file, rules, cwd, root):
+        yield replace(item, file=file.path)
+
+
+def _file_items(file: SettingsFile, rules: Iterable[Rule], cwd: Path, root: Path) -> Iterator[Widening]:
     where = file.shown
     for rule in rules:
-        if rule.behavior == "allow" and rule.origin.shown == where and rule.origin.project:
+        if rule.behavior == "allow" and rule.origin.file == file.path and rule.origin.project:
             yield Widening("allow rule", where, rule.text)
     mode = mode_of(file.get("permissions", "defaultMode"))
     if mode in WIDENING_MODES:

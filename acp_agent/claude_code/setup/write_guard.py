@@ -63,7 +63,7 @@ def _settings(path: Path, where: str, text: str, setup: ClaudeSetup) -> list[str
     if data is None:
         return [f"nothing: {w}" for w in warnings]
     file = SettingsFile("project", path, where, setup.cwd, data, True)
-    origin = RuleOrigin(where, setup.cwd, True)
+    origin = RuleOrigin(where, setup.cwd, True, path)
     rules = []
     for behavior in BEHAVIORS:
         for rule_text in file.get("permissions", behavior) or ():

@@ -126,7 +126,7 @@ def _hooks_listing(session: Session) -> str:
     if session.hooks is None:
         return "Hooks: none"
     trust = session.claude.trust if session.claude is not None else None
-    state = "declined" if trust is not None and trust.state == "declined" else "waiting for trust"
+    state = "declined" if trust is not None and trust.declined else "waiting for trust"
     return session.hooks.hooks.describe(state)
 
 

@@ -55,8 +55,9 @@ def folded(text: str, width: int = FOLD_WIDTH) -> str:
     return "\n".join(lines)
 
 
-async def ask_trust(session_id: str, requester: Requester, trust: ProjectTrust) -> None:
-    """Ask whether to trust the project folder for what it widens, and record the answer."""
+async def ask_trust(session_id: str, requester: Requester, trust: ProjectTrust) -> tuple[TrustAnswer, bool]:
+    """Ask whether to trust the project folder for what it widens: the answer, and whether to
+    remember it (`ProjectTrust.settle` records it)."""
     items = list(trust.items)
     text = (
         f"The Claude Code settings of {trust.folder} would let more run without asking. "
@@ -81,9 +82,8 @@ async def ask_trust(session_id: str, requester: Requester, trust: ProjectTrust) 
         answer = await requester.request("session/request_permission", params)
     except RpcError as exc:
         log.warning("claude.trust_not_asked", code=exc.code, message=exc.message[:200])
-        await trust.answer("declined", remember=False)
-        return
+        return "declined", False
     kind, option = read_answer(answer, _ANSWERS)
     chosen, remember = _ANSWERS[option] if kind == "selected" and option else ("declined", False)
-    await trust.answer(chosen, remember=remember)
     log.info("claude.trust_answered", folder=str(trust.folder), answer=chosen, remembered=remember)
+    return chosen, remember

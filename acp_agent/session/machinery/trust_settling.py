@@ -12,6 +12,7 @@ roots in force (`engine.py`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,17 +55,17 @@ async def read_instructions(session: Session, hidden: HiddenPaths) -> Instructio
 
 
 async def settle_trust(session: Session, requester: Requester) -> bool:
-    """Before the session's first request: ask the project's trust if no answer covers what it
-    widens now, and once granted now, apply what it enables (its `defaultMode`, if the session
-    is still in the default one, its `additionalDirectories`, and the commands, skills and
-    agents of the plugins it enables). True when it was granted now."""
+    """Before the session's first request: settle the project's trust (`ProjectTrust.settle`: a
+    covering answer, else the question), and once granted now, apply what it enables (its
+    `defaultMode`, if the session is still in the default one, its `additionalDirectories`, and
+    the commands, skills and agents of the plugins it enables). True when it was granted now."""
     setup = session.claude
     trust = setup.trust if setup is not None else None
-    if setup is None or trust is None or trust.recall():
+    if setup is None or trust is None:
         return False
-    await ask_trust(session.id, requester, trust)
-    if not trust.trusted:
-        log.info("claude.untrusted", session_id=session.id, left_off=[i.line() for i in trust.left_off()])
+    if not await trust.settle(partial(ask_trust, session.id, requester)):
+        if trust.declined:
+            log.info("claude.untrusted", session_id=session.id, left_off=[i.line() for i in trust.left_off()])
         return False
     found = setup.default_mode
     if found is not None and session.mode == DEFAULT_MODE and found[0] in session.permissions.modes:
