@@ -133,8 +133,25 @@ def test_the_engine_and_the_model_load_on_the_first_turn(tmp_path: Path) -> None
         "acp_agent.session.machinery.engine",
         "acp_agent.turn.runner",
         "acp_agent.model.anthropic",
-        "regex",
     } <= set(loaded)
+
+
+def test_regex_loads_with_the_first_expression_it_compiles() -> None:
+    """`regex` is not the turn machinery's (a first request never waits for it): a hook matcher
+    that is an expression loads it, as the Python search does (`regex_bounds.regex_module`)."""
+    code = textwrap.dedent("""
+        import sys
+        from acp_agent.claude_code.hooks.hook_config import Matcher
+        before = "regex" in sys.modules
+        Matcher.read("Edit|Write")  # names: no expression
+        names = "regex" in sys.modules
+        assert Matcher.read("Ed.t").matches("Edit")
+        print(before, names, "regex" in sys.modules)
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60, check=True
+    )
+    assert out.stdout.split() == ["False", "False", "True"]
 
 
 def _slow_module(tmp_path: Path, monkeypatch, name: str) -> lazy.Deferred[ModuleType]:

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
 import structlog
 
 from acp_agent.claude_code.settings.hook_events import EVENTS, NO_MATCHER, TOOL_EVENTS
@@ -36,7 +35,7 @@ from acp_agent.claude_code.setup.setup import ClaudeSetup
 from acp_agent.errors import ToolError
 from acp_agent.permissions.rules import Rule, RuleOrigin, read_rule
 from acp_agent.tools.sandbox.named import command_words
-from acp_agent.tools.search.regex_bounds import check_pattern
+from acp_agent.tools.search.regex_bounds import check_pattern, regex_module
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -80,6 +79,7 @@ class Matcher:
             check_pattern(text)
         except ToolError as exc:
             raise ToolError("a regular expression past the bounds of a search pattern") from exc
+        regex = regex_module.now()
         try:
             return cls(text, expression=regex.compile(text))
         except (regex.error, ValueError, OverflowError) as exc:

@@ -78,13 +78,17 @@ def turn_machinery() -> None:
     session_layer.now().engine.now()
 
 
-def command_grammar() -> None:
+def parsers() -> None:
     """Warm-up step, the last: tree-sitter's bash grammar, which the rules on commands read
-    (`tools/shell/shell_syntax.py`), so the first command a rule weighs does not load it on the
-    event loop. After the model client: a first request never waits for it (~7 ms of CPU)."""
+    (`tools/shell/shell_syntax.py`), and the `regex` package, which a hook's expression matcher
+    and the Python search compile with (`tools/search/regex_bounds.py`), so neither loads on the
+    event loop when first used. After the model client: a first request never waits for them
+    (~15 ms of CPU)."""
+    from acp_agent.tools.search.regex_bounds import regex_module
     from acp_agent.tools.shell.shell_syntax import bash_parser  # loaded by the machinery by now
 
     bash_parser.now()
+    regex_module.now()
 
 
 class FrontHandler:
@@ -194,7 +198,7 @@ class FrontHandler:
             with suppress(RuntimeError, CancelledError):  # the loop ended (EOF after initialize)
                 anyio.from_thread.run(built, token=token)
 
-        warm_up((session_layer, layer_imported, turn_machinery, *self._steps, command_grammar))
+        warm_up((session_layer, layer_imported, turn_machinery, *self._steps, parsers))
 
     def _start_build(self) -> anyio.Event:
         if self._done is None:

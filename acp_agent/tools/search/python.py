@@ -21,14 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
-
 from acp_agent.errors import Stopped, ToolError
 from acp_agent.tools.files.disk import prefix_for, time_left
 from acp_agent.tools.paths import display_path
 from acp_agent.tools.search.ignore import walk_files
 from acp_agent.tools.search.query import LINE_CONTEXT, Found, Query, budget_spent
-from acp_agent.tools.search.regex_bounds import check_pattern
+from acp_agent.tools.search.regex_bounds import check_pattern, regex_module
 from acp_agent.tools.shown import shown_path
 
 __all__ = ["search_in_python"]
@@ -55,6 +53,7 @@ def search_in_python(
     Raises ToolError for an invalid pattern, Stopped once `stop` is set, and the budget's
     ToolTimeout (carrying the matches so far) past `budget_seconds`.
     """
+    regex = regex_module.now()
     flags = regex.IGNORECASE if query.ignore_case else 0
     pattern = query.pattern
     check_pattern(pattern)

@@ -11,15 +11,28 @@ loop, not copies, and costs nothing here.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from acp_agent.errors import ToolError
+from acp_agent.lazy import deferred
 
-__all__ = ["MAX_DEPTH", "MAX_EXPANSION", "MAX_PATTERN_CHARS", "check_pattern"]
+__all__ = ["MAX_DEPTH", "MAX_EXPANSION", "MAX_PATTERN_CHARS", "check_pattern", "regex_module"]
 
 MAX_PATTERN_CHARS = 10_000
 MAX_DEPTH = 100
 MAX_EXPANSION = 100_000
 """Pieces a pattern may stand for once its counted repetitions are written out (~30 MB compiled)."""
+
+
+@deferred
+def regex_module() -> Any:
+    """The `regex` package (~8 ms of import): only a hook matcher that is an expression and the
+    Python search path compile with it, so a first request never waits for it (issue 46)."""
+    import regex  # type: ignore[import-untyped]  # no stubs in the venv (types-regex)
+
+    return regex
+
+
 _COUNT = re.compile(r"\{(\d*)(?:(,)(\d*))?\}")
 _BRACED_ESCAPES = frozenset("xNpPuUgk")  # \x{41}, \N{name}, \p{L}, \g{1}: braces are the escape's
 
