@@ -52,7 +52,8 @@ log = structlog.get_logger(__name__)
 
 WARM_UP = (model_factory, anthropic_sdk)
 """Imported in the background once `initialize` is answered, after the session layer and the turn
-machinery (`session/acp/front.py`), in the order a first prompt needs; then the model client is built
+machinery (`session/acp/front.py`) and once the client's TLS context has begun to be built beside
+them (`ModelProvider.start_tls`), in the order a first prompt needs; then the model client is built
 (`ModelProvider.warm`)."""
 
 SHUTDOWN_GRACE = 1.5
@@ -143,7 +144,9 @@ async def serve(
         )
         return Sessions(manager, layer.handler(manager, keys=keys, request_id=current_request_id))
 
-    front = FrontHandler(build, journaled=state_dir is not None, warm_up_steps=(*WARM_UP, model.warm))
+    front = FrontHandler(
+        build, journaled=state_dir is not None, warm_up_steps=(model.start_tls, *WARM_UP, model.warm)
+    )
     endpoint = Endpoint(front, to_client)
 
     termination = Termination()

@@ -38,6 +38,8 @@ from acp_agent.model.stream_events import (
 from acp_agent.phases import REQUEST_PHASE, phase
 
 if TYPE_CHECKING:
+    import ssl
+
     import anthropic
 
     from acp_agent.model.cloud.credential_helpers import Helpers
@@ -65,6 +67,7 @@ class AnthropicModel:
         cache_ttl: str = "5m",
         platform: Platform | None = None,
         helpers: Callable[[], Helpers] | None = None,
+        tls: Callable[[], ssl.SSLContext | None] | None = None,
     ) -> None:
         self.streaming = streaming
         self.stall_seconds = stall_seconds
@@ -74,6 +77,8 @@ class AnthropicModel:
         self._base_url = base_url
         self._http_client_factory = http_client_factory
         """Builds the SDK's `httpx2.AsyncClient` (record/replay transports); None: the SDK's own."""
+        self._tls = tls
+        """The TLS context built beside the warm-up (`model/tls.py`), for the SDK's own client."""
         self._client: anthropic.AsyncAnthropic | None = None
         self._clients: list[anthropic.AsyncAnthropic] = []
         """Every client built (`use_key` starts another: a request may still use the old one)."""
@@ -364,7 +369,9 @@ class AnthropicModel:
     def _get_client(self) -> anthropic.AsyncAnthropic:
         if self._client is not None and not self._maker.stale():
             return self._client
-        http_client = self._http_client_factory() if self._http_client_factory else None
+        http_client = (
+            self._http_client_factory() if self._http_client_factory else self._default_http_client()
+        )
         # The credentials left os.environ at start-up (sdk.take_env_keys): the maker hands them
         # to the platform's client explicitly.
         try:
@@ -387,6 +394,16 @@ class AnthropicModel:
         self._client = client
         self._clients.append(client)
         return client  # type: ignore[no-any-return]
+
+    def _default_http_client(self) -> Any:
+        """The SDK's default client, verifying with the context built beside the warm-up; None
+        (the SDK builds the same client, and its context, itself) when there is none."""
+        context = self._tls() if self._tls is not None else None
+        if context is None:
+            return None
+        import anthropic
+
+        return anthropic.DefaultAsyncHttpxClient(verify=context)
 
     def _failure(self, exc: BaseException) -> Failure:
         """Describe a failed attempt for the policy; 401/403 end the turn at once."""

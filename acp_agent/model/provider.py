@@ -15,6 +15,7 @@ import anyio.to_thread
 
 from acp_agent.lazy import deferred
 from acp_agent.model.spec import replay_path
+from acp_agent.model.tls import TlsContext
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,7 +52,9 @@ class ModelProvider:
         self.spec = spec
         self.model_id = spec
         """The model id requests carry: the spec, or a replay cassette's recorded model."""
-        self._kwargs = kwargs
+        self.tls = TlsContext()
+        """The TLS context the client verifies with, built beside the warm-up (`start_tls`)."""
+        self._kwargs = {"tls": self.tls.get, **kwargs}
         self._client: AnthropicModel | None = None
         self._building = threading.Lock()
         if replay_path(spec) is not None or kwargs.get("record") is not None:
@@ -62,6 +65,11 @@ class ModelProvider:
             await anyio.to_thread.run_sync(self._build)  # or waits for the warm-up's
         assert self._client is not None
         return self._client
+
+    def start_tls(self) -> None:
+        """A warm-up step, before the SDK: the client's TLS context, built on the other core while
+        the SDK is imported (`model/tls.py`)."""
+        self.tls.start()
 
     def warm(self) -> None:
         """Build the model client and its SDK client now (blocking): the warm-up's last step."""
