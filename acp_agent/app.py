@@ -54,7 +54,8 @@ WARM_UP = (model_factory, anthropic_sdk)
 """Imported in the background once `initialize` is answered, after the session layer and the turn
 machinery (`session/acp/front.py`) and once the client's TLS context has begun to be built beside
 them (`ModelProvider.start_tls`), in the order a first prompt needs; then the model client is built
-(`ModelProvider.warm`)."""
+(`ModelProvider.warm`), and what remains waits for the API to answer a first request
+(`ModelProvider.after_first_answer`)."""
 
 SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
@@ -145,7 +146,9 @@ async def serve(
         return Sessions(manager, layer.handler(manager, keys=keys, request_id=current_request_id))
 
     front = FrontHandler(
-        build, journaled=state_dir is not None, warm_up_steps=(model.start_tls, *WARM_UP, model.warm)
+        build,
+        journaled=state_dir is not None,
+        warm_up_steps=(model.start_tls, *WARM_UP, model.warm, model.after_first_answer),
     )
     endpoint = Endpoint(front, to_client)
 

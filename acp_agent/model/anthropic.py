@@ -90,6 +90,8 @@ class AnthropicModel:
         """Held while the SDK client is built (by the warm-up thread or a first request's)."""
         self._answered = False
         self._answered_event: anyio.Event | None = None
+        self._answered_now = threading.Event()
+        """The same, for a thread (`wait_answered`)."""
         self.platform = platform or Platform("anthropic", "Anthropic API")
         """Where requests go (`model/cloud/platforms.py`): its client, model ids and features."""
         self._maker = ClientMaker(self.platform, helpers)
@@ -139,9 +141,15 @@ class AnthropicModel:
             self._answered_event = anyio.Event()
         await self._answered_event.wait()
 
+    def wait_answered(self, timeout: float) -> bool:
+        """Block (a thread, never the event loop) until the API has begun to answer a Messages
+        request of this client, or `timeout` seconds; whether it has."""
+        return self._answered_now.wait(timeout)
+
     def _note_answered(self) -> None:
         if not self._answered:
             self._answered = True
+            self._answered_now.set()
             if self._answered_event is not None:
                 self._answered_event.set()
 

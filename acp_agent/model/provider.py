@@ -38,6 +38,10 @@ def model_factory() -> MakeModel:
     return make_model
 
 
+FIRST_ANSWER_WAIT = 30.0
+"""Seconds the warm-up's last steps wait for a first request to be answered (`after_first_answer`)."""
+
+
 class ModelProvider:
     """`await provider()` gives the model client, built on the first call.
 
@@ -76,6 +80,13 @@ class ModelProvider:
         self._build()
         assert self._client is not None
         self._client.prepare()
+
+    def after_first_answer(self) -> None:
+        """A warm-up step, after the client: wait until the API has begun to answer the first
+        request (at most `FIRST_ANSWER_WAIT` seconds), so that what the warm-up loads next (the
+        parsers a later step needs) never competes with that request for the GIL."""
+        if self._client is not None:
+            self._client.wait_answered(FIRST_ANSWER_WAIT)
 
     def use_key(self, api_key: str | None) -> None:
         """The key requests carry from now on (None: the environment's); a client already built

@@ -82,6 +82,33 @@ async def test_answered_once_returns_when_the_api_begins_to_answer(
     assert answered_after == [1]
 
 
+async def test_the_warm_ups_last_steps_wait_for_the_first_answer(fake: FakeMessagesAPI) -> None:
+    """`after_first_answer` (a warm-up step, in its thread) returns once the API has begun to
+    answer the first request, so what the warm-up loads after it never shares the GIL with that
+    request; without a client built it waits for nothing."""
+    import threading
+
+    assert ModelProvider("claude-test-1", streaming=True, api_key=KEY).after_first_answer() is None
+    provider = ModelProvider("claude-test-1", streaming=True, api_key=KEY, base_url=fake.base_url)
+    provider.warm()
+    fake.script(replies.text("One."))
+    waited: list[int] = []
+    step = threading.Thread(target=lambda: (provider.after_first_answer(), waited.append(len(fake.requests))))
+    step.start()
+    try:
+        await anyio.sleep(0.2)  # a step that did not wait would be done by now
+        assert waited == []
+        model = await provider()
+        async for _ in model.respond(REQUEST):
+            pass
+        with anyio.fail_after(10):
+            while step.is_alive():
+                await anyio.sleep(0.01)
+    finally:
+        await provider.aclose()
+    assert waited == [1]
+
+
 async def test_initialize_starts_the_warm_up_before_answering() -> None:
     """The warm-up starts when `initialize` is handled (not at spawn: measured, docs/decisions.md D4)."""
     from acp_agent.config import Config
