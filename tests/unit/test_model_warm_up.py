@@ -11,6 +11,7 @@ import pytest
 from acp_agent.model.base import TextDelta
 from acp_agent.model.provider import ModelProvider
 from acp_agent.testing import FakeMessagesAPI, replies
+from tests.support.waits import wait_until
 from tests.unit.test_anthropic_model import KEY, REQUEST
 
 
@@ -96,14 +97,12 @@ async def test_the_warm_ups_last_steps_wait_for_the_first_answer(fake: FakeMessa
     step = threading.Thread(target=lambda: (provider.after_first_answer(), waited.append(len(fake.requests))))
     step.start()
     try:
-        await anyio.sleep(0.2)  # a step that did not wait would be done by now
+        await anyio.sleep(0.2)  # deliberate: a step that did not wait would be done by now
         assert waited == []
         model = await provider()
         async for _ in model.respond(REQUEST):
             pass
-        with anyio.fail_after(10):
-            while step.is_alive():
-                await anyio.sleep(0.01)
+        await wait_until(lambda: not step.is_alive(), "the step to return once answered")
     finally:
         await provider.aclose()
     assert waited == [1]
