@@ -24,6 +24,12 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from acp_agent.lazy import deferred
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 __all__ = [
     "MAX_SEGMENTS",
@@ -195,3 +201,12 @@ def few_stars(pattern: str) -> str:
         if part.replace("**", "*").count("*") > MAX_SEGMENT_STARS:
             parts[index] = part[: part.index("*")] + "*" + part[part.rindex("*") + 1 :]
     return "/".join(parts)
+
+
+@deferred
+def gitignore_spec() -> type[GitIgnoreSpec]:
+    """pathspec's `GitIgnoreSpec` (~6 ms of import), for a repository's `.gitignore` and a memory
+    rule's `paths:`: loaded when one is first read, not with the session layer (issue 46)."""
+    from pathspec import GitIgnoreSpec
+
+    return GitIgnoreSpec

@@ -34,6 +34,7 @@ DEFERRED = (
     "acp_agent.model.factory",
     "anthropic",
     "regex",
+    "pathspec",
     "mcp",
 )
 

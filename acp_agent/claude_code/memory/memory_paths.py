@@ -14,10 +14,12 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+from acp_agent.tools.globs import few_stars, gitignore_spec
 
-from acp_agent.tools.globs import few_stars
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 __all__ = ["MAX_EXPANDED", "PathPatterns", "expand_braces", "split_paths"]
 
@@ -115,15 +117,15 @@ def _spec(patterns: list[str]) -> GitIgnoreSpec | None:
         return None
     patterns = [few_stars(p) for p in patterns]  # pathspec backtracks on many `*`s in one name
     try:
-        return GitIgnoreSpec.from_lines(patterns)
+        return gitignore_spec.now().from_lines(patterns)
     except Exception:  # one unreadable pattern: keep the others
         kept = [p for p in patterns if _readable(p)]
-        return GitIgnoreSpec.from_lines(kept) if kept else None
+        return gitignore_spec.now().from_lines(kept) if kept else None
 
 
 def _readable(pattern: str) -> bool:
     try:
-        GitIgnoreSpec.from_lines([pattern])
+        gitignore_spec.now().from_lines([pattern])
     except Exception:
         return False
     return True

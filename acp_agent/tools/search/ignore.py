@@ -19,12 +19,14 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from acp_agent.errors import Stopped
-from acp_agent.tools.globs import few_stars
+from acp_agent.tools.globs import few_stars, gitignore_spec
 from acp_agent.tools.hidden import HiddenUnder
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 __all__ = ["global_excludes_file", "names_hidden", "tree_key", "walk_files"]
 
@@ -46,7 +48,7 @@ def _spec(path: Path) -> GitIgnoreSpec | None:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    spec = GitIgnoreSpec.from_lines(few_stars(line) for line in text.splitlines())
+    spec = gitignore_spec.now().from_lines(few_stars(line) for line in text.splitlines())
     return spec if len(spec) else None
 
 
