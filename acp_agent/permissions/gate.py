@@ -171,6 +171,18 @@ class PermissionGate:
                 return await self.asker.ask_about(question, verdict)
             return await self.asker.ask(question)
 
+    async def confirm(
+        self, question: PermissionQuestion, go_ahead: Callable[[], Awaitable[bool]]
+    ) -> PermissionDecision:
+        """`ask` for a question the user answers only "go ahead" or "cancel" (a rewind: there is
+        no "always" to offer): one question at a time, the engine asked again once it is this
+        one's turn, then `go_ahead` (the editor's question) decides; a cancel's message is ""."""
+        async with self.asking:
+            decided = decision_of(self._decide(question), question)
+            if decided is not None:
+                return decided
+            return ALLOW if await go_ahead() else PermissionDecision(False, message="")
+
     async def check(self, question: PermissionQuestion) -> PermissionDecision:
         """Decide, and ask the asker when the engine says "ask"."""
         question, verdict = await self.verdict(question)

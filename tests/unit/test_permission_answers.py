@@ -129,3 +129,44 @@ class Options(Client):
     async def request(self, method: str, params: dict[str, Any], *, timeout: float | None = None) -> Any:
         self.options = params["options"]
         return await super().request(method, params, timeout=timeout)
+
+
+@pytest.mark.anyio
+async def test_a_go_ahead_question_waits_its_turn_and_the_engine_is_asked_again() -> None:
+    """`PermissionGate.confirm` (a rewind's question): one question at a time, like a tool call's;
+    once it is its turn the engine decides again (a mode switched meanwhile settles it unasked),
+    and the user's go-ahead decides only what the engine left to them."""
+    import anyio
+
+    client = Client("reject_once")
+    permissions = SessionPermissions("sess_x", client)  # type: ignore[arg-type]
+    gate = gate_of(permissions)
+    rewind = PermissionQuestion("r", "rewind", "Rewind", "edit", "edit", {})
+    asked: list[str] = []
+
+    async def go_ahead(answer: bool) -> bool:
+        asked.append("go-ahead")
+        return answer
+
+    assert (await gate.confirm(rewind, lambda: go_ahead(True))).allowed
+    declined = await gate.confirm(rewind, lambda: go_ahead(False))
+    assert not declined.allowed and declined.message == "" and asked == ["go-ahead", "go-ahead"]
+    done: list[PermissionDecision] = []
+    answered = anyio.Event()
+
+    async def another_question() -> None:
+        async with gate.asking:  # held as while the user answers another call's question
+            await answered.wait()
+
+    async def rewind_now() -> None:
+        done.append(await gate.confirm(rewind, lambda: go_ahead(False)))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(another_question)
+        await anyio.wait_all_tasks_blocked()
+        group.start_soon(rewind_now)
+        await anyio.wait_all_tasks_blocked()
+        assert done == []  # it waits for the other question
+        permissions.mode = "acceptEdits"  # decided meanwhile
+        answered.set()
+    assert done[0].allowed and asked == ["go-ahead", "go-ahead"]  # the engine's: nobody asked

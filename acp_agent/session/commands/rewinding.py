@@ -229,8 +229,12 @@ class Rewinds:
             return None if decided.allowed else decided.message
         notes = [n for n in (_conflicts_note(plan, session.cwd), running and _running_note(running)) if n]
         shown = ToolCallShown(diffs=diffs, text="\n".join(notes) or None)
-        answer = await session.permissions.confirm(call_id, title, "edit", shown)
-        return None if answer == "once" else ""
+
+        async def go_ahead() -> bool:
+            return await session.permissions.confirm(call_id, title, "edit", shown) == "once"
+
+        decision = await gate.confirm(question, go_ahead)
+        return None if decision.allowed else decision.message
 
     async def finish(self, session: Session) -> None:
         """A rewind a crash stopped mid-restore, finished (at session/load)."""
