@@ -136,17 +136,6 @@ class PermissionGate:
         )
         return replace(question, permission=guard) if guard is not None else question
 
-    async def strictest(self, writes: list[tuple[str, str | None]]) -> str:
-        """The permission of a change that writes each (path, new text) of `writes` at once (a
-        rewind): "governance" if one is, else "sensitive" if one is, else "edit"."""
-        found = "edit"
-        for path, text in writes:
-            guard = await guarded_write(self.engine.roots(), path, text)
-            if guard == "governance":
-                return guard
-            found = guard or found
-        return found
-
     async def verdict(self, question: PermissionQuestion) -> tuple[PermissionQuestion, Verdict]:
         """The engine's verdict on `question` (classified, and marked a subagent's where bound),
         in the mode as it is now; with the question as decided."""
@@ -171,14 +160,25 @@ class PermissionGate:
                 return await self.asker.ask_about(question, verdict)
             return await self.asker.ask(question)
 
+    def settled(self, questions: Sequence[PermissionQuestion]) -> PermissionDecision | None:
+        """The engine's decision on one change made of several calls (a rewind's files, each as
+        `verdict` gave it), in the mode as it is now: the first refusal, else allowed when every
+        call is, else None (the user is asked)."""
+        decisions = [decision_of(self._decide(q), q) for q in questions]
+        refused = next((d for d in decisions if d is not None and not d.allowed), None)
+        if refused is not None:
+            return refused
+        return ALLOW if all(d is not None for d in decisions) else None
+
     async def confirm(
-        self, question: PermissionQuestion, go_ahead: Callable[[], Awaitable[bool]]
+        self, questions: Sequence[PermissionQuestion], go_ahead: Callable[[], Awaitable[bool]]
     ) -> PermissionDecision:
-        """`ask` for a question the user answers only "go ahead" or "cancel" (a rewind: there is
-        no "always" to offer): one question at a time, the engine asked again once it is this
-        one's turn, then `go_ahead` (the editor's question) decides; a cancel's message is ""."""
+        """`ask` for one change made of `questions` that the user answers only "go ahead" or
+        "cancel" (a rewind: there is no "always" to offer): one question at a time, the engine
+        asked again once it is this one's turn (`settled`), then `go_ahead` (the editor's question)
+        decides what it left to the user; a cancel's message is ""."""
         async with self.asking:
-            decided = decision_of(self._decide(question), question)
+            decided = self.settled(questions)
             if decided is not None:
                 return decided
             return ALLOW if await go_ahead() else PermissionDecision(False, message="")

@@ -141,15 +141,15 @@ async def test_a_go_ahead_question_waits_its_turn_and_the_engine_is_asked_again(
     client = Client("reject_once")
     permissions = SessionPermissions("sess_x", client)  # type: ignore[arg-type]
     gate = gate_of(permissions)
-    rewind = PermissionQuestion("r", "rewind", "Rewind", "edit", "edit", {})
+    rewind = PermissionQuestion("r", "edit_file", "Rewind", "edit", "edit", {"path": "notes.txt"})
     asked: list[str] = []
 
     async def go_ahead(answer: bool) -> bool:
         asked.append("go-ahead")
         return answer
 
-    assert (await gate.confirm(rewind, lambda: go_ahead(True))).allowed
-    declined = await gate.confirm(rewind, lambda: go_ahead(False))
+    assert (await gate.confirm([rewind], lambda: go_ahead(True))).allowed
+    declined = await gate.confirm([rewind], lambda: go_ahead(False))
     assert not declined.allowed and declined.message == "" and asked == ["go-ahead", "go-ahead"]
     done: list[PermissionDecision] = []
     answered = anyio.Event()
@@ -159,7 +159,7 @@ async def test_a_go_ahead_question_waits_its_turn_and_the_engine_is_asked_again(
             await answered.wait()
 
     async def rewind_now() -> None:
-        done.append(await gate.confirm(rewind, lambda: go_ahead(False)))
+        done.append(await gate.confirm([rewind], lambda: go_ahead(False)))
 
     async with anyio.create_task_group() as group:
         group.start_soon(another_question)

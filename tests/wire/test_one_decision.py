@@ -241,7 +241,9 @@ class Caller:
 
 
 SWITCH = PermissionQuestion("c", "finish_phase", "Approve", "switch_mode", "switch_mode", {})
-REWIND = PermissionQuestion("c", "rewind", "Rewind", "edit", "edit", {})
+REWIND = PermissionQuestion("c", "edit_file", "Rewind", "edit", "edit", {"path": "draft.txt"})
+"""A rewind puts each file it restores as an edit of that file (`test_rewind.py` has the rules
+on a restored path; here no rule names the draft)."""
 READ = PermissionQuestion("c", "read_file", "Read", "read", "none", {"path": "notes.txt"})
 CALLERS = {
     "a prompt's tool call": Caller(nothing, prompt_write, {"write": Call(write_question())}),

@@ -4,6 +4,7 @@ someone else changed is left and named; a kill mid-rewind leaves the old state o
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -382,3 +383,43 @@ async def test_the_mode_decides_a_rewind_that_restores_files_as_it_decides_an_ed
     await agent.prompt(session, "/rewind 1 --files")
     assert (files / "a.txt").read_text() == "one\n"
     assert [m for m in agent.messages if m.get("method") == "session/request_permission"] == asked
+
+
+@pytest.mark.parametrize("behavior", ["deny", "ask"])
+async def test_a_rewind_meets_the_rules_on_each_file_it_would_restore(
+    behavior: str, agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """An `Edit(…)` rule on a file a rewind would restore decides the rewind as it decides an edit
+    of that file, in bypassPermissions too: a deny refuses it with the engine's words (nothing is
+    restored), an ask rule asks. The file was changed by a command, which Edit rules do not cover."""
+    claude = Path(agent_env["HOME"]) / ".claude"
+    claude.mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(json.dumps({"permissions": {behavior: ["Edit(**/guarded.txt)"]}}))
+    guarded = workspace / "guarded.txt"
+    guarded.write_text("old\n")
+    asked: list[str] = []
+
+    async def editor(method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            asked.append(params["toolCall"]["toolCallId"])
+            return {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
+        return await allow(method, params)
+
+    fake_api.script(
+        replies.tool_use("run_command", {"command": "echo new > guarded.txt"}), replies.text("Changed it.")
+    )
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=editor) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace)
+        await agent.request("session/set_mode", {"sessionId": session, "modeId": "bypassPermissions"})
+        await agent.prompt(session, "change the guarded file")
+        assert guarded.read_text() == "new\n" and asked == []
+        await agent.prompt(session, "/rewind 1")
+        said = notices(agent, session)
+    assert guarded.read_text() == "new\n"  # not restored
+    rewind_questions = [a for a in asked if a.startswith("rewind_")]
+    if behavior == "deny":
+        assert rewind_questions == []
+        assert "Not rewound: " in said and "Edit(**/guarded.txt)" in said, said
+    else:
+        assert len(rewind_questions) == 1  # asked, and the user declined

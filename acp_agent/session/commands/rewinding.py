@@ -5,10 +5,11 @@ The journal room does the work (`journal/checkpoints.py` keeps what turns change
 this module ties it to a live session: its journal, its roots, its permission question, and the
 refusals a client hears (-32602 for a prompt that does not exist, "cancel first" during a turn).
 
-`/rewind N` puts the files it would restore to the turn's gate (`permissions/gate.py`) as an edit
-(the strictest the files are: a restored `.git/config` is "sensitive", a settings file
-"governance"), so the session's mode applies as to any edit: acceptEdits and bypassPermissions
-restore unasked, plan and dontAsk refuse, default asks (with the diffs). A rewind that restores no
+`/rewind N` puts each file it would restore to the turn's gate (`permissions/gate.py`) as an edit of
+that file, so the rules on its path apply (an `Edit(…)` deny refuses the rewind, an ask rule asks,
+in bypassPermissions too), its guard (a restored `.git/config` is "sensitive", a settings file
+"governance"), and the session's mode as to any edit: acceptEdits and bypassPermissions restore
+unasked, plan and dontAsk refuse, default asks (one question, with the diffs). A rewind that restores no
 file (`--chat`) changes nothing the engine weighs. `_session/rewind` asks nothing: the client
 asked its user.
 Imported by the engine only (after the handshake, D4).
@@ -41,7 +42,7 @@ from acp_agent.journal.rewind import (
 )
 from acp_agent.journal.store import SessionStore
 from acp_agent.journal.timeline import PromptNotFound
-from acp_agent.permissions.gate import PermissionGate, decision_of
+from acp_agent.permissions.gate import PermissionGate
 from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.hidden import HiddenPaths
 from acp_agent.turn.journal.entries import Entry, ToolCallShown
@@ -214,17 +215,22 @@ class Rewinds:
     async def _decided(
         self, session: Session, gate: PermissionGate, plan: RewindPlan, number: int, running: Sequence[Task]
     ) -> str | None:
-        """Put the restore to `gate` as an edit of its files; None when it may go ahead, else why
-        not ("" when the user declined)."""
+        """Put the restore to `gate` as an edit of each of its files (their path rules, and each
+        one's guard: a `.git/config` is "sensitive", a settings file "governance"); None when it may
+        go ahead, else why not ("" when the user declined). A refusal of any file refuses it all."""
         diffs = await plan_diffs(plan)
         texts = {d.path: d.new_text for d in diffs}
-        permission = await gate.strictest([(c.path, texts.get(c.path)) for c in plan.restore])
         title = f"Rewind to before prompt {number}: restore {len(plan.restore)} file(s)"
         call_id = f"rewind_{uuid.uuid4().hex[:12]}"
-        question, verdict = await gate.verdict(
-            PermissionQuestion(call_id, "rewind", title, "edit", permission, {})
-        )
-        decided = decision_of(verdict, question)
+        questions: list[PermissionQuestion] = []
+        for change in plan.restore:
+            restored = texts.get(change.path)
+            raw = {"path": change.path} | ({"content": restored} if restored is not None else {})
+            question, _ = await gate.verdict(
+                PermissionQuestion(call_id, "edit_file", title, "edit", "edit", raw)
+            )
+            questions.append(question)
+        decided = gate.settled(questions)
         if decided is not None:
             return None if decided.allowed else decided.message
         notes = [n for n in (_conflicts_note(plan, session.cwd), running and _running_note(running)) if n]
@@ -233,7 +239,7 @@ class Rewinds:
         async def go_ahead() -> bool:
             return await session.permissions.confirm(call_id, title, "edit", shown) == "once"
 
-        decision = await gate.confirm(question, go_ahead)
+        decision = await gate.confirm(questions, go_ahead)
         return None if decision.allowed else decision.message
 
     async def finish(self, session: Session) -> None:
