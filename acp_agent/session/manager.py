@@ -245,6 +245,8 @@ class SessionManager:
         if current is not None:
             if current.tasks is not None:  # they belonged to the session object replaced here
                 current.tasks.close_soon()
+            if current.mcp is not None and self._task_group is not None:  # and its MCP servers
+                self._task_group.start_soon(current.mcp.aclose)
             self._forget(current)
         root, extra = checked_roots(cwd, directories, self.hidden)
         entries, history, updates, journal = journal_reload.now()(self.store, session_id, capabilities)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from acp_agent.testing import FakeMessagesAPI, replies
 from tests.support.agent import AgentProcess, RpcError
 from tests.support.client import allow
 from tests.support.mcp_remote import remote_mcp_server
+from tests.support.waits import wait_until
 from tests.support.zed import zed_initialize
 
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
@@ -119,3 +121,35 @@ async def test_an_sse_mcp_servers_tool_is_called_through_the_loop(
     assert response["result"]["stopReason"] == "end_turn"
     result = fake_api.requests[-1].body["messages"][-1]["content"][0]
     assert result["tool_use_id"] == "toolu_sse" and str(result["content"]) == "42"
+
+
+async def test_loading_an_open_session_again_stops_the_old_sessions_mcp_servers(
+    agent_env: dict[str, str], acp_schema: Any, workspace: Path, fake_api: FakeMessagesAPI
+) -> None:
+    """session/load of a session that is open replaces it: the servers the replaced session started
+    are stopped, as session/close stops them (its background commands already were), and the
+    loaded session starts its own."""
+    fake_api.script(replies.tool_use("mcp__demo__pid", {}, id="toolu_pid"), replies.text("done"))
+    server = {"name": "demo", "command": sys.executable, "args": [str(SERVER)], "env": []}
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    async with AgentProcess.start(env=agent_env, schema=acp_schema, on_request=allow) as agent:
+        await agent.initialize()
+        session = await agent.new_session(workspace, mcp_servers=[server])
+        await agent.prompt(session, "which process serves you?", timeout=60)
+        result = fake_api.requests[-1].body["messages"][-1]["content"][0]
+        pid = int("".join(c for c in str(result["content"]) if c.isdigit()))
+        assert alive(pid)
+        loaded = await agent.request(
+            "session/load",
+            {"sessionId": session, "cwd": str(workspace), "mcpServers": [server]},
+            timeout=60,
+        )
+        assert "result" in loaded, loaded
+        await wait_until(lambda: not alive(pid), "the replaced session's MCP server to stop")
