@@ -113,3 +113,18 @@ async def test_a_new_sessions_first_checkpoints_do_not_read_its_journal_back(
     loaded = manager.load(session.id, str(tmp_path), {}).session
     assert rewinds.checkpoints(loaded) is not None
     assert read[-1:] == [session.id]
+
+
+async def test_telling_a_steered_turns_failure_never_builds_the_runtime(tmp_path: Path) -> None:
+    """A turn a steering message started and that failed is told to the editor as an error notice;
+    when the session's runtime is not built, that notice goes through a relay of its own: building
+    the runtime there could ask the trust question outside any turn, where session/cancel cannot
+    end it."""
+    requester = Requester()
+    manager = SessionManager(Config(), requester, model=ModelProvider("claude-x", streaming=True))
+    session = manager.create(str(tmp_path), {})
+    engine = await manager.engine()
+    await engine.tell_failure(session, "it broke")
+    assert session.runtime.current is None
+    told = [p for m, p in requester.sent if m == "session/update" and "it broke" in str(p)]
+    assert told and told[0]["sessionId"] == session.id

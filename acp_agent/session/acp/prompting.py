@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from acp_agent.errors import JournalFailed, RpcError
+from acp_agent.errors import RpcError
 from acp_agent.journal.store import now_iso
 from acp_agent.journal.titles import prompt_title
 from acp_agent.lazy import deferred
@@ -117,9 +116,11 @@ class PromptTurns:
         except Exception as exc:  # no request answers it: it must not end the agent's task group
             message = exc.message if isinstance(exc, RpcError) else f"internal error: {exc!r}"
             log.warning("steering.turn_failed", session_id=session.id, error=message)
-            with suppress(RpcError, JournalFailed):
+            try:
                 engine = await self.manager.engine()
                 await engine.tell_failure(session, message)
+            except Exception as untold:  # logged above; telling it must not end the agent either
+                log.warning("steering.failure_untold", session_id=session.id, error=repr(untold)[:300])
 
     async def run(
         self,

@@ -421,10 +421,19 @@ class Engine:
 
     async def tell_failure(self, session: Session, message: str) -> None:
         """Tell the editor that a turn nobody awaits (one a steering message started) failed:
-        an error notice, journaled like any notice."""
-        spec = await self.spec(session)
+        an error notice, journaled like any notice. Through the runtime's relay when it is built;
+        else through a relay of its own: telling a failure never builds a runtime (which could ask
+        the trust question outside any turn, where session/cancel cannot end it)."""
+        current = session.runtime.current
+        sink = (
+            current.spec.sink
+            if current is not None
+            else Relay(
+                session.id, self.requester, journal=session.history.note, capabilities=session.capabilities
+            )
+        )
         text = f"\n\n[acp-agent] {message}\n"
-        await spec.sink.emit(Notice(text, str(uuid.uuid4()), message, severity="error"))
+        await sink.emit(Notice(text, str(uuid.uuid4()), message, severity="error"))
 
 
 TURN_END_SECONDS = 60.0
