@@ -131,8 +131,12 @@ class PermissionGate:
         if not isinstance(path, str):
             return question
         new_text = raw.get("content", raw.get("new_string"))
+        replacing = raw.get("old_string")
         guard = await guarded_write(
-            self.engine.roots(), path, new_text if isinstance(new_text, str) else None
+            self.engine.roots(),
+            path,
+            new_text if isinstance(new_text, str) else None,
+            replacing=replacing if isinstance(replacing, str) and "content" not in raw else None,
         )
         return replace(question, permission=guard) if guard is not None else question
 

@@ -59,3 +59,27 @@ def test_the_sandbox_keeps_the_existing_ones_read_only(tmp_path: Path) -> None:
         root / ".mcp.json",
     )
     assert other / "local.json" in governing_files([root, other])  # inside a root: covered
+
+
+@pytest.mark.parametrize(
+    ("before", "old", "new", "governs"),
+    [
+        ("Notes ~/.ssh/id_rsa\n", "Notes ", "Notes @", True),  # the `@` alone completes an import
+        ("See @ docs/x.md\n", "@ docs", "@docs", True),  # so does taking a space out
+        ("Notes here\n", "here", "there", False),  # an ordinary edit
+        ("Read @docs/a.md\n", "Read", "Please read", False),  # the import was there: not added
+    ],
+)
+async def test_an_edit_of_a_memory_file_is_weighed_as_the_file_will_read(
+    tmp_path: Path, before: str, old: str, new: str, governs: bool
+) -> None:
+    """The gate weighs an `edit_file` of a memory file on the text it leaves (issue 41's guard: a
+    memory file given an `@import` is asked in every mode), not on its `new_string` alone."""
+    from acp_agent.permissions.gate import PermissionGate
+    from acp_agent.permissions.question import PermissionQuestion
+
+    (tmp_path / "CLAUDE.md").write_text(before)
+    gate = PermissionGate.without_rules([tmp_path])
+    edit = {"path": "CLAUDE.md", "old_string": old, "new_string": new}
+    question = await gate.classified(PermissionQuestion("t", "edit_file", "Edit", "edit", "edit", edit))
+    assert (question.permission == "governance") is governs

@@ -249,6 +249,13 @@ class EditFile:
         return path, shown, text, text.replace(old_s, new_s, 1)
 
 
+def text_after(text: str, old_s: str, new_s: str) -> str | None:
+    """`text` as `edit_file` leaves it after replacing `old_s` with `new_s` (its line endings
+    matched), or None when `old_s` does not occur exactly once (the edit would be refused)."""
+    old_s, new_s = _match_line_endings(text, old_s, new_s)
+    return text.replace(old_s, new_s, 1) if old_s and text.count(old_s) == 1 else None
+
+
 def _match_line_endings(text: str, old_s: str, new_s: str) -> tuple[str, str]:
     """Models write "\\n"; a CRLF file that only matches with "\\r\\n" gets its own endings back."""
     if "\r\n" in text and "\n" in old_s and "\r\n" not in old_s and old_s not in text:

@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 import anyio.to_thread
 
 from acp_agent.errors import ToolError
+from acp_agent.tools.files.edit import text_after
 from acp_agent.tools.files.gitdir import Repository, find_repository, looks_like_git_dir
 from acp_agent.tools.files.grant_dirs import UNGUARDED, grant_places
 from acp_agent.tools.paths import Roots, resolve_inside
@@ -152,6 +153,45 @@ def governance_reason(roots: Roots, path: str, new_text: str | None = None) -> s
     return None
 
 
+MAX_MEMORY_READ = 1 << 20
+"""Bytes of a memory file read to weigh an edit of it (the reader's own cap is far lower)."""
+
+
+def _memory_after_edit(roots: Roots, path: str, old_s: str, new_s: str) -> str | None:
+    """The `@import` words a memory file (CLAUDE.md, a `.claude/rules` file) will hold after an edit
+    that it does not hold now ("" for none), or None when that cannot be told (not a memory file,
+    not readable inside the roots, or an edit that would be refused)."""
+    name = PurePosixPath(path.replace("\\", "/")).name.casefold()
+    if name not in _MEMORY_NAMES and not name.endswith(".md"):
+        return None
+    try:
+        resolved = resolve_inside(roots, path)
+        with open(resolved, "rb") as f:
+            raw = f.read(MAX_MEMORY_READ + 1)
+    except (ToolError, OSError):
+        return None
+    if len(raw) > MAX_MEMORY_READ:
+        return None
+    before = raw.decode("utf-8", errors="replace")
+    after = text_after(before, old_s, new_s)
+    if after is None:
+        return None
+    had = set(_import_words(before))
+    return " ".join(w for w in _import_words(after) if w not in had)
+
+
+def _import_words(text: str) -> list[str]:
+    """Each word of `text` that may be an import, whole (`@~/.ssh/id_rsa`)."""
+    return [text[m.start() : _word_end(text, m.start())] for m in _IMPORT.finditer(text)]
+
+
+def _word_end(text: str, start: int) -> int:
+    end = start
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return end
+
+
 def _bases(roots: Roots) -> list[Path]:
     """Each root and its parents up to its repository's top: where the settings are read."""
     found: dict[Path, None] = {}
@@ -163,12 +203,21 @@ def _bases(roots: Roots) -> list[Path]:
     return list(found)
 
 
-async def guarded_write(roots: Roots, path: str, new_text: str | None = None) -> str | None:
+async def guarded_write(
+    roots: Roots, path: str, new_text: str | None = None, *, replacing: str | None = None
+) -> str | None:
     """The guard on a write of `path`: "governance" (asked in every mode: `governance_reason`),
-    "sensitive" (asked in every mode but bypassPermissions: `sensitive_reason`), or None."""
+    "sensitive" (asked in every mode but bypassPermissions: `sensitive_reason`), or None.
+    `replacing`: an edit's `old_string`, `new_text` its `new_string`: a memory file is weighed by
+    the imports it will hold after the edit that it does not hold now (a lone `@` before an
+    existing `~/…` makes one), not by the `new_string` alone."""
 
     def check() -> str | None:
-        if governance_reason(roots, path, new_text):
+        text = new_text
+        if replacing is not None and new_text is not None:
+            added = _memory_after_edit(roots, path, replacing, new_text)
+            text = new_text if added is None else added
+        if governance_reason(roots, path, text):
             return "governance"
         return "sensitive" if sensitive_reason(roots, path) else None
 
