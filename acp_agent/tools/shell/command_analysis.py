@@ -17,12 +17,16 @@ A rule names a program (`Bash(rm:*)`, `Bash(git push:*)`); a line names it in ma
   another one (`env`, `exec`, `command`, `nice`, `timeout`, `nohup`, `xargs`, `sudo`... with
   their options and assignments, `find -exec`), and
   the command lines given to another program read as command lines in turn (`bash -c`, `sh -c`,
-  `eval`, `su -c`, `watch`, `env -S`, a here-doc or here-string given to a shell); a word bash
-  expands is kept with its value unknown;
+  `eval`, `su -c`, `watch`, `env -S`, a here-doc or here-string given to a shell, `trap`, an
+  `alias`, `mapfile -C`, `source /dev/stdin`, `script -c`, `nix-shell --run`), and past the tools
+  whose subcommand runs one (`uv run`, `poetry run`, `direnv exec`…); a word bash expands is kept
+  with its value unknown;
 - `redirects`: every redirection in the line, with its target;
 - `unresolved`: why some of what the line runs cannot be named (the program is an expansion, an
   `eval` or `-c` of an expansion, a shell reading its commands from a pipe, a line the grammar
-  cannot read, nesting past `MAX_DEPTH`): a deny or ask rule may then match it.
+  cannot read, nesting past `MAX_DEPTH`, `coproc`, `hash -p`, an array subscript that runs a
+  command, git given `-c` or running a command of its own (`rebase -x`, `bisect run`…), `ssh`,
+  `tmux`, `screen`, `parallel`): a deny or ask rule may then match it.
 
 Deny and ask rules are matched against every invocation (`command_patterns.py`); the wrappers
 looked through here are the deny and ask rules' (wider than the allow rules', which look only past
@@ -109,6 +113,52 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
     ),
 }
 """Commands that run the command after them (deny and ask rules look through them)."""
+_SUBCOMMAND_RUNNERS: dict[str, tuple[frozenset[str], int]] = {
+    # program: (the subcommands after which the command it runs comes, positional words between)
+    "uv": (frozenset({"run"}), 0),
+    "poetry": (frozenset({"run"}), 0),
+    "pipx": (frozenset({"run"}), 0),
+    "pdm": (frozenset({"run"}), 0),
+    "hatch": (frozenset({"run"}), 0),
+    "rye": (frozenset({"run"}), 0),
+    "bundle": (frozenset({"exec"}), 0),
+    "direnv": (frozenset({"exec"}), 1),
+}
+"""Tools whose subcommand runs the command after it (`uv run rm x`, `direnv exec . rm x`)."""
+_RUNS_UNNAMED = {
+    "parallel": "parallel builds the commands it runs from its arguments",
+    "ssh": "ssh runs its command on another host, through that host's shell",
+    "screen": "screen runs the command it is given in a new window",
+    "coproc": "coproc runs a command in the background",
+    "hash": "hash -p rebinds a command name to a program",
+    "entr": "entr runs its command when files change",
+}
+"""Programs that run a command the analysis does not read (with operands): any deny or ask rule
+may match them."""
+_TMUX_RUNS = frozenset(
+    {"new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp"}
+    | {"respawn-window", "respawnw", "run-shell", "run", "if-shell", "if", "send-keys", "send"}
+)
+_GIT_RUNS: dict[str, frozenset[str]] = {
+    "rebase": frozenset({"-x", "--exec"}),
+    "bisect": frozenset({"run"}),
+    "submodule": frozenset({"foreach"}),
+    "difftool": frozenset({"-x", "--extcmd"}),
+    "filter-branch": frozenset(),
+}
+"""Subcommands that run a command given to them, with the words that give it (none: always):
+`rebase -x`, `bisect run`, `submodule foreach`, `difftool -x`, `filter-branch --tree-filter`."""
+_GIT_VALUES = frozenset({"-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix"})
+"""git's global options whose value is the next word."""
+_GIT_CONFIG = frozenset({"-c", "--config-env", "--exec-path"})
+"""git's global options that may name a program it runs (`-c alias.p='!rm x'`, `-c core.pager=…`,
+`-c core.fsmonitor=…`): a line with one is not read for what it runs."""
+_SUBSCRIPTED = frozenset(
+    {"test", "[", "[[", "printf", "read", "let", "declare", "typeset", "local", "export", "readonly"}
+    | {"unset", "mapfile", "readarray", "wait", "printf"}
+)
+"""Builtins that evaluate an array subscript in a word they are given (`test -v 'a[$(rm x)]'`)."""
+_SOURCED_STREAMS = ("/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/dev/tcp/", "/dev/udp/")
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "fish", "rbash"})
 _SHELL_VALUES = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -223,6 +273,10 @@ def _program(words: tuple[Word, ...], stdin: Word | None, depth: int, found: _Fo
         _given_line((text,), depth, found, "env -S")
     elif name == "watch":
         _watch(args, depth, found)
+    else:
+        _runs_otherwise(name, args, stdin, depth, found)
+    if name in _SUBSCRIPTED and any(_subscript_runs(w) for w in args):
+        found.unresolved.append(f"{name} evaluates an array subscript that runs a command")
 
 
 def _wrapped(name: str, args: tuple[Word, ...]) -> set[int]:
@@ -332,3 +386,101 @@ def _watch(args: tuple[Word, ...], depth: int, found: _Found) -> None:
         _program(args[i:], None, depth + 1, found)
     elif args[i:]:
         _given_line(args[i:], depth, found, "watch")
+
+
+def _runs_otherwise(name: str, args: tuple[Word, ...], stdin: Word | None, depth: int, found: _Found) -> None:
+    """The other ways a command runs another: bash's own (`trap`, `alias`, `mapfile -C`,
+    `source /dev/stdin`), git's (`-c alias.…`, `rebase -x`…), and the tools that run a command
+    (`uv run`, `script -c`, `tmux new`…): read where the command can be named, else unresolved."""
+    values = [a.value for a in args]
+    if name == "trap" and args and values[0] not in (None, "-", "") and not (values[0] or "").startswith("-"):
+        _given_line(args[:1], depth, found, "trap")
+    elif name == "alias":
+        for arg in args:
+            if arg.value is None:
+                found.unresolved.append("an alias is an expansion")
+            elif "=" in arg.value:
+                _given_line((Word(arg.raw, arg.value.split("=", 1)[1]),), depth, found, "alias")
+    elif name in ("mapfile", "readarray") and (text := _option_value(args, ("-C",))):
+        _given_line((text,), depth, found, f"{name} -C")
+    elif name in ("source", "."):
+        _sourced(args, stdin, depth, found)
+    elif name == "git":
+        _git(args, found)
+    elif name in _SUBCOMMAND_RUNNERS:
+        subcommands, positionals = _SUBCOMMAND_RUNNERS[name]
+        at = next((i for i, v in enumerate(values) if v in subcommands), None)
+        if at is not None:
+            _runner_args(args[at + 1 :], positionals, depth, found)
+    elif name in ("script", "nix-shell") and (text := _option_value(args, ("-c", "--command", "--run"))):
+        _given_line((text,), depth, found, f"{name} -c")
+    elif name == "sg" and len(args) > 1:
+        text = _option_value(args, ("-c",))
+        _given_line((text,) if text is not None else args[1:], depth, found, "sg")
+    elif name in ("rlwrap", "pkexec", "chronic", "flatpak-spawn", "cgexec"):
+        _runner_args(args, 0, depth, found)
+    elif name == "tmux" and any(v in _TMUX_RUNS or v is None for v in values):
+        found.unresolved.append("tmux runs the command it is given in a pane")
+    elif name in _RUNS_UNNAMED and args:
+        found.unresolved.append(_RUNS_UNNAMED[name])
+
+
+def _runner_args(args: tuple[Word, ...], positionals: int, depth: int, found: _Found) -> None:
+    """The command after a runner's options (an option it does not know read both as a flag and
+    as taking the next word) and its `positionals` words."""
+    starts: set[int] = set()
+    for unknown_takes_value in (False, True):
+        i = 0
+        while i < len(args) and (args[i].value or "-").startswith("-") and args[i].value != "--":
+            i += 2 if unknown_takes_value and "=" not in (args[i].value or "") else 1
+        if i < len(args) and args[i].value == "--":
+            i += 1
+        starts.add(i + positionals)
+    for start in sorted(s for s in starts if s < len(args)):
+        _program(args[start:], None, depth + 1, found)
+
+
+def _sourced(args: tuple[Word, ...], stdin: Word | None, depth: int, found: _Found) -> None:
+    """`source file` runs a script file (not read here, as `bash script.sh`); one read from a
+    stream or a process substitution is a command line the analysis reads, or cannot name."""
+    target = args[0] if args else None
+    if target is None:
+        return
+    value = target.value
+    if value is not None and not value.startswith(_SOURCED_STREAMS):
+        return
+    if value is not None and value.startswith("/dev/stdin") and stdin is not None:
+        _given_line((stdin,), depth, found, "source of a here-doc")
+    else:
+        found.unresolved.append("source reads its commands from a stream")
+
+
+def _git(args: tuple[Word, ...], found: _Found) -> None:
+    """git with a global option that may name a program (`-c`, `--config-env`, `--exec-path`), or
+    a subcommand that may run one: unresolved, so every deny and ask rule may match."""
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value is None or value in _GIT_CONFIG or value.startswith(("--config-env=", "--exec-path")):
+            found.unresolved.append("git is given an option that may name a program it runs")
+            return
+        if value in _GIT_VALUES:  # `-C dir`, `--git-dir dir`: the next word is the option's
+            i += 2
+            continue
+        if not value.startswith("-"):
+            gives = _GIT_RUNS.get(value)
+            if gives is not None and (not gives or any(_gives(a.value, gives) for a in args[i + 1 :])):
+                found.unresolved.append(f"git {value} may run a command it is given")
+            return
+        i += 1
+
+
+def _gives(value: str | None, words: frozenset[str]) -> bool:
+    """`value` is one of `words`, or `--word=…` of one (an expansion may be any)."""
+    return value is None or value in words or value.split("=", 1)[0] in words
+
+
+def _subscript_runs(word: Word) -> bool:
+    """A word with an array subscript holding a command substitution (`a[$(rm x)]`)."""
+    text = word.raw if word.value is None else word.value
+    return "[" in text and ("$(" in text or "`" in text)
