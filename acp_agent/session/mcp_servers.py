@@ -144,7 +144,13 @@ class SessionServers:
         if not rows:
             return []
         before = len(connections.failures)
-        tools = await connections.start([r.spec for r in rows], cwd=cwd, allow_http=True, timeout=timeout)
+        try:
+            tools = await connections.start([r.spec for r in rows], cwd=cwd, allow_http=True, timeout=timeout)
+        except BaseException:  # cancelled (session/cancel during the first prompt's set-up)
+            for row in rows:
+                if row.state == "starting":
+                    row.state, row.detail = "failed", "its start was cancelled; a new session starts it"
+            raise
         failed = {f.server: f.reason for f in connections.failures[before:]}
         for row in rows:
             if row.name in failed:

@@ -121,3 +121,27 @@ def test_bad_files_and_entries_are_skipped_with_warnings(places: dict[str, Path]
     assert len(found.warnings) == 2
     assert found.warnings[0].startswith("~/.claude.json: skipped (not valid JSON")
     assert found.warnings[1] == ".mcp.json: mcpServers skipped (must be an object)"
+
+
+async def test_a_start_cancelled_midway_leaves_no_server_shown_as_starting(tmp_path: Path) -> None:
+    """session/cancel while the servers start (the first prompt's set-up): `/mcp` says the start
+    was cancelled, not "starting" for the rest of the session."""
+    import anyio
+
+    from acp_agent.claude_code.setup.mcp_files import ClaudeServers
+
+    class SlowConnections:  # the connections' seam, as far as `start` uses it: it never finishes
+        failures: list[object] = []
+
+        async def start(self, specs: list[object], **options: object) -> list[object]:
+            await anyio.sleep_forever()
+            return []
+
+    plan = SessionServers.plan([{"name": "slow", "command": "x"}], ClaudeServers(), None)
+    rows = plan.starting()
+    with anyio.move_on_after(0.05):  # deliberate: the cancel arrives while the server starts
+        await plan.start(rows, SlowConnections(), cwd=tmp_path, timeout=30)  # type: ignore[arg-type]
+    assert [(r.state, r.detail) for r in rows] == [
+        ("failed", "its start was cancelled; a new session starts it")
+    ]
+    assert "starting" not in plan.listing()
