@@ -25,6 +25,17 @@ from acp_agent.claude_code.settings.model_allowlist import ModelAllowlist, resol
         ("https://mcp.example.com/API", "https://mcp.example.com/api", False),  # paths keep case
         ("https://mcp.example.com/*", "https://evil.example/mcp.example.com/", False),
         ("https://mcp.example.com/*", "http://mcp.example.com/api", False),
+        # a `*` stays inside the host; a user part or a port is not the host (the review's escapes)
+        ("https://*.corp.example", "https://attacker.net/x.corp.example/", False),
+        ("https://*.corp.example", "https://attacker.net/?.corp.example/", False),
+        ("https://*.corp.example", "https://corp.example@attacker.net/", False),
+        ("https://mcp.evil.com", "https://user@mcp.evil.com/mcp", True),
+        ("https://mcp.evil.com", "https://mcp.evil.com:443/mcp", True),
+        ("https://mcp.evil.com", "https://mcp.evil.com:8443/mcp", False),
+        ("https://mcp.example.com:*/*", "https://mcp.example.com:8443/mcp", True),
+        ("http://[::1]:8080/*", "http://[::1]:8080/mcp", True),
+        ("https://mcp.example.com/api/*", "https://mcp.example.com/api/v1?x=1", True),
+        ("https://mcp.example.com", "not a url", False),
     ],
 )
 def test_server_url_patterns(pattern: str, url: str, matches: bool) -> None:

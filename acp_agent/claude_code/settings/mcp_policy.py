@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 __all__ = ["McpPolicy", "entries", "is_entry", "url_matches"]
 
@@ -39,23 +40,47 @@ def _expand(text: str, values: Mapping[str, str]) -> str:
     return _VARIABLE.sub(one, text)
 
 
-def _normal_url(url: str) -> str:
-    """`url` with its host in lower case and without a trailing dot (the path as written)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    authority, slash, path = rest.partition("/")
-    return f"{scheme.lower()}://{authority.lower().rstrip('.')}{slash}{path}"
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def _glob(pattern: str, star: str) -> re.Pattern[str]:
+    return re.compile(star.join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
 
 
 def url_matches(pattern: str, url: str) -> bool:
-    """Whether a remote server's `url` matches a `serverUrl` `pattern` (`*` anywhere)."""
-    pattern, url = _normal_url(pattern), _normal_url(url)
-    if "/" not in pattern.partition("://")[2]:
-        pattern += "/*"  # no path: every path
-    regex = re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
-    candidates = [url, url + "/"] if "/" not in url.partition("://")[2] else [url]
-    return any(regex.fullmatch(candidate) for candidate in candidates)
+    """Whether a remote server's `url` matches a `serverUrl` `pattern`, part by part: the scheme,
+    the host (no case, no trailing dot; a `*` stays inside the host), the port (the scheme's own
+    when none is written; `*` any), then the path (`*` anything; a pattern without one: every
+    path). The URL's user part is not its host: `https://user@mcp.evil.com` is `mcp.evil.com`."""
+    scheme_p, sep, rest_p = pattern.partition("://")
+    try:
+        found = urlsplit(url)
+        port = found.port
+    except ValueError:
+        return False
+    if not sep or not found.scheme or not found.hostname:
+        return False
+    scheme = found.scheme.lower()
+    authority_p, slash, path_p = rest_p.partition("/")
+    host_p, port_p = _host_and_port(authority_p.rpartition("@")[2])
+    if not _glob(scheme_p.lower(), "[a-z0-9+.-]*").fullmatch(scheme):
+        return False
+    if not _glob(host_p.lower().rstrip("."), "[^/?#@:]*").fullmatch(found.hostname.rstrip(".")):
+        return False
+    port = port if port is not None else _DEFAULT_PORTS.get(scheme)
+    if port_p != "*" and (int(port_p) if port_p.isdigit() else _DEFAULT_PORTS.get(scheme)) != port:
+        return False
+    path = (found.path or "/") + (f"?{found.query}" if found.query else "")
+    return not slash or _glob("/" + path_p, ".*").fullmatch(path) is not None
+
+
+def _host_and_port(authority: str) -> tuple[str, str]:
+    """A pattern's host and port as written ("" for no port); `[::1]:8080` keeps its brackets off."""
+    if authority.startswith("["):
+        host, _, after = authority[1:].partition("]")
+        return host, after.removeprefix(":")
+    host, colon, port = authority.rpartition(":")
+    return (host, port) if colon else (authority, "")
 
 
 @dataclass(frozen=True, slots=True)
