@@ -168,6 +168,18 @@ def test_vertex_needs_a_region_and_a_project_and_finds_them_in_claude_codes_orde
     assert "web search" not in platform.status() and "web fetch" in platform.status()
 
 
+def test_vertex_hides_the_application_default_credentials_where_google_auth_reads_them() -> None:
+    """google-auth reads them under `CLOUDSDK_CONFIG` when it is set, else `~/.config/gcloud`:
+    the file hidden from the tools is that one (the policy review found the HOME one hidden
+    while the client signed in with the other)."""
+    env = {"CLAUDE_CODE_USE_VERTEX": "1", "CLOUD_ML_REGION": "us-east5", "HOME": "/home/u"}
+    env["ANTHROPIC_VERTEX_PROJECT_ID"] = "p"
+    adc = "application_default_credentials.json"
+    assert select_platform(env).secret_files == (Path("/home/u/.config/gcloud") / adc,)
+    moved = select_platform({**env, "CLOUDSDK_CONFIG": "/opt/gcloud"})
+    assert moved.secret_files == (Path("/opt/gcloud") / adc,)
+
+
 def test_foundry_needs_a_resource_or_a_base_url() -> None:
     assert select_platform({"CLAUDE_CODE_USE_FOUNDRY": "1"}).problem is not None
     platform = select_platform({"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_RESOURCE": "acme"})

@@ -382,7 +382,8 @@ def _vertex(env: Mapping[str, str]) -> Platform:
             "set ANTHROPIC_VERTEX_PROJECT_ID (or GOOGLE_CLOUD_PROJECT) to your Google Cloud project"
         )
     home = env.get("HOME", "")
-    adc = Path(home) / ".config" / "gcloud" / "application_default_credentials.json" if home else None
+    gcloud = env.get("CLOUDSDK_CONFIG") or (f"{home}/.config/gcloud" if home else "")  # google-auth's order
+    adc = Path(gcloud) / "application_default_credentials.json" if gcloud else None
     files = tuple(p for p in (Path(credentials_file) if credentials_file else None, adc) if p is not None)
     if skip:
         credential = "none sent (CLAUDE_CODE_SKIP_VERTEX_AUTH)" + (
