@@ -447,10 +447,24 @@ class AnthropicModel:
         return Failure(f"connection failed ({type(exc).__name__}: {self._redact(str(exc))})")
 
     def _redact(self, text: str) -> str:
+        """`text` without any credential the client holds, as written or as an error message
+        quotes it (h11 shows an invalid header's value as bytes, its newlines escaped)."""
         for secret in (self._api_key, *taken_secrets(), *self._maker.secrets()):
-            if secret and secret in text:
-                text = text.replace(secret, "[redacted]")
+            for form in _spellings(secret) if secret else ():
+                text = text.replace(form, "[redacted]")
         return text
+
+
+def _spellings(secret: str) -> list[str]:
+    """`secret` as written, escaped as `repr` shows a str or its bytes, and each of its lines
+    long enough to be secret on its own: longest first, so a shorter one never leaves a piece."""
+    forms = {
+        secret,
+        repr(secret)[1:-1],
+        repr(secret.encode("utf-8", "surrogateescape"))[2:-1],
+        *(line for line in secret.splitlines() if len(line.strip()) >= 8),
+    }
+    return sorted((f for f in forms if f), key=len, reverse=True)
 
 
 _NO_CREDENTIALS = (

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+import structlog.testing
 
 from acp_agent.errors import AuthRequired, ModelUnavailable, StreamBroken
 from acp_agent.model.anthropic import AnthropicModel, prompt_too_long
@@ -441,3 +442,18 @@ async def test_no_credentials_is_decided_before_any_request(
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     assert has_credentials()
     assert has_credentials(api_key="explicit")
+
+
+async def test_a_key_an_error_message_quotes_is_redacted_in_every_spelling(
+    fake: FakeMessagesAPI, streaming: bool
+) -> None:
+    """A key with a newline in it (an `apiKeyHelper`'s output with a note after it) is refused by
+    the HTTP layer, whose message quotes the header's value as bytes, the newline escaped: the
+    error the editor, the log and the record get names no part of it (the policy review)."""
+    secret = "sk-ant-SECRET123456789\nnote: expires soon"
+    model = AnthropicModel(streaming=streaming, api_key=secret, base_url=fake.base_url, max_retries=0)
+    with structlog.testing.capture_logs() as logs, pytest.raises(ModelUnavailable) as caught:
+        await collect(model)
+    said = str(caught.value) + repr(logs)
+    assert "SECRET123456789" not in said and "expires soon" not in said, said
+    assert "[redacted]" in said
