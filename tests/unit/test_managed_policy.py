@@ -87,7 +87,17 @@ def test_the_enforcement_keys_fail_closed(tmp_path: Path) -> None:
     assert len(policy.warnings) == 7 and policy.broken == ()
 
 
-@pytest.mark.parametrize("how", ["not json", "not an object", "a directory", "a drop-in dir file"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "not json",
+        "not an object",
+        "a directory",
+        "a drop-in dir file",
+        "a dangling link",
+        "a dangling drop-in",
+    ],
+)
 def test_a_policy_that_cannot_be_read_holds_the_strictest_policy(tmp_path: Path, how: str) -> None:
     write(tmp_path / "managed-settings.d" / "10-env.json", {"env": {"TEAM": "x"}, "model": "opus"})
     main = tmp_path / "managed-settings.json"
@@ -97,6 +107,10 @@ def test_a_policy_that_cannot_be_read_holds_the_strictest_policy(tmp_path: Path,
         write(main, "[]")
     elif how == "a directory":
         main.mkdir()
+    elif how == "a dangling link":  # mid-push of a config-management tool: the policy is there
+        main.symlink_to(tmp_path / "missing.json")
+    elif how == "a dangling drop-in":
+        (tmp_path / "managed-settings.d" / "20-gone.json").symlink_to(tmp_path / "missing.json")
     else:
         (tmp_path / "managed-settings.d" / "20-bad.json").mkdir()
     policy = read_managed_policy(tmp_path)

@@ -172,9 +172,12 @@ def _drop_ins(directory: Path, broken: list[str]) -> list[Path]:
 
 
 def _read(path: Path, broken: list[str]) -> dict[str, Any] | None:
-    """A policy file; None when absent, or broken (then `broken` says why)."""
+    """A policy file; None when absent, or broken (then `broken` says why). A link whose target
+    is missing is broken, not absent: the policy's file is there, only unreadable."""
     problems: list[str] = []
     data = read_json_object(path, str(path), problems.append)
+    if data is None and not problems and os.path.islink(path) and not path.exists():
+        problems.append(f"{path}: a link to a file that does not exist")
     broken.extend(problems)
     return data
 
