@@ -85,6 +85,7 @@ async def serve(
     replaying = replay_path(spec) is not None
     # The platform, from the environment with the user's and the managed settings' `env` over it
     # (`model/cloud/platforms.py`, `claude_code/settings/agent_settings.py`); a replay is the Anthropic API's.
+    agent_settings = agent_settings.with_pins_checked(os.environ)  # a pin outside availableModels
     environment = agent_settings.environment(os.environ)
     platform = Platform("anthropic", "Anthropic API") if replaying else select_platform(environment)
     _lay_settings_secrets(agent_settings.env, platform.secrets)

@@ -224,3 +224,30 @@ def test_a_model_outside_the_policys_list_is_replaced_by_the_default_at_start(tm
     assert model == "claude-sonnet-5-5"  # enforced: the list's first model, not the default
     assert "claude-opus-5-5 is not in availableModels" in chosen.warnings[0]
     assert start_model(settings, flag="replay:x", env={}, default="d", checked=False)[0] == "replay:x"
+
+
+def test_a_family_pin_outside_the_policys_list_is_not_used(tmp_path: Path) -> None:
+    """Under a managed `availableModels`, `ANTHROPIC_DEFAULT_SONNET_MODEL=claude-opus-…` would send
+    Opus for every Sonnet request: a pin the list does not allow is left out (with a warning for
+    /status) unless the policy's own `env` sets it (the policy review found it sent)."""
+    home, policy_dir = tmp_path / "home", tmp_path / "policy"
+    write(policy_dir / "managed-settings.json", {"availableModels": ["sonnet"], "env": {}})
+    write(home / ".claude" / "settings.json", {"env": {"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-opus-4-1"}})
+    settings = read_agent_settings(read_managed_policy(policy_dir), home=home, config_dir=None)
+    process = {"ANTHROPIC_DEFAULT_HAIKU_MODEL": "arn:aws:bedrock:us-east-1:1:application-inference-profile/x"}
+    process["ANTHROPIC_DEFAULT_OPUS_MODEL"] = "claude-sonnet-4-5"  # allowed: kept
+    env = settings.environment(process)
+    assert "ANTHROPIC_DEFAULT_SONNET_MODEL" not in env and "ANTHROPIC_DEFAULT_HAIKU_MODEL" not in env
+    assert env["ANTHROPIC_DEFAULT_OPUS_MODEL"] == "claude-sonnet-4-5"
+    warned = settings.with_pins_checked(process).warnings
+    assert any(
+        w.startswith("ANTHROPIC_DEFAULT_SONNET_MODEL: not in the managed availableModels") for w in warned
+    )
+    write(
+        policy_dir / "managed-settings.json",
+        {"availableModels": ["sonnet"], "env": {"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-opus-4-1"}},
+    )
+    managed = read_agent_settings(read_managed_policy(policy_dir), home=home, config_dir=None)
+    assert managed.environment({})["ANTHROPIC_DEFAULT_SONNET_MODEL"] == "claude-opus-4-1"  # the admin's own
+    free = read_agent_settings(read_managed_policy(tmp_path / "none"), home=home, config_dir=None)
+    assert free.environment({})["ANTHROPIC_DEFAULT_SONNET_MODEL"] == "claude-opus-4-1"  # no list: as set

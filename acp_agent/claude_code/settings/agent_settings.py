@@ -52,6 +52,10 @@ _AGENT_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_", "ACP_AGENT_", "AWS_", "GOOGLE_"
 _AGENT_NAMES = frozenset({"CLOUD_ML_REGION", "GCLOUD_PROJECT", "CLOUDSDK_CONFIG"})
 
 
+PINS = tuple(f"ANTHROPIC_DEFAULT_{family}_MODEL" for family in ("OPUS", "SONNET", "HAIKU"))
+"""The variables that pin a model family to an id (`model/cloud/platform_ids.py`)."""
+
+
 def agent_variable(name: str) -> bool:
     """Whether the agent's configuration reads `name`: a platform's selection, region, project,
     endpoint or credentials, a model variable, or one of the agent's own settings."""
@@ -91,8 +95,36 @@ class AgentSettings:
         )
 
     def environment(self, process: Mapping[str, str]) -> dict[str, str]:
-        """`process` with the settings' `env` laid over it."""
-        return {**process, **self.env}
+        """`process` with the settings' `env` laid over it, less the family pins the managed
+        `availableModels` does not allow (`pins_left_out`): the requests would carry them."""
+        merged = {**process, **self.env}
+        for name in self.pins_left_out(process):
+            del merged[name]
+        return merged
+
+    def pins_left_out(self, process: Mapping[str, str]) -> list[str]:
+        """Under a managed `availableModels`, the family pins (`ANTHROPIC_DEFAULT_*_MODEL`: a
+        request for that family carries the pinned id instead) that the policy's own `env` did
+        not set and whose model the list does not allow (an id it cannot read, an ARN, neither)."""
+        if "availableModels" not in self.policy.data:
+            return []
+        merged = {**process, **self.env}
+        allowlist = self.allowlist
+        return [
+            name
+            for name in PINS
+            if (value := merged.get(name, "").strip())
+            and self.env_sources.get(name) != self.policy.shown
+            and not allowlist.allows(value)
+        ]
+
+    def with_pins_checked(self, process: Mapping[str, str]) -> AgentSettings:
+        """These settings with a warning for each pin `environment` leaves out (`/status`)."""
+        left = [
+            f"{name}: not in the managed availableModels ({self.policy.shown}): not used"
+            for name in self.pins_left_out(process)
+        ]
+        return replace(self, warnings=(*self.warnings, *left)) if left else self
 
     def helper_settings(self) -> tuple[dict[str, str], str]:
         """The helpers as one settings object, and the files they come from (for messages)."""
