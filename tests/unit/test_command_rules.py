@@ -25,23 +25,11 @@ from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.shell.command_analysis import analyse
 from acp_agent.tools.shell.shell_syntax import Word
 from tests.support.examples import examples
+from tests.unit.test_rule_engine import engine_with
 from tests.unit.test_shell_line import BASH, bash_argvs
 
 COMMAND = PermissionQuestion("c", "run_command", "Run", "execute", "execute", {"command": ""})
 LETTER = {"allow": "A", "ask": "Q", "deny": "D"}
-
-
-def engine_with(tmp_path: Path, rules: dict[str, list[str]]) -> RuleEngine:
-    """An engine whose user settings hold `rules`; every rule must be read (no warning)."""
-    workspace, home = tmp_path / "workspace", tmp_path / "home"
-    workspace.mkdir(parents=True, exist_ok=True)
-    (home / ".claude").mkdir(parents=True, exist_ok=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": rules}))
-    setup = load_claude_setup(
-        workspace, home=home, config_dir=None, trust_store=None, tracked=lambda root, path: False
-    )
-    assert setup.warnings == (), setup.warnings
-    return RuleEngine(setup, roots=lambda: (workspace,), home=home, save=False)
 
 
 def verdict(engine: RuleEngine, line: str, mode: str) -> str:

@@ -7,7 +7,6 @@ The timed tests are bounded by pytest-timeout only (a hang fails them); the figu
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -15,26 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_agent.claude_code.setup.setup import load_claude_setup
-from acp_agent.permissions.engine import RuleEngine
 from acp_agent.permissions.path_rules import read_path_pattern, segment_glob
 from acp_agent.permissions.question import PermissionQuestion
 from acp_agent.tools.shell.command_analysis import analyse
 from acp_agent.tools.shell.command_patterns import StarGlob, read_pattern
 from tests.support.examples import examples
 from tests.support.reference_glob import glob_source
-
-
-def engine_with(tmp_path: Path, rules: dict[str, list[str]]) -> RuleEngine:
-    workspace, home = tmp_path / "workspace", tmp_path / "home"
-    workspace.mkdir(parents=True, exist_ok=True)
-    (home / ".claude").mkdir(parents=True, exist_ok=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": rules}))
-    setup = load_claude_setup(
-        workspace, home=home, config_dir=None, trust_store=None, tracked=lambda r, p: False
-    )
-    assert setup.warnings == (), setup.warnings
-    return RuleEngine(setup, roots=lambda: (workspace,), home=home, save=False)
+from tests.unit.test_rule_engine import engine_with
 
 
 @pytest.mark.timeout(30)

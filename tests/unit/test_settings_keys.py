@@ -39,7 +39,7 @@ SAMPLES: dict[str, list[tuple[Any, list[str]]]] = {
         ("dontAsk", []),
         ("default", []),
     ],
-    "permissions.additionalDirectories": [(["../shared"], ["additional directory: ../shared"])],
+    "permissions.additionalDirectories": [(["../common"], ["additional directory: ../common"])],
     "permissions.disableBypassPermissionsMode": [("disable", [])],
     "hooks": [
         ({"Stop": [{"hooks": [{"type": "command", "command": "make lint"}]}]}, ["hook: Stop: make lint"])
