@@ -73,7 +73,7 @@ SIDE_ROUTES = {
         "acp_agent/journal/rewind.py:plan_rewind",
         "acp_agent/journal/checkpoints.py:Checkpoints.content",
         "acp_agent/session/commands/rewinding.py:Rewinds._decided",
-        "acp_agent/permissions/gate.py:PermissionGate.verdict",
+        "acp_agent/permissions/gate.py:PermissionGate.classified",
         "acp_agent/permissions/engine.py:RuleEngine.decide",
         "acp_agent/permissions/gate.py:PermissionGate.confirm",
         "acp_agent/session/editor/permissions.py:SessionPermissions.confirm",

@@ -226,10 +226,9 @@ class Rewinds:
         for change in plan.restore:
             restored = texts.get(change.path)
             raw = {"path": change.path} | ({"content": restored} if restored is not None else {})
-            question, _ = await gate.verdict(
-                PermissionQuestion(call_id, "edit_file", title, "edit", "edit", raw)
+            questions.append(  # classified only: `settled` decides them all at once
+                await gate.classified(PermissionQuestion(call_id, "edit_file", title, "edit", "edit", raw))
             )
-            questions.append(question)
         decided = gate.settled(questions)
         if decided is not None:
             return None if decided.allowed else decided.message

@@ -114,6 +114,8 @@ _HOOKS_REASON = "the agent's hooks run the scripts kept in .claude/hooks"
 _MEMORY_NAMES = frozenset({"claude.md", "claude.local.md"})
 _IMPORT = re.compile(r"(?:^|(?<=\s))@(?:\./|\.\./|~/|/|[A-Za-z0-9._-])")
 """A word that may be an `@path` import of a memory file (the reader's own test is stricter)."""
+_IMPORT_WORD = re.compile(_IMPORT.pattern + r"\S*")
+"""The same word, whole."""
 
 
 def _governance(relative: str, new_text: str | None) -> str | None:
@@ -182,14 +184,7 @@ def _memory_after_edit(roots: Roots, path: str, old_s: str, new_s: str) -> str |
 
 def _import_words(text: str) -> list[str]:
     """Each word of `text` that may be an import, whole (`@~/.ssh/id_rsa`)."""
-    return [text[m.start() : _word_end(text, m.start())] for m in _IMPORT.finditer(text)]
-
-
-def _word_end(text: str, start: int) -> int:
-    end = start
-    while end < len(text) and not text[end].isspace():
-        end += 1
-    return end
+    return _IMPORT_WORD.findall(text)
 
 
 def _bases(roots: Roots) -> list[Path]:

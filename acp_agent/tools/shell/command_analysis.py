@@ -98,6 +98,11 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int, bool]] = {
         True,
     ),
     "doas": (frozenset({"-u", "-C"}), 0, False),
+    "pkexec": (frozenset({"--user"}), 0, False),
+    "rlwrap": (frozenset(), 0, False),
+    "chronic": (frozenset(), 0, False),
+    "flatpak-spawn": (frozenset(), 0, False),
+    "cgexec": (frozenset({"-g"}), 0, False),
     "runuser": (
         frozenset({"-u", "-g", "-G", "--user", "--group", "--supp-group", "-s", "--shell"}),
         0,
@@ -259,7 +264,7 @@ def _program(words: tuple[Word, ...], stdin: Word | None, depth: int, found: _Fo
         found.invocations.append(words)
     args = words[1:]
     if name in _WRAPPERS and not (name == "command" and args[:1] and args[0].value in ("-v", "-V")):
-        for start in _wrapped(name, args):
+        for start in _wrapped(args, *_WRAPPERS[name]):
             _program(args[start:], stdin, depth + 1, found)
     if name in SHELLS:
         _shell(args, stdin, depth, found)
@@ -279,10 +284,11 @@ def _program(words: tuple[Word, ...], stdin: Word | None, depth: int, found: _Fo
         found.unresolved.append(f"{name} evaluates an array subscript that runs a command")
 
 
-def _wrapped(name: str, args: tuple[Word, ...]) -> set[int]:
-    """Where the wrapped program may start in `args`: an option the table does not know is read
-    both as a flag and as taking the next word, and an expansion may stand for anything."""
-    values, positionals, assignments = _WRAPPERS[name]
+def _wrapped(args: tuple[Word, ...], values: frozenset[str], positionals: int, assignments: bool) -> set[int]:
+    """Where the wrapped program may start in `args` (a `_WRAPPERS` row: the options that take a
+    value, the positional words before the program, whether assignments come first): an option
+    the row does not know is read both as a flag and as taking the next word, and an expansion
+    may stand for anything."""
     starts: set[int] = set()
     for unknown_takes_value in (False, True):
         i = 0
@@ -410,34 +416,19 @@ def _runs_otherwise(name: str, args: tuple[Word, ...], stdin: Word | None, depth
     elif name in _SUBCOMMAND_RUNNERS:
         subcommands, positionals = _SUBCOMMAND_RUNNERS[name]
         at = next((i for i, v in enumerate(values) if v in subcommands), None)
-        if at is not None:
-            _runner_args(args[at + 1 :], positionals, depth, found)
+        if at is not None:  # the command after the subcommand's options, read as a wrapper's
+            rest = args[at + 1 :]
+            for start in _wrapped(rest, frozenset(), positionals, False):
+                _program(rest[start:], None, depth + 1, found)
     elif name in ("script", "nix-shell") and (text := _option_value(args, ("-c", "--command", "--run"))):
         _given_line((text,), depth, found, f"{name} -c")
     elif name == "sg" and len(args) > 1:
         text = _option_value(args, ("-c",))
         _given_line((text,) if text is not None else args[1:], depth, found, "sg")
-    elif name in ("rlwrap", "pkexec", "chronic", "flatpak-spawn", "cgexec"):
-        _runner_args(args, 0, depth, found)
     elif name == "tmux" and any(v in _TMUX_RUNS or v is None for v in values):
         found.unresolved.append("tmux runs the command it is given in a pane")
     elif name in _RUNS_UNNAMED and args:
         found.unresolved.append(_RUNS_UNNAMED[name])
-
-
-def _runner_args(args: tuple[Word, ...], positionals: int, depth: int, found: _Found) -> None:
-    """The command after a runner's options (an option it does not know read both as a flag and
-    as taking the next word) and its `positionals` words."""
-    starts: set[int] = set()
-    for unknown_takes_value in (False, True):
-        i = 0
-        while i < len(args) and (args[i].value or "-").startswith("-") and args[i].value != "--":
-            i += 2 if unknown_takes_value and "=" not in (args[i].value or "") else 1
-        if i < len(args) and args[i].value == "--":
-            i += 1
-        starts.add(i + positionals)
-    for start in sorted(s for s in starts if s < len(args)):
-        _program(args[start:], None, depth + 1, found)
 
 
 def _sourced(args: tuple[Word, ...], stdin: Word | None, depth: int, found: _Found) -> None:
