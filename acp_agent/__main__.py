@@ -1,16 +1,21 @@
 """`python -m acp_agent`, and the `acp-agent` console script (`main`)."""
 
-from acp_agent import startup_gc
+from acp_agent.startup import collector, dataclass_code
 
 __all__ = ["main"]
 
 
 def main() -> int:
-    """Serve (or run a sub-command) with the collector paused through the start-up imports."""
-    startup_gc.pause()
+    """Serve (or run a sub-command) with the collector paused through the start-up imports, and
+    the dataclasses' methods compiled once (`dataclass_code.py`)."""
+    collector.pause()
+    dataclass_code.install()
     from acp_agent.cli import main as cli_main
 
-    return cli_main()
+    try:
+        return cli_main()
+    finally:
+        dataclass_code.save()  # a sub-command's; serving leaves through `app.leave`
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from acp_agent.rpc.framing import LineReader, LineWriter
 from acp_agent.rpc.outgoing import Outgoing
 from acp_agent.session.acp.front import FrontHandler, SessionLayer, Sessions
 from acp_agent.session.auth.keys import AgentKeys, erase_initial_environ, load_key
+from acp_agent.startup import dataclass_code
 
 if TYPE_CHECKING:
     from acp_agent.claude_code.settings.agent_settings import AgentSettings
@@ -55,7 +56,8 @@ WARM_UP = (model_factory, anthropic_sdk)
 machinery (`session/acp/front.py`) and once the client's TLS context has begun to be built beside
 them (`ModelProvider.start_tls`), in the order a first prompt needs; then the model client is built
 (`ModelProvider.warm`), and what remains waits for the API to answer a first request
-(`ModelProvider.after_first_answer`)."""
+(`ModelProvider.after_first_answer`): the dataclasses' compiled methods are kept then
+(`dataclass_code.save`)."""
 
 SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
@@ -149,7 +151,7 @@ async def serve(
     front = FrontHandler(
         build,
         journaled=state_dir is not None,
-        warm_up_steps=(model.start_tls, *WARM_UP, model.warm, model.after_first_answer),
+        warm_up_steps=(model.start_tls, *WARM_UP, model.warm, model.after_first_answer, dataclass_code.save),
     )
     endpoint = Endpoint(front, to_client)
 
@@ -389,4 +391,5 @@ def leave(code: int) -> NoReturn:
         with contextlib.suppress(Exception):
             stream.flush()
     logging.shutdown()
+    dataclass_code.save()  # what was compiled since the warm-up saved (a no-op most times)
     os._exit(code)

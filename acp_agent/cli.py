@@ -14,13 +14,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from acp_agent import __version__, startup_gc
+from acp_agent import __version__
 from acp_agent.claude_code.settings.agent_settings import read_start_settings, start_model
 from acp_agent.config import DEFAULT_MODEL, Config, settings
 from acp_agent.demo.workspace import DEMO_MODEL
 from acp_agent.model.spec import replay_path
 from acp_agent.process.hardening import make_undumpable
 from acp_agent.settings import GROUPS, Setting
+from acp_agent.startup import collector
 
 __all__ = ["DISTRIBUTION", "build_parser", "flag_values", "main", "settings_table"]
 
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     make_undumpable()  # first: no other process of this user may read our memory or our stdin
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("smoke", "login", "harness"):
-        startup_gc.resume()  # only serving resumes it later, once its session layer is built
+        collector.resume()  # only serving resumes it later, once its session layer is built
     if argv and argv[0] == "smoke":
         from acp_agent.harness.smoke import smoke_main
 

@@ -15,7 +15,7 @@ import anyio.to_thread
 import structlog
 
 from acp_agent.lazy import deferred
-from acp_agent.model import sdk_import
+from acp_agent.model.lean_sdk import import_hook
 
 if TYPE_CHECKING:
     from anthropic.lib.credentials import CredentialResult
@@ -60,11 +60,11 @@ REQUEST_NAMES = ("Message", "RawMessageStreamEvent")
 
 @deferred
 def anthropic_sdk() -> ModuleType:
-    """The SDK, loaded for what the agent uses (`model/sdk_import.py`), with what a first Messages
+    """The SDK, loaded for what the agent uses (`model/lean_sdk/import_hook.py`), with what a first Messages
     request loads (its resource, the reply's and the stream's types); a plain import when the SDK
     is imported already or the lean one fails. What only a later step uses (the Models API's
     resource, token counting, batches) is left for its first use."""
-    hook = sdk_import.install("anthropic")
+    hook = import_hook.install("anthropic")
     try:
         import anthropic
         import anthropic.resources.messages
@@ -79,7 +79,7 @@ def anthropic_sdk() -> ModuleType:
         if hook is None:
             raise
         log.warning("model.sdk_lean_import_failed", error=repr(exc)[:300], action="importing it whole")
-        sdk_import.uninstall(hook)
+        import_hook.uninstall(hook)
         import anthropic
         import anthropic.resources.messages
         import anthropic.types
@@ -95,7 +95,7 @@ def anthropic_sdk() -> ModuleType:
 @deferred
 def _sdk_credentials() -> Callable[[], CredentialResult | None]:
     """The SDK's own credentials chain (profiles, federation)."""
-    sdk_import.install("anthropic")  # lean, like `anthropic_sdk`, when this comes first
+    import_hook.install("anthropic")  # lean, like `anthropic_sdk`, when this comes first
     from anthropic.lib.credentials import default_credentials
 
     return default_credentials

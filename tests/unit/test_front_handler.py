@@ -10,11 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent import startup_gc
 from acp_agent.errors import RpcError
 from acp_agent.protocol.lifecycle import InitializeRequest
 from acp_agent.session.acp.front import FrontHandler, SessionLayer, Sessions, session_layer
 from acp_agent.session.acp.handshake import initialize_answer
+from acp_agent.startup import collector
 
 HELLO = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}
 
@@ -180,15 +180,41 @@ async def test_with_a_warm_up_the_build_waits_for_its_import_of_the_layer(monkey
 async def test_the_collector_paused_at_start_up_collects_again_once_the_layer_is_built() -> None:
     recipe = Recipe(failures=1)
     front = FrontHandler(recipe, journaled=False)
-    startup_gc.pause()
+    collector.pause()
     try:
         async with front.running():
             await front.handle_request("initialize", HELLO)
             assert not gc.isenabled()  # the build under way is still start-up
             with pytest.raises(RpcError):
                 await front.handle_request("session/new", {})
-            assert gc.isenabled() and not startup_gc.paused()  # even when the build failed
+            assert gc.isenabled() and not collector.paused()  # even when the build failed
     finally:
-        startup_gc.resume()
+        collector.resume()
+        gc.unfreeze()
+        gc.enable()
+
+
+async def test_with_a_warm_up_the_collector_stays_paused_until_the_warm_up_resumes_it(monkeypatch) -> None:
+    """The warm-up goes on importing after `session/new` (the turn machinery, the SDK): collecting
+    then would cost the first prompt, so the layer's build only freezes start-up's objects and the
+    warm-up's own step, after the steps it was given, turns the collector on again."""
+    started: list[list[Any]] = []
+    monkeypatch.setattr("acp_agent.session.acp.front.warm_up", lambda steps: started.append(list(steps)))
+    front = FrontHandler(Recipe(), journaled=False, warm_up_steps=(print,))
+    collector.pause()
+    try:
+        async with front.running():
+            await front.handle_request("initialize", HELLO)
+            steps = started[0]
+            await anyio.to_thread.run_sync(steps[1])  # the layer is imported: the build goes on
+            assert await front.handle_request("session/new", {}) == {"method": "session/new"}
+            assert not gc.isenabled() and collector.paused()
+            assert gc.get_freeze_count() > 0  # start-up's objects, frozen by the build
+            resume = steps.index(collector.resume)
+            assert steps.index(print) < resume < len(steps) - 1  # after the app's steps, before the parsers
+            steps[resume]()
+            assert gc.isenabled() and not collector.paused()
+    finally:
+        collector.resume()
         gc.unfreeze()
         gc.enable()

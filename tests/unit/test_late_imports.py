@@ -2,7 +2,7 @@
 
 Nothing in the package loads a module by a name string (`importlib.import_module`, `__import__`,
 a loader called with a module name): every late import is a plain `import` inside a `@deferred`
-function (`acp_agent/lazy.py`). The one exception is `model/sdk_import.py`, which resolves the SDK's
+function (`acp_agent/lazy.py`). The one exception is `model/lean_sdk/import_hook.py`, which resolves the SDK's
 own re-exports. Files are parsed with `ast`, not imported.
 """
 
@@ -12,8 +12,8 @@ import ast
 
 from tests.unit.test_layering import PACKAGE, imports_of
 
-ALLOWED = {PACKAGE / "lazy.py", PACKAGE / "model" / "sdk_import.py"}
-"""`sdk_import.py` imports the SDK's own submodules by the names its `__init__` files re-export:
+ALLOWED = {PACKAGE / "lazy.py", PACKAGE / "model" / "lean_sdk" / "import_hook.py"}
+"""`import_hook.py` imports the SDK's own submodules by the names its `__init__` files re-export:
 names read from a third-party package, never one of ours."""
 BY_NAME = {"import_module", "__import__"}
 

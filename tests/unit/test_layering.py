@@ -46,11 +46,11 @@ LEAVES = {
     "logs",
     "phases",
     "settings",
-    "startup_gc",
     "user_dirs",
     # leaf packages
     "demo",
     "process",
+    "startup",
 }
 # top module → the rooms and top modules it may import (besides the leaves); no room imports it.
 TOP = {

@@ -21,12 +21,12 @@ import anyio.from_thread
 import anyio.lowlevel
 import structlog
 
-from acp_agent import startup_gc
 from acp_agent.errors import RpcError
 from acp_agent.lazy import Deferred, deferred, warm_up
 from acp_agent.protocol.lifecycle import InitializeRequest
 from acp_agent.session.acp.handshake import initialize_answer
 from acp_agent.session.params import parse
+from acp_agent.startup import collector
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
@@ -107,7 +107,8 @@ class FrontHandler:
     ) -> None:
         """`build` makes the manager and handler from the imported classes (the app composes them);
         `journaled` says whether the state dir is usable; `warm_up_steps` run after the layer and
-        the turn machinery in the warm-up thread (None: no warm-up, the layer loads on first use)."""
+        the turn machinery in the warm-up thread, then the collector paused at start-up resumes
+        (`startup/collector.py`) and the parsers load (None: no warm-up, the layer loads on first use)."""
         self._build = build
         self.journaled = journaled
         self._steps = warm_up_steps
@@ -202,7 +203,8 @@ class FrontHandler:
             with suppress(RuntimeError, CancelledError):  # the loop ended (EOF after initialize)
                 anyio.from_thread.run(built, token=token)
 
-        warm_up((session_layer, layer_imported, turn_machinery, *self._steps, parsers))
+        steps: list[WarmUpStep] = [session_layer, layer_imported, turn_machinery, *self._steps]
+        warm_up([*steps, collector.resume, parsers])
 
     def _start_build(self) -> anyio.Event:
         if self._done is None:
@@ -228,7 +230,10 @@ class FrontHandler:
             log.exception("session.layer_failed")
             self._done = None  # the next request tries again
         finally:
-            startup_gc.resume()  # start-up is over: collect again (paused by `__main__`)
+            if self._imported is not None:  # start-up goes on in the warm-up, which resumes it
+                collector.freeze()
+            else:
+                collector.resume()  # start-up is over: collect again (paused by `__main__`)
             done.set()
 
 

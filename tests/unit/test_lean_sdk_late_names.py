@@ -1,4 +1,4 @@
-"""Late names (`model/sdk_late_names.py`): an SDK module's imports that only its functions read are
+"""Late names (`model/lean_sdk/late_names.py`): an SDK module's imports that only its functions read are
 imported when first read, and every name means what a plain import makes it mean.
 
 A small package in a temp dir shows the rules one by one; the installed `anthropic` is checked
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.model import sdk_import
-from acp_agent.model.sdk_late_names import LATE
+from acp_agent.model.lean_sdk import import_hook
+from acp_agent.model.lean_sdk.late_names import LATE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,12 +51,12 @@ def latepkg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     root = tmp_path / "latepkg"
     write(root, {"__init__.py": "", "heavy.py": HEAVY, "other.py": HEAVY})
-    hook = sdk_import.install("latepkg")
+    hook = import_hook.install("latepkg")
     assert hook is not None
     try:
         yield root
     finally:
-        sdk_import.uninstall(hook)
+        import_hook.uninstall(hook)
 
 
 def load(name: str) -> object:
@@ -134,10 +134,42 @@ def test_a_name_that_may_be_read_at_import_time_stays_as_it_is(latepkg: Path, bo
     assert "Heavy" in vars(user) and "Heavy" not in getattr(user, "__acp_late_names__", ())
 
 
-def test_a_module_without_postponed_annotations_is_left_as_it_is(latepkg: Path) -> None:
-    write(latepkg, {"user.py": "from .heavy import Heavy\ndef make():\n    return Heavy()\n"})
+def test_a_module_without_postponed_annotations_postpones_those_that_name_a_late_name(latepkg: Path) -> None:
+    write(
+        latepkg,
+        {
+            "user.py": """
+                from .heavy import Heavy
+                from .other import helper
+                class Maker:
+                    def make(self, count: int) -> Heavy:
+                        return Heavy()
+                def plain(x: int) -> int:
+                    return helper() and x
+            """
+        },
+    )
     user = load("user")
-    assert "latepkg.heavy" in sys.modules and not hasattr(user, LATE)
+    assert "latepkg.heavy" not in sys.modules and "latepkg.other" not in sys.modules
+    # the annotation naming the late name is the string `from __future__ import annotations` makes
+    assert user.Maker.make.__annotations__ == {"count": int, "return": "Heavy"}  # type: ignore[attr-defined]
+    assert user.plain.__annotations__ == {"x": int, "return": int}  # type: ignore[attr-defined]
+    assert type(user.Maker().make(1)).__module__ == "latepkg.heavy"  # type: ignore[attr-defined]
+    assert user.Heavy is sys.modules["latepkg.heavy"].Heavy  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def outer():\n    def inner() -> Heavy:\n        pass\n    return inner\n",  # read when outer runs
+        "@deco\ndef f() -> Heavy:\n    pass\n",  # a decorator that may read it
+    ],
+)
+def test_unpostponed_annotations_read_when_defined_stay(latepkg: Path, body: str) -> None:
+    write(latepkg, {"user.py": "from .heavy import Heavy\nfrom .other import deco\n" + body})
+    user = load("user")
+    assert "latepkg.heavy" in sys.modules
+    assert "Heavy" in vars(user) and "Heavy" not in getattr(user, "__acp_late_names__", ())
 
 
 def test_a_type_alias_over_late_names_is_late_too(latepkg: Path) -> None:
@@ -288,7 +320,7 @@ def test_every_late_name_of_the_installed_sdk_is_what_a_plain_import_binds() -> 
     what the same module's name is after a plain import (this fails when an SDK release has a
     module the rewrite gets wrong)."""
     late = run_fresh(
-        "from acp_agent.model import sdk_import\nsdk_import.install('anthropic')\n"
+        "from acp_agent.model.lean_sdk import import_hook\nimport_hook.install('anthropic')\n"
         + textwrap.dedent(DESCRIBE)
         + textwrap.dedent("""
             values = {}

@@ -1,4 +1,4 @@
-"""The SDK is imported for what the agent uses (`model/sdk_import.py`), and each name means what it
+"""The SDK is imported for what the agent uses (`model/lean_sdk/import_hook.py`), and each name means what it
 means after a plain import.
 
 A small package in a temp dir shows the rules one by one; the installed `anthropic` is checked in a
@@ -8,6 +8,7 @@ fresh interpreter (the test process keeps its own plain import of the SDK).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.model import sdk_import
-from acp_agent.model.sdk_import import LazyReexports, reexports
+from acp_agent.model.lean_sdk import import_hook
+from acp_agent.model.lean_sdk.import_hook import LazyReexports, cached_reexports, reexports
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,6 +62,39 @@ def test_a_star_import_whose_names_are_unknown_drops_everything_before_it(tmp_pa
     assert reexports(tmp_path / "__init__.py") == {"B": ("b", "B")}
 
 
+def test_the_table_is_kept_beside_the_bytecode_until_a_source_it_read_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    write(
+        tmp_path, {"__init__.py": "from .a import A\nfrom .b import *\n", "b.py": "__all__ = ['B']\nB = 1\n"}
+    )
+    init = tmp_path / "__init__.py"
+    assert cached_reexports(init) == {"A": ("a", "A")}
+    kept = list((tmp_path / "__pycache__").glob("__init__.*.opt-acpreexports*.pyc"))
+    assert len(kept) == 1
+    parsed: list[Path] = []
+    monkeypatch.setattr(import_hook, "reexports", lambda path, read=None: parsed.append(path) or {})
+    assert cached_reexports(init) == {"A": ("a", "A")} and parsed == []  # from the kept table
+
+    os.utime(tmp_path / "b.py", ns=(1, 1))  # a star-imported module changed: read again
+    assert cached_reexports(init) == {} and parsed == [init]
+    monkeypatch.undo()
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    write(tmp_path, {"__init__.py": "from .a import A\nfrom .c import C\n"})  # the `__init__` changed
+    assert cached_reexports(init) == {"A": ("a", "A"), "C": ("c", "C")}
+
+
+def test_a_damaged_kept_table_is_worked_out_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    write(tmp_path, {"__init__.py": "from .a import A\n"})
+    init = tmp_path / "__init__.py"
+    cached_reexports(init)
+    (kept,) = (tmp_path / "__pycache__").glob("__init__.*.opt-acpreexports*.pyc")
+    kept.write_bytes(kept.read_bytes()[:-4])
+    assert cached_reexports(init) == {"A": ("a", "A")}
+
+
 @pytest.fixture
 def lazy_pkg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LazyReexports]:
     """`lazypkg`: an `__init__` that re-exports from two submodules and also does work of its own."""
@@ -81,12 +115,12 @@ def lazy_pkg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LazyRe
         },
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    hook = sdk_import.install("lazypkg")
+    hook = import_hook.install("lazypkg")
     assert hook is not None
     try:
         yield hook
     finally:
-        sdk_import.uninstall(hook)
+        import_hook.uninstall(hook)
 
 
 def test_a_name_is_imported_from_its_submodule_when_first_asked_for(lazy_pkg: LazyReexports) -> None:
@@ -124,7 +158,7 @@ def test_a_star_import_and_from_import_see_every_name(lazy_pkg: LazyReexports) -
 
 def test_a_package_imported_already_keeps_its_plain_import() -> None:
     assert "json" in sys.modules
-    assert sdk_import.install("json") is None
+    assert import_hook.install("json") is None
 
 
 def run_fresh(code: str) -> dict[str, object]:
@@ -166,8 +200,8 @@ def test_every_lazy_name_of_the_installed_sdk_is_what_its_init_binds() -> None:
     (this fails when an SDK release re-exports a name in a way the table gets wrong)."""
     answer = run_fresh("""
         import importlib, json, sys, types
-        from acp_agent.model import sdk_import
-        hook = sdk_import.install("anthropic")
+        from acp_agent.model.lean_sdk import import_hook
+        hook = import_hook.install("anthropic")
         import anthropic
         packages, seen, resolved, missing = ["anthropic"], set(), {}, set()
         while packages:
@@ -203,14 +237,14 @@ def test_every_lazy_name_of_the_installed_sdk_is_what_its_init_binds() -> None:
 def test_a_failed_lean_import_falls_back_to_a_plain_one() -> None:
     answer = run_fresh("""
         import json, sys
-        from acp_agent.model import sdk_import
+        from acp_agent.model.lean_sdk import import_hook
 
-        real = sdk_import.LazyReexports.find_spec
+        real = import_hook.LazyReexports.find_spec
         def broken(self, fullname, path, target=None):
             if fullname == "anthropic.resources.messages":
                 raise ImportError("broken on purpose")
             return real(self, fullname, path, target)
-        sdk_import.LazyReexports.find_spec = broken
+        import_hook.LazyReexports.find_spec = broken
 
         from acp_agent.model.sdk import anthropic_sdk
         anthropic = anthropic_sdk.now()

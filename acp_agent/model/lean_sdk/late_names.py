@@ -4,7 +4,7 @@ The SDK's core modules import, at their top, what only some of their functions n
 base imports the tracing helpers, which import the beta API's whole type tree to tell a beta
 message from a plain one when a span records it; it imports every error class for the first error
 response; the Messages resource imports the batches and the token counting. With a plain import a
-first request waits for ~950 SDK modules, of which it uses ~200 (`model/sdk_import.py`).
+first request waits for ~950 SDK modules, of which it uses ~200 (`model/lean_sdk/import_hook.py`).
 
 `late_code` rewrites one module so that such a name is imported where it is first used: each
 top-level `from M import N` (and each type alias over such names, `X = A | B`) whose name no code
@@ -18,9 +18,13 @@ is left on a stream's per-event path).
 
 Read at import time, hence never late: module and class bodies, decorators, default values, class
 bases, the annotations of classes (pydantic models and TypedDicts read them), and those of a
-function with a decorator that may read them. A module is left as it is without `from __future__
-import annotations` (its function annotations would be read at import time), when it reads its
-own namespace (`globals()`, `eval`...), or when it defines `__getattr__`.
+function with a decorator that may read them. In a module without `from __future__ import
+annotations`, a function's annotations are read when it is defined: there the annotations of a
+nested function are never late, and an annotation of a module-level function or method that names
+a late name becomes the string `from __future__ import annotations` would make it (the SDK's
+`Message.to_param` names the whole tree of request parameter types in its return annotation alone:
+~65 modules). A module is left as it is when it reads its own namespace (`globals()`, `eval`...),
+or when it defines `__getattr__`.
 
 `LateNamesLoader` keeps the rewritten code beside the SDK's own bytecode (`__pycache__/*.opt-
 acplateN.pyc`, checked against the source's mtime and size as a `.pyc` is, and a marker for a module
@@ -32,20 +36,18 @@ install, `PYTHONDONTWRITEBYTECODE`), modules load as they are.
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib.machinery
-import importlib.util
 import marshal
-import os
-import struct
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from types import CodeType
 
+from acp_agent.model.lean_sdk.side_cache import SideFile, loads, stamp
+
 __all__ = ["LATE", "LateNamesLoader", "late_code"]
 
-VERSION = 3
+VERSION = 4
 """Bumped when the rewrite changes: the cached code of an older one is then ignored."""
 
 LATE = "__acp_late__"
@@ -89,9 +91,6 @@ _TYPE_NODES = (
 )
 """What a type alias may be made of (`A | B`, `Union[A, B]`, `list[A]`) to be evaluated late."""
 
-_HEADER = struct.Struct("<4sIQQ")
-"""A cache file's header: the interpreter's magic number, VERSION, the source's mtime (ns) and size."""
-
 
 @dataclass
 class _Plan:
@@ -99,6 +98,8 @@ class _Plan:
     """Late name → (module, attribute, level) of its `from module import attribute`."""
     aliases: dict[str, ast.Assign] = field(default_factory=dict)
     """Late type alias → its assignment."""
+    postponed: bool = True
+    """Whether the module postpones its annotations (`from __future__ import annotations`)."""
 
 
 def late_code(source: bytes, path: str) -> CodeType | None:
@@ -114,8 +115,7 @@ def late_code(source: bytes, path: str) -> CodeType | None:
 # ── which names can be late ─────────────────────────────────────────────────────────────────────
 def _plan(tree: ast.Module) -> _Plan | None:
     body = tree.body
-    if not any(_is_future_annotations(s) for s in body):
-        return None
+    postponed = any(_is_future_annotations(s) for s in body)
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     if names & _INTROSPECTION or {"__getattr__", "__dir__", LATE} & _top_level_defs(body):
         return None
@@ -151,6 +151,8 @@ def _plan(tree: ast.Module) -> _Plan | None:
         if len(kept) == len(aliases):
             break
         aliases = kept
+    if not postponed:  # a nested function's annotations are read when the outer one runs
+        eager.names |= _nested_annotation_names(rest)
     late = {name: sources[name][0] for name in candidates if name not in eager.names}
     # A module that is imported anyway gains nothing from being read late, and each late read
     # costs a call: so a name stays as it is when its module has a name read at import time.
@@ -158,7 +160,7 @@ def _plan(tree: ast.Module) -> _Plan | None:
     late = {name: found for name, found in late.items() if _source_key(found) not in loaded}
     if not late:
         return None
-    return _Plan(late, aliases)
+    return _Plan(late, aliases, postponed)
 
 
 def _source_key(source: tuple[str | None, str, int]) -> tuple[str, int]:
@@ -240,6 +242,25 @@ class _EagerReads(ast.NodeVisitor):
         self.generic_visit(node)  # at import time only when called then; counted all the same
 
 
+def _nested_annotation_names(statements: list[ast.stmt]) -> set[str]:
+    """The names read by the annotations of functions defined inside other functions."""
+    names: set[str] = set()
+    for outer in (node for statement in statements for node in ast.walk(statement)):
+        if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in (node for statement in outer.body for node in ast.walk(statement)):
+                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    for annotation in _annotations(inner):
+                        names |= {n.id for n in ast.walk(annotation) if isinstance(n, ast.Name)}
+    return names
+
+
+def _annotations(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    args = function.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    found = [p.annotation for p in params if p is not None]
+    return [a for a in [*found, function.returns] if a is not None]
+
+
 def _decorator_name(node: ast.expr) -> str:
     if isinstance(node, ast.Call):
         node = node.func
@@ -275,8 +296,35 @@ class _LateReads(ast.NodeTransformer):
         return node
 
 
+class _PostponedAnnotations(ast.NodeTransformer):
+    """A module-level function's or method's annotations that name a late name become strings, as
+    under `from __future__ import annotations` (for a module without it; nested functions, whose
+    annotations are never late, are not visited)."""
+
+    def __init__(self, late: set[str]) -> None:
+        self.late = late
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        args = node.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None and arg.annotation is not None:
+                arg.annotation = self._postponed(arg.annotation)
+        if node.returns is not None:
+            node.returns = self._postponed(node.returns)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _postponed(self, annotation: ast.expr) -> ast.expr:
+        if any(isinstance(n, ast.Name) and n.id in self.late for n in ast.walk(annotation)):
+            return ast.copy_location(ast.Constant(ast.unparse(annotation)), annotation)
+        return annotation
+
+
 def _rewrite(tree: ast.Module, plan: _Plan) -> None:
     late = set(plan.imports) | set(plan.aliases)
+    if not plan.postponed:
+        tree = _PostponedAnnotations(late).visit(tree)
     body: list[ast.stmt] = []
     for statement in tree.body:
         if isinstance(statement, ast.ImportFrom) and statement.module != "__future__":
@@ -355,27 +403,21 @@ class LateNamesLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname: str) -> CodeType | None:
         path = self.get_filename(fullname)
-        try:
-            cache = importlib.util.cache_from_source(path, optimization=f"acplate{VERSION}")
-            stat = os.stat(path)
-        except (NotImplementedError, OSError):
+        side = SideFile(path, f"acplate{VERSION}")
+        header = stamp(VERSION, [path])
+        if header is None or side.path is None:
             return super().get_code(fullname)
-        header = _HEADER.pack(importlib.util.MAGIC_NUMBER, VERSION, stat.st_mtime_ns, stat.st_size)
-        try:
-            with open(cache, "rb") as f:
-                data = f.read()
-            if data.startswith(header):
-                rest = data[_HEADER.size :]
-                return super().get_code(fullname) if not rest else _code(marshal.loads(rest))
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
+        kept = side.read(header)
+        if kept is not None:
+            try:
+                return super().get_code(fullname) if not kept else _code(loads(kept))
+            except (ValueError, TypeError):
+                pass
         if sys.dont_write_bytecode:  # nowhere to keep a rewrite: load the module as it is
             return super().get_code(fullname)
         code = late_code(self.get_data(path), path)
-        try:
-            _write(cache, header + (b"" if code is None else marshal.dumps(code)))
-        except OSError:  # a read-only install: as it is, rather than a rewrite at every start
-            return super().get_code(fullname)
+        if not side.write(header, b"" if code is None else marshal.dumps(code)):
+            return super().get_code(fullname)  # a read-only install: as it is, not a rewrite per start
         return code if code is not None else super().get_code(fullname)
 
 
@@ -383,19 +425,3 @@ def _code(value: object) -> CodeType:
     if not isinstance(value, CodeType):
         raise TypeError("not a code object")
     return value
-
-
-def _write(path: str, data: bytes) -> None:
-    import tempfile  # a cache miss only
-
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".acp-late-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

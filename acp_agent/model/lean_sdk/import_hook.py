@@ -10,7 +10,7 @@ Name`). A name is then imported from its submodule when first asked for (`anthro
 name bound another way, `__all__`, a star import) runs the package's real `__init__` once, so every
 name means what it means after a plain import, only later.
 
-The same hook loads the tree's plain modules with late names (`sdk_late_names.py`): what a module
+The same hook loads the tree's plain modules with late names (`late_names.py`): what a module
 imports only for its functions is imported when one of them first reads it. The client's core no
 longer brings in the beta API's types, every error class or the batches: a first request loads
 ~200 SDK modules instead of ~1,000.
@@ -26,6 +26,7 @@ import ast
 import importlib
 import importlib.abc
 import importlib.machinery
+import marshal
 import sys
 import threading
 from collections.abc import Sequence
@@ -33,17 +34,65 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["LazyReexports", "reexports"]
+__all__ = ["LazyReexports", "cached_reexports", "reexports"]
 
 Reexports = dict[str, tuple[str, str | None]]
 """Name → (submodule relative to the package, attribute of it; None: the submodule itself)."""
 
 
-def reexports(init_file: Path) -> Reexports:
+REEXPORTS_VERSION = 1
+"""Bumped when `reexports` changes: the tables kept by an older one are then ignored."""
+
+
+def cached_reexports(init_file: Path) -> Reexports:
+    """`reexports`, kept beside the package's bytecode (`side_cache.py`) until the `__init__`
+    or a module it star-imports changes: parsing `anthropic/types/__init__.py` is ~18 ms of CPU."""
+    from acp_agent.model.lean_sdk.side_cache import SideFile, loads, stamp
+
+    side = SideFile(str(init_file), f"acpreexports{REEXPORTS_VERSION}")
+    header = stamp(REEXPORTS_VERSION, [str(init_file)])
+    kept = side.read(header) if header is not None else None
+    if kept is not None:
+        try:
+            found = _kept_table(loads(kept))
+        except ValueError:
+            found = None
+        if found is not None and stamp(REEXPORTS_VERSION, found[0]) == found[1]:
+            return found[2]
+    read: list[str] = []
+    table = reexports(init_file, read)
+    if header is not None:
+        sources = tuple(read)
+        side.write(header, marshal.dumps((sources, stamp(REEXPORTS_VERSION, sources), table)))
+    return table
+
+
+def _kept_table(value: object) -> tuple[list[str], bytes | None, Reexports] | None:
+    """(the other sources read, their stamp, the table) of a kept value; None unless well-formed."""
+    if not (isinstance(value, tuple) and len(value) == 3):
+        return None
+    sources, stamps, table = value
+    if not (isinstance(sources, tuple) and all(isinstance(s, str) for s in sources)):
+        return None
+    if not (stamps is None or isinstance(stamps, bytes)) or not isinstance(table, dict):
+        return None
+    checked: Reexports = {}
+    for name, target in table.items():
+        if not (isinstance(name, str) and isinstance(target, tuple) and len(target) == 2):
+            return None
+        submodule, attribute = target
+        if not (isinstance(submodule, str) and (attribute is None or isinstance(attribute, str))):
+            return None
+        checked[name] = (submodule, attribute)
+    return list(sources), stamps, checked
+
+
+def reexports(init_file: Path, read: list[str] | None = None) -> Reexports:
     """The names a package `__init__` binds by a plain relative re-export, and where each comes from.
 
     A name that any other top-level statement may bind (an assignment, a def, an absolute import, a
-    star import that may export it) is left out: asking for it runs the real `__init__`.
+    star import that may export it) is left out: asking for it runs the real `__init__`. `read`
+    gets the other source files the answer depends on (the modules it star-imports).
     """
     tree = ast.parse(init_file.read_bytes(), str(init_file))
     table: Reexports = {}
@@ -54,7 +103,7 @@ def reexports(init_file: Path) -> Reexports:
                 table[name] = (node.module, alias.name) if node.module else (alias.name, None)
             continue
         if isinstance(node, ast.ImportFrom) and node.level == 1:  # from .sub import *
-            exported = _star_names(init_file.parent, node.module)
+            exported = _star_names(init_file.parent, node.module, read=read)
             if exported is None:
                 table.clear()  # it may rebind anything bound so far
             else:
@@ -79,12 +128,16 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return names
 
 
-def _star_names(package_dir: Path, module: str | None, depth: int = 0) -> set[str] | None:
+def _star_names(
+    package_dir: Path, module: str | None, depth: int = 0, read: list[str] | None = None
+) -> set[str] | None:
     """The names `from .module import *` binds, read from the module's source; None: unknown."""
     if module is None or depth > 3:
         return None
     base = package_dir.joinpath(*module.split("."))
     source = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    if read is not None:
+        read.append(str(source))
     try:
         tree = ast.parse(source.read_bytes(), str(source))
     except (OSError, SyntaxError, ValueError):
@@ -97,7 +150,7 @@ def _star_names(package_dir: Path, module: str | None, depth: int = 0) -> set[st
             except ValueError:
                 return None
         if isinstance(node, ast.ImportFrom) and node.names[0].name == "*":
-            inner = _star_names(source.parent, node.module, depth + 1) if node.level == 1 else None
+            inner = _star_names(source.parent, node.module, depth + 1, read) if node.level == 1 else None
             if inner is None:
                 return None
             names |= inner
@@ -116,7 +169,7 @@ class LazyReexports(importlib.abc.MetaPathFinder):
     def __init__(self, package: str, *, late_names: bool = True) -> None:
         self.package = package
         self.late_names = late_names
-        """Load its plain modules with their late names (`sdk_late_names.py`)."""
+        """Load its plain modules with their late names (`late_names.py`)."""
         self.full_inits: list[str] = []
         """The packages whose real `__init__` ran, in order (each once)."""
 
@@ -134,12 +187,12 @@ class LazyReexports(importlib.abc.MetaPathFinder):
             return spec
         if origin.name != "__init__.py":
             if self.late_names and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-                from acp_agent.model.sdk_late_names import LateNamesLoader  # not at the handshake
+                from acp_agent.model.lean_sdk.late_names import LateNamesLoader  # not at the handshake
 
                 spec.loader = LateNamesLoader(fullname, str(origin))
             return spec
         try:
-            table = reexports(origin)
+            table = cached_reexports(origin)
         except (OSError, SyntaxError, ValueError):
             return spec
         if table:

@@ -1,4 +1,5 @@
-"""The collector's start-up pause: undone only by its own resume, once, with start-up's objects frozen."""
+"""The collector's start-up pause (`startup/collector.py`): undone only by its own resume, once,
+with start-up's objects frozen."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent import startup_gc
+from acp_agent.startup import collector as startup_gc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,9 +43,22 @@ def test_pause_then_resume_freezes_what_start_up_made_and_collects_again(collect
     assert gc.get_freeze_count() == frozen
 
 
+def test_freeze_keeps_it_paused_and_resume_then_freezes_nothing_more(collector: None) -> None:
+    gc.enable()
+    startup_gc.pause()
+    startup_gc.freeze()
+    frozen = gc.get_freeze_count()
+    assert frozen > 0 and not gc.isenabled() and startup_gc.paused()
+    made_after = [[] for _ in range(1000)]  # tracked containers made after the freeze
+    startup_gc.resume()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen  # collected as usual from now on
+    assert made_after
+
+
 def test_a_collector_someone_else_turned_off_stays_off(collector: None) -> None:
     gc.disable()
     startup_gc.pause()
+    startup_gc.freeze()
     startup_gc.resume()
     assert not gc.isenabled() and gc.get_freeze_count() == 0
 
