@@ -1,6 +1,12 @@
 """`python -m acp_agent`, and the `acp-agent` console script (`main`)."""
 
-from acp_agent.startup import collector, dataclass_code
+import os
+
+from acp_agent.process.import_path import drop_working_directory
+
+drop_working_directory(os.path.dirname(__file__))  # before anything else is imported: `import_path.py`
+
+from acp_agent.startup import collector, dataclass_code  # noqa: E402
 
 __all__ = ["main"]
 

@@ -3,7 +3,8 @@
 `replay:FILE` serves a recorded run back through the real `anthropic` SDK (an in-process
 transport, so the same parsing, streaming and turn-loop code runs); `record` tees every Messages
 exchange of a run to a cassette. Neither imports `anthropic` or `httpx2` here: the SDK's HTTP
-client is built on the first request.
+client is built on the first request. The cassette's own modules (its format, the transports) are
+imported only for a replay or a record (`cassette_client.py`), never on a first request's path.
 """
 
 from __future__ import annotations
@@ -12,26 +13,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from acp_agent.lazy import deferred
 from acp_agent.model.anthropic import AnthropicModel
-from acp_agent.model.cassette import CassetteError, CassetteHeader, CassetteWriter, load_cassette
 from acp_agent.model.spec import replay_path
-from acp_agent.model.transports import ClientTransport, RecordingTransport, ReplayTransport
 
-__all__ = [
-    "REPLAY_API_KEY",
-    "REPLAY_BASE_URL",
-    "make_model",
-]
+__all__ = ["cassette_model", "make_model"]
 
-log = structlog.get_logger(__name__)
+CassetteModel = Callable[..., tuple[AnthropicModel, str]]
 
-REPLAY_API_KEY = "acp-agent-replay-placeholder-key"
-"""A placeholder credential: a replay never reaches the network, but the SDK wants one. Not a
-word that may appear in an error message: the model client redacts its key from every message."""
-REPLAY_BASE_URL = "http://replay.invalid"
-"""Never resolved: every request is answered by the replay transport."""
+
+@deferred
+def cassette_model() -> CassetteModel:
+    """`cassette_client.cassette_model`: a replay's or a record's client, with the cassette's modules."""
+    from acp_agent.model.cassette_client import cassette_model as build
+
+    return build
 
 
 def make_model(
@@ -50,53 +46,7 @@ def make_model(
     Raises:
         CassetteError: the replay cassette cannot be read, or the record file cannot be written.
     """
-    cassette_path = replay_path(model_spec)
-    if cassette_path is not None:
-        cassette = load_cassette(cassette_path)
-        model_id = cassette.header.model
-        kwargs.update(api_key=REPLAY_API_KEY, base_url=REPLAY_BASE_URL)
-        log.info(
-            "model.replay", path=str(cassette_path), exchanges=len(cassette.exchanges), strict=replay_strict
-        )
-
-        def inner() -> Any:
-            return ReplayTransport(cassette, strict=replay_strict)
-    else:
-        model_id = model_spec
-        inner = _default_transport
-
-    transport = inner
-    if record is not None:
-        writer = _writer(record, CassetteHeader(model=model_id, streaming=streaming))
-        log.info("model.record", path=str(record))
-
-        def transport() -> Any:
-            return RecordingTransport(inner(), writer)
-
-    factory = None if transport is _default_transport else _client_factory(transport)
-    return AnthropicModel(streaming=streaming, http_client_factory=factory, **kwargs), model_id
-
-
-def _writer(path: Path, header: CassetteHeader) -> CassetteWriter:
-    try:
-        return CassetteWriter(path, header)
-    except OSError as exc:
-        raise CassetteError(f"cannot write cassette {path}: {exc.strerror or exc}") from None
-
-
-def _default_transport() -> Any:
-    """The SDK's default HTTP client (proxies from the environment, keep-alive) as a transport."""
-    import anthropic
-
-    return ClientTransport(anthropic.DefaultAsyncHttpxClient())
-
-
-def _client_factory(transport: Callable[[], Any]) -> Callable[[], Any]:
-    """Build the SDK's httpx2 client around a fresh transport, when the SDK client is built."""
-
-    def build() -> Any:
-        import anthropic
-
-        return anthropic.DefaultAsyncHttpxClient(transport=transport())
-
-    return build
+    if replay_path(model_spec) is None and record is None:
+        return AnthropicModel(streaming=streaming, **kwargs), model_spec
+    build = cassette_model.now()
+    return build(model_spec, streaming=streaming, record=record, replay_strict=replay_strict, **kwargs)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -656,3 +658,37 @@ def test_meta_overrides_the_config_and_a_command_wins_over_a_rubric() -> None:
     assert command.max_trials == 2
     assert _chosen(config, {"loop": "tools"}).name == "tools"
     assert _chosen(Config(), {"loop": "phased"}).name == "phased"
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+VERIFYING = (
+    "acp_agent.turn.strategies.verify",
+    "acp_agent.turn.strategies.phased",
+    "acp_agent.turn.strategies.judge",
+)
+
+LOADS = """
+import json, sys
+from acp_agent.session.acp.front import session_layer
+from acp_agent.turn.strategies.loops import LoopChoice
+from acp_agent.turn.strategies.select import build_strategy
+session_layer.now().engine.now()
+before = sorted(m for m in sys.modules if m in {names!r})
+strategy = build_strategy(LoopChoice({loop!r}, verify_cmd="true").check())
+after = sorted(m for m in sys.modules if m in {names!r})
+print(json.dumps([before, after, type(strategy).__name__]))
+"""
+
+
+@pytest.mark.parametrize(("loop", "built"), [("tools", "ToolsStrategy"), ("verify", "VerifyStrategy")])
+def test_the_strategies_that_verify_load_when_first_chosen(loop: str, built: str) -> None:
+    """The turn machinery a first prompt waits for leaves them out (issue 46): the default loop
+    never loads them, a session that chooses one does."""
+    script = LOADS.format(names=set(VERIFYING), loop=loop)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60, cwd=REPO_ROOT
+    )
+    before, after, name = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before == [] and name == built
+    assert after == ([] if loop == "tools" else sorted(VERIFYING))

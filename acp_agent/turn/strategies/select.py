@@ -2,19 +2,45 @@
 
 The choice is made and checked by `turn/strategies/loops.py` (light, at `session/new`: a bad
 `_meta` value is a `LimitsError` naming the field, answered -32602); the strategy and its evaluator
-are built here.
+are built here. The default, `tools`, is all a first prompt usually needs: the strategies that
+verify (`verify`, `phased`, their evaluators and result records) are imported when first chosen,
+or by the warm-up's last step once a first request has been answered (`verifying_strategies`),
+never on a first request's path.
 """
 
 from __future__ import annotations
 
-from acp_agent.turn.strategies.base import Strategy
-from acp_agent.turn.strategies.judge import JudgeEvaluator
-from acp_agent.turn.strategies.loops import LoopChoice
-from acp_agent.turn.strategies.phased import PhasedStrategy
-from acp_agent.turn.strategies.tools import ToolsStrategy
-from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluator, VerifyStrategy
+from typing import TYPE_CHECKING, NamedTuple
 
-__all__ = ["build_strategy"]
+from acp_agent.lazy import deferred
+from acp_agent.turn.strategies.base import Strategy
+from acp_agent.turn.strategies.loops import LoopChoice
+from acp_agent.turn.strategies.tools import ToolsStrategy
+
+if TYPE_CHECKING:
+    from acp_agent.turn.strategies.judge import JudgeEvaluator
+    from acp_agent.turn.strategies.phased import PhasedStrategy
+    from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluator, VerifyStrategy
+
+__all__ = ["Verifying", "build_strategy", "verifying_strategies"]
+
+
+class Verifying(NamedTuple):
+    """The strategies that verify and their evaluators."""
+
+    verify: type[VerifyStrategy]
+    phased: type[PhasedStrategy]
+    command: type[CommandEvaluator]
+    judge: type[JudgeEvaluator]
+
+
+@deferred
+def verifying_strategies() -> Verifying:
+    from acp_agent.turn.strategies.judge import JudgeEvaluator
+    from acp_agent.turn.strategies.phased import PhasedStrategy
+    from acp_agent.turn.strategies.verify import CommandEvaluator, VerifyStrategy
+
+    return Verifying(VerifyStrategy, PhasedStrategy, CommandEvaluator, JudgeEvaluator)
 
 
 def build_strategy(choice: LoopChoice) -> Strategy:
@@ -22,12 +48,13 @@ def build_strategy(choice: LoopChoice) -> Strategy:
     choice.check()
     if choice.loop == "tools":
         return ToolsStrategy()
+    found = verifying_strategies.now()
     evaluator: Evaluator | None = None
     if choice.command is not None:
-        evaluator = CommandEvaluator(choice.command)
+        evaluator = found.command(choice.command)
     elif choice.rubric is not None:
-        evaluator = JudgeEvaluator(choice.rubric, choice.verify_threshold)
+        evaluator = found.judge(choice.rubric, choice.verify_threshold)
     if choice.loop == "phased":
-        return PhasedStrategy(evaluator, choice.max_trials)
+        return found.phased(evaluator, choice.max_trials)
     assert evaluator is not None  # check() refuses verify without one
-    return VerifyStrategy(evaluator, choice.max_trials)
+    return found.verify(evaluator, choice.max_trials)
