@@ -12,9 +12,11 @@ was, only made sooner. What is missing is compiled as before and added.
 
 The table lives in the package's `__pycache__`, one file per interpreter version (like a `.pyc`;
 not written under `PYTHONDONTWRITEBYTECODE` or where the folder is read-only). It is written
-after the first prompt's request has been answered (a warm-up step) and when the agent leaves,
-if anything was added; it is keyed by the whole source text, so a changed class simply misses,
-and a file that cannot be read as this interpreter's is ignored.
+after the first prompt's request has been answered (a warm-up step, `keep`, which then lets the
+process forget the table) and when the agent leaves, if anything was added; it is keyed by the
+whole source text, so a changed class simply misses, and a file that cannot be read as this
+interpreter's is ignored. Whoever can write that folder can already replace the package's
+`.pyc` files: the table is trusted as they are.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import threading
 from types import CodeType
 from typing import Any
 
-__all__ = ["CodeCache", "install", "installed", "save"]
+__all__ = ["CodeCache", "install", "installed", "keep", "save"]
 
 VERSION = 1
 """Bumped when the file's layout changes."""
@@ -50,13 +52,16 @@ class CodeCache:
         self.known: dict[str, bytes] = _read(path) if path else {}
         self.added: dict[str, bytes] = {}
         self.used: set[str] = set()
+        self.released = False
+        """Set by `release`: `known` and `used` are dropped, and a save merges with the file."""
         self._lock = threading.Lock()
 
     def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
         """`exec`, with the code of a source text taken from the table when it is there."""
         if type(source) is not str:
             return _exec(source, globals, locals)
-        self.used.add(source)
+        if not self.released:
+            self.used.add(source)
         blob = self.known.get(source) or self.added.get(source)
         code = _code(blob) if blob is not None else None
         if code is None:
@@ -70,9 +75,14 @@ class CodeCache:
         if not self.added or not self.path or sys.dont_write_bytecode:
             return False
         with self._lock:
-            table = {**self.known, **self.added}
-            if len(table) > MAX_ENTRIES:
-                table = {source: blob for source, blob in table.items() if source in self.used}
+            if self.released:  # what is on disk now (this process's first save, or another's)
+                table = {**_read(self.path), **self.added}
+                if len(table) > MAX_ENTRIES:
+                    table = dict(self.added)
+            else:
+                table = {**self.known, **self.added}
+                if len(table) > MAX_ENTRIES:
+                    table = {source: blob for source, blob in table.items() if source in self.used}
             temporary = f"{self.path}.{os.getpid()}.tmp"
             try:
                 os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -83,8 +93,18 @@ class CodeCache:
                 with contextlib.suppress(OSError):
                     os.unlink(temporary)
                 return False
-            self.known, self.added = table, {}
+            self.added = {}
+            if not self.released:
+                self.known = table
             return True
+
+    def release(self) -> None:
+        """Drop the table read at start (~1.7 MB for a first prompt's classes): start-up is over,
+        and few classes are made later. They are compiled as before, and a later `save` adds them
+        to what the file holds then."""
+        with self._lock:
+            self.released = True
+            self.known, self.used = {}, set()
 
 
 _installed: CodeCache | None = None
@@ -107,8 +127,16 @@ def installed() -> CodeCache | None:
 
 
 def save() -> bool:
-    """Write the installed table if it grew (a warm-up step, and on leaving)."""
+    """Write the installed table if it grew (on leaving)."""
     return _installed.save() if _installed is not None else False
+
+
+def keep() -> None:
+    """Start-up is over (a warm-up step, after the first answer): write the table if it grew, and
+    release it."""
+    if _installed is not None:
+        _installed.save()
+        _installed.release()
 
 
 def default_path() -> str | None:
@@ -136,14 +164,14 @@ def _read(path: str) -> dict[str, bytes]:
         table = marshal.loads(data[len(_HEADER) :])
     except (EOFError, ValueError, TypeError):
         return {}
-    if not isinstance(table, dict):
-        return {}
-    return {k: v for k, v in table.items() if type(k) is str and type(v) is bytes}
+    # an entry of another type is never used: a key that is not a string is never looked up, and a
+    # value that is not marshalled code is compiled anew (`_code`), so the table is taken as it is
+    return table if isinstance(table, dict) else {}
 
 
-def _code(blob: bytes) -> CodeType | None:
+def _code(blob: object) -> CodeType | None:
     try:
-        code = marshal.loads(blob)
+        code = marshal.loads(blob)  # type: ignore[arg-type]  # a damaged table's entry is rejected here
     except (EOFError, ValueError, TypeError):
         return None
     return code if isinstance(code, CodeType) else None

@@ -247,3 +247,30 @@ def test_a_run_of_the_agent_keeps_the_table_and_the_next_one_adds_nothing(tmp_pa
     tables[0].unlink()
     run_agent_help({**env, "PYTHONDONTWRITEBYTECODE": "1"})
     assert list(prefix.rglob("dataclass_code.*.marshal")) == []
+
+
+def test_released_the_table_is_forgotten_and_a_later_save_adds_to_the_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "table.marshal")
+    first = CodeCache(path)
+    build(first.exec)
+    first.save()
+    written = set(first.known)
+
+    cache = CodeCache(path)
+    build(cache.exec)
+    cache.release()
+    assert cache.known == {} and cache.used == set()
+    late = "from dataclasses import dataclass\n@dataclass\nclass LatePoint:\n    late_x: int\n"  # made later
+    module = ModuleType("late")
+    dataclasses.exec = cache.exec  # type: ignore[attr-defined]
+    sys.modules["late"] = module
+    try:
+        exec(compile(late, "late.py", "exec", dont_inherit=True), module.__dict__)
+    finally:
+        del dataclasses.exec  # type: ignore[attr-defined]
+        del sys.modules["late"]
+    assert module.LatePoint(2).late_x == 2
+    added = set(cache.added)
+    assert added and not added & written
+    assert cache.save()
+    assert set(CodeCache(path).known) == written | added  # what the file held, and the new ones
