@@ -56,8 +56,7 @@ WARM_UP = (model_factory, anthropic_sdk)
 machinery (`session/acp/front.py`) and once the client's TLS context has begun to be built beside
 them (`ModelProvider.start_tls`), in the order a first prompt needs; then the model client is built
 (`ModelProvider.warm`), and what remains waits for the API to answer a first request
-(`ModelProvider.after_first_answer`): the dataclasses' compiled methods are kept then
-(`dataclass_code.keep`)."""
+(`ModelProvider.after_first_answer`)."""
 
 SHUTDOWN_GRACE = 1.5
 """Seconds that cancelled turns get to answer before the process exits (the client waits 2 s)."""
@@ -151,7 +150,7 @@ async def serve(
     front = FrontHandler(
         build,
         journaled=state_dir is not None,
-        warm_up_steps=(model.start_tls, *WARM_UP, model.warm, model.after_first_answer, dataclass_code.keep),
+        warm_up_steps=(model.start_tls, *WARM_UP, model.warm, model.after_first_answer),
     )
     endpoint = Endpoint(front, to_client)
 

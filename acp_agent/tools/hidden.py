@@ -23,10 +23,11 @@ no mount; Claude Code leaves commands to the sandbox too).
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -121,8 +122,13 @@ class HiddenPaths:
         return cls(tuple(dict.fromkeys(p for p in [*resolved, *absolute] if p != Path(p.anchor))))
 
     def with_denials(self, denials: PathDenials | None) -> HiddenPaths:
-        """The same hidden paths, with the settings' path denies."""
-        return replace(self, denials=denials)
+        """The same hidden paths (the same list: where they resolved when it was made), with the
+        settings' path denies."""
+        if denials is self.denials:
+            return self
+        derived = copy.copy(self)  # not made anew: `covered()` resolves every path again (~0.5 ms)
+        object.__setattr__(derived, "denials", denials)
+        return derived
 
     def refusal(self, *paths: Path | str) -> str | None:
         """The settings' refusal of the first of `paths` a deny rule names, or None."""
@@ -151,10 +157,10 @@ class HiddenPaths:
         """Without the hidden paths that hold `directory` (a skill the user keeps in the agent's
         config dir reads its own files; the key beside it stays hidden)."""
         folded = _fold(directory)
-        return HiddenPaths(
-            tuple(p for p, f in zip(self.paths, self._folded, strict=True) if not _under(folded, f)),
-            self.denials,
-        )
+        kept = tuple(p for p, f in zip(self.paths, self._folded, strict=True) if not _under(folded, f))
+        if len(kept) == len(self.paths):  # the usual case (a memory file in the workspace): the same list
+            return self
+        return HiddenPaths(kept, self.denials)
 
     def covered(self) -> tuple[Path, ...]:
         """What the sandbox covers: the outermost of the hidden paths as they resolve now (a

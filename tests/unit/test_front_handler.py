@@ -14,7 +14,7 @@ from acp_agent.errors import RpcError
 from acp_agent.protocol.lifecycle import InitializeRequest
 from acp_agent.session.acp.front import FrontHandler, SessionLayer, Sessions, session_layer
 from acp_agent.session.acp.handshake import initialize_answer
-from acp_agent.startup import collector
+from acp_agent.startup import collector, dataclass_code
 
 HELLO = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}
 
@@ -212,6 +212,7 @@ async def test_with_a_warm_up_the_collector_stays_paused_until_the_warm_up_resum
             assert gc.get_freeze_count() > 0  # start-up's objects, frozen by the build
             resume = steps.index(collector.resume)
             assert steps.index(print) < resume < len(steps) - 1  # after the app's steps, before the parsers
+            assert steps[-1] is dataclass_code.keep  # last: the parsers' classes are kept too
             steps[resume]()
             assert gc.isenabled() and not collector.paused()
     finally:

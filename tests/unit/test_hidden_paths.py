@@ -150,3 +150,24 @@ async def test_a_skill_kept_in_the_config_dir_reads_its_files_but_not_the_key(ho
         with pytest.raises(Exception, match="was not read") as refused:
             await tool.run({"name": "notes", "file": file}, context)
         assert KEY not in str(refused.value)
+
+
+def test_a_list_with_denials_or_around_a_folder_outside_it_is_not_resolved_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's runtime and each memory file derive a list from the session's: every path was
+    resolved when that list was made, and resolving them again cost a first prompt ~0.5 ms a list."""
+    hidden = HiddenPaths.of([tmp_path / "state", tmp_path / "config"])
+    resolved: list[str] = []
+    real = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath", lambda p, **kw: resolved.append(str(p)) or real(p, **kw))
+    denials = object()
+    with_denials = hidden.with_denials(denials)  # type: ignore[arg-type]
+    assert with_denials.denials is denials and with_denials.paths == hidden.paths
+    assert with_denials.covered() == hidden.covered() and with_denials.hides(tmp_path / "state" / "x")
+    resolved.clear()
+    assert hidden.with_denials(None) is hidden and hidden.around(tmp_path / "workspace") is hidden
+    hidden.with_denials(denials)  # type: ignore[arg-type]
+    assert resolved == []
+    skills = hidden.around(tmp_path / "config" / "skills")  # inside a hidden one: a new list, without it
+    assert skills.paths == (tmp_path / "state",) and not skills.hides(tmp_path / "config" / "key.json")

@@ -26,7 +26,7 @@ from acp_agent.lazy import Deferred, deferred, warm_up
 from acp_agent.protocol.lifecycle import InitializeRequest
 from acp_agent.session.acp.handshake import initialize_answer
 from acp_agent.session.params import parse
-from acp_agent.startup import collector
+from acp_agent.startup import collector, dataclass_code
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
@@ -110,7 +110,8 @@ class FrontHandler:
         """`build` makes the manager and handler from the imported classes (the app composes them);
         `journaled` says whether the state dir is usable; `warm_up_steps` run after the layer and
         the turn machinery in the warm-up thread, then the collector paused at start-up resumes
-        (`startup/collector.py`) and the parsers load (None: no warm-up, the layer loads on first use)."""
+        (`startup/collector.py`), the parsers load, and last the dataclasses' compiled methods are
+        kept (`startup/dataclass_code.py`) (None: no warm-up, the layer loads on first use)."""
         self._build = build
         self.journaled = journaled
         self._steps = warm_up_steps
@@ -206,7 +207,7 @@ class FrontHandler:
                 anyio.from_thread.run(built, token=token)
 
         steps: list[WarmUpStep] = [session_layer, layer_imported, turn_machinery, *self._steps]
-        warm_up([*steps, collector.resume, parsers])
+        warm_up([*steps, collector.resume, parsers, dataclass_code.keep])
 
     def _start_build(self) -> anyio.Event:
         if self._done is None:
