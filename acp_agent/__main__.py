@@ -6,6 +6,8 @@ from acp_agent.process.import_path import drop_working_directory
 
 drop_working_directory(os.path.dirname(__file__))  # before anything else is imported: `import_path.py`
 
+import contextlib  # noqa: E402
+
 from acp_agent.startup import collector, dataclass_code  # noqa: E402
 
 __all__ = ["main"]
@@ -21,7 +23,8 @@ def main() -> int:
     try:
         return cli_main()
     finally:
-        dataclass_code.save()  # a sub-command's; serving leaves through `app.leave`
+        with contextlib.suppress(Exception):  # a sub-command's; serving leaves through `app.leave`
+            dataclass_code.save()
 
 
 if __name__ == "__main__":

@@ -390,5 +390,6 @@ def leave(code: int) -> NoReturn:
         with contextlib.suppress(Exception):
             stream.flush()
     logging.shutdown()
-    dataclass_code.save()  # what was compiled since the warm-up saved (a no-op most times)
+    with contextlib.suppress(Exception):  # never in the way of the quick exit
+        dataclass_code.save()  # what was compiled since the warm-up kept the table (mostly nothing)
     os._exit(code)

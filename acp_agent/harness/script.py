@@ -40,7 +40,8 @@ __all__ = [
 ]
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-DEFAULT_AGENT = (sys.executable, "-m", "acp_agent")
+DEFAULT_AGENT = (sys.executable, "-P", "-m", "acp_agent")
+"""This agent, with `-P`: never importing from the directory it is run in (`process/import_path.py`)."""
 
 
 def key_values(items: Sequence[str] | None, what: str) -> dict[str, str]:
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--agent",
         metavar='"CMD ..."',
-        help="the agent command line (default: this agent, python -m acp_agent)",
+        help="the agent command line (default: this agent, python -P -m acp_agent)",
     )
     parser.add_argument(
         "--env",

@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--agent",
         metavar='"CMD ..."',
-        help="the agent command line (default: this agent, python -m acp_agent)",
+        help="the agent command line (default: this agent, python -P -m acp_agent)",
     )
     answer = parser.add_mutually_exclusive_group()
     answer.add_argument("--yes", action="store_true", help="allow every permission request")

@@ -1,13 +1,17 @@
-"""The editor's workspace is never on the agent's import path.
+"""The editor's workspace off the agent's import path.
 
 `python -m acp_agent` puts the working directory first on `sys.path` (unless `-P` or
 `PYTHONSAFEPATH`), and an editor starts the agent in the workspace it opened: anyone's repository.
 A `structlog.py` or `regex.py` at its top would then be imported in the agent's place at start, or
 when the warm-up or a tool first needs that module, before any trust question could be asked. So
-`__main__` drops that entry first thing, while only `sys` and `os`, both loaded by the interpreter
-itself, are imported. It stays when the agent itself was loaded from there (a checkout run in
-place, `cd acp-agent && python -m acp_agent`). The console script (`acp-agent`) puts its own
-folder there instead, which is the installation's, and is left alone.
+`__main__` drops that entry before it imports anything else. It stays when the agent itself was
+loaded from there (a checkout run in place, `cd acp-agent && python -m acp_agent`).
+
+This cannot cover what the interpreter imports for `-m` before `__main__` runs (`runpy`'s own
+imports: `collections`, `reprlib`, `functools`... from the same path): only `-P`, or the console
+script (`acp-agent`, which puts the installation's own folder there), keeps those out. So every
+command line the agent gives out has `-P` (the terminal login, the harness's default agent), and
+the README says to start it that way.
 """
 
 import os

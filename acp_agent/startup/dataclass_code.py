@@ -49,11 +49,16 @@ class CodeCache:
 
     def __init__(self, path: str | None) -> None:
         self.path = path
+        self.writable = path is not None and not sys.dont_write_bytecode
+        """Whether what is compiled is recorded to be written (not under `PYTHONDONTWRITEBYTECODE`,
+        nor after a write failed: the next start compiles again)."""
         self.known: dict[str, bytes] = _read(path) if path else {}
         self.added: dict[str, bytes] = {}
         self.used: set[str] = set()
         self.released = False
         """Set by `release`: `known` and `used` are dropped, and a save merges with the file."""
+        self._on_file: set[int] = set()
+        """Once released, the hashes of what the file held: compiled again, never written again."""
         self._lock = threading.Lock()
 
     def exec(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
@@ -66,45 +71,46 @@ class CodeCache:
         code = _code(blob) if blob is not None else None
         if code is None:
             code = compile(source, "<string>", "exec", dont_inherit=True)
-            self.added[source] = marshal.dumps(code)
+            if self.writable and hash(source) not in self._on_file:
+                with self._lock:
+                    self.added[source] = marshal.dumps(code)
         return _exec(code, globals, locals)
 
     def save(self) -> bool:
         """Write the table if anything was added since it was read (atomically; a failure to write
-        is no error: the next start compiles again). True if it wrote."""
-        if not self.added or not self.path or sys.dont_write_bytecode:
-            return False
+        is no error: the next start compiles again, and nothing more is recorded). True if it
+        wrote."""
         with self._lock:
+            added, self.added = self.added, {}
+            if not added or not self.writable or self.path is None:
+                return False
             if self.released:  # what is on disk now (this process's first save, or another's)
-                table = {**_read(self.path), **self.added}
-                if len(table) > MAX_ENTRIES:
-                    table = dict(self.added)
+                table = {**_read(self.path), **added}
+                if len(table) > MAX_ENTRIES:  # the next start, which knows what it uses, prunes
+                    return False
             else:
-                table = {**self.known, **self.added}
+                table = {**self.known, **added}
                 if len(table) > MAX_ENTRIES:
                     table = {source: blob for source, blob in table.items() if source in self.used}
-            temporary = f"{self.path}.{os.getpid()}.tmp"
-            try:
-                os.makedirs(os.path.dirname(self.path), exist_ok=True)
-                with open(temporary, "wb") as file:
-                    file.write(_HEADER + marshal.dumps(table))
-                os.replace(temporary, self.path)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
+            if not _write(self.path, _HEADER + marshal.dumps(table)):
+                self.writable = False
                 return False
-            self.added = {}
-            if not self.released:
+            if self.released:
+                self._on_file.update(map(hash, added))
+            else:
                 self.known = table
             return True
 
     def release(self) -> None:
         """Drop the table read at start (~1.7 MB for a first prompt's classes): start-up is over,
-        and few classes are made later. They are compiled as before, and a later `save` adds them
-        to what the file holds then."""
+        and few classes are made later. They are compiled as before, and a later `save` adds those
+        the file does not hold to what it holds then."""
         with self._lock:
             self.released = True
+            self._on_file = set(map(hash, self.known))
             self.known, self.used = {}, set()
+            if not self.writable:
+                self.added = {}
 
 
 _installed: CodeCache | None = None
@@ -150,6 +156,28 @@ def default_path() -> str | None:
     else:
         folder = os.path.join(package, "__pycache__")
     return os.path.join(folder, f"dataclass_code.{tag}.marshal")
+
+
+def _write(path: str, data: bytes) -> bool:
+    """Replace the file at `path` with `data` atomically (a fresh temporary beside it, never a
+    name another process could have prepared); False if it could not be written."""
+    import tempfile
+
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".dataclass-code-")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        return False
+    return True
 
 
 def _read(path: str) -> dict[str, bytes]:

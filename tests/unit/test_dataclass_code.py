@@ -196,8 +196,18 @@ def test_nothing_is_written_without_bytecode_writing(tmp_path: Path, monkeypatch
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     cache = CodeCache(str(tmp_path / "table.marshal"))
     build(cache.exec)
-    assert cache.added and cache.save() is False
+    assert cache.added == {} and cache.save() is False  # nothing even kept in memory for it
     assert os.listdir(tmp_path) == []
+
+
+def test_after_a_failed_write_nothing_more_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    cache = CodeCache(str(tmp_path / "a-file" / "table.marshal"))  # its folder cannot be made
+    build(cache.exec)
+    assert cache.added and cache.save() is False
+    assert cache.added == {} and not cache.writable
+    build(cache.exec)
+    assert cache.added == {}
 
 
 def test_past_the_cap_only_what_this_process_used_is_kept(
@@ -271,6 +281,8 @@ def test_released_the_table_is_forgotten_and_a_later_save_adds_to_the_file(tmp_p
         del sys.modules["late"]
     assert module.LatePoint(2).late_x == 2
     added = set(cache.added)
-    assert added and not added & written
+    assert added and not added & written  # what the file holds is compiled again, not added again
     assert cache.save()
     assert set(CodeCache(path).known) == written | added  # what the file held, and the new ones
+    build(cache.exec)
+    assert cache.added == {} and cache.save() is False  # all of it is on file: nothing to write

@@ -68,7 +68,7 @@ async def test_the_agent_uses_a_stored_key_when_the_environment_has_none(
             "_meta": {
                 "terminal-auth": {
                     "command": sys.executable,
-                    "args": ["-m", "acp_agent", "login"],
+                    "args": ["-P", "-m", "acp_agent", "login"],
                     "label": "acp-agent login",
                 }
             },

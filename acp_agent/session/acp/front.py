@@ -83,13 +83,13 @@ def parsers() -> None:
     (`tools/shell/shell_syntax.py`), the `regex` package, which a hook's expression matcher and
     the Python search compile with (`tools/search/regex_bounds.py`), pathspec, which reads a
     `.gitignore` and a memory rule's `paths:` (`tools/globs.py`), and the strategies that verify
-    (`turn/strategies/select.py`), so none loads on the event loop when first used. After the model
+    (`turn/strategies/loops.py`), so none loads on the event loop when first used. After the model
     client, and after the first request is answered when the steps before wait for it (`app.py`):
     a first request never waits for them, nor shares the GIL with them (~27 ms of CPU)."""
     from acp_agent.tools.globs import gitignore_spec
     from acp_agent.tools.search.regex_bounds import regex_module
     from acp_agent.tools.shell.shell_syntax import bash_parser  # loaded by the machinery by now
-    from acp_agent.turn.strategies.select import verifying_strategies
+    from acp_agent.turn.strategies.loops import verifying_strategies
 
     bash_parser.now()
     regex_module.now()

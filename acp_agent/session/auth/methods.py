@@ -40,9 +40,11 @@ API_KEY_HELP = (
 
 def login_command() -> list[str]:
     """`acp-agent login` as this very installation runs it: its interpreter with `-m acp_agent`, so
-    it works from a venv, a uvx cache or a plain checkout alike, whatever PATH holds."""
+    it works from a venv, a uvx cache or a plain checkout alike, whatever PATH holds. With `-P`: an
+    editor runs it in the workspace, which `-m` alone would put first on the import path
+    (`process/import_path.py`)."""
     if sys.executable:
-        return [sys.executable, "-m", "acp_agent", "login"]
+        return [sys.executable, "-P", "-m", "acp_agent", "login"]
     return ["acp-agent", "login"]
 
 

@@ -41,7 +41,7 @@ from acp_agent.turn.journal.entries import (
     StyleEntry,
     WebEntry,
 )
-from acp_agent.turn.strategies.loops import LOOPS, choose_loop
+from acp_agent.turn.strategies.loops import LOOPS, choose_loop, verifying_strategies
 
 if TYPE_CHECKING:
     from acp_agent.turn.events import Notice
@@ -291,9 +291,10 @@ class SessionOptions:
         if value == session.loop.loop:
             return
         overrides = {**session.overrides, "loop": value}
-        session.choose(
-            replace(session.choices, loop=choose_loop(self.config, overrides), overrides=overrides)
-        )
+        loop = choose_loop(self.config, overrides)
+        if loop.loop != "tools":  # imported off the event loop, not by the runtime's rebuild
+            await verifying_strategies()
+        session.choose(replace(session.choices, loop=loop, overrides=overrides))
         session.history.note(LoopEntry(value))
         await self._announce(session)
 

@@ -2,17 +2,24 @@
 
 `session/new` must refuse a bad `_meta` loop setting with -32602 before it answers, but the
 strategies themselves (and the runner they drive) are built on the session's first prompt
-(`turn/strategies/select.py`), so checking a choice here imports none of them.
+(`turn/strategies/select.py`), so checking a choice here imports none of them; those that verify
+are imported by `verifying_strategies`, off the event loop, when a session first chooses one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from acp_agent.config import Config, how_to_set
 from acp_agent.errors import LimitsError
+from acp_agent.lazy import deferred
+
+if TYPE_CHECKING:
+    from acp_agent.turn.strategies.judge import JudgeEvaluator
+    from acp_agent.turn.strategies.phased import PhasedStrategy
+    from acp_agent.turn.strategies.verify import CommandEvaluator, VerifyStrategy
 
 __all__ = [
     "DEFAULT_MAX_TRIALS",
@@ -20,7 +27,9 @@ __all__ = [
     "LOOPS",
     "LoopChoice",
     "LoopProblem",
+    "Verifying",
     "choose_loop",
+    "verifying_strategies",
 ]
 
 DEFAULT_MAX_TRIALS: int = Config.model_fields["max_trials"].default
@@ -148,3 +157,23 @@ def choose_loop(config: Config, overrides: Mapping[str, Any]) -> LoopChoice:
     if (found := choice.problem()) is not None:
         raise LimitsError(found.field, found.message)
     return choice
+
+
+class Verifying(NamedTuple):
+    """The strategies that verify and their evaluators."""
+
+    verify: type[VerifyStrategy]
+    phased: type[PhasedStrategy]
+    command: type[CommandEvaluator]
+    judge: type[JudgeEvaluator]
+
+
+@deferred
+def verifying_strategies() -> Verifying:
+    """The strategies that verify, imported when a session first chooses one (awaited off the event
+    loop by the runtime's build and by a loop change) or by the warm-up's last step."""
+    from acp_agent.turn.strategies.judge import JudgeEvaluator
+    from acp_agent.turn.strategies.phased import PhasedStrategy
+    from acp_agent.turn.strategies.verify import CommandEvaluator, VerifyStrategy
+
+    return Verifying(VerifyStrategy, PhasedStrategy, CommandEvaluator, JudgeEvaluator)

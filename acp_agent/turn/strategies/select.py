@@ -3,44 +3,24 @@
 The choice is made and checked by `turn/strategies/loops.py` (light, at `session/new`: a bad
 `_meta` value is a `LimitsError` naming the field, answered -32602); the strategy and its evaluator
 are built here. The default, `tools`, is all a first prompt usually needs: the strategies that
-verify (`verify`, `phased`, their evaluators and result records) are imported when first chosen,
-or by the warm-up's last step once a first request has been answered (`verifying_strategies`),
-never on a first request's path.
+verify (`verify`, `phased`, their evaluators and result records) are imported when first chosen
+(`loops.py:verifying_strategies`, awaited off the event loop before a runtime is built for one),
+or by the warm-up's last step once a first request has been answered: never on a first request's
+path.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from acp_agent.lazy import deferred
 from acp_agent.turn.strategies.base import Strategy
-from acp_agent.turn.strategies.loops import LoopChoice
+from acp_agent.turn.strategies.loops import LoopChoice, verifying_strategies
 from acp_agent.turn.strategies.tools import ToolsStrategy
 
 if TYPE_CHECKING:
-    from acp_agent.turn.strategies.judge import JudgeEvaluator
-    from acp_agent.turn.strategies.phased import PhasedStrategy
-    from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluator, VerifyStrategy
+    from acp_agent.turn.strategies.verify import Evaluator
 
-__all__ = ["Verifying", "build_strategy", "verifying_strategies"]
-
-
-class Verifying(NamedTuple):
-    """The strategies that verify and their evaluators."""
-
-    verify: type[VerifyStrategy]
-    phased: type[PhasedStrategy]
-    command: type[CommandEvaluator]
-    judge: type[JudgeEvaluator]
-
-
-@deferred
-def verifying_strategies() -> Verifying:
-    from acp_agent.turn.strategies.judge import JudgeEvaluator
-    from acp_agent.turn.strategies.phased import PhasedStrategy
-    from acp_agent.turn.strategies.verify import CommandEvaluator, VerifyStrategy
-
-    return Verifying(VerifyStrategy, PhasedStrategy, CommandEvaluator, JudgeEvaluator)
+__all__ = ["build_strategy"]
 
 
 def build_strategy(choice: LoopChoice) -> Strategy:
