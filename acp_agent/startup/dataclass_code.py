@@ -22,13 +22,14 @@ interpreter's is ignored. Whoever can write that folder can already replace the 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import marshal
 import os
 import sys
 import threading
 from types import CodeType
 from typing import Any
+
+from acp_agent.startup.atomic_file import replace_file
 
 __all__ = ["CodeCache", "install", "installed", "keep", "save"]
 
@@ -92,7 +93,7 @@ class CodeCache:
                 table = {**self.known, **added}
                 if len(table) > MAX_ENTRIES:
                     table = {source: blob for source, blob in table.items() if source in self.used}
-            if not _write(self.path, _HEADER + marshal.dumps(table)):
+            if not replace_file(self.path, _HEADER + marshal.dumps(table), prefix=".dataclass-code-"):
                 self.writable = False
                 return False
             if self.released:
@@ -156,28 +157,6 @@ def default_path() -> str | None:
     else:
         folder = os.path.join(package, "__pycache__")
     return os.path.join(folder, f"dataclass_code.{tag}.marshal")
-
-
-def _write(path: str, data: bytes) -> bool:
-    """Replace the file at `path` with `data` atomically (a fresh temporary beside it, never a
-    name another process could have prepared); False if it could not be written."""
-    import tempfile
-
-    directory = os.path.dirname(path)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".dataclass-code-")
-    except OSError:
-        return False
-    try:
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        return False
-    return True
 
 
 def _read(path: str) -> dict[str, bytes]:

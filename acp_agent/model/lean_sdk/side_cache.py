@@ -12,13 +12,14 @@ redone at each start.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import marshal
 import os
 import struct
 import sys
 from collections.abc import Sequence
+
+from acp_agent.startup.atomic_file import replace_file
 
 __all__ = ["SideFile", "stamp"]
 
@@ -65,23 +66,7 @@ class SideFile:
         """Keep `payload` under `header`, atomically; False where it cannot be kept."""
         if self.path is None or sys.dont_write_bytecode:
             return False
-        import tempfile  # a cache miss only
-
-        directory = os.path.dirname(self.path)
-        try:
-            os.makedirs(directory, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=directory, prefix=".acp-side-")
-        except OSError:
-            return False
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(header + payload)
-            os.replace(temporary, self.path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            return False
-        return True
+        return replace_file(self.path, header + payload, prefix=".acp-side-")
 
 
 def loads(payload: bytes) -> object:
