@@ -3,6 +3,7 @@ the start-up imports (`collector.py`), the methods `dataclasses` writes for each
 compiled beside the bytecode (`dataclass_code.py`), and such cache files written whole or not at
 all (`atomic_file.py`).
 
-A leaf package: imports nothing else of the agent; `__main__.py` sets the first two up before the first import,
-and `cli.py`, `app.py` and the front handler (`session/acp/front.py`) say when start-up is over.
+A leaf package: imports nothing else of the agent; `__main__.py` sets the first two up before the
+first import, and `cli.py`, `app.py` and the front handler (`session/acp/front.py`) say when
+start-up is over.
 """
