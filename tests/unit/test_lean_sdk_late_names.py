@@ -109,26 +109,30 @@ def test_module_attributes_and_from_imports_elsewhere_resolve_a_late_name(latepk
         load("user").missing  # type: ignore[attr-defined]  # noqa: B018
 
 
+FUTURE = "from __future__ import annotations\n"
+
+
 @pytest.mark.parametrize(
     "body",
     [
-        "INSTANCE = Heavy()",  # read at import time
-        "class Model:\n    field: Heavy",  # a class annotation (pydantic, TypedDict read them)
-        "class Sub(Heavy):\n    pass",  # a base
-        "def f(x=Heavy):\n    return x",  # a default value
-        "@deco\ndef f():\n    pass",  # a decorator
-        "import functools\n@functools.singledispatch\ndef f(x: Heavy):\n    return x",  # may read it
-        "def f():\n    Heavy = 1\n    return Heavy",  # bound again: a local
-        "def f(Heavy):\n    return Heavy",  # a parameter
-        "def f():\n    return globals()['Heavy']",  # the namespace as a whole
-        "print(LOADED)\ndef f():\n    return Heavy",  # its module is loaded anyway
+        FUTURE + "INSTANCE = Heavy()",  # read at import time
+        FUTURE + "class Model:\n    field: Heavy",  # a class annotation (pydantic, TypedDict read them)
+        FUTURE + "class Sub(Heavy):\n    pass",  # a base
+        FUTURE + "def f(x=Heavy):\n    return x",  # a default value
+        FUTURE + "@deco\ndef f():\n    pass",  # a decorator
+        FUTURE + "import functools\n@functools.singledispatch\ndef f(x: Heavy):\n    return x",  # may read it
+        FUTURE + "def f():\n    Heavy = 1\n    return Heavy",  # bound again: a local
+        FUTURE + "def f(Heavy):\n    return Heavy",  # a parameter
+        FUTURE + "def f():\n    return globals()['Heavy']",  # the namespace as a whole
+        FUTURE + "print(LOADED)\ndef f():\n    return Heavy",  # its module is loaded anyway
+        # without postponed annotations, a function's are read when it is defined:
+        "def outer():\n    def inner() -> Heavy:\n        pass\n    return inner\n",  # when outer runs
+        "@deco\ndef f() -> Heavy:\n    pass\n",  # by a decorator that may read them
     ],
 )
 def test_a_name_that_may_be_read_at_import_time_stays_as_it_is(latepkg: Path, body: str) -> None:
-    write(
-        latepkg,
-        {"user.py": "from __future__ import annotations\nfrom .heavy import Heavy, LOADED, deco\n" + body},
-    )
+    _, future, rest = body.rpartition(FUTURE)
+    write(latepkg, {"user.py": future + "from .heavy import Heavy, LOADED, deco\n" + rest})
     user = load("user")
     assert "latepkg.heavy" in sys.modules
     assert "Heavy" in vars(user) and "Heavy" not in getattr(user, "__acp_late_names__", ())
@@ -156,20 +160,6 @@ def test_a_module_without_postponed_annotations_postpones_those_that_name_a_late
     assert user.plain.__annotations__ == {"x": int, "return": int}  # type: ignore[attr-defined]
     assert type(user.Maker().make(1)).__module__ == "latepkg.heavy"  # type: ignore[attr-defined]
     assert user.Heavy is sys.modules["latepkg.heavy"].Heavy  # type: ignore[attr-defined]
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        "def outer():\n    def inner() -> Heavy:\n        pass\n    return inner\n",  # read when outer runs
-        "@deco\ndef f() -> Heavy:\n    pass\n",  # a decorator that may read it
-    ],
-)
-def test_unpostponed_annotations_read_when_defined_stay(latepkg: Path, body: str) -> None:
-    write(latepkg, {"user.py": "from .heavy import Heavy\nfrom .other import deco\n" + body})
-    user = load("user")
-    assert "latepkg.heavy" in sys.modules
-    assert "Heavy" in vars(user) and "Heavy" not in getattr(user, "__acp_late_names__", ())
 
 
 def test_a_type_alias_over_late_names_is_late_too(latepkg: Path) -> None:
