@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import anyio
 import structlog
@@ -37,6 +37,8 @@ from acp_agent.tools.files.sensitive import guarded_write
 from acp_agent.tools.hidden import NOTHING_HIDDEN, HiddenPaths
 
 __all__ = ["ExplainedAsker", "PermissionGate", "SessionMode", "decision_of"]
+
+T = TypeVar("T")
 
 log = structlog.get_logger(__name__)
 
@@ -163,6 +165,18 @@ class PermissionGate:
             if isinstance(self.asker, ExplainedAsker):
                 return await self.asker.ask_about(question, verdict)
             return await self.asker.ask(question)
+
+    async def ask_in_turn(
+        self, question: PermissionQuestion, asking: Callable[[], Awaitable[T]]
+    ) -> PermissionDecision | T:
+        """`ask`, for a question put to the user another way (the plan → act question, answered
+        with more than allow or reject): one question at a time, the engine asked again once it
+        is this one's turn (a mode switched meanwhile may settle it), then `asking` answers."""
+        async with self.asking:
+            decided = decision_of(self._decide(question), question)
+            if decided is not None:
+                return decided
+            return await asking()
 
     def settled(self, questions: Sequence[PermissionQuestion]) -> PermissionDecision | None:
         """The engine's decision on one change made of several calls (a rewind's files, each as

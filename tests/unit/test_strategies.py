@@ -13,6 +13,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -41,7 +42,7 @@ from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.strategies.base import Strategy
 from acp_agent.turn.strategies.judge import SUBMIT_VERDICT, JudgeEvaluator, parse_verdict, transcript
 from acp_agent.turn.strategies.loops import LoopChoice, choose_loop
-from acp_agent.turn.strategies.phased import PhasedStrategy, PlanQuestion
+from acp_agent.turn.strategies.phased import PhasedStrategy, PlanQuestion, ask_approval
 from acp_agent.turn.strategies.select import build_strategy
 from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, VerifyStrategy
 from tests.support.procs import alive
@@ -692,3 +693,44 @@ def test_the_strategies_that_verify_load_when_first_chosen(loop: str, built: str
     before, after, name = json.loads(out.stdout.strip().splitlines()[-1])
     assert before == [] and name == built
     assert after == ([] if loop == "tools" else sorted(VERIFYING))
+
+
+async def test_the_plan_question_waits_for_the_question_already_asked(tmp_path: Path) -> None:
+    """One question at a time: the plan → act question, put another way than allow/reject, waits
+    for the one on screen (a parallel call's), as every other question does."""
+    on_screen = anyio.Event()
+    answered = anyio.Event()
+    order: list[str] = []
+
+    class Session(Approver):
+        async def ask(self, question: PermissionQuestion) -> PermissionDecision:
+            order.append("asked " + question.tool_name)
+            on_screen.set()
+            await answered.wait()
+            order.append("answered " + question.tool_name)
+            return ALLOW
+
+        async def approve_plan(self, question: PlanQuestion) -> str:
+            order.append("plan asked")
+            return "once"
+
+    gate = PermissionGate.without_rules((tmp_path,), Session())
+    other = PermissionQuestion("c1", "run_command", "Run make", "execute", "execute", {"command": "make"})
+    plan = PlanQuestion("c2", "Plan ready", "do it", ())
+    runner = SimpleNamespace(gate=gate)
+    meter = TurnMeter(Limits())
+    results: list[object] = []
+
+    async def plan_question() -> None:
+        results.append(await ask_approval(runner, plan, meter))  # type: ignore[arg-type]
+
+    async with anyio.create_task_group() as group:
+        asked, verdict = await gate.verdict(other)
+        group.start_soon(gate.ask, asked, verdict)
+        await on_screen.wait()
+        group.start_soon(plan_question)
+        await anyio.sleep(0.05)
+        assert order == ["asked run_command"]  # the plan question waits its turn
+        answered.set()
+    assert order == ["asked run_command", "answered run_command", "plan asked"]
+    assert results == [("once", "")]

@@ -27,7 +27,7 @@ import structlog
 
 from acp_agent.errors import PermissionCancelled
 from acp_agent.permissions.gate import decision_of
-from acp_agent.permissions.question import PermissionQuestion
+from acp_agent.permissions.question import PermissionDecision, PermissionQuestion
 from acp_agent.tools.base import Permission, PlanEntry, ToolContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 from acp_agent.turn.context.history import History
@@ -141,8 +141,12 @@ async def ask_approval(runner: TurnRunner, question: PlanQuestion, meter: TurnMe
     if decided is not None:
         return ("once", "") if decided.allowed else ("refused", decided.message)
     meter.asking_permission()
-    if isinstance(gate.asker, PlanApprover):
-        return await gate.asker.approve_plan(question), ""
+    approver = gate.asker
+    if isinstance(approver, PlanApprover):  # one question at a time, as every other is asked
+        answered = await gate.ask_in_turn(asked, lambda: approver.approve_plan(question))
+        if isinstance(answered, PermissionDecision):  # settled meanwhile, with no question
+            return ("once", "") if answered.allowed else ("refused", answered.message)
+        return answered, ""
     decision = await gate.ask(asked, verdict)
     return ("cancelled" if decision.cancelled else "once" if decision.allowed else "reject"), ""
 
