@@ -230,11 +230,8 @@ class _EagerReads(ast.NodeVisitor):
             if default is not None:
                 self.visit(default)
         if not all(_decorator_name(d) in _SAFE_DECORATORS for d in node.decorator_list):
-            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                if arg is not None and arg.annotation is not None:
-                    self.visit(arg.annotation)
-            if node.returns is not None:
-                self.visit(node.returns)
+            for annotation in _annotations(node):
+                self.visit(annotation)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -254,10 +251,15 @@ def _nested_annotation_names(statements: list[ast.stmt]) -> set[str]:
     return names
 
 
-def _annotations(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+def _params(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
     args = function.args
-    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-    found = [p.annotation for p in params if p is not None]
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return [param for param in every if param is not None]
+
+
+def _annotations(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """Its parameters' annotations, then its return's: what `def` evaluates without postponing."""
+    found = [param.annotation for param in _params(function)]
     return [a for a in [*found, function.returns] if a is not None]
 
 
@@ -305,10 +307,9 @@ class _PostponedAnnotations(ast.NodeTransformer):
         self.late = late
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
-        args = node.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None and arg.annotation is not None:
-                arg.annotation = self._postponed(arg.annotation)
+        for param in _params(node):
+            if param.annotation is not None:
+                param.annotation = self._postponed(param.annotation)
         if node.returns is not None:
             node.returns = self._postponed(node.returns)
         return node
