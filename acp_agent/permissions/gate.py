@@ -157,26 +157,28 @@ class PermissionGate:
         """Ask the user what the engine left to them (`verdict` is an "ask", from `verdict`): one
         question at a time; once it is this one's turn the engine is asked again, since an
         "always" answered meanwhile (or a mode switched) may settle it with no question."""
+        asker = self.asker
+
+        async def asking(verdict: Verdict) -> PermissionDecision:
+            if isinstance(asker, ExplainedAsker):
+                return await asker.ask_about(question, verdict)
+            return await asker.ask(question)
+
+        return await self.ask_in_turn(question, asking)
+
+    async def ask_in_turn(
+        self, question: PermissionQuestion, asking: Callable[[Verdict], Awaitable[T]]
+    ) -> PermissionDecision | T:
+        """One question at a time: once it is this one's turn the engine is asked again (an
+        "always" answered meanwhile, or a mode switched, may settle it), and `asking` puts what it
+        left to the user (`ask`'s question, or the plan → act question, answered with more than
+        allow or reject)."""
         async with self.asking:
             verdict = self._decide(question)
             decided = decision_of(verdict, question)
             if decided is not None:
                 return decided
-            if isinstance(self.asker, ExplainedAsker):
-                return await self.asker.ask_about(question, verdict)
-            return await self.asker.ask(question)
-
-    async def ask_in_turn(
-        self, question: PermissionQuestion, asking: Callable[[], Awaitable[T]]
-    ) -> PermissionDecision | T:
-        """`ask`, for a question put to the user another way (the plan → act question, answered
-        with more than allow or reject): one question at a time, the engine asked again once it
-        is this one's turn (a mode switched meanwhile may settle it), then `asking` answers."""
-        async with self.asking:
-            decided = decision_of(self._decide(question), question)
-            if decided is not None:
-                return decided
-            return await asking()
+            return await asking(verdict)
 
     def settled(self, questions: Sequence[PermissionQuestion]) -> PermissionDecision | None:
         """The engine's decision on one change made of several calls (a rewind's files, each as

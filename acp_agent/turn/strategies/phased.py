@@ -138,17 +138,18 @@ async def ask_approval(runner: TurnRunner, question: PlanQuestion, meter: TurnMe
         )
     )
     decided = decision_of(verdict, asked)
-    if decided is not None:
-        return ("once", "") if decided.allowed else ("refused", decided.message)
-    meter.asking_permission()
-    approver = gate.asker
-    if isinstance(approver, PlanApprover):  # one question at a time, as every other is asked
-        answered = await gate.ask_in_turn(asked, lambda: approver.approve_plan(question))
-        if isinstance(answered, PermissionDecision):  # settled meanwhile, with no question
-            return ("once", "") if answered.allowed else ("refused", answered.message)
-        return answered, ""
-    decision = await gate.ask(asked, verdict)
-    return ("cancelled" if decision.cancelled else "once" if decision.allowed else "reject"), ""
+    if decided is None:
+        meter.asking_permission()
+        approver = gate.asker
+        if not isinstance(approver, PlanApprover):
+            decision = await gate.ask(asked, verdict)
+            return ("cancelled" if decision.cancelled else "once" if decision.allowed else "reject"), ""
+        # one question at a time, as every other is asked; settled meanwhile, it is not asked
+        answered = await gate.ask_in_turn(asked, lambda _verdict: approver.approve_plan(question))
+        if not isinstance(answered, PermissionDecision):
+            return answered, ""
+        decided = answered
+    return ("once", "") if decided.allowed else ("refused", decided.message)
 
 
 @dataclass(slots=True)
