@@ -72,7 +72,7 @@ from acp_agent.turn.runner import TurnRunner
 from acp_agent.turn.spec import TurnSpec
 from acp_agent.turn.stop import TurnStop
 from acp_agent.turn.strategies.base import Strategy
-from acp_agent.turn.strategies.loops import verifying_strategies
+from acp_agent.turn.strategies.loops import import_strategy
 from acp_agent.turn.strategies.select import build_strategy
 from acp_agent.user_dirs import user_home
 
@@ -156,8 +156,7 @@ class Engine:
                 conventions = await session.conventions.current()
             with phase("checkpoint store"):
                 await anyio.to_thread.run_sync(self.rewinds.checkpoints, session)  # reads a loaded journal
-            if session.loop.loop != "tools":  # imported off the event loop, not by `build_strategy`
-                await verifying_strategies()
+            await import_strategy(session.loop)
             if slot.current is None:  # nobody built it while the files were read
                 with phase("runtime: tools, system prompt, hooks"):
                     return slot.built(self._build(session, instructions, conventions))

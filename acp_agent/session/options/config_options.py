@@ -41,7 +41,7 @@ from acp_agent.turn.journal.entries import (
     StyleEntry,
     WebEntry,
 )
-from acp_agent.turn.strategies.loops import LOOPS, choose_loop, verifying_strategies
+from acp_agent.turn.strategies.loops import LOOPS, choose_loop, import_strategy
 
 if TYPE_CHECKING:
     from acp_agent.turn.events import Notice
@@ -292,8 +292,7 @@ class SessionOptions:
             return
         overrides = {**session.overrides, "loop": value}
         loop = choose_loop(self.config, overrides)
-        if loop.loop != "tools":  # imported off the event loop, not by the runtime's rebuild
-            await verifying_strategies()
+        await import_strategy(loop)  # before the runtime's rebuild builds it on the event loop
         session.choose(replace(session.choices, loop=loop, overrides=overrides))
         session.history.note(LoopEntry(value))
         await self._announce(session)

@@ -29,6 +29,7 @@ __all__ = [
     "LoopProblem",
     "Verifying",
     "choose_loop",
+    "import_strategy",
     "verifying_strategies",
 ]
 
@@ -177,3 +178,11 @@ def verifying_strategies() -> Verifying:
     from acp_agent.turn.strategies.verify import CommandEvaluator, VerifyStrategy
 
     return Verifying(VerifyStrategy, PhasedStrategy, CommandEvaluator, JudgeEvaluator)
+
+
+async def import_strategy(choice: LoopChoice) -> None:
+    """What `select.py:build_strategy` needs for `choice`, imported in a worker (the deferred-import
+    lock may be held by the warm-up for a while): called before a runtime is built for a loop that
+    verifies, never on the event loop by the build itself. Nothing for `tools`."""
+    if choice.loop != "tools":
+        await verifying_strategies()
