@@ -21,6 +21,7 @@ import anyio
 import pytest
 
 from acp_agent import lazy
+from tests.support.fresh import fresh_answer
 from tests.support.waits import wait_until_sync
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -80,15 +81,7 @@ HANDSHAKE = textwrap.dedent("""
 
 def handshake_answer(code: str, tmp_path: Path, modules: tuple[str, ...]) -> dict[str, Any]:
     """Run `code` (HANDSHAKE or a variant) in a fresh interpreter; its last stdout line, parsed."""
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path), json.dumps(modules)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=True,
-    )
-    answer: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    answer: dict[str, Any] = fresh_answer(code, [str(tmp_path), json.dumps(modules)], timeout=60)
     return answer
 
 

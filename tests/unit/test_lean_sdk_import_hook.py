@@ -7,9 +7,7 @@ fresh interpreter (the test process keeps its own plain import of the SDK).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -19,8 +17,7 @@ import pytest
 
 from acp_agent.model.lean_sdk import import_hook
 from acp_agent.model.lean_sdk.import_hook import LazyReexports, cached_reexports, reexports
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.support.fresh import fresh_answer
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -161,21 +158,8 @@ def test_a_package_imported_already_keeps_its_plain_import() -> None:
     assert import_hook.install("json") is None
 
 
-def run_fresh(code: str) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
-        check=True,
-    )
-    answer: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
-    return answer
-
-
 def test_the_agent_loads_the_sdk_without_the_beta_api_and_the_platform_clients() -> None:
-    answer = run_fresh("""
+    answer = fresh_answer("""
         import json, sys
         from acp_agent.model.sdk import anthropic_sdk
         anthropic = anthropic_sdk.now()
@@ -198,7 +182,7 @@ def test_the_agent_loads_the_sdk_without_the_beta_api_and_the_platform_clients()
 def test_every_lazy_name_of_the_installed_sdk_is_what_its_init_binds() -> None:
     """Resolve each re-export lazily, then run every real `__init__`: the objects must be the same
     (this fails when an SDK release re-exports a name in a way the table gets wrong)."""
-    answer = run_fresh("""
+    answer = fresh_answer("""
         import importlib, json, sys, types
         from acp_agent.model.lean_sdk import import_hook
         hook = import_hook.install("anthropic")
@@ -235,7 +219,7 @@ def test_every_lazy_name_of_the_installed_sdk_is_what_its_init_binds() -> None:
 
 
 def test_a_failed_lean_import_falls_back_to_a_plain_one() -> None:
-    answer = run_fresh("""
+    answer = fresh_answer("""
         import json, sys
         from acp_agent.model.lean_sdk import import_hook
 

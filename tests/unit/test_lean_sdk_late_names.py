@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -19,8 +18,7 @@ import pytest
 
 from acp_agent.model.lean_sdk import import_hook
 from acp_agent.model.lean_sdk.late_names import LATE
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.support.fresh import fresh_answer
 
 HEAVY = """
 from __future__ import annotations
@@ -268,17 +266,7 @@ def test_without_bytecode_writing_modules_load_as_they_are(
 def run_fresh(code: str, stdin: str = "") -> dict[str, object]:
     # bytecode written (the rewrite is kept where it is), and sets printed in one order in both
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "", "PYTHONHASHSEED": "0"}
-    out = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=300,
-        check=True,
-        env=env,
-        input=stdin,
-    )
-    answer: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    answer: dict[str, object] = fresh_answer(code, stdin=stdin, env=env, timeout=300)
     return answer
 
 

@@ -4,18 +4,13 @@ with start-up's objects frozen."""
 from __future__ import annotations
 
 import gc
-import json
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from acp_agent.startup import collector as startup_gc
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.support.fresh import fresh_answer
 
 
 @pytest.fixture
@@ -80,12 +75,4 @@ SUB_COMMAND = textwrap.dedent("""
 
 def test_a_sub_command_runs_with_the_collector_on() -> None:
     """Only serving keeps it paused past start-up (until its session layer is built)."""
-    out = subprocess.run(
-        [sys.executable, "-c", SUB_COMMAND],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-        check=True,
-    )
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"collecting": True}
+    assert fresh_answer(SUB_COMMAND, timeout=60) == {"collecting": True}

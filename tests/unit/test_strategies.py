@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -45,6 +43,7 @@ from acp_agent.turn.strategies.loops import LoopChoice, choose_loop
 from acp_agent.turn.strategies.phased import PhasedStrategy, PlanQuestion, ask_approval
 from acp_agent.turn.strategies.select import build_strategy
 from acp_agent.turn.strategies.verify import CommandEvaluator, Evaluation, VerifyStrategy
+from tests.support.fresh import fresh_answer
 from tests.support.procs import alive
 
 Reply = tuple[list[dict[str, Any]], str]
@@ -661,8 +660,6 @@ def test_meta_overrides_the_config_and_a_command_wins_over_a_rubric() -> None:
     assert _chosen(Config(), {"loop": "phased"}).name == "phased"
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 VERIFYING = (
     "acp_agent.turn.strategies.verify",
     "acp_agent.turn.strategies.phased",
@@ -687,10 +684,7 @@ def test_the_strategies_that_verify_load_when_first_chosen(loop: str, built: str
     """The turn machinery a first prompt waits for leaves them out (issue 46): the default loop
     never loads them, a session that chooses one does."""
     script = LOADS.format(names=set(VERIFYING), loop=loop)
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60, cwd=REPO_ROOT
-    )
-    before, after, name = json.loads(out.stdout.strip().splitlines()[-1])
+    before, after, name = fresh_answer(script, timeout=60)
     assert before == [] and name == built
     assert after == ([] if loop == "tools" else sorted(VERIFYING))
 
